@@ -1,0 +1,39 @@
+# Two commands do all set-up: `make lab` and `make test` (see README.md).
+# Each one creates .venv when needed and installs the kit into it from
+# pyproject.toml, the single source of dependencies.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+JUPYTER_PORT ?= 8888
+NB     ?= notebooks/*.ipynb
+
+.PHONY: lab test bench notebooks clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# One stamp per set of extras: re-install when pyproject.toml changes.
+$(VENV)/.installed-%: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[$(subst +,$(comma),$*)]"
+	@touch $@
+
+comma := ,
+
+lab: $(VENV)/.installed-notebook+video
+	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
+		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
+
+test: $(VENV)/.installed-test+video
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-test+video+bench
+	$(PY) -m benchmarks
+
+# Re-execute notebooks from a fresh kernel and store their outputs (NB=path to pick one).
+notebooks: $(VENV)/.installed-test+video
+	$(PY) tests/run_notebooks.py $(NB)
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,43 @@
+"""datakit: see what each ``tf.data`` transformation does.
+
+Importing datakit quiets TensorFlow's start-up logs (unless you set the
+variables yourself), so import it *before* TensorFlow:
+
+>>> import os, datakit
+>>> os.environ["TF_CPP_MIN_LOG_LEVEL"]
+'2'
+
+The helpers live in one module per concept: :mod:`datakit.glassbox` (a
+pure-Python twin of ``tf.data.Dataset``), :mod:`datakit.basics` (pictures of
+repeat, batch, map and filter), :mod:`datakit.plotting` (one style,
+``save_fig``).
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+# Must run before TensorFlow is imported anywhere: TensorFlow reads both at load.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from pathlib import Path as _Path  # noqa: E402
+
+__version__ = "0.1.0"
+
+#: The repository's ``data/`` folder (shipped data sets, each with a SOURCE.md).
+DATA_DIR = _Path(__file__).resolve().parent.parent / "data"
+
+
+def data_path(*parts: str) -> _Path:
+    """Return the path of a file shipped in the kit's ``data/`` folder.
+
+    >>> data_path("housing", "housing.csv").name
+    'housing.csv'
+    >>> data_path("housing", "housing.csv").exists()
+    True
+    """
+    return DATA_DIR.joinpath(*parts)
+
+
+__all__ = ["DATA_DIR", "data_path", "__version__"]

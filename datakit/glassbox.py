@@ -1,0 +1,479 @@
+"""A pure-Python twin of ``tf.data.Dataset`` that shows what each op does.
+
+``glassbox.Dataset`` has the methods the course teaches, with the names,
+arguments and semantics of ``tf.data.Dataset``. Iterating it yields what
+``tf.data``'s ``as_numpy_iterator()`` yields for the same pipeline:
+
+>>> ds = Dataset.range(10).repeat(3).batch(7)
+>>> ds
+Dataset.range(10).repeat(3).batch(7)
+>>> [b.tolist() for b in ds]
+[[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 0, 1, 2, 3], [4, 5, 6, 7, 8, 9, 0], [1, 2, 3, 4, 5, 6, 7], [8, 9]]
+
+Unlike ``tf.data`` it can also tell what each op did. :meth:`Dataset.trace`
+runs the chain once and returns, for every op, each element it emitted with
+the positions of the input elements it was made from (and, for ``repeat``,
+the epoch):
+
+>>> ops = Dataset.range(3).repeat(2).batch(4).trace()
+>>> [op.name for op in ops]
+['range(3)', 'repeat(2)', 'batch(4)']
+>>> [s.epoch for s in ops[1].steps]
+[0, 0, 0, 1, 1, 1]
+>>> [s.sources for s in ops[2].steps]
+[(0, 1, 2, 3), (4, 5)]
+
+Ops whose algorithm is a lesson of its own (the shuffle buffer, the
+interleave cycle) live in their concept's module; this chain calls them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Same value as ``tf.data.AUTOTUNE``.
+AUTOTUNE = -1
+
+
+@dataclass
+class Step:
+    """One element emitted by one op."""
+
+    value: Any
+    #: Positions, in the op's input stream, of the elements this one came from.
+    sources: tuple[int, ...]
+    #: For ``repeat``: the pass over the input (0, 1, ...) it came from.
+    epoch: int | None = None
+
+
+@dataclass
+class OpTrace:
+    """What one op of a chain emitted, in order."""
+
+    name: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def values(self) -> list[Any]:
+        return [s.value for s in self.steps]
+
+
+# ----------------------------------------------------------------------------
+# Values: mirror what tf.data's as_numpy_iterator() yields.
+# ----------------------------------------------------------------------------
+
+
+def _to_numpy(x: Any) -> Any:
+    """Convert a Python/NumPy value the way ``tf.convert_to_tensor`` would.
+
+    Tuples and dicts are structure (kept); lists become arrays; Python ints
+    become int32, floats float32, str bytes, as in TensorFlow.
+    """
+    if isinstance(x, tuple):
+        return tuple(_to_numpy(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_numpy(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "US":
+        return x
+    if isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
+        return x
+    arr = np.asarray(x)
+    if arr.dtype.kind in "US" or arr.dtype == object:
+        return np.vectorize(_to_bytes, otypes=[object])(arr) if arr.ndim else _to_bytes(arr[()])
+    if arr.dtype == np.float64 and not isinstance(x, np.ndarray):
+        arr = arr.astype(np.float32)
+    elif arr.dtype.kind == "i" and not isinstance(x, np.ndarray):
+        arr = arr.astype(np.int32)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _to_bytes(v: Any) -> bytes:
+    return v.encode() if isinstance(v, str) else bytes(v)
+
+
+def _structure_len(x: Any) -> int:
+    if isinstance(x, tuple):
+        lengths = {_structure_len(v) for v in x}
+    elif isinstance(x, dict):
+        lengths = {_structure_len(v) for v in x.values()}
+    else:
+        if np.ndim(x) == 0:
+            raise ValueError(
+                "from_tensor_slices() slices along the first axis, but got a scalar "
+                f"({x!r}); wrap it in a list, or use Dataset.from_tensors()."
+            )
+        return len(x)
+    if len(lengths) != 1:
+        raise ValueError(
+            "from_tensor_slices() needs every component to have the same first dimension, "
+            f"got lengths {sorted(lengths)}; slice arrays of equal length."
+        )
+    return lengths.pop()
+
+
+def _slice(x: Any, i: int) -> Any:
+    if isinstance(x, tuple):
+        return tuple(_slice(v, i) for v in x)
+    if isinstance(x, dict):
+        return {k: _slice(v, i) for k, v in x.items()}
+    return x[i]
+
+
+def _stack(items: list[Any]) -> Any:
+    first = items[0]
+    if isinstance(first, tuple):
+        return tuple(_stack([it[j] for it in items]) for j in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _stack([it[k] for it in items]) for k in first}
+    if isinstance(first, bytes) or (isinstance(first, np.ndarray) and first.dtype == object):
+        out = np.empty((len(items),) + np.shape(first), dtype=object)
+        for j, it in enumerate(items):
+            out[j] = it
+        return out
+    shapes = {np.shape(it) for it in items}
+    if len(shapes) > 1:
+        raise ValueError(
+            f"Cannot batch elements with different shapes {sorted(shapes)}: batch() stacks "
+            "equal shapes only. Batch with drop_remainder=True first, or pad (padded_batch)."
+        )
+    return np.stack(items)
+
+
+def _call(fn: Callable, element: Any) -> Any:
+    """Call ``fn`` the way tf.data does: a tuple element is unpacked into arguments."""
+    return fn(*element) if isinstance(element, tuple) else fn(element)
+
+
+def _check_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return int(value)
+
+
+def _check_parallel(num_parallel_calls: Any) -> None:
+    if num_parallel_calls is None:
+        return
+    n = _check_count("num_parallel_calls", num_parallel_calls)
+    if n != AUTOTUNE and n < 1:
+        raise ValueError(
+            f"num_parallel_calls={n} is invalid: pass None (sequential), a positive "
+            "number of calls, or tf.data.AUTOTUNE."
+        )
+
+
+# ----------------------------------------------------------------------------
+# The chain
+# ----------------------------------------------------------------------------
+
+# An op's generator takes the parent's iterator factory and a recorder
+# (a list of Step, or None) and yields values.
+_Op = Callable[[Callable[[list | None], Iterator[Any]], list | None], Iterator[Any]]
+
+
+class Dataset:
+    """A pure-Python ``tf.data.Dataset`` twin: a chain of ops over plain values."""
+
+    def __init__(self, op: _Op, name: str, parent: Dataset | None = None):
+        self._op = op
+        self._name = name
+        self._parent = parent
+
+    # -- sources -------------------------------------------------------------
+
+    @classmethod
+    def range(cls, *args: int, output_type: Any = np.int64) -> Dataset:
+        """Like ``tf.data.Dataset.range``: ``range(stop)``, ``range(start, stop[, step])``.
+
+        >>> [int(x) for x in Dataset.range(2, 9, 3)]
+        [2, 5, 8]
+        """
+        if not 1 <= len(args) <= 3:
+            raise TypeError("range() takes 1 to 3 arguments: stop, or start, stop[, step]")
+        for a in args:
+            _check_count("range() argument", a)
+        if len(args) == 3 and args[2] == 0:
+            raise ValueError("range() step must not be zero")
+        dtype = np.dtype(output_type if not hasattr(output_type, "as_numpy_dtype")
+                         else output_type.as_numpy_dtype)
+        values = range(*args)
+
+        def op(_parent, rec):
+            for i, v in enumerate(values):
+                x = dtype.type(v)
+                if rec is not None:
+                    rec.append(Step(x, (i,)))
+                yield x
+
+        return cls(op, "range(" + ", ".join(str(a) for a in args) + ")")
+
+    @classmethod
+    def from_tensor_slices(cls, tensors: Any) -> Dataset:
+        """Like ``tf.data.Dataset.from_tensor_slices``: one element per row.
+
+        Tuples and dicts are structure: each component is sliced, and the
+        elements are tuples or dicts of slices.
+
+        >>> ds = Dataset.from_tensor_slices(({"a": [1, 2]}, ["x", "y"]))
+        >>> list(ds)[1]
+        ({'a': np.int32(2)}, b'y')
+        """
+        data = _to_numpy(tensors)
+        n = _structure_len(data)
+
+        def op(_parent, rec):
+            for i in range(n):
+                x = _slice(data, i)
+                if rec is not None:
+                    rec.append(Step(x, (i,)))
+                yield x
+
+        return cls(op, f"from_tensor_slices(<{n} rows>)")
+
+    @classmethod
+    def from_iterable(cls, items: Iterable[Any], name: str | None = None) -> Dataset:
+        """A dataset over any re-iterable of values (a glass-box convenience)."""
+        items = list(items)
+
+        def op(_parent, rec):
+            for i, x in enumerate(items):
+                x = _to_numpy(x)
+                if rec is not None:
+                    rec.append(Step(x, (i,)))
+                yield x
+
+        return cls(op, name or f"from_iterable(<{len(items)} items>)")
+
+    # -- transformations -------------------------------------------------------
+
+    def _chain(self, op: _Op, name: str) -> Dataset:
+        return Dataset(op, name, parent=self)
+
+    def repeat(self, count: int | None = None) -> Dataset:
+        """Repeat the input ``count`` times (``None`` or -1: forever).
+
+        An empty input stays empty even when repeated forever, as in tf.data.
+
+        >>> [int(x) for x in Dataset.range(2).repeat(2)]
+        [0, 1, 0, 1]
+        """
+        n = -1 if count is None else _check_count("count", count)
+
+        def op(parent, rec):
+            pos = 0
+            for epoch in itertools.count():
+                if n >= 0 and epoch >= n:
+                    return
+                empty = True
+                for x in parent():
+                    empty = False
+                    if rec is not None:
+                        rec.append(Step(x, (pos,), epoch))
+                    pos += 1
+                    yield x
+                if empty:
+                    return
+
+        return self._chain(op, "repeat()" if count is None else f"repeat({n})")
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
+        """Stack ``batch_size`` consecutive elements into one.
+
+        The last batch is shorter unless ``drop_remainder=True`` drops it.
+
+        >>> [b.tolist() for b in Dataset.range(5).batch(2, drop_remainder=True)]
+        [[0, 1], [2, 3]]
+        """
+        size = _check_count("batch_size", batch_size)
+        if size < 1:
+            raise ValueError(
+                f"batch_size={size} is invalid: a batch must hold at least one element, "
+                "so pass batch_size >= 1."
+            )
+
+        def op(parent, rec):
+            buf: list[Any] = []
+            start = 0
+            for pos, x in enumerate(parent()):
+                if not buf:
+                    start = pos
+                buf.append(x)
+                if len(buf) == size:
+                    out = _stack(buf)
+                    if rec is not None:
+                        rec.append(Step(out, tuple(range(start, start + size))))
+                    buf = []
+                    yield out
+            if buf and not drop_remainder:
+                out = _stack(buf)
+                if rec is not None:
+                    rec.append(Step(out, tuple(range(start, start + len(buf)))))
+                yield out
+
+        extra = ", drop_remainder=True" if drop_remainder else ""
+        return self._chain(op, f"batch({size}{extra})")
+
+    def map(self, map_func: Callable, num_parallel_calls: int | None = None,
+            deterministic: bool | None = None) -> Dataset:
+        """Apply ``map_func`` to each element (a tuple is unpacked into arguments).
+
+        ``num_parallel_calls`` changes speed, not results: the order is kept
+        unless ``deterministic=False``, and this twin always keeps it.
+
+        >>> [int(x) for x in Dataset.range(4).map(lambda x: x * x, num_parallel_calls=2)]
+        [0, 1, 4, 9]
+        """
+        _check_parallel(num_parallel_calls)
+
+        def op(parent, rec):
+            for pos, x in enumerate(parent()):
+                y = _to_numpy(_call(map_func, x))
+                if rec is not None:
+                    rec.append(Step(y, (pos,)))
+                yield y
+
+        extra = f", num_parallel_calls={num_parallel_calls}" if num_parallel_calls else ""
+        return self._chain(op, f"map({_fn_name(map_func)}{extra})")
+
+    def filter(self, predicate: Callable) -> Dataset:
+        """Keep the elements for which ``predicate`` is true.
+
+        >>> [int(x) for x in Dataset.range(6).filter(lambda x: x % 2 == 0)]
+        [0, 2, 4]
+        """
+
+        def op(parent, rec):
+            for pos, x in enumerate(parent()):
+                keep = np.asarray(_call(predicate, x))
+                if keep.shape != () or keep.dtype != bool:
+                    raise ValueError(
+                        "filter() predicate must return a scalar bool, got "
+                        f"{keep.dtype} of shape {keep.shape}; compare, e.g. `x > 0`."
+                    )
+                if keep:
+                    if rec is not None:
+                        rec.append(Step(x, (pos,)))
+                    yield x
+
+        return self._chain(op, f"filter({_fn_name(predicate)})")
+
+    def take(self, count: int) -> Dataset:
+        """The first ``count`` elements (-1: all of them).
+
+        >>> [int(x) for x in Dataset.range(5).take(2)], len(list(Dataset.range(5).take(-1)))
+        ([0, 1], 5)
+        """
+        n = _check_count("count", count)
+
+        def op(parent, rec):
+            if n == 0:
+                return
+            for pos, x in enumerate(parent()):
+                if rec is not None:
+                    rec.append(Step(x, (pos,)))
+                yield x
+                if n > 0 and pos + 1 >= n:
+                    return
+
+        return self._chain(op, f"take({n})")
+
+    def skip(self, count: int) -> Dataset:
+        """Everything after the first ``count`` elements (-1: skip all).
+
+        >>> [int(x) for x in Dataset.range(5).skip(3)], list(Dataset.range(5).skip(-1))
+        ([3, 4], [])
+        """
+        n = _check_count("count", count)
+
+        def op(parent, rec):
+            for pos, x in enumerate(parent()):
+                if n < 0 or pos < n:
+                    continue
+                if rec is not None:
+                    rec.append(Step(x, (pos,)))
+                yield x
+
+        return self._chain(op, f"skip({n})")
+
+    def enumerate(self, start: int = 0) -> Dataset:
+        """Pair each element with its index: ``(index, element)``, index int64.
+
+        >>> [(int(i), int(x)) for i, x in Dataset.range(3).skip(1).enumerate(start=10)]
+        [(10, 1), (11, 2)]
+        """
+        first = _check_count("start", start)
+
+        def op(parent, rec):
+            for pos, x in enumerate(parent()):
+                y = (np.int64(first + pos), x)
+                if rec is not None:
+                    rec.append(Step(y, (pos,)))
+                yield y
+
+        return self._chain(op, f"enumerate({first})" if first else "enumerate()")
+
+    def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
+        """Return ``transformation_func(self)``: reuse a whole chain of ops.
+
+        >>> evens_squared = lambda ds: ds.filter(lambda x: x % 2 == 0).map(lambda x: x * x)
+        >>> [int(x) for x in Dataset.range(5).apply(evens_squared)]
+        [0, 4, 16]
+        """
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(
+                "apply() expects a function that takes a Dataset and returns a Dataset, "
+                f"got {type(out).__name__}."
+            )
+        return out
+
+    # -- running ---------------------------------------------------------------
+
+    def _chain_list(self) -> list[Dataset]:
+        chain, node = [], self
+        while node is not None:
+            chain.append(node)
+            node = node._parent
+        return chain[::-1]
+
+    def _iter(self, recorders: dict[int, list] | None) -> Iterator[Any]:
+        rec = None if recorders is None else recorders.setdefault(id(self), [])
+        parent = self._parent
+
+        def parent_iter():
+            return parent._iter(recorders)
+
+        return self._op(parent_iter if parent is not None else None, rec)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._iter(None)
+
+    def as_numpy_iterator(self) -> Iterator[Any]:
+        """Same as iterating: the values are already NumPy (as in tf.data)."""
+        return iter(self)
+
+    def trace(self, max_elements: int | None = None) -> list[OpTrace]:
+        """Run the chain once and return what every op emitted, source first.
+
+        ``max_elements`` stops after that many final elements (needed for an
+        endless ``repeat()``).
+        """
+        recorders: dict[int, list] = {}
+        it = self._iter(recorders)
+        for _ in itertools.islice(it, max_elements):
+            pass
+        return [OpTrace(node._name, recorders.get(id(node), [])) for node in self._chain_list()]
+
+    def __repr__(self) -> str:
+        return "Dataset." + ".".join(node._name for node in self._chain_list())
+
+
+
+
+def _fn_name(fn: Callable) -> str:
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return "lambda" if name == "<lambda>" else name

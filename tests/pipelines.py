@@ -1,0 +1,140 @@
+"""Generate the same random pipeline twice: once in tf.data, once in the glass box.
+
+A pipeline is a list of op specs, e.g. ``[("range", 7), ("repeat", 2),
+("batch", 3, True)]``. ``build_tf`` and ``build_glassbox`` turn a spec into a
+real ``tf.data.Dataset`` and a ``glassbox.Dataset``; the functions passed to
+``map`` and ``filter`` are written once for TensorFlow and once for NumPy, from
+the same spec. Other test modules reuse this to compare the two element for
+element.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from datakit import glassbox
+
+
+def _leaves(x: Any) -> list[Any]:
+    if isinstance(x, tuple):
+        return [leaf for v in x for leaf in _leaves(v)]
+    if isinstance(x, dict):
+        return [leaf for k in sorted(x) for leaf in _leaves(x[k])]
+    return [x]
+
+
+def _np_map(x: Any, f) -> Any:
+    if isinstance(x, tuple):
+        return tuple(_np_map(v, f) for v in x)
+    if isinstance(x, dict):
+        return {k: _np_map(v, f) for k, v in x.items()}
+    return f(x)
+
+
+def source_data(kind: str, n: int, rng: random.Random) -> Any:
+    ints = np.array([rng.randrange(-50, 50) for _ in range(n)], dtype=np.int64)
+    if kind == "array":
+        return ints
+    if kind == "matrix":
+        return np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+    if kind == "tuple":
+        return (ints, np.arange(n, dtype=np.float64) / 2)
+    if kind == "dict":
+        return {"a": ints, "b": (np.arange(n, dtype=np.int32), np.ones((n, 2), np.float32))}
+    raise ValueError(kind)
+
+
+def random_pipeline(rng: random.Random, max_ops: int = 5) -> list[tuple]:
+    """A random spec: a source, then up to ``max_ops`` ops, including edge cases."""
+    n = rng.choice([0, 1, 2, 5, 7, 10])
+    if rng.random() < 0.3:
+        spec: list[tuple] = [("range", n)]
+    else:
+        spec = [("slices", rng.choice(["array", "matrix", "tuple", "dict"]), n, rng.randrange(10**6))]
+    repeated = False
+    for _ in range(rng.randrange(max_ops + 1)):
+        op = rng.choice(["repeat", "batch", "map", "filter", "take", "skip", "enumerate"])
+        if op == "repeat":
+            spec.append(("repeat", rng.choice([0, 1, 2, 3] + ([] if repeated else [None]))))
+            repeated = True
+        elif op == "batch":
+            spec.append(("batch", rng.choice([1, 2, 3, 4, 7]), rng.random() < 0.5))
+        elif op == "map":
+            spec.append(("map", rng.randrange(1, 5), rng.choice([None, 2, glassbox.AUTOTUNE])))
+        elif op == "filter":
+            spec.append(("filter", rng.randrange(2, 4)))
+        elif op == "take":
+            spec.append(("take", rng.choice([-1, 0, 1, 3, 8, 100])))
+        elif op == "skip":
+            spec.append(("skip", rng.choice([-1, 0, 1, 3, 100])))
+        else:
+            spec.append(("enumerate", rng.choice([0, 5])))
+    if any(s[0] == "repeat" and s[1] is None for s in spec):
+        spec.append(("take", 40))  # keep endless pipelines finite
+    return spec
+
+
+def _build(spec: list[tuple], api: str):
+    is_tf = api == "tf"
+    D = tf.data.Dataset if is_tf else glassbox.Dataset
+    src = spec[0]
+    if src[0] == "range":
+        ds = D.range(src[1])
+    else:
+        ds = D.from_tensor_slices(source_data(src[1], src[2], random.Random(src[3])))
+    for op, *args in spec[1:]:
+        if op == "repeat":
+            ds = ds.repeat(args[0])
+        elif op == "batch":
+            ds = ds.batch(args[0], drop_remainder=args[1])
+        elif op == "map":
+            c, par = args
+            if is_tf:
+                fn = lambda *e, c=c: tf.nest.map_structure(  # noqa: E731
+                    lambda t: t + tf.cast(c, t.dtype), e if len(e) > 1 else e[0])
+            else:
+                fn = lambda *e, c=c: _np_map(  # noqa: E731
+                    e if len(e) > 1 else e[0], lambda t: t + np.asarray(c, t.dtype))
+            ds = ds.map(fn, num_parallel_calls=par)
+        elif op == "filter":
+            k = args[0]
+            if is_tf:
+                pred = lambda *e, k=k: tf.reduce_sum(  # noqa: E731
+                    tf.cast(tf.nest.flatten(e)[0], tf.int64)) % k != 0
+            else:
+                pred = lambda *e, k=k: np.sum(  # noqa: E731
+                    np.asarray(_leaves(e)[0]).astype(np.int64)) % k != 0
+            ds = ds.filter(pred)
+        elif op in ("take", "skip"):
+            ds = getattr(ds, op)(args[0])
+        elif op == "enumerate":
+            ds = ds.enumerate(start=args[0])
+    return ds
+
+
+def build_tf(spec: list[tuple]) -> tf.data.Dataset:
+    return _build(spec, "tf")
+
+
+def build_glassbox(spec: list[tuple]) -> glassbox.Dataset:
+    return _build(spec, "glassbox")
+
+
+def assert_same_elements(expected: list[Any], actual: list[Any], context: str = "") -> None:
+    """Equal structure, values, shapes and dtypes, element for element."""
+    assert len(actual) == len(expected), f"{context}: {len(actual)} elements, tf.data has {len(expected)}"
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        assert type(a) is type(e) or not isinstance(e, (tuple, dict)), f"{context}[{i}]: {a!r} vs {e!r}"
+        if isinstance(e, dict):
+            assert sorted(a) == sorted(e), f"{context}[{i}]: keys {sorted(a)} vs {sorted(e)}"
+        le, la = _leaves(e), _leaves(a)
+        assert len(le) == len(la), f"{context}[{i}]: structure {a!r} vs {e!r}"
+        for x, y in zip(le, la):
+            x, y = np.asarray(x), np.asarray(y)
+            assert x.shape == y.shape, f"{context}[{i}]: shape {y.shape} vs {x.shape}"
+            assert x.dtype == y.dtype, f"{context}[{i}]: dtype {y.dtype} vs {x.dtype}"
+            assert np.array_equal(x, y), f"{context}[{i}]: {y!r} vs {x!r}"

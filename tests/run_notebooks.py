@@ -1,0 +1,55 @@
+"""Re-execute notebooks from a fresh kernel and store them with their outputs.
+
+    python tests/run_notebooks.py notebooks/02_chaining.ipynb [...]
+
+This is how every stored output is made (never typed in): each notebook runs
+top to bottom in a new kernel, from its own folder, then volatile metadata
+(timestamps, widget state) is stripped. Outputs and execution counts stay:
+nbval needs both. A cell that raises stops the run unless it is tagged
+``raises-exception``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def clean(nb: nbformat.NotebookNode) -> None:
+    nb.metadata.pop("widgets", None)
+    nb.metadata.pop("execution", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("ExecuteTime", None)
+        if cell.metadata.get("tags") == []:
+            del cell.metadata["tags"]
+
+
+def run(path: Path, timeout: int = 900) -> float:
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    start = time.perf_counter()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    clean(nb)
+    nbformat.write(nb, path)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    paths = [Path(a) for a in argv] or sorted(Path("notebooks").glob("*.ipynb"))
+    for p in paths:
+        print(f"{p}: {run(p):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
