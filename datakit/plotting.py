@@ -1,0 +1,79 @@
+"""One plotting style for every datakit figure, and ``save_fig``.
+
+Nothing here changes Matplotlib's global state on import. Plot helpers use
+:func:`style` as a context manager, take ``ax=None`` and return the Axes:
+
+>>> import matplotlib
+>>> before = dict(matplotlib.rcParams)
+>>> with style():
+...     ax = new_axes()
+>>> dict(matplotlib.rcParams) == before
+True
+>>> epoch_color(0) != epoch_color(1)
+True
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+#: rcParams applied inside :func:`style`.
+STYLE = {
+    "figure.dpi": 80,
+    "savefig.dpi": 100,
+    "figure.figsize": (8, 3),
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "font.size": 9,
+    "legend.frameon": False,
+}
+
+#: Qualitative colours, one per epoch / file / stage (tab10 without the grey).
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+           "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+
+#: Colour of what was dropped or skipped.
+MUTED = "#c7c7c7"
+
+
+def epoch_color(i: int) -> str:
+    """The colour of epoch (or file, or stage) number ``i``."""
+    return PALETTE[i % len(PALETTE)]
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """Draw with datakit's style, leaving global rcParams as they were."""
+    with plt.rc_context(STYLE):
+        yield
+
+
+def new_axes(ax: Axes | None = None, figsize: tuple[float, float] | None = None) -> Axes:
+    """Return ``ax``, or the Axes of a new figure when ``ax`` is None."""
+    if ax is not None:
+        return ax
+    fig, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"])
+    return ax
+
+
+def save_fig(fig: Figure | Axes, path: str | Path, *, tight: bool = True) -> Path:
+    """Save a figure (or the figure of an Axes) as PNG, creating its folder.
+
+    Returns the path written.
+    """
+    if isinstance(fig, Axes):
+        fig = fig.figure
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with style():
+        fig.savefig(path, bbox_inches="tight" if tight else None)
+    return path
