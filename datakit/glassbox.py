@@ -170,6 +170,22 @@ def _check_parallel(num_parallel_calls: Any) -> None:
 # The chain
 # ----------------------------------------------------------------------------
 
+
+class _Recorder(list):
+    """The steps one op emitted while tracing.
+
+    An op records ``sources`` as positions in its current pass over the
+    input; ``offset`` (set when a pass starts) turns them into positions in
+    the input's whole recorded stream.
+    """
+
+    offset = 0
+
+    def append(self, step: Step) -> None:
+        if self.offset:
+            step.sources = tuple(s + self.offset for s in step.sources)
+        super().append(step)
+
 # An op's generator takes the parent's iterator factory and a recorder
 # (a list of Step, or None) and yields values.
 _Op = Callable[[Callable[[list | None], Iterator[Any]], list | None], Iterator[Any]]
@@ -264,16 +280,14 @@ class Dataset:
         n = -1 if count is None else _check_count("count", count)
 
         def op(parent, rec):
-            pos = 0
             for epoch in itertools.count():
                 if n >= 0 and epoch >= n:
                     return
                 empty = True
-                for x in parent():
+                for pos, x in enumerate(parent()):
                     empty = False
                     if rec is not None:
                         rec.append(Step(x, (pos,), epoch))
-                    pos += 1
                     yield x
                 if empty:
                     return
@@ -440,11 +454,16 @@ class Dataset:
             node = node._parent
         return chain[::-1]
 
-    def _iter(self, recorders: dict[int, list] | None) -> Iterator[Any]:
-        rec = None if recorders is None else recorders.setdefault(id(self), [])
+    def _iter(self, recorders: dict[int, _Recorder] | None) -> Iterator[Any]:
+        rec = None if recorders is None else recorders.setdefault(id(self), _Recorder())
         parent = self._parent
 
         def parent_iter():
+            # Each call starts a new pass over the parent (repeat makes several):
+            # positions an op records count from 0 per pass, the recorder shifts
+            # them to positions in the parent's whole recorded stream.
+            if rec is not None:
+                rec.offset = len(recorders.setdefault(id(parent), _Recorder()))
             return parent._iter(recorders)
 
         return self._op(parent_iter if parent is not None else None, rec)

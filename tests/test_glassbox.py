@@ -130,3 +130,14 @@ def test_trace_of_endless_pipeline_stops_at_max_elements():
 def test_repr_reads_like_the_chain():
     ds = Dataset.range(10).map(abs, num_parallel_calls=2).filter(lambda x: x > 1).take(3)
     assert repr(ds) == "Dataset.range(10).map(abs, num_parallel_calls=2).filter(lambda).take(3)"
+
+
+def test_trace_sources_are_positions_in_the_whole_input_stream_under_repeat():
+    # batch runs three times (once per epoch); its sources still index the
+    # 30 elements range emitted in total, not 0..9 again each epoch
+    rng_op, bat, rep = Dataset.range(10).batch(7).repeat(3).trace()
+    assert len(rng_op.steps) == 30
+    assert [s.sources[0] for s in bat.steps] == [0, 7, 10, 17, 20, 27]
+    assert [(s.sources, s.epoch) for s in rep.steps] == [((i,), i // 2) for i in range(6)]
+    for s in bat.steps:
+        assert s.value.tolist() == [rng_op.steps[j].value for j in s.sources]
