@@ -1,0 +1,96 @@
+"""Every notebook is stored as nbval needs it: executed in order, from a fresh
+kernel, errors only where a cell is tagged to raise, no machine-specific noise.
+
+nbval (run by the same pytest command) then re-executes each notebook and
+compares the outputs; these checks catch what nbval would not.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+MACHINE_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/|site-packages/)")
+TF_STARTUP_LOG = re.compile(r"oneDNN|cpu_feature_guard|absl::|^[IWE]0000", re.M)
+
+
+def problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What is wrong with a stored notebook (empty list: nothing)."""
+    found = []
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    counts = [c.execution_count for _, c in code]
+    if any(n is None for n in counts):
+        found.append(f"{counts.count(None)} code cell(s) stored unexecuted")
+    elif counts != list(range(1, len(counts) + 1)):
+        found.append(f"execution counts {counts} are not 1..{len(counts)}: re-run from a fresh kernel")
+    if not nb.cells or nb.cells[0].cell_type != "markdown" or not nb.cells[0].source.startswith("# "):
+        found.append("the first cell must be a markdown H1 title")
+    for i, cell in code:
+        tags = set(cell.metadata.get("tags", []))
+        for out in cell.outputs:
+            if out.output_type == "error" and "raises-exception" not in tags:
+                found.append(f"cell {i}: error output ({out.ename}) without the raises-exception tag")
+            text = out.get("text", "") if out.output_type == "stream" else ""
+            if out.output_type == "stream" and out.name == "stderr" and TF_STARTUP_LOG.search(text):
+                found.append(f"cell {i}: TensorFlow start-up log stored (import datakit first)")
+            blob = text + str(out.get("data", {}).get("text/plain", ""))
+            if MACHINE_PATH.search(blob) and "nbval-ignore-output" not in tags:
+                found.append(f"cell {i}: machine-specific path in a stored output")
+        if "raises-exception" in tags and not any(o.output_type == "error" for o in cell.outputs):
+            found.append(f"cell {i}: tagged raises-exception but stores no error")
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_is_stored_executed_and_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    assert problems(nb) == []
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert any(h.startswith("## Setup") for h in headings), "a notebook opens with ## Setup"
+    assert any("## Exercises" in h for h in headings), "a notebook ends with exercises"
+    assert any("## Solutions" in h for h in headings), "exercises come with solutions"
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 2
+
+
+# The checker itself must catch what it claims to catch.
+
+def _nb(*cells):
+    nb = new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), *cells]
+    return nb
+
+
+def _cell(count, outputs=(), tags=()):
+    c = new_code_cell("x = 1", execution_count=count, outputs=list(outputs))
+    if tags:
+        c.metadata["tags"] = list(tags)
+    return c
+
+
+def test_checker_accepts_a_good_notebook():
+    err = new_output("error", ename="ValueError", evalue="no", traceback=[])
+    assert problems(_nb(_cell(1), _cell(2, [err], ["raises-exception"]))) == []
+
+
+@pytest.mark.parametrize("nb, expected", [
+    (_nb(_cell(1), _cell(None)), "unexecuted"),
+    (_nb(_cell(2), _cell(1)), "not 1..2"),
+    (_nb(_cell(1), _cell(3)), "not 1..2"),
+    (_nb(_cell(1, [new_output("error", ename="KeyError", evalue="k", traceback=[])])),
+     "without the raises-exception tag"),
+    (_nb(_cell(1, tags=["raises-exception"])), "stores no error"),
+    (_nb(_cell(1, [new_output("stream", name="stderr", text="I0000 00:00 cpu_feature_guard")])),
+     "start-up log"),
+    (_nb(_cell(1, [new_output("stream", name="stdout", text="saved to /tmp/x/y.csv")])),
+     "machine-specific path"),
+])
+def test_checker_catches(nb, expected):
+    assert any(expected in p for p in problems(nb)), problems(nb)
