@@ -38,6 +38,9 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
             text = out.get("text", "") if out.output_type == "stream" else ""
             if out.output_type == "stream" and out.name == "stderr" and TF_STARTUP_LOG.search(text):
                 found.append(f"cell {i}: TensorFlow start-up log stored (import datakit first)")
+            if "AutoGraph could not transform" in text:
+                found.append(f"cell {i}: AutoGraph warning stored (two lambdas on one line? "
+                             "use named functions)")
             blob = text + str(out.get("data", {}).get("text/plain", ""))
             if MACHINE_PATH.search(blob) and "nbval-ignore-output" not in tags:
                 found.append(f"cell {i}: machine-specific path in a stored output")
@@ -89,6 +92,8 @@ def test_checker_accepts_a_good_notebook():
     (_nb(_cell(1, tags=["raises-exception"])), "stores no error"),
     (_nb(_cell(1, [new_output("stream", name="stderr", text="I0000 00:00 cpu_feature_guard")])),
      "start-up log"),
+    (_nb(_cell(1, [new_output("stream", name="stdout", text="WARNING: AutoGraph could not transform <f>")])),
+     "AutoGraph"),
     (_nb(_cell(1, [new_output("stream", name="stdout", text="saved to /tmp/x/y.csv")])),
      "machine-specific path"),
 ])
