@@ -445,6 +445,21 @@ class Dataset:
             )
         return out
 
+    def shuffle(self, buffer_size: int, seed: int | None = None,
+                reshuffle_each_iteration: bool = True) -> Dataset:
+        """Shuffle with a buffer of ``buffer_size`` slots, TensorFlow's algorithm.
+
+        Its own random numbers (NumPy, from ``seed``): same elements as
+        tf.data, not the same order. The algorithm, and a way to replay
+        TensorFlow's picks, live in :mod:`datakit.shuffle`.
+
+        >>> sorted(int(x) for x in Dataset.range(5).shuffle(3, seed=42))
+        [0, 1, 2, 3, 4]
+        """
+        from datakit.shuffle import glassbox_shuffle
+
+        return glassbox_shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+
     # -- running ---------------------------------------------------------------
 
     def _chain_list(self) -> list[Dataset]:
