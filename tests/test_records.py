@@ -1,0 +1,275 @@
+"""Tests for datakit.records: exactly-once reading, corruption caught up front, atomic writes."""
+
+from __future__ import annotations
+
+import collections
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from datakit import records
+
+ID = {"id": tf.int64}
+
+
+def write_ids(directory, n, **kw):
+    with records.ShardWriter(directory, **kw) as w:
+        for i in range(n):
+            w.write(records.to_example({"id": i, "pad": b"x" * (i % 7)}).SerializeToString())
+    return w
+
+
+def ids_of(ds):
+    return [int(x) for x in ds.map(lambda s: records.parse_example(s, ID)["id"])]
+
+
+# ------------------------------------------------------------------ exactly once
+CASES = [(n, k, mode, comp) for n in (1, 5, 37) for k in (1, 3, 4)
+         for mode in ("round_robin", "by_size") for comp in (None, "GZIP")]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("n,k,mode,comp", CASES)
+def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
+    w = write_ids(tmp_path, n, num_shards=k, mode=mode, max_bytes=25 * k, compression=comp)
+    man = records.read_manifest(tmp_path)
+    assert [tmp_path / s["file"] for s in man["shards"]] == w.paths
+    assert man["records"] == n and man["compression"] == comp
+    assert sorted(os.listdir(tmp_path)) == sorted([p.name for p in w.paths] + ["manifest.json"])
+    # per shard: the count the manifest says, and together every id once
+    seen = collections.Counter()
+    for shard, path in zip(man["shards"], w.paths):
+        ids = ids_of(records.read_records(path))
+        assert len(ids) == shard["records"] > 0
+        assert shard["bytes"] == path.stat().st_size
+        if mode == "round_robin":
+            assert {i % k for i in ids} == {w.paths.index(path)}
+        seen.update(ids)
+    assert seen == collections.Counter(range(n))
+    # the whole folder, interleaved in parallel with shuffled files
+    ds = records.read_records(tmp_path, num_parallel_reads=2, shuffle_files=True, seed=3)
+    assert collections.Counter(ids_of(ds)) == collections.Counter(range(n))
+
+
+@pytest.mark.timeout(60)
+def test_by_size_respects_max_bytes(tmp_path):
+    write_ids(tmp_path, 50, mode="by_size", max_bytes=200)
+    shards = records.read_manifest(tmp_path)["shards"]
+    assert len(shards) > 1 and all(s["bytes"] <= 200 for s in shards)
+
+
+@pytest.mark.timeout(60)
+def test_same_seed_same_order_different_seed_different(tmp_path):
+    write_ids(tmp_path, 40, num_shards=8)
+    a, b, c = (ids_of(records.read_records(tmp_path, shuffle_files=True, seed=s, cycle_length=1))
+               for s in (1, 1, 2))
+    assert a == b and a != c and sorted(a) == list(range(40))
+
+
+# ------------------------------------------------------------------ corruption, each names the shard
+@pytest.fixture
+def shards(tmp_path):
+    return write_ids(tmp_path / "s", 30, num_shards=3).paths
+
+
+def boundary(path, k):
+    """Byte offset where record k of an uncompressed file starts."""
+    data, pos = path.read_bytes(), 0
+    for _ in range(k):
+        pos += 16 + int.from_bytes(data[pos:pos + 8], "little")
+    return pos
+
+
+def raises_naming(path, fn, *args, **kw):
+    with pytest.raises(records.RecordFileError) as info:
+        fn(*args, **kw)
+    assert info.value.path == str(path) and str(path) in str(info.value)
+    return info.value
+
+
+@pytest.mark.timeout(60)
+def test_truncated_at_record_boundary_is_caught_by_the_manifest(shards):
+    victim = shards[1]
+    victim.write_bytes(victim.read_bytes()[:boundary(victim, 4)])
+    # TensorFlow alone reads it as a short file, without any error ...
+    assert sum(1 for _ in tf.data.TFRecordDataset(str(victim))) == 4
+    # ... the manifest check does not.
+    err = raises_naming(victim, records.read_records, victim.parent)
+    assert "manifest" in str(err)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("check_manifest", [True, False])
+def test_cut_mid_record(shards, check_manifest):
+    victim = shards[2]
+    victim.write_bytes(victim.read_bytes()[:boundary(victim, 3) + 9])
+    assert sum(1 for _ in tf.data.TFRecordDataset(str(victim))) == 3  # silent in TF
+    err = raises_naming(victim, records.read_records, victim.parent, check_manifest=check_manifest)
+    assert err.offset == boundary(victim, 3)
+
+
+@pytest.mark.timeout(60)
+def test_flipped_byte(shards):
+    victim = shards[0]
+    data = bytearray(victim.read_bytes())
+    at = boundary(victim, 2) + 14  # inside the data of record 2
+    data[at] ^= 0x55
+    victim.write_bytes(bytes(data))
+    assert "sha256" in str(raises_naming(victim, records.read_records, victim.parent))
+    # without a manifest, verify=True makes a full TensorFlow pass and keeps TF's offset
+    err = raises_naming(victim, records.read_records, victim.parent, check_manifest=False,
+                        verify=True)
+    # (TF gives the offset of the record's data, after its 12-byte header)
+    assert err.offset == boundary(victim, 2) + 12 and "corrupted record" in str(err)
+
+
+@pytest.mark.timeout(60)
+def test_missing_shard(shards):
+    shards[1].unlink()
+    assert "missing" in str(raises_naming(shards[1], records.read_records, shards[1].parent))
+    raises_naming(shards[1], records.read_records, [shards[0], shards[1]])
+
+
+@pytest.mark.timeout(60)
+def test_empty_file(tmp_path):
+    (tmp_path / "a.tfrecord").write_bytes(b"")
+    raises_naming(tmp_path / "a.tfrecord", records.read_records, tmp_path / "a.tfrecord")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("check_manifest", [True, False])
+def test_gzip_read_as_uncompressed_and_back(tmp_path, check_manifest):
+    gz = write_ids(tmp_path / "gz", 10, num_shards=2, compression="GZIP").paths
+    err = raises_naming(gz[0], records.read_records, gz[0].parent, compression=None,
+                        check_manifest=check_manifest)
+    assert "GZIP" in str(err)
+    raw = write_ids(tmp_path / "raw", 10, num_shards=2).paths
+    raises_naming(raw[0], records.read_records, raw[0].parent, compression="GZIP",
+                  check_manifest=check_manifest)
+    # 'auto' sniffs the magic bytes when there is no manifest
+    assert sorted(ids_of(records.read_records(gz, check_manifest=False))) == list(range(10))
+
+
+@pytest.mark.timeout(60)
+def test_gzip_shard_truncated(tmp_path):
+    gz = write_ids(tmp_path, 30, num_shards=2, compression="GZIP").paths
+    gz[1].write_bytes(gz[1].read_bytes()[:-20])
+    raises_naming(gz[1], records.read_records, tmp_path)
+    raises_naming(gz[1], records.read_records, tmp_path, check_manifest=False, verify=True)
+
+
+# ------------------------------------------------------------------ atomic writes
+@pytest.mark.timeout(60)
+def test_interrupted_write_leaves_nothing_complete(tmp_path):
+    with pytest.raises(RuntimeError, match="boom"):
+        with records.ShardWriter(tmp_path, num_shards=2) as w:
+            for i in range(10):
+                w.write(b"r%d" % i)
+            raise RuntimeError("boom")
+    assert os.listdir(tmp_path) == [] and w.paths == []
+    with pytest.raises(records.RecordFileError):
+        records.read_records(tmp_path)
+
+
+@pytest.mark.timeout(60)
+def test_interrupted_overwrite_keeps_the_previous_set(tmp_path):
+    write_ids(tmp_path, 12, num_shards=3)
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(RuntimeError):
+        with records.ShardWriter(tmp_path, num_shards=2, overwrite=True) as w:
+            w.write(b"new")
+            raise RuntimeError("boom")
+    assert sorted(os.listdir(tmp_path)) == before
+    assert sorted(ids_of(records.read_records(tmp_path))) == list(range(12))
+    write_ids(tmp_path, 4, num_shards=2, overwrite=True)  # a clean overwrite replaces the set
+    assert len(os.listdir(tmp_path)) == 3
+    assert sorted(ids_of(records.read_records(tmp_path))) == list(range(4))
+
+
+def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
+    write_ids(tmp_path, 2, num_shards=1)
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        records.ShardWriter(tmp_path)
+    for kw, msg in [({"mode": "random"}, "round_robin"), ({"num_shards": 0}, ">= 1"),
+                    ({"mode": "by_size"}, "max_bytes"), ({"compression": "ZLIB"}, "GZIP")]:
+        with pytest.raises(ValueError, match=msg):
+            records.ShardWriter(tmp_path / "new", **kw)
+    with records.ShardWriter(tmp_path / "new") as w, pytest.raises(TypeError, match="Serialize"):
+        w.write(records.to_example({"a": 1}))
+
+
+# ------------------------------------------------------------------ Example and SequenceExample
+def test_example_round_trip_fixed_and_ragged():
+    rows = [{"id": i, "name": f"n{i}", "xy": np.array([i, -i], np.float32),
+             "tags": list(range(i)) or np.array([], np.int64), "raw": bytes([i])}
+            for i in range(4)]
+    ser = [records.to_example(r).SerializeToString() for r in rows]
+    spec = {"id": tf.int64, "name": tf.string, "xy": (tf.float32, [2]),
+            "tags": (tf.int64, None), "raw": tf.string}
+    one = records.parse_example(ser[2], spec)
+    assert one["name"].numpy() == b"n2" and one["tags"].numpy().tolist() == [0, 1]
+    ds = tf.data.Dataset.from_tensor_slices(ser).batch(4).map(
+        lambda s: records.parse_example(s, spec))
+    batch = next(iter(ds))
+    assert batch["tags"].to_list() == [[], [0], [0, 1], [0, 1, 2]]
+    assert batch["xy"].numpy().tolist() == [[i, -i] for i in range(4)]
+    assert batch["raw"].numpy().tolist() == [bytes([i]) for i in range(4)]
+
+
+def test_sequence_example_round_trip():
+    vids = [(i, [bytes([j]) * (j + 1) for j in range(i + 1)], [[k] * (k % 3) for k in range(i + 2)])
+            for i in range(3)]
+    ser = [records.to_sequence_example({"label": lab}, {"frames": fr, "ragged": rg})
+           .SerializeToString() for lab, fr, rg in vids]
+    cspec, sspec = {"label": tf.int64}, {"frames": tf.string, "ragged": (tf.int64, None)}
+    for s, (lab, fr, rg) in zip(ser, vids):
+        ctx, seq = records.parse_sequence_example(s, cspec, sspec)
+        assert int(ctx["label"]) == lab and seq["frames"].numpy().tolist() == fr
+        assert seq["ragged"].to_list() == rg
+    ctx, seq = records.parse_sequence_example(tf.constant(ser), cspec, sspec)
+    assert ctx["label"].numpy().tolist() == [0, 1, 2]
+    steps = records.to_sequence_example({}, {"v": np.arange(6).reshape(3, 2)})
+    assert len(steps.feature_lists.feature_list["v"].feature) == 3
+
+
+def test_bad_feature_values_say_how_to_fix():
+    with pytest.raises(ValueError, match="flatten"):
+        records.to_example({"img": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="np.array"):
+        records.to_example({"empty": []})
+    with pytest.raises(ValueError, match="list of steps"):
+        records.to_sequence_example({}, {"x": 3})
+
+
+# ------------------------------------------------------------------ fixed-length and SQL
+@pytest.mark.timeout(60)
+def test_fixed_length_round_trip_and_truncation(tmp_path):
+    arr = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    p = records.write_fixed_length(tmp_path / "x.bin", arr, header=b"HDR!")
+    got = np.stack(list(records.fixed_length_dataset(p, [2, 3], np.float32, header_bytes=4)
+                        .as_numpy_iterator()))
+    np.testing.assert_array_equal(got, arr)
+    p.write_bytes(p.read_bytes()[:-5])
+    raises_naming(p, records.fixed_length_dataset, p, [2, 3], np.float32, header_bytes=4)
+
+
+@pytest.mark.timeout(60)
+def test_sql_round_trip_and_errors(tmp_path):
+    p = records.write_sqlite(tmp_path / "t.db", "people", {"id": [1, 2, 3],
+                                                           "name": ["ann", "bo", "cy"],
+                                                           "h": [1.5, 1.75, 2.0]})
+    with sqlite3.connect(p) as con:
+        assert con.execute("SELECT count(*) FROM people").fetchone() == (3,)
+    ds = records.sql_dataset(p, "SELECT id, name, h FROM people ORDER BY id",
+                             (tf.int64, tf.string, tf.float64))
+    assert [(int(i), n.numpy(), float(h)) for i, n, h in ds] == [
+        (1, b"ann", 1.5), (2, b"bo", 1.75), (3, b"cy", 2.0)]
+    missing = tmp_path / "nope.db"
+    raises_naming(missing, records.sql_dataset, missing, "SELECT id FROM people", (tf.int64,))
+    assert not missing.exists()
+    raises_naming(p, records.sql_dataset, p, "SELECT id FROM nobody", (tf.int64,))
+    with pytest.raises(ValueError, match="one dtype per column"):
+        records.sql_dataset(p, "SELECT id, name FROM people", (tf.int64,))
