@@ -98,11 +98,11 @@ class _Progress:
         self.t0 = self.last = time.perf_counter()
         self.drawn = False
 
-    def update(self, done: int, elements: int) -> None:
+    def update(self, done: int, elements: int, final: bool = False) -> None:
         now = time.perf_counter()
         if self.enabled is False or (self.enabled is None and now - self.t0 < self.after):
             return
-        if now - self.last < 0.5 and self.drawn:
+        if now - self.last < 0.5 and self.drawn and not final:
             return
         self.last, self.drawn = now, True
         rate = elements / max(now - self.t0, 1e-9)
@@ -113,8 +113,9 @@ class _Progress:
             bar = f"{done} batches"
         print(f"\r{bar}  {rate:,.0f} elements/s", end="", file=sys.stderr, flush=True)
 
-    def close(self) -> None:
-        if self.drawn:
+    def close(self, done: int, elements: int) -> None:
+        if self.drawn or self.enabled:
+            self.update(done, elements, final=True)
             print(file=sys.stderr, flush=True)
 
 
@@ -174,7 +175,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     finally:
         sampler.stop.set()
         sampler.join()
-        bar.close()
+        bar.close(batches, elements)
     timed = batches - warmup
     if timed < 1:
         raise ValueError(f"the dataset gave {batches} batches, not more than warmup={warmup}: "

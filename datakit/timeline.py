@@ -116,6 +116,9 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
     """
     if num_files < 1 or rows_per_file < 1 or cycle_length < 1:
         raise ValueError("synthetic_files() needs num_files, rows_per_file, cycle_length >= 1")
+    if num_parallel_calls not in (None, tf.data.AUTOTUNE) and num_parallel_calls > cycle_length:
+        raise ValueError(f"num_parallel_calls={num_parallel_calls} > cycle_length={cycle_length}: "
+                         "interleave cannot read more files at once than it has open")
     if open_time < 0 or read_time < 0:
         raise ValueError("open_time and read_time are seconds >= 0")
 
@@ -238,7 +241,7 @@ def sub_lanes(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     [0, 1, 0, 1]
     """
     lanes, out = [], np.zeros(len(start), np.int64)
-    for i in np.argsort(start, kind="stable"):
+    for i in np.lexsort((end, start)):
         free = [k for k, last in enumerate(lanes) if last <= start[i]]
         if free:
             lanes[free[0]] = end[i]
