@@ -1,0 +1,409 @@
+"""Synthetic videos, written as MP4 files or TFRecord shards, streamed as clips.
+
+Each video shows a square that moves in one of four directions; the
+direction is the label. Videos have different lengths, and video ``i`` is
+the same whatever ``n``, for a given ``seed``:
+
+>>> videos = make_videos(3, size=16, min_frames=5, max_frames=9, seed=0)
+>>> [v.frames.shape for v in videos]
+[(8, 16, 16, 3), (9, 16, 16, 3), (5, 16, 16, 3)]
+>>> [CLASSES[v.label] for v in videos]
+['up', 'down', 'up']
+>>> again = make_video(2, size=16, min_frames=5, max_frames=9, seed=0)
+>>> bool((again.frames == videos[2].frames).all())
+True
+>>> make_videos(1, size=15)
+Traceback (most recent call last):
+...
+ValueError: size=15: pass an even size >= 8 (MP4 needs even)
+
+Two ways to stream them into ``model.fit()``: :func:`clip_dataset` reads
+TFRecord shards of ``SequenceExample`` s (one JPEG per frame) written by
+:func:`write_video_records` and decodes only the frames of each clip;
+:func:`mp4_clip_dataset` decodes MP4 files (written by :func:`write_mp4_videos`)
+with PyAV inside ``from_generator``. :func:`load_videos_in_memory` is the
+starting point they replace: every frame in one NumPy array.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import psutil
+
+#: Label names, by label number: the direction the square moves.
+CLASSES = ("right", "left", "down", "up")
+_STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}  # (dy, dx) per label
+
+
+@dataclass
+class Video:
+    """One synthetic video: ``frames`` is ``(length, size, size, 3)`` uint8."""
+
+    id: int
+    label: int
+    frames: np.ndarray
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def make_video(i: int, *, size: int = 64, min_frames: int = 40, max_frames: int = 120,
+               seed: int = 0) -> Video:
+    """Video number ``i`` of the synthetic set made with ``seed``."""
+    rng = np.random.default_rng([seed, i])
+    label = int(rng.integers(4))
+    length = int(rng.integers(min_frames, max_frames + 1))
+    # A dark, textured background that stays still; a bright square that moves.
+    bg = rng.integers(0, 60, size=3) + rng.normal(0, 8, size=(size, size, 3))
+    bg = np.clip(bg, 0, 255).astype(np.uint8)
+    side = int(rng.integers(max(2, size // 6), max(3, size // 4) + 1))
+    color = rng.integers(150, 256, size=3).astype(np.uint8)
+    speed = rng.uniform(1.5, 3.0)  # pixels per frame
+    y, x = rng.uniform(0, size, size=2)
+    dy, dx = _STEP[label]
+    frames = np.repeat(bg[None], length, axis=0)
+    span = np.arange(side)
+    for t in range(length):  # the square wraps around the edges
+        rows = (int(y + dy * speed * t) + span) % size
+        cols = (int(x + dx * speed * t) + span) % size
+        frames[t][np.ix_(rows, cols)] = color
+    return Video(i, label, frames)
+
+
+def iter_videos(n: int, *, size: int = 64, min_frames: int = 40, max_frames: int = 120,
+                seed: int = 0) -> Iterator[Video]:
+    """Yield videos ``0 .. n-1`` one at a time (nothing else stays in memory)."""
+    _check(n >= 0, f"n={n}: pass a number of videos >= 0")
+    _check(size >= 8 and size % 2 == 0, f"size={size}: pass an even size >= 8 (MP4 needs even)")
+    _check(1 <= min_frames <= max_frames,
+           f"min_frames={min_frames}, max_frames={max_frames}: need 1 <= min_frames <= max_frames")
+    for i in range(n):
+        yield make_video(i, size=size, min_frames=min_frames, max_frames=max_frames, seed=seed)
+
+
+def make_videos(n: int, **kwargs) -> list[Video]:
+    """A list of ``n`` synthetic videos (see :func:`make_video` for the keywords)."""
+    return list(iter_videos(n, **kwargs))
+
+
+# ---- MP4 files, the way a learner's own videos arrive -----------------------------------
+
+def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int = 18) -> Path:
+    """Encode ``(length, H, W, 3)`` uint8 frames as an H.264 MP4 (atomic: temp name, rename)."""
+    import av
+
+    frames = np.asarray(frames)
+    _check(frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8,
+           f"frames {frames.shape} {frames.dtype}: pass a (length, H, W, 3) uint8 array")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with av.open(str(tmp), "w", format="mp4") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"crf": str(crf)}
+        for f in frames:
+            out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+        out.mux(stream.encode())
+    tmp.replace(path)
+    return path
+
+
+def read_mp4(path: str | Path, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Decode frames ``start .. stop-1`` of an MP4 (all by default) as uint8 RGB."""
+    import av
+
+    frames = []
+    try:
+        with av.open(str(path)) as container:
+            for t, frame in enumerate(container.decode(video=0)):
+                if stop is not None and t >= stop:
+                    break
+                if t >= start:
+                    frames.append(frame.to_ndarray(format="rgb24"))
+    except (av.error.FFmpegError, OSError) as e:
+        raise OSError(f"{path}: cannot decode video: {e}") from e
+    return np.stack(frames) if frames else np.zeros((0, 0, 0, 3), np.uint8)
+
+
+def mp4_frame_count(path: str | Path) -> int:
+    """The number of frames an MP4 says it holds (read from its header, nothing decoded)."""
+    import av
+
+    with av.open(str(path)) as container:
+        return int(container.streams.video[0].frames)
+
+
+def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
+    """Write each video as ``directory/<class name>/video_<id>.mp4``; return the paths."""
+    directory = Path(directory)
+    return [write_mp4(v.frames, directory / CLASSES[v.label] / f"video_{v.id:05d}.mp4", **kwargs)
+            for v in videos]
+
+
+def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
+    """The MP4 files under ``directory/<class name>/`` (sorted) and their labels."""
+    directory = Path(directory)
+    paths = sorted(directory.glob("*/*.mp4"))
+    _check(bool(paths), f"{directory}: no <class>/*.mp4 files; write them with write_mp4_videos")
+    for p in paths:
+        _check(p.parent.name in CLASSES, f"{p}: folder must be one of {CLASSES}")
+    return [str(p) for p in paths], [CLASSES.index(p.parent.name) for p in paths]
+
+
+# ---- TFRecord shards of SequenceExamples ------------------------------------------------
+
+def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
+                        quality: int = 90, compression: str | None = None) -> list[Path]:
+    """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame)."""
+    import tensorflow as tf
+
+    from datakit import records
+
+    _check(1 <= quality <= 100, f"quality={quality}: pass a JPEG quality in 1..100")
+    encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
+        lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
+        input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
+    with records.ShardWriter(directory, prefix="videos", num_shards=num_shards,
+                             compression=compression) as writer:
+        for v in videos:
+            jpegs = list(encode(v.frames).numpy())
+            example = records.to_sequence_example(
+                {"id": v.id, "label": v.label, "length": len(v.frames)}, {"frames": jpegs})
+            writer.write(example.SerializeToString())
+    return [Path(p) for p in writer.paths]
+
+
+def _finish(ds, batch_size: int, shuffle_buffer: int, seed: int, drop_remainder: bool):
+    import tensorflow as tf
+
+    if shuffle_buffer > 1:
+        ds = ds.shuffle(shuffle_buffer, seed=seed)
+    return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+
+
+def _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length):
+    _check(clip_len >= 1, f"clip_len={clip_len}: pass a clip length >= 1")
+    _check(batch_size >= 1, f"batch_size={batch_size}: pass batch_size >= 1")
+    _check(shuffle_buffer >= 0, f"shuffle_buffer={shuffle_buffer}: pass 0 (no shuffle) or more")
+    _check(cycle_length >= 1, f"cycle_length={cycle_length}: pass cycle_length >= 1")
+
+
+def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
+                 shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
+                 drop_remainder: bool = False, with_ids: bool = False, traced: bool = False):
+    """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
+
+    shards -> interleave -> parse -> pick a random start -> decode only those
+    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. Elements are
+    ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8, ready
+    for ``model.fit()``; with ``with_ids=True``, dicts that also hold each
+    clip's video ``id`` and first frame ``start``. A new clip each epoch.
+    ``traced=True`` adds a :mod:`datakit.timeline` trace (stage "decode") to each element.
+    """
+    import tensorflow as tf
+
+    from datakit import records
+
+    _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
+    raw = records.read_records(directory, shuffle_files=True, seed=seed,
+                               cycle_length=cycle_length, num_parallel_reads=cycle_length)
+    context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
+    sequence_spec = {"frames": tf.string}  # one JPEG per step
+    first = next(iter(raw.take(1)))  # the frame size, for static shapes Keras can use
+    _, seq = records.parse_sequence_example(first, context_spec, sequence_spec)
+    height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
+
+    def parse_clip(serialized, r):
+        ctx, seq = records.parse_sequence_example(serialized, context_spec, sequence_spec)
+        n = tf.shape(seq["frames"], out_type=tf.int64)[0]
+        tf.debugging.assert_greater_equal(n, tf.constant(clip_len, tf.int64), message=(
+            f"a video is shorter than clip_len={clip_len}: pass a smaller clip_len"))
+        start = tf.math.floormod(r, n - clip_len + 1)
+        chosen = seq["frames"][start:start + clip_len]  # decode these frames only
+        clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
+                         fn_output_signature=tf.uint8)
+        clip = tf.ensure_shape(clip, (clip_len, height, width, 3))
+        return {"clip": clip, "label": ctx["label"], "id": ctx["id"], "start": start}
+
+    def stage(serialized, r):
+        d = parse_clip(serialized, r)
+        return d if with_ids else (d["clip"], d["label"])
+
+    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    ds = tf.data.Dataset.zip(raw, rand)
+    if traced:
+        from datakit import timeline
+
+        ds = timeline.tag(ds).map(timeline.timed("decode", stage))
+    else:
+        ds = ds.map(stage)
+    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+
+
+def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
+                     shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
+                     drop_remainder: bool = False):
+    """Like :func:`clip_dataset`, from MP4 files decoded by PyAV, ``cycle_length`` at once.
+
+    Decoding has to run from the first frame up to the clip's last one (no
+    JPEG-per-frame shortcut), in Python, inside ``from_generator``.
+    """
+    import tensorflow as tf
+
+    _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
+    paths, labels = list_mp4(directory)
+    height, width = read_mp4(paths[0], stop=1).shape[1:3]
+
+    def decode_clip(path, label, r):
+        path = path.decode()
+        n = mp4_frame_count(path)
+        if n < clip_len:
+            raise ValueError(f"{path}: {n} frames, shorter than clip_len={clip_len}")
+        start = int(r) % (n - clip_len + 1)
+        yield read_mp4(path, start, start + clip_len), label
+
+    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64))
+    files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
+    files = files.shuffle(len(paths), seed=seed)
+    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    ds = tf.data.Dataset.zip(files, rand).interleave(
+        lambda pl, r: tf.data.Dataset.from_generator(
+            decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
+        cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
+    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+
+
+# ---- The starting point: every frame in one NumPy array ---------------------------------
+
+def rss_bytes() -> int:
+    """Resident memory of this process, in bytes (what the OS counts against the machine)."""
+    return psutil.Process().memory_info().rss
+
+
+@dataclass
+class InMemoryVideos:
+    """All frames of all videos in one array, with where each video starts.
+
+    ``data_bytes[k]`` and ``rss[k]`` were measured after loading ``k + 1`` videos.
+    """
+
+    frames: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    labels: np.ndarray
+    data_bytes: list[int] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)
+
+    def sample_clips(self, batch_size: int, clip_len: int, *, rng: np.random.Generator):
+        """A batch ``(clips, labels)`` of random clips from random videos."""
+        idx = rng.integers(len(self.labels), size=batch_size)
+        offs = rng.integers(0, self.lengths[idx] - clip_len + 1)
+        starts = self.starts[idx] + offs
+        clips = self.frames[starts[:, None] + np.arange(clip_len)]
+        return clips, self.labels[idx]
+
+
+def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
+    """Decode every MP4 under ``directory`` into one ``(total_frames, H, W, 3)`` array."""
+    paths, labels = list_mp4(directory)
+    lengths = np.array([mp4_frame_count(p) for p in paths])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    first = read_mp4(paths[0], stop=1)
+    frames = np.empty((int(lengths.sum()),) + first.shape[1:], np.uint8)  # pages not touched yet
+    out = InMemoryVideos(frames, starts, lengths, np.array(labels))
+    for p, s, n in zip(paths, starts, lengths):
+        frames[s:s + n] = read_mp4(p)
+        out.data_bytes.append(int((s + n) * frames[0].nbytes))
+        out.rss.append(rss_bytes())
+    return out
+
+
+# ---- Model, memory over time, input wait ------------------------------------------------
+
+def small_video_model(clip_len: int, size: int, *, num_classes: int = 4):
+    """A small CNN that sees motion: the clip's frames are stacked as channels ("early fusion").
+
+    Its first convolution looks at every frame of a patch at once, so it can tell
+    which way the square moved; a 3-D CNN does the same but trains ~10x slower on a CPU.
+    """
+    import keras
+    from keras import layers
+
+    return keras.Sequential([
+        keras.Input((clip_len, size, size, 3)),
+        layers.Rescaling(1 / 255),
+        layers.Permute((2, 3, 1, 4)),  # (T, H, W, 3) -> (H, W, T, 3)
+        layers.Reshape((size, size, clip_len * 3)),  # frames side by side as channels
+        layers.Conv2D(16, 3, padding="same", activation="relu"),
+        layers.MaxPool2D(),
+        layers.Conv2D(32, 3, padding="same", activation="relu"),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(num_classes, activation="softmax"),
+    ], name="small_video_model")
+
+
+def memory_logger():
+    """A Keras callback that records (seconds, RSS bytes) after every training step.
+
+    Read ``callback.seconds`` and ``callback.rss`` after ``fit()``.
+    """
+    import keras
+
+    class MemoryLogger(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.t0, self.seconds, self.rss = time.perf_counter(), [0.0], [rss_bytes()]
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.seconds.append(time.perf_counter() - self.t0)
+            self.rss.append(rss_bytes())
+
+    return MemoryLogger()
+
+
+# ---- Pictures ---------------------------------------------------------------------------
+
+def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
+    """Resident memory against the bytes of frames loaded, extended to the machine's memory."""
+    import matplotlib.pyplot as plt  # noqa: F401  (plotting needs pyplot)
+
+    from datakit import plotting
+
+    mb = 1e-6
+    x, y = np.array(loaded.data_bytes) * mb, np.array(loaded.rss) * mb
+    slope, base = np.polyfit(x, y, 1) if len(x) > 1 else (1.0, y[0] - x[0])
+    x_full = (total_memory * mb - base) / max(slope, 1e-9)  # data size that fills the machine
+    with plotting.style():
+        ax = plotting.new_axes(ax)
+        ax.plot(x, y, "o-", ms=3, color=plotting.PALETTE[0], label="measured: frames in one array")
+        ax.plot([x[-1], x_full], [y[-1], total_memory * mb], "--", color=plotting.PALETTE[0],
+                label="the same trend, extended")
+        ax.axhline(total_memory * mb, color=plotting.PALETTE[3], label="this machine's memory")
+        ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
+               ylabel="resident memory (MB)", title="All frames in memory: RSS grows with the data")
+        ax.legend(loc="upper left")
+    return ax
+
+
+def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TFRecord shards",
+                       color_index: int = 1):
+    """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`)."""
+    from datakit import plotting
+
+    with plotting.style():
+        ax = plotting.new_axes(ax)
+        ax.plot(seconds, np.array(rss) * 1e-6, "-", color=plotting.epoch_color(color_index),
+                label=label)
+        ax.set(xlabel="training time (s)", ylabel="resident memory (MB)",
+               title="Resident memory during fit()")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="lower right")
+    return ax
