@@ -220,7 +220,7 @@ class BufferTrace:
 
 def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
                  reshuffle_each_iteration: bool = True, *,
-                 epoch_size: int | None = None) -> BufferTrace:
+                 epoch_size: int | None = None, iteration: int = 0) -> BufferTrace:
     """Run TensorFlow's ``dataset.shuffle(...)`` on a tagged copy and rebuild its buffer.
 
     The input is tagged with ``enumerate()`` (so equal values are told apart;
@@ -228,7 +228,9 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     it, and the buffer at each step follows from input and output order; slots
     come from replaying TensorFlow's algorithm with its observed picks.
     ``epoch_size`` (e.g. 10 for ``range(10).repeat(3)``) records each input's
-    epoch for colouring. Pass a ``seed`` to compare with an untagged run.
+    epoch for colouring. ``iteration=k`` traces the (k+1)-th pass over the
+    shuffled dataset (what ``shuffle(...).repeat()`` gives as epoch k). Pass a
+    ``seed`` to compare with an untagged run.
 
     >>> import tensorflow as tf
     >>> t = trace_buffer(tf.data.Dataset.range(3).repeat(2), 2, seed=7, epoch_size=3)
@@ -245,6 +247,9 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
         raise ValueError("trace_buffer() needs a finite dataset: take(n) a part of it first.")
     tagged = dataset.enumerate().shuffle(size, seed=seed,
                                          reshuffle_each_iteration=reshuffle_each_iteration)
+    for _ in range(_check_count("iteration", iteration)):
+        for _ in tagged:
+            pass
     picked, outputs = [], []
     for i, x in tagged.as_numpy_iterator():
         picked.append(int(i))
