@@ -1,0 +1,175 @@
+"""Synthetic videos, MP4 round trip, video shards and the clip pipelines, on tiny sizes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from datakit import video
+
+SIZE, MIN_F, MAX_F, N = 16, 12, 24, 12
+KW = dict(size=SIZE, min_frames=MIN_F, max_frames=MAX_F, seed=3)
+JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
+
+
+@pytest.fixture(scope="module")
+def videos():
+    return video.make_videos(N, **KW)
+
+
+@pytest.fixture(scope="module")
+def shards(videos, tmp_path_factory):
+    d = tmp_path_factory.mktemp("shards")
+    video.write_video_records(videos, d, num_shards=3)
+    return d
+
+
+@pytest.fixture(scope="module")
+def mp4_dir(videos, tmp_path_factory):
+    d = tmp_path_factory.mktemp("mp4")
+    video.write_mp4_videos(videos, d)
+    return d
+
+
+def test_generator_is_deterministic_per_seed():
+    a, b = video.make_videos(6, **KW), video.make_videos(6, **KW)
+    assert all(np.array_equal(x.frames, y.frames) and x.label == y.label for x, y in zip(a, b))
+    c = video.make_videos(6, **{**KW, "seed": 4})
+    assert any(x.frames.shape != y.frames.shape or not np.array_equal(x.frames, y.frames)
+               for x, y in zip(a, c))
+
+
+def test_lengths_in_range_and_labels_balanced():
+    vs = list(video.iter_videos(400, size=8, min_frames=5, max_frames=9, seed=0))
+    lengths = [len(v.frames) for v in vs]
+    assert min(lengths) >= 5 and max(lengths) <= 9 and len(set(lengths)) == 5
+    counts = Counter(v.label for v in vs)
+    assert set(counts) == {0, 1, 2, 3}
+    assert all(60 <= c <= 140 for c in counts.values()), counts  # 100 expected each
+
+
+def test_the_square_moves_in_the_labelled_direction(videos):
+    for v in videos:
+        bright = v.frames.max(axis=-1) >= 150  # the square is bright, the background dark
+        rows0, rows1 = np.nonzero(bright[0].any(1))[0], np.nonzero(bright[1].any(1))[0]
+        cols0, cols1 = np.nonzero(bright[0].any(0))[0], np.nonzero(bright[1].any(0))[0]
+        moved_rows = set(rows0) != set(rows1)
+        moved_cols = set(cols0) != set(cols1)
+        # right/left move columns only, down/up rows only (speed >= 1.5 px per frame)
+        assert (moved_cols, moved_rows) == ((True, False) if v.label < 2 else (False, True))
+
+
+def test_bad_arguments_say_how_to_fix():
+    with pytest.raises(ValueError, match="min_frames"):
+        video.make_videos(1, min_frames=10, max_frames=5)
+    with pytest.raises(ValueError, match="clip_len"):
+        video.clip_dataset("nowhere", clip_len=0)
+
+
+@pytest.mark.timeout(120)
+def test_mp4_round_trip(videos, mp4_dir):
+    paths, labels = video.list_mp4(mp4_dir)
+    assert len(paths) == N and sorted(labels) == sorted(v.label for v in videos)
+    for p, label in zip(paths, labels):
+        v = videos[int(p.rsplit("_", 1)[1][:-4])]
+        assert label == v.label
+        frames = video.read_mp4(p)
+        assert frames.shape == v.frames.shape == (video.mp4_frame_count(p), SIZE, SIZE, 3)
+        assert np.abs(frames.astype(int) - v.frames).mean() < JPEG_TOL
+        part = video.read_mp4(p, 2, 5)
+        assert np.array_equal(part, frames[2:5])
+
+
+@pytest.mark.timeout(120)
+def test_every_video_is_in_the_shards_exactly_once(videos, shards):
+    from datakit import records
+
+    ds = records.read_records(shards).map(lambda s: records.parse_sequence_example(
+        s, {"id": tf.int64, "label": tf.int64, "length": tf.int64}, {"frames": tf.string}))
+    got = {}
+    for ctx, seq in ds:
+        i = int(ctx["id"])
+        assert i not in got
+        got[i] = (int(ctx["label"]), int(ctx["length"]), len(seq["frames"]))
+    assert got == {v.id: (v.label, len(v.frames), len(v.frames)) for v in videos}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("clip_len", [1, 5, MIN_F])
+def test_clips_are_consecutive_frames_of_their_video(videos, shards, clip_len):
+    ds = video.clip_dataset(shards, clip_len=clip_len, batch_size=5, with_ids=True, seed=1)
+    seen = []
+    for batch in ds:
+        assert batch["clip"].shape[1:] == (clip_len, SIZE, SIZE, 3)
+        for clip, label, i, start in zip(*(batch[k].numpy() for k in
+                                           ("clip", "label", "id", "start"))):
+            v = videos[i]
+            assert label == v.label and 0 <= start <= len(v.frames) - clip_len
+            err = np.abs(clip.astype(int) - v.frames[start:start + clip_len]).mean(axis=(1, 2, 3))
+            assert (err < JPEG_TOL).all(), err
+            seen.append(int(i))
+    assert sorted(seen) == list(range(N))  # one clip per video per epoch
+
+
+@pytest.mark.timeout(120)
+def test_clip_dataset_for_fit_shapes_labels_and_seeds(videos, shards):
+    ds = video.clip_dataset(shards, clip_len=4, batch_size=5, seed=7)
+    x_spec, y_spec = ds.element_spec
+    assert x_spec.shape.as_list() == [None, 4, SIZE, SIZE, 3] and x_spec.dtype == tf.uint8
+    batches = list(ds)
+    assert [len(y) for _, y in batches] == [5, 5, 2]
+    labels = Counter(int(y) for _, ys in batches for y in ys)
+    assert labels == Counter(v.label for v in videos)
+
+    def starts(seed):
+        d = video.clip_dataset(shards, clip_len=4, batch_size=N, seed=seed, with_ids=True)
+        return [(int(i), int(s)) for b in d for i, s in zip(b["id"], b["start"])]
+
+    assert starts(7) == starts(7)
+    assert starts(7) != starts(8)
+    d = video.clip_dataset(shards, clip_len=4, batch_size=N, seed=7, with_ids=True)
+    epochs = [sorted(zip(b["id"].numpy(), b["start"].numpy())) for _ in range(2) for b in d]
+    assert epochs[0] != epochs[1]  # a new clip (and order) each epoch
+
+
+@pytest.mark.timeout(120)
+def test_clip_longer_than_a_video_is_an_error(shards):
+    ds = video.clip_dataset(shards, clip_len=MAX_F + 1, batch_size=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="clip_len"):
+        list(ds)
+
+
+@pytest.mark.timeout(180)
+def test_mp4_clip_dataset_matches_the_videos(videos, mp4_dir):
+    ds = video.mp4_clip_dataset(mp4_dir, clip_len=5, batch_size=4, seed=2)
+    assert ds.element_spec[0].shape.as_list() == [None, 5, SIZE, SIZE, 3]
+    n = 0
+    for clips, labels in ds:
+        for clip, label in zip(clips.numpy(), labels.numpy()):
+            # find the video and start this clip came from: best match among same-label videos
+            best = min((np.abs(clip.astype(int) - v.frames[s:s + 5]).mean(), v.label)
+                       for v in videos for s in range(len(v.frames) - 4))
+            assert best[0] < JPEG_TOL and best[1] == label
+            n += 1
+    assert n == N
+
+
+@pytest.mark.timeout(120)
+def test_in_memory_loader_and_clip_sampling(videos, mp4_dir):
+    data = video.load_videos_in_memory(mp4_dir)
+    assert len(data.frames) == sum(len(v.frames) for v in videos)
+    assert len(data.rss) == len(data.data_bytes) == N
+    assert data.data_bytes[-1] == data.frames.nbytes
+    x, y = data.sample_clips(6, 3, rng=np.random.default_rng(0))
+    assert x.shape == (6, 3, SIZE, SIZE, 3) and y.shape == (6,)
+
+
+def test_small_video_model_trains_one_step():
+    model = video.small_video_model(4, SIZE)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    x = np.zeros((2, 4, SIZE, SIZE, 3), np.uint8)
+    assert np.isfinite(model.train_on_batch(x, np.array([0, 3])))
+    assert model.output_shape == (None, 4)
