@@ -135,6 +135,19 @@ def to_sequence_example(context: Mapping, sequences: Mapping) -> tf.train.Sequen
                                     feature_lists=tf.train.FeatureLists(feature_list=lists))
 
 
+def serialize(message) -> bytes:
+    """Serialize an Example/SequenceExample with its feature names sorted.
+
+    Plain ``SerializeToString()`` writes a message's map fields in an order that can change
+    from one Python process to the next, so the same data would give different files and
+    checksums; this order does not.
+
+    >>> serialize(to_example({"b": 1, "a": 2})) == serialize(to_example({"a": 2, "b": 1}))
+    True
+    """
+    return message.SerializeToString(deterministic=True)
+
+
 # ---------------------------------------------------------------- parsing
 def _spec(spec: Mapping, sequence: bool = False) -> dict:
     """Expand shorthand: a dtype is a scalar per record (per step); ``(dtype, shape)`` a fixed
@@ -267,13 +280,14 @@ class ShardWriter:
         self._counts.append(0)
         self._sizes.append(0)
 
-    def write(self, record: bytes) -> None:
-        """Append one serialized record (bytes, e.g. ``example.SerializeToString()``)."""
+    def write(self, record) -> None:
+        """Append one record: bytes, or an Example/SequenceExample (serialized with sorted keys)."""
         if not self._open:
             raise RuntimeError("use ShardWriter inside a `with` block")
+        if isinstance(record, (tf.train.Example, tf.train.SequenceExample)):
+            record = serialize(record)
         if not isinstance(record, bytes):
-            raise TypeError(f"write() takes bytes, got {type(record).__name__}; "
-                            "call .SerializeToString() on an Example first")
+            raise TypeError(f"write() takes bytes or an Example, got {type(record).__name__}")
         if self.mode == "round_robin":
             i = self._n % self.num_shards
         else:
