@@ -460,6 +460,74 @@ class Dataset:
 
         return glassbox_shuffle(self, buffer_size, seed, reshuffle_each_iteration)
 
+    def interleave(self, map_func: Callable, cycle_length: int | None = None,
+                   block_length: int | None = None, num_parallel_calls: int | None = None,
+                   deterministic: bool | None = None) -> Dataset:
+        """Read ``cycle_length`` datasets made by ``map_func`` in turn, ``block_length`` at a time.
+
+        ``cycle_length=None`` means AUTOTUNE, as in tf.data: the number of
+        CPU cores, fewer with ``num_parallel_calls`` (see
+        :func:`datakit.interleave.default_cycle_length`). Parallel calls change speed, not order (unless
+        ``deterministic=False`` in tf.data; this twin always keeps it). The
+        cycle itself lives in :mod:`datakit.interleave`.
+
+        >>> ds = Dataset.range(1, 4).interleave(lambda n: Dataset.range(n).map(lambda _: n),
+        ...                                     cycle_length=2)
+        >>> [int(x) for x in ds]
+        [1, 2, 2, 3, 3, 3]
+        """
+        from datakit.interleave import check_arguments, interleave_steps
+
+        _check_parallel(num_parallel_calls)
+        cycle, block = check_arguments(cycle_length, block_length, num_parallel_calls)
+
+        def op(parent, rec):
+            for s in interleave_steps(parent(), lambda x: _call(map_func, x), cycle, block):
+                if rec is not None:
+                    rec.append(Step(s.value, (s.input,)))
+                yield s.value
+
+        args = [f"cycle_length={cycle_length}"] if cycle_length is not None else []
+        args += [f"block_length={block}"] if block != 1 else []
+        return self._chain(op, f"interleave({', '.join([_fn_name(map_func)] + args)})")
+
+    @classmethod
+    def list_files(cls, file_pattern: str | list[str], shuffle: bool | None = None,
+                   seed: int | None = None) -> Dataset:
+        """The file names matching ``file_pattern`` (a glob or a list of them), as bytes.
+
+        ``shuffle=False`` gives them sorted, exactly as tf.data does. The
+        default shuffles, reshuffling on every pass; this twin uses its own
+        random numbers (NumPy, from ``seed``): same names as tf.data, not the
+        same order.
+
+        >>> import datakit
+        >>> [p.split(b"/")[-1] for p in Dataset.list_files(
+        ...     str(datakit.data_path("housing", "*.csv")), shuffle=False)]
+        [b'housing.csv']
+        """
+        import glob
+
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(file_pattern)
+        patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+        names = sorted(n for p in patterns for n in glob.glob(p))
+        if not names:
+            raise FileNotFoundError(
+                f"No files matched pattern: {', '.join(patterns)}; check the folder and the "
+                "pattern (tf.data raises InvalidArgumentError here).")
+        files = [n.encode() for n in names]
+        rng = np.random.default_rng(seed)
+
+        def op(_parent, rec):
+            order = rng.permutation(len(files)) if shuffle is None or shuffle else range(len(files))
+            for i, j in enumerate(order):
+                if rec is not None:
+                    rec.append(Step(files[j], (int(j),)))
+                yield files[j]
+
+        extra = ", shuffle=False" if shuffle is False else (f", seed={seed}" if seed is not None else "")
+        return cls(op, f"list_files({file_pattern!r}{extra})")
+
     # -- running ---------------------------------------------------------------
 
     def _chain_list(self) -> list[Dataset]:
