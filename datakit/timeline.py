@@ -1,8 +1,10 @@
 """Where the time goes: per-element, per-stage timelines of real ``tf.data`` pipelines.
 
-A traced pipeline carries, next to each element, a small dict of timestamps
-taken with ``tf.timestamp()`` *inside* the mapped functions (no Python
-callback on the hot path). :func:`tag` starts the record (an element id),
+A traced pipeline carries, next to each element, one small float64 tensor:
+the element's id, then a (start, end) pair per stage, taken with
+``tf.timestamp()`` *inside* the mapped functions (no Python callback on the
+hot path); the stage names travel in the element structure, so they cost
+nothing at run time. :func:`tag` starts the record (an element id),
 :func:`timed` wraps a map function so it also records when it started and
 finished, and :func:`trace_timeline` plays the consumer (a training step, or
 a simulated one) and returns a :class:`Timeline` of plain NumPy arrays:
@@ -37,14 +39,19 @@ import tensorflow as tf
 
 from datakit import plotting
 
-_KEY = re.compile(r"^t(\d\d)_(.+)$")
+_TRACE = "trace:"  # the trace dict's only key: "trace:" + comma-separated stage names
 
 
 def tag(dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """Start tracing: each element ``x`` becomes ``(x, {"id": position})``."""
+    """Start tracing: each element ``x`` becomes ``(x, trace)``, the trace holding its position."""
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"tag() takes a tf.data.Dataset, got {type(dataset).__name__}")
-    return dataset.enumerate().map(lambda i, x: (x, {"id": i}))
+    return dataset.enumerate().map(lambda i, x: (x, {_TRACE: tf.cast(i, tf.float64)[None]}))
+
+
+def _is_traced(element: Any) -> bool:
+    return (isinstance(element, tuple) and len(element) == 2 and isinstance(element[1], dict)
+            and len(element[1]) == 1 and next(iter(element[1])).startswith(_TRACE))
 
 
 def _stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
@@ -58,9 +65,15 @@ def _stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
 
 
 def _add_stage(trace: dict, name: str, times: tf.Tensor) -> dict:
-    k = sum(1 for key in trace if _KEY.match(key))
-    shape = tf.concat([tf.shape(trace["id"]), [2]], 0)  # one row per element, also in a batch
-    return {**trace, f"t{k:02d}_{name}": tf.broadcast_to(times, shape)}
+    (key, record), = trace.items()
+    shape = tf.concat([tf.shape(record)[:-1], [2]], 0)  # one row per element, also in a batch
+    key += ("," if key != _TRACE else "") + name
+    return {key: tf.concat([record, tf.broadcast_to(times, shape)], -1)}
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w ]*", name):
+        raise ValueError(f"stage name must be a short word such as 'parse', got {name!r}")
 
 
 def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]:
@@ -69,17 +82,73 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
     ``fn`` sees the element as it would without tracing; ``fn=None`` only
     stamps the time the element passed this point (a zero-length stage).
     """
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w ]*", name):
-        raise ValueError(f"stage name must be a short word such as 'parse', got {name!r}")
+    _check_name(name)
     fn = fn if fn is not None else (lambda *x: x[0] if len(x) == 1 else x)
 
     def stage(value, trace):
-        if not isinstance(trace, dict) or "id" not in trace:
+        if not _is_traced((value, trace)):
             raise TypeError("timed() needs a traced dataset: start the pipeline with timeline.tag(ds)")
         out, times = _stamp_around(lambda: fn(*value) if isinstance(value, tuple) else fn(value))
         return out, _add_stage(trace, name, times)
 
     return stage
+
+
+def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
+    """For ``apply``: stage ``name`` spans from the previous element's arrival here to this one's.
+
+    On a dataset that is not traced yet it also tags the elements (one op, not two).
+
+    Use it right after an op you cannot wrap (``batch``, a library's
+    reader): the bar is how long this point waited for the element, which is
+    the op's work when whatever is downstream keeps pulling (a parallel map
+    or a prefetch).
+    """
+    _check_name(name)
+
+    def arrival(state, element):  # state: (elements seen, last arrival time)
+        count, last = state
+        now = tf.timestamp()
+        start = tf.where(last < 0, now, last)
+        if _is_traced(element):
+            value, trace = element
+        else:  # not traced yet: tag it here too, in the same op
+            value, trace = element, {_TRACE: tf.cast(count, tf.float64)[None]}
+        return (count + 1, now), (value, _add_stage(trace, name, tf.stack([start, now])))
+
+    init = (tf.constant(0, tf.int64), tf.constant(-1.0, tf.float64))
+    return lambda ds: ds.scan(init, arrival)
+
+
+def traced_csv_reader(filepaths, *, stats, label: str, batch_size: int = 32,
+                      shuffle_buffer_size: int = 10_000, n_readers: int = 5,
+                      n_parse_threads: int | None = 1,
+                      seed: int | None = None, trace: bool = True) -> tf.data.Dataset:
+    """The kit's batch-then-parse CSV chain (number columns only) with stages "lines" and "parse".
+
+    ``list_files -> interleave(TextLineDataset.skip(1)) -> shuffle -> batch
+    -> [lines] -> map(decode + standardize) [parse] -> prefetch(1)``; with
+    ``trace=False`` the same chain untraced (to measure what tracing costs).
+    """
+    from datakit import csv as kcsv
+    files, columns = kcsv.check_files(filepaths)
+    nums = [c for c in columns if stats[c].kind == kcsv.NUMBER and c != label]
+    keep = [columns.index(c) for c in nums + [label]]
+    defaults = [tf.constant([stats[c].mean], tf.float32) for c in nums] + [tf.constant([], tf.float32)]
+    mean = tf.constant([stats[c].mean for c in nums], tf.float32)
+    std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
+
+    def parse(lines):
+        fields = tf.io.decode_csv(lines, defaults, select_cols=keep)
+        return (tf.stack(fields[:-1], axis=-1) - mean) / std, fields[-1]
+
+    ds = tf.data.Dataset.list_files(files, shuffle=True, seed=seed).interleave(
+        lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=n_readers)
+    ds = ds.shuffle(shuffle_buffer_size, seed=seed).batch(batch_size)
+    if not trace:
+        return ds.map(parse, num_parallel_calls=n_parse_threads).prefetch(1)
+    return ds.apply(between("lines")).map(timed("parse", parse),
+                                          num_parallel_calls=n_parse_threads).prefetch(1)
 
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
@@ -130,7 +199,8 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
             row_id = f * rows_per_file + r
             out, t_read = _stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
             row_id = tf.cast(out, tf.int64)
-            return row_id, {"id": row_id, "t00_open": t_open, "t01_read": t_read}
+            record = tf.concat([tf.cast(row_id, tf.float64)[None], t_open, t_read], 0)
+            return row_id, {_TRACE + "open,read": record}
 
         return opened.flat_map(
             lambda t: tf.data.Dataset.range(rows_per_file).map(lambda r: read(t, r)))
@@ -154,11 +224,10 @@ def serial(dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 def stage_names(element_spec: Any) -> list[str]:
     """The stages a traced dataset records, in pipeline order."""
-    if not (isinstance(element_spec, tuple) and len(element_spec) == 2
-            and isinstance(element_spec[1], dict) and "id" in element_spec[1]):
+    if not _is_traced(element_spec):
         raise TypeError("not a traced dataset: start it with timeline.tag(ds) or a traced source")
-    keys = sorted(k for k in element_spec[1] if _KEY.match(k))
-    return [_KEY.match(k).group(2) for k in keys]
+    names = next(iter(element_spec[1]))[len(_TRACE):]
+    return names.split(",") if names else []
 
 
 @dataclass
@@ -215,12 +284,10 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
         elif step_time:
             time.sleep(step_time)
         fin.append(time.time())
-        i = np.reshape(trace["id"].numpy(), -1)
-        ids.append(i)
-        step.append(np.full(len(i), len(req) - 1))
-        keys = sorted(k for k in trace if _KEY.match(k))
-        times.append(np.stack([np.reshape(trace[k].numpy(), (-1, 2)) for k in keys], 1)
-                     if keys else np.zeros((len(i), 0, 2)))
+        record = np.reshape(next(iter(trace.values())).numpy(), (-1, 1 + 2 * len(names)))
+        ids.append(record[:, 0].astype(np.int64))
+        step.append(np.full(len(record), len(req) - 1))
+        times.append(record[:, 1:].reshape(-1, len(names), 2))
     t = np.concatenate(times) - origin if times else np.zeros((0, len(names), 2))
     cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
     return Timeline(names, cat(ids, np.int64), cat(step, np.int64), t[..., 0], t[..., 1],
