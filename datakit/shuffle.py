@@ -331,6 +331,7 @@ class MixingStats:
     max_forward: int           # furthest an element came out *earlier* than it went in
     rank_correlation: float    # Spearman, input vs output order: 1 = not shuffled
     single_label_batches: float | None = None  # fraction of batches holding one label
+    labels_per_batch: float | None = None      # mean number of distinct labels in a batch
 
 
 def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None = None
@@ -341,8 +342,8 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
     :func:`shuffled_orders`).
 
     >>> s = mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 0, 1, 1], batch_size=2)
-    >>> s.mean_displacement, s.rank_correlation, s.single_label_batches
-    (0.0, 1.0, 1.0)
+    >>> s.mean_displacement, s.rank_correlation, s.single_label_batches, s.labels_per_batch
+    (0.0, 1.0, 1.0, 1.0)
     """
     orders = np.atleast_2d(np.asarray(orders))
     runs, n = orders.shape
@@ -350,15 +351,16 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
     moved = step - orders                      # > 0: came out later than it went in
     d = moved.astype(float)
     rho = 1 - 6 * (d ** 2).sum(axis=1) / (n * (n * n - 1)) if n > 1 else np.ones(runs)
-    single = None
+    single = distinct = None
     if labels is not None:
         if batch_size is None or batch_size < 1:
-            raise ValueError("with labels, pass batch_size >= 1 to count single-label batches")
+            raise ValueError("with labels, pass batch_size >= 1 to count labels per batch")
         lab = np.asarray(labels)[orders]
         batches = [lab[:, i:i + batch_size] for i in range(0, n, batch_size)]
         single = float(np.mean([(b == b[:, :1]).all(axis=1).mean() for b in batches]))
+        distinct = float(np.mean([len(set(row)) for b in batches for row in b.tolist()]))
     return MixingStats(float(np.abs(moved).mean()), int(np.abs(moved).max()),
-                       int(max(0, -moved.min())), float(rho.mean()), single)
+                       int(max(0, -moved.min())), float(rho.mean()), single, distinct)
 
 
 def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int = 0
@@ -480,6 +482,7 @@ def _label(x: Any) -> str:
 def plot_mixing(mixing: MixingMap, axes=None):
     """P(output position | input position), one heat map per buffer size, side by side."""
     import matplotlib.pyplot as plt
+    from matplotlib.colors import BoundaryNorm
 
     k = len(mixing.buffer_sizes)
     with plotting.style():
@@ -487,17 +490,19 @@ def plot_mixing(mixing: MixingMap, axes=None):
             _, axes = plt.subplots(1, k, figsize=(3.0 * k + 1, 3.4), sharey=True,
                                    constrained_layout=True)
         axes = np.atleast_1d(axes)
-        vmax = max(0.1, 4 / mixing.n)
+        levels = np.array([0, .5, 1, 2, 4, 8, 16]) / mixing.n  # multiples of uniform chance
+        norm = BoundaryNorm(np.append(levels, 1.0), 256, extend="neither")
         for ax, b, p in zip(axes, mixing.buffer_sizes, mixing.probs):
-            im = ax.imshow(p.T, origin="lower", cmap="magma_r", vmin=0, vmax=vmax,
+            im = ax.imshow(p.T, origin="lower", cmap="magma_r", norm=norm, interpolation="nearest",
                            extent=(-.5, mixing.n - .5, -.5, mixing.n - .5), aspect="equal")
             x = np.arange(mixing.n)
             ax.plot(x, np.maximum(x - (b - 1), 0), color="#1f77b4", lw=1, ls="--")
             ax.set_title(f"buffer_size={b}")
             ax.set_xlabel("input position")
         axes[0].set_ylabel("output position")
-        axes[0].figure.colorbar(im, ax=list(axes), shrink=.8,
-                                label=f"probability ({mixing.runs} runs)")
+        bar = axes[0].figure.colorbar(im, ax=list(axes), shrink=.8,
+                                      label=f"probability ({mixing.runs} runs)")
+        bar.set_ticks(levels[1:], labels=[f"{x:.2g}" for x in levels[1:]])
         axes[min(1, k - 1)].legend(["earliest possible output:\ninput - (buffer_size - 1)"],
                                    loc="upper left", fontsize=7)
     return axes
