@@ -162,7 +162,8 @@ def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
 # ---- TFRecord shards of SequenceExamples ------------------------------------------------
 
 def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
-                        quality: int = 90, compression: str | None = None) -> list[Path]:
+                        quality: int = 90, compression: str | None = None,
+                        overwrite: bool = False) -> list[Path]:
     """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame)."""
     import tensorflow as tf
 
@@ -173,12 +174,12 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
         lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
         input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
     with records.ShardWriter(directory, prefix="videos", num_shards=num_shards,
-                             compression=compression) as writer:
+                             compression=compression, overwrite=overwrite) as writer:
         for v in videos:
             jpegs = list(encode(v.frames).numpy())
             example = records.to_sequence_example(
                 {"id": v.id, "label": v.label, "length": len(v.frames)}, {"frames": jpegs})
-            writer.write(example.SerializeToString())
+            writer.write(example)
     return [Path(p) for p in writer.paths]
 
 
@@ -240,6 +241,11 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
 
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
     ds = tf.data.Dataset.zip(raw, rand)
+    try:  # the manifest's record count tells fit() how many steps an epoch has
+        total = sum(s["records"] for s in records.read_manifest(directory)["shards"])
+        ds = ds.apply(tf.data.experimental.assert_cardinality(total))
+    except (records.RecordFileError, KeyError, TypeError):
+        pass
     if traced:
         from datakit import timeline
 
@@ -293,13 +299,15 @@ def rss_bytes() -> int:
 class InMemoryVideos:
     """All frames of all videos in one array, with where each video starts.
 
-    ``data_bytes[k]`` and ``rss[k]`` were measured after loading ``k + 1`` videos.
+    ``data_bytes[k]`` and ``rss[k]`` were measured after loading ``k + 1`` videos,
+    ``rss_before`` before the first.
     """
 
     frames: np.ndarray
     starts: np.ndarray
     lengths: np.ndarray
     labels: np.ndarray
+    rss_before: int = 0
     data_bytes: list[int] = field(default_factory=list)
     rss: list[int] = field(default_factory=list)
 
@@ -319,7 +327,7 @@ def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     first = read_mp4(paths[0], stop=1)
     frames = np.empty((int(lengths.sum()),) + first.shape[1:], np.uint8)  # pages not touched yet
-    out = InMemoryVideos(frames, starts, lengths, np.array(labels))
+    out = InMemoryVideos(frames, starts, lengths, np.array(labels), rss_bytes())
     for p, s, n in zip(paths, starts, lengths):
         frames[s:s + n] = read_mp4(p)
         out.data_bytes.append(int((s + n) * frames[0].nbytes))
@@ -372,23 +380,25 @@ def memory_logger():
 # ---- Pictures ---------------------------------------------------------------------------
 
 def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
-    """Resident memory against the bytes of frames loaded, extended to the machine's memory."""
-    import matplotlib.pyplot as plt  # noqa: F401  (plotting needs pyplot)
-
+    """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM."""
     from datakit import plotting
 
     mb = 1e-6
-    x, y = np.array(loaded.data_bytes) * mb, np.array(loaded.rss) * mb
-    slope, base = np.polyfit(x, y, 1) if len(x) > 1 else (1.0, y[0] - x[0])
-    x_full = (total_memory * mb - base) / max(slope, 1e-9)  # data size that fills the machine
+    x = np.array(loaded.data_bytes) * mb
+    y = (np.array(loaded.rss) - loaded.rss_before) * mb
+    free = (total_memory - loaded.rss_before) * mb  # what was left when loading began
+    slope = max(np.polyfit(x, y, 1)[0] if len(x) > 1 else 1.0, 1e-3)
+    x_ext = np.geomspace(x[-1], free / slope, 50)
     with plotting.style():
         ax = plotting.new_axes(ax)
-        ax.plot(x, y, "o-", ms=3, color=plotting.PALETTE[0], label="measured: frames in one array")
-        ax.plot([x[-1], x_full], [y[-1], total_memory * mb], "--", color=plotting.PALETTE[0],
-                label="the same trend, extended")
-        ax.axhline(total_memory * mb, color=plotting.PALETTE[3], label="this machine's memory")
+        ax.plot(x, np.maximum(y, x[0] / 10), "o", ms=3, color=plotting.PALETTE[0],
+                label="measured while loading into one array")
+        ax.plot(x_ext, slope * x_ext, "--", color=plotting.PALETTE[0],
+                label=f"the same trend ({slope:.1f} MB per MB), extended")
+        ax.axhline(free, color=plotting.PALETTE[3], label="this machine's free memory")
         ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
-               ylabel="resident memory (MB)", title="All frames in memory: RSS grows with the data")
+               ylabel="resident memory added (MB)",
+               title="All frames in memory: memory grows with the data")
         ax.legend(loc="upper left")
     return ax
 
