@@ -188,7 +188,7 @@ def check_files(filepaths: str | Path | list) -> tuple[list[str], list[str]]:
             raise FileNotFoundError(f"{item}: no such file.")
         else:
             files.append(item)
-    files = sorted(dict.fromkeys(files))
+    files = list(dict.fromkeys(files))  # in the order given: the first file sets the header
     header = None
     for path in files:
         with open(path, "rb") as f:
@@ -199,10 +199,10 @@ def check_files(filepaths: str | Path | list) -> tuple[list[str], list[str]]:
         if header is None:
             header, first_file = first, path
         elif first != header:
-            raise ValueError(f"{path}: its header differs from {first_file}'s:\n"
-                             f"  {first}\n  {header}\nAll shards must have the same columns.")
+            raise ValueError(f"{path}: its header `{first}` differs from `{header}` in "
+                             f"{first_file}; all shards must have the same columns.")
         _check_manifest(path, data)
-    return files, next(_csv.reader([header]))
+    return sorted(files), next(_csv.reader([header]))
 
 
 def _check_manifest(path: str, data: bytes) -> None:
@@ -245,13 +245,13 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
     """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
 
     >>> describe_bad_line('1,abc', ["a", "b"], {"a": NUMBER, "b": NUMBER})
-    ("'b' (2 of 2)", 'expected a number, got `abc`')
+    ('b (2 of 2)', 'expected a number, got `abc`')
     >>> describe_bad_line('1', ["a", "b"], {"a": NUMBER, "b": NUMBER})
     (None, 'found 1 field(s), expected 2')
     """
     pos, n = 0, len(columns)
     for k, col in enumerate(columns):
-        where = f"'{col}' ({k + 1} of {n})"
+        where = f"{col} ({k + 1} of {n})"
         pat = re.compile(_PATTERNS[kinds[col]] + ("" if col in required else "?") + "(?=,|$)")
         m = pat.match(raw, pos)
         if not m:
