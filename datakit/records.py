@@ -350,33 +350,42 @@ def _tf_message(e: Exception) -> str:
     return re.sub(r"\s*\[Op:\w+\].*$", "", msg, flags=re.S).strip()
 
 
-def count_records(path) -> int:
-    """Count the records of an uncompressed TFRecord file by walking its 12-byte headers.
+def record_offsets(path) -> list[int]:
+    """Byte offset where each record of an uncompressed TFRecord file starts, from its headers.
 
+    Each record is framed by 16 bytes: an 8-byte little-endian length, a 4-byte CRC of the
+    length, the data, a 4-byte CRC of the data. Walking the lengths costs one seek per record.
     Raises :class:`RecordFileError` if the file does not end exactly at a record boundary
-    (TensorFlow itself silently drops a cut-off last record). Data CRCs are not checked.
+    (TensorFlow itself silently drops a cut-off last record). CRCs are not checked.
     """
-    size, pos, n = os.path.getsize(path), 0, 0
+    size, pos, starts = os.path.getsize(path), 0, []
     with open(path, "rb") as f:
         while pos < size:
             f.seek(pos)
             head = f.read(8)
             if len(head) < 8 or size - pos < 16:
-                raise RecordFileError(path, f"file ends inside the header of record {n}: it was "
-                                      "cut mid-record", offset=pos)
+                raise RecordFileError(path, f"file ends inside the header of record {len(starts)}:"
+                                      " it was cut mid-record", offset=pos)
             (length,) = struct.unpack("<Q", head)
             if pos + 16 + length > size:
-                raise RecordFileError(path, f"record {n} says it holds {length} bytes but the file "
-                                      f"ends {size - pos - 12} bytes later: cut mid-record (or "
-                                      "the length field is corrupted)", offset=pos)
-            pos, n = pos + 16 + length, n + 1
-    return n
+                raise RecordFileError(path, f"record {len(starts)} says it holds {length} bytes but"
+                                      f" the file ends {size - pos - 12} bytes after its header:"
+                                      " cut mid-record (or the length is corrupted)", offset=pos)
+            starts.append(pos)
+            pos += 16 + length
+    return starts
+
+
+def count_records(path) -> int:
+    """Count the records of an uncompressed TFRecord file (see :func:`record_offsets`)."""
+    return len(record_offsets(path))
 
 
 def _count_with_tf(path, compression) -> int:
     ds = tf.data.TFRecordDataset(os.fspath(path), compression_type=compression or "")
     try:
-        return int(ds.reduce(np.int64(0), lambda c, _: c + 1))
+        batches = ds.batch(4096)  # one reduce step per batch: ~10x faster than per record
+        return int(batches.reduce(np.int64(0), lambda c, b: c + tf.shape(b, tf.int64)[0]))
     except tf.errors.OpError as e:
         msg = _tf_message(e)
         m = re.search(r"record at (\d+)", msg)
