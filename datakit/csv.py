@@ -166,12 +166,14 @@ def _update_manifest(folder: Path, counts: dict[str, int]) -> None:
 # -- checking files up front ---------------------------------------------------
 
 
-def check_files(filepaths: str | Path | list) -> tuple[list[str], list[str]]:
+def check_files(filepaths: str | Path | list, *, counts: dict | None = None
+                ) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
 
     Raises, naming the file: a path that does not exist, a pattern that
     matches nothing, an empty file (not even a header), a header that differs
     from the first file's, a file with fewer rows than its ``manifest.json``.
+    ``counts``, if given, receives the number of data lines of each file.
     """
     items = [filepaths] if isinstance(filepaths, (str, Path)) else list(filepaths)
     if not items:
@@ -201,16 +203,18 @@ def check_files(filepaths: str | Path | list) -> tuple[list[str], list[str]]:
         elif first != header:
             raise ValueError(f"{path}: its header `{first}` differs from `{header}` in "
                              f"{first_file}; all shards must have the same columns.")
-        _check_manifest(path, data)
+        rows = data.count(b"\n") + (not data.endswith(b"\n")) - 1
+        _check_manifest(path, rows)
+        if counts is not None:
+            counts[path] = rows
     return sorted(files), next(_csv.reader([header]))
 
 
-def _check_manifest(path: str, data: bytes) -> None:
+def _check_manifest(path: str, rows: int) -> None:
     manifest = Path(path).parent / "manifest.json"
     if not manifest.exists():
         return
     expected = json.loads(manifest.read_text())["rows"].get(Path(path).name)
-    rows = data.count(b"\n") + (not data.endswith(b"\n")) - 1
     if expected is not None and rows != expected:
         raise ValueError(f"{path}: {rows} rows, but {manifest.name} says {expected}; "
                          "the file is truncated or was changed after writing. Write it again.")
@@ -466,7 +470,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
                        stats: CsvStats, label: str, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
-                       on_bad_line: str = "raise"):
+                       on_bad_line: str = "raise", prefetch: int | None = 1):
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     ``filepaths``: paths or glob patterns, checked up front (:func:`check_files`).
@@ -476,30 +480,38 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     ``parse="line"``: the classic map-per-line chain; ``parse="batch"``: batch
     lines, then decode the batch at once (faster, same rows in the same order).
     ``on_bad_line="skip"`` drops bad lines and warns with a count per file.
+    ``prefetch``: the buffer of the final ``prefetch`` (0 or None: none).
+    The dataset knows its length (``len(ds)``, from the files' line counts),
+    which ``fit()`` uses, and checks it: a short read is an error.
     """
     import tensorflow as tf
-    files, columns = check_files(filepaths)
+    counts: dict[str, int] = {}
+    files, columns = check_files(filepaths, counts=counts)
     kinds = _kinds_for(stats, columns, files[0])
     if label not in columns:
         raise ValueError(f"label={label!r} is not a column; the columns are {columns}.")
     if kinds[label] != NUMBER:
         raise ValueError(f"label={label!r} is a text column; this reader predicts a number.")
+    auto = ("n_read_threads", "n_parse_threads", "prefetch")
     for name, v, low in [("n_readers", n_readers, 1), ("batch_size", batch_size, 1),
                          ("repeat", repeat, 1), ("shuffle_buffer_size", shuffle_buffer_size, 0),
-                         ("n_read_threads", n_read_threads, 1), ("n_parse_threads", n_parse_threads, 1)]:
+                         ("n_read_threads", n_read_threads, 1),
+                         ("n_parse_threads", n_parse_threads, 1), ("prefetch", prefetch, 0)]:
         ok = v is None and name not in ("n_readers", "batch_size") or (
-            isinstance(v, int) and not isinstance(v, bool) and (v >= low or v == AUTOTUNE
-                                                              and "threads" in name))
+            isinstance(v, int) and not isinstance(v, bool)
+            and (v >= low or v == AUTOTUNE and name in auto))
         if not ok:
             raise ValueError(f"{name}={v!r} is invalid: pass an int >= {low}"
-                             + (", None or tf.data.AUTOTUNE." if "threads" in name else "."))
+                             + (", None or tf.data.AUTOTUNE." if name in auto else "."))
     if parse not in ("line", "batch"):
         raise ValueError(f"parse={parse!r}: use 'line' (classic) or 'batch' (vectorized).")
     if on_bad_line not in ("raise", "skip"):
         raise ValueError(f"on_bad_line={on_bad_line!r}: use 'raise' or 'skip'.")
     required = {label}
     if on_bad_line == "skip":
-        _warn_skipped(find_bad_lines(files, stats, label=label))
+        bad = find_bad_lines(files, stats, label=label)
+        _warn_skipped(bad)
+        counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
 
     features = [c for c in columns if c != label]
     nums = [c for c in features if kinds[c] == NUMBER]
@@ -539,7 +551,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     else:
         dataset = dataset.batch(batch_size)
         dataset = dataset.map(preprocess, num_parallel_calls=n_parse_threads)
-    return dataset.prefetch(1)
+    if repeat is not None:
+        batches = -(-sum(counts.values()) * repeat // batch_size)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
+    return dataset.prefetch(prefetch) if prefetch else dataset
 
 
 def _warn_skipped(bad: list[BadLine]) -> None:
