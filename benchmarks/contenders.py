@@ -1,0 +1,148 @@
+"""The pipelines compared: each yields ``(features, label)`` batches of the generated CSV.
+
+Every contender standardizes the 8 feature columns with the same training
+statistics, so they all deliver the same thing; all TensorFlow ones shuffle
+with a 10,000-line buffer (seeded). The PyTorch one does not shuffle (see
+RESULTS.md). Builders take ``(paths, stats, batch_size, seed)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.data import COLUMNS, LABEL
+
+BUFFER = 10_000
+READERS = 5
+
+
+def _mean_std(stats):
+    feats = [c for c in COLUMNS if c != LABEL]
+    return (np.array([stats[c].mean for c in feats], np.float32),
+            np.array([stats[c].std for c in feats], np.float32))
+
+
+def kit_fast(paths, stats, batch_size, seed):
+    from datakit import csv as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="batch")
+
+
+def kit_classic(paths, stats, batch_size, seed):
+    """The classic per-line chain (map per line, then batch), as csv_reader_dataset builds it."""
+    from datakit import csv as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="line")
+
+
+def timeline_untraced(paths, stats, batch_size, seed):
+    from datakit import timeline
+    return timeline.traced_csv_reader(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                      seed=seed, trace=False)
+
+
+def timeline_traced(paths, stats, batch_size, seed):
+    from datakit import timeline
+    return timeline.traced_csv_reader(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                      seed=seed, trace=True)
+
+
+def make_csv_dataset(paths, stats, batch_size, seed):
+    import tensorflow as tf
+    mean, std = _mean_std(stats)
+    feats = [c for c in COLUMNS if c != LABEL]
+    ds = tf.data.experimental.make_csv_dataset(
+        paths, batch_size, column_defaults=[tf.float32] * len(COLUMNS), label_name=LABEL,
+        num_epochs=1, shuffle=True, shuffle_buffer_size=BUFFER, shuffle_seed=seed)
+    return ds.map(lambda x, y: ((tf.stack([x[c] for c in feats], -1) - mean) / std, y))
+
+
+def csv_dataset(paths, stats, batch_size, seed):
+    import tensorflow as tf
+    mean, std = _mean_std(stats)
+    ds = tf.data.Dataset.list_files(paths, shuffle=True, seed=seed).interleave(
+        lambda f: tf.data.experimental.CsvDataset(f, [tf.float32] * len(COLUMNS), header=True),
+        cycle_length=READERS)
+    ds = ds.shuffle(BUFFER, seed=seed).batch(batch_size)
+    return ds.map(lambda *cols: ((tf.stack(cols[:-1], -1) - mean) / std, cols[-1])).prefetch(1)
+
+
+def pandas_in_memory(paths, stats, batch_size, seed):
+    import pandas as pd
+    import tensorflow as tf
+    mean, std = _mean_std(stats)
+    df = pd.concat([pd.read_csv(p, dtype=np.float32) for p in paths], ignore_index=True)
+    x = (df.drop(columns=LABEL).to_numpy(np.float32) - mean) / std
+    ds = tf.data.Dataset.from_tensor_slices((x, df[LABEL].to_numpy(np.float32)))
+    return ds.shuffle(BUFFER, seed=seed).batch(batch_size).prefetch(1)
+
+
+def torch_dataloader(paths, stats, batch_size, seed):
+    import torch
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+    mean, std = _mean_std(stats)
+
+    class CsvRows(IterableDataset):
+        """Each worker reads every other file, line by line (no shuffling)."""
+
+        def __iter__(self):
+            info = get_worker_info()
+            mine = paths[info.id::info.num_workers] if info else paths
+            for path in mine:
+                with open(path) as f:
+                    next(f)
+                    for line in f:
+                        v = np.array(line.split(","), np.float32)
+                        yield torch.from_numpy((v[:-1] - mean) / std), v[-1]
+
+    return DataLoader(CsvRows(), batch_size=batch_size, num_workers=2)
+
+
+def floor_read(paths, stats, batch_size, seed):
+    """Lines in batches, no parsing, no shuffling: what reading alone costs."""
+    import tensorflow as tf
+    ds = tf.data.Dataset.list_files(paths, shuffle=True, seed=seed).interleave(
+        lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=READERS)
+    return ds.batch(batch_size).prefetch(1)
+
+
+def floor_parse(paths, stats, batch_size, seed, rows=262_144):
+    """Decode + standardize batches of lines already in memory: what parsing alone costs."""
+    import tensorflow as tf
+    mean, std = _mean_std(stats)
+    lines = []
+    with open(paths[0]) as f:
+        next(f)
+        lines = [line.rstrip("\n") for line in f]
+    lines = (lines * (rows // len(lines) + 1))[: rows - rows % batch_size]
+    batches = tf.constant(np.array(lines, dtype=object).reshape(-1, batch_size))
+    defaults = [tf.constant([], tf.float32)] * len(COLUMNS)
+
+    def parse(b):
+        cols = tf.io.decode_csv(b, defaults)
+        return (tf.stack(cols[:-1], -1) - mean) / std, cols[-1]
+
+    return tf.data.Dataset.from_tensor_slices(batches).map(parse).prefetch(1)
+
+
+def floor_loop(paths, stats, batch_size, seed, rows=262_144):
+    """A Python loop over ready batches (nothing to read or parse): the loop's own cost."""
+    import tensorflow as tf
+    x = tf.zeros([batch_size, len(COLUMNS) - 1])
+    y = tf.zeros([batch_size])
+    return tf.data.Dataset.from_tensors((x, y)).repeat(rows // batch_size)
+
+
+CONTENDERS = {
+    "kit_fast": kit_fast,
+    "kit_classic": kit_classic,
+    "make_csv_dataset": make_csv_dataset,
+    "CsvDataset_interleave": csv_dataset,
+    "pandas_in_memory": pandas_in_memory,
+    "torch_DataLoader_2w": torch_dataloader,
+    "floor_read_lines": floor_read,
+    "floor_parse_in_memory": floor_parse,
+    "floor_python_loop": floor_loop,
+    "timeline_untraced": timeline_untraced,
+    "timeline_traced": timeline_traced,
+}
