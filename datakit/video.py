@@ -244,7 +244,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     try:  # the manifest's record count tells fit() how many steps an epoch has
         total = sum(s["records"] for s in records.read_manifest(directory)["shards"])
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
-    except (records.RecordFileError, KeyError, TypeError):
+    except (records.RecordFileError, OSError, KeyError, TypeError):  # no manifest
         pass
     if traced:
         from datakit import timeline
@@ -285,6 +285,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         lambda pl, r: tf.data.Dataset.from_generator(
             decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
         cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
     return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
 
 
