@@ -216,7 +216,7 @@ def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None
         for i, (f, ln) in enumerate(zip(trace.file, trace.line)):
             ax.add_patch(plotting.plt.Rectangle((i, 0), 1, 1, facecolor=plotting.epoch_color(f),
                                                 edgecolor="white", linewidth=1.5))
-            if n <= 60:
+            if n <= 40:
                 ax.text(i + 0.5, 0.5, str(ln), ha="center", va="center", color="white",
                         fontsize=8, fontweight="bold")
         ax.set_xlim(0, max(n, 1))
