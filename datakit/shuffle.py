@@ -1,4 +1,4 @@
-"""The shuffle buffer opened up: TensorFlow's algorithm, traces of real runs, mixing.
+"""The shuffle buffer opened up: TensorFlow's algorithm, the glass box, traces of real runs.
 
 ``Dataset.shuffle(buffer_size)`` keeps a buffer of ``buffer_size`` slots. It
 fills the buffer with the first elements, then, for every output, picks a
@@ -29,12 +29,16 @@ by TensorFlow into one op that already loads the next epoch during the drain
 but never picks from it before the current epoch is empty (at most 3 epochs
 are held); each epoch draws fresh seeds when ``reshuffle_each_iteration`` is
 true, the same seeds otherwise, so the order equals that of the unfused chain.
+
+How far a shuffle of a given buffer size mixes the data is measured and
+drawn in :mod:`datakit.mixing`.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,9 +55,7 @@ def _check_buffer_size(buffer_size: Any) -> int:
     return b
 
 
-# ----------------------------------------------------------------------------
-# The algorithm (TensorFlow's), on input positions
-# ----------------------------------------------------------------------------
+# ---------------------------------------------------------------- TensorFlow's algorithm
 
 
 class Pick(NamedTuple):
@@ -130,9 +132,7 @@ def _rng_chooser(rng: np.random.Generator) -> Chooser:
     return lambda n, _slots, _head: int(rng.integers(n))
 
 
-# ----------------------------------------------------------------------------
-# The glass-box op
-# ----------------------------------------------------------------------------
+# ---------------------------------------------------------------- the glass-box op
 
 
 @dataclass
@@ -166,11 +166,10 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
         _check_count("seed", seed)
     picks = None if picks is None else list(picks)
     base = seed if seed is not None else np.random.SeedSequence().entropy
-    iteration = [0]
+    passes = itertools.count()
 
     def op(parent, rec):
-        k = iteration[0] if reshuffle_each_iteration else 0
-        iteration[0] += 1
+        k = next(passes) if reshuffle_each_iteration else 0
         choose = (replay_picks(picks) if picks is not None
                   else _rng_chooser(np.random.default_rng([base, k])))
         for p in buffer_steps(parent(), size, choose):
@@ -184,9 +183,7 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
     return ds._chain(op, f"shuffle({', '.join(args)})")
 
 
-# ----------------------------------------------------------------------------
-# Buffers of a real tf.data run
-# ----------------------------------------------------------------------------
+# ---------------------------------------------------------------- buffers of a real tf.data run
 
 
 @dataclass
@@ -243,6 +240,8 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
         raise TypeError("trace_buffer() needs a tf.data.Dataset; for the glass box call "
                         "glassbox.Dataset(...).shuffle(...).trace() instead.")
     size = _check_buffer_size(buffer_size)
+    if epoch_size is not None and _check_count("epoch_size", epoch_size) < 1:
+        raise ValueError("epoch_size must be >= 1: the number of elements in one epoch.")
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
         raise ValueError("trace_buffer() needs a finite dataset: take(n) a part of it first.")
     tagged = dataset.enumerate().shuffle(size, seed=seed,
@@ -254,168 +253,20 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     for i, x in tagged.as_numpy_iterator():
         picked.append(int(i))
         outputs.append(x)
-    inputs: list = [None] * len(picked)
-    for i, x in zip(picked, outputs):
-        inputs[i] = x
+    inputs = [outputs[i] for i in np.argsort(picked)]
     order = iter(picked)
 
     def observed(_n, slots, head):
         return (slots.index(next(order)) - head) % size
 
     steps = list(buffer_steps(inputs, size, observed))
-    epochs = None
-    if epoch_size is not None:
-        e = _check_count("epoch_size", epoch_size)
-        if e < 1:
-            raise ValueError("epoch_size must be >= 1: the number of elements in one epoch.")
-        epochs = [i // e for i in range(len(inputs))]
+    epochs = None if epoch_size is None else [i // epoch_size for i in range(len(inputs))]
     return BufferTrace(size, inputs, outputs, picked, [p.slots for p in steps],
                        [p.slot for p in steps], [p.entered for p in steps],
                        [p.offset for p in steps], epochs)
 
 
-# ----------------------------------------------------------------------------
-# Mixing, from real runs
-# ----------------------------------------------------------------------------
-
-
-def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0) -> np.ndarray:
-    """``runs`` real TF shuffles of ``range(n)``: array ``[run, output step] -> input position``.
-
-    One seeded ``shuffle(...).repeat(runs)``: every pass is reshuffled with fresh seeds.
-
-    >>> o = shuffled_orders(5, 5, runs=3, seed=1)
-    >>> o.shape, sorted(o[0].tolist())
-    ((3, 5), [0, 1, 2, 3, 4])
-    """
-    import tensorflow as tf
-
-    size = _check_buffer_size(buffer_size)
-    ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
-    return np.stack([b for b in ds.as_numpy_iterator()]) if runs else np.zeros((0, n), int)
-
-
-@dataclass
-class MixingMap:
-    """P(output position | input position) for several buffer sizes."""
-
-    n: int
-    runs: int
-    buffer_sizes: list[int]
-    probs: np.ndarray = field(repr=False)  # [buffer size index, input pos, output pos]
-
-
-def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
-                   runs: int = 200, *, seed: int = 0) -> MixingMap:
-    """Where each input position ends up, over ``runs`` real shuffles per buffer size.
-
-    >>> m = measure_mixing(4, [1, 4], runs=10, seed=0)
-    >>> m.probs[0].diagonal().tolist(), m.probs[1].sum(axis=1).tolist()
-    ([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
-    """
-    sizes = [_check_buffer_size(b) for b in buffer_sizes]
-    probs = np.zeros((len(sizes), n, n))
-    for k, b in enumerate(sizes):
-        orders = shuffled_orders(n, b, runs, seed=seed)
-        for out_pos in range(n):
-            np.add.at(probs[k, :, out_pos], orders[:, out_pos], 1)
-    return MixingMap(n, runs, sizes, probs / max(runs, 1))
-
-
-@dataclass
-class MixingStats:
-    """Numbers to compare buffer sizes by (averaged over runs)."""
-
-    mean_displacement: float   # mean |output position - input position|
-    max_displacement: int
-    max_forward: int           # furthest an element came out *earlier* than it went in
-    rank_correlation: float    # Spearman, input vs output order: 1 = not shuffled
-    single_label_batches: float | None = None  # fraction of batches holding one label
-    labels_per_batch: float | None = None      # mean number of distinct labels in a batch
-
-
-def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None = None
-                 ) -> MixingStats:
-    """Displacement, rank correlation and (with ``labels``) single-label batches.
-
-    ``orders[run, t]`` is the input position emitted at step t (see
-    :func:`shuffled_orders`).
-
-    >>> s = mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 0, 1, 1], batch_size=2)
-    >>> s.mean_displacement, s.rank_correlation, s.single_label_batches, s.labels_per_batch
-    (0.0, 1.0, 1.0, 1.0)
-    """
-    orders = np.atleast_2d(np.asarray(orders))
-    runs, n = orders.shape
-    step = np.broadcast_to(np.arange(n), orders.shape)
-    moved = step - orders                      # > 0: came out later than it went in
-    d = moved.astype(float)
-    rho = 1 - 6 * (d ** 2).sum(axis=1) / (n * (n * n - 1)) if n > 1 else np.ones(runs)
-    single = distinct = None
-    if labels is not None:
-        if batch_size is None or batch_size < 1:
-            raise ValueError("with labels, pass batch_size >= 1 to count labels per batch")
-        lab = np.asarray(labels)[orders]
-        batches = [lab[:, i:i + batch_size] for i in range(0, n, batch_size)]
-        single = float(np.mean([(b == b[:, :1]).all(axis=1).mean() for b in batches]))
-        distinct = float(np.mean([len(set(row)) for b in batches for row in b.tolist()]))
-    return MixingStats(float(np.abs(moved).mean()), int(np.abs(moved).max()),
-                       int(max(0, -moved.min())), float(rho.mean()), single, distinct)
-
-
-def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int = 0
-                  ) -> np.ndarray:
-    """Label counts per batch of a real ``from_tensor_slices(labels).shuffle().batch()``.
-
-    >>> label_batches([0, 0, 1, 1], buffer_size=1, batch_size=2).tolist()
-    [[2, 0], [0, 2]]
-    """
-    import tensorflow as tf
-
-    labels = np.asarray(labels)
-    k = int(labels.max()) + 1
-    ds = tf.data.Dataset.from_tensor_slices(labels).shuffle(
-        _check_buffer_size(buffer_size), seed=seed).batch(batch_size)
-    return np.stack([np.bincount(b, minlength=k) for b in ds.as_numpy_iterator()])
-
-
-def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict[str, np.ndarray]:
-    """Epoch of every output of real ``repeat().shuffle()`` and ``shuffle().repeat()`` runs.
-
-    >>> e = epoch_order(4, 2, 4, seed=0)
-    >>> e["shuffle then repeat"].tolist()
-    [0, 0, 0, 0, 1, 1, 1, 1]
-    """
-    import tensorflow as tf
-
-    base = tf.data.Dataset.range(n)
-    mixed = base.repeat(epochs).enumerate().shuffle(buffer_size, seed=seed)
-    per_epoch = base.shuffle(buffer_size, seed=seed).repeat(epochs).enumerate()
-    return {"repeat then shuffle": np.array([i // n for i, _ in mixed.as_numpy_iterator()]),
-            "shuffle then repeat": np.array([i // n for i, _ in per_epoch.as_numpy_iterator()])}
-
-
-def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
-    """Memory a full buffer holds: ``buffer_size`` x bytes of one element.
-
-    >>> import tensorflow as tf
-    >>> buffer_bytes(tf.TensorSpec([224, 224, 3], tf.float32), 1000)
-    602112000
-    """
-    import tensorflow as tf
-
-    per = 0
-    for spec in tf.nest.flatten(element_spec):
-        if not spec.shape.is_fully_defined() or spec.dtype == tf.string:
-            raise ValueError(f"cannot size {spec}: give a spec with a full shape and a "
-                             "fixed-size dtype (measure one element's nbytes instead).")
-        per += spec.shape.num_elements() * spec.dtype.size
-    return per * _check_buffer_size(buffer_size)
-
-
-# ----------------------------------------------------------------------------
-# Pictures
-# ----------------------------------------------------------------------------
+# ---------------------------------------------------------------- pictures
 
 
 def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: str | None = None):
@@ -429,6 +280,10 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
 
     n = len(trace.slots) if steps is None else min(steps, len(trace.slots))
     b = trace.buffer_size
+
+    def color(p):  # colour of input position p: its epoch
+        return plotting.epoch_color(trace.epochs[p] if trace.epochs else 0)
+
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(0.5 * (b + 2) + 1.5, 0.32 * n + 1.2))
         for t in range(n):
@@ -437,10 +292,9 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
                 if p is None:
                     ax.add_patch(mpatches.Rectangle((s, t), 1, 1, fc="white", ec="#dddddd"))
                     continue
-                e = trace.epochs[p] if trace.epochs else 0
                 picked = s == trace.picked_slot[t]
-                ax.add_patch(mpatches.Rectangle((s, t), 1, 1, fc=plotting.epoch_color(e),
-                                                alpha=0.35, ec="#888888"))
+                ax.add_patch(mpatches.Rectangle((s, t), 1, 1, fc=color(p), alpha=0.35,
+                                                ec="#888888"))
                 if picked:
                     ax.add_patch(mpatches.Rectangle((s + .04, t + .06), .92, .88, fill=False,
                                                     ec="black", lw=2.2))
@@ -449,26 +303,20 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
                 if p in new:
                     ax.text(s + .93, t + .22, "*", ha="right", va="center", color="#b00000")
             p = trace.picked[t]
-            e = trace.epochs[p] if trace.epochs else 0
-            ax.add_patch(mpatches.Rectangle((b + .6, t), 1, 1, fc=plotting.epoch_color(e),
-                                            alpha=0.6, ec="black"))
+            ax.add_patch(mpatches.Rectangle((b + .6, t), 1, 1, fc=color(p), alpha=0.6, ec="black"))
             ax.text(b + 1.1, t + .5, _label(trace.inputs[p]), ha="center", va="center")
         ax.set_xlim(0, b + 1.7)
         ax.set_ylim(n, 0)
-        ax.set_xticks([s + .5 for s in range(b)] + [b + 1.1])
-        ax.set_xticklabels([str(s) for s in range(b)] + ["out"])
-        ax.set_yticks([t + .5 for t in range(n)])
-        ax.set_yticklabels([str(t) for t in range(n)])
+        ax.set_xticks([s + .5 for s in range(b)] + [b + 1.1], [str(s) for s in range(b)] + ["out"])
+        ax.set_yticks([t + .5 for t in range(n)], [str(t) for t in range(n)])
         ax.set_xlabel("buffer slot")
         ax.set_ylabel("output step")
         ax.tick_params(length=0)
-        for side in ("left", "bottom"):
-            ax.spines[side].set_visible(False)
-        handles = [mpatches.Patch(fc="white", ec="black", lw=2, label="picked")]
-        handles.append(mpatches.Patch(fc="white", ec="white", label="* just came in"))
-        for e in sorted(set(trace.epochs or [])):
-            handles.append(mpatches.Patch(fc=plotting.epoch_color(e), alpha=.5,
-                                          label=f"epoch {e}"))
+        ax.spines[["left", "bottom"]].set_visible(False)
+        handles = [mpatches.Patch(fc="white", ec="black", lw=2, label="picked"),
+                   mpatches.Patch(fc="white", ec="white", label="* just came in")]
+        handles += [mpatches.Patch(fc=plotting.epoch_color(e), alpha=.5, label=f"epoch {e}")
+                    for e in sorted(set(trace.epochs or []))]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.set_title(title or f"Shuffle buffer of size {b}, before every pick")
     return ax
@@ -477,76 +325,3 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
 def _label(x: Any) -> str:
     x = x.item() if isinstance(x, np.generic) else x
     return x.decode() if isinstance(x, bytes) else str(x)
-
-
-def plot_mixing(mixing: MixingMap, axes=None):
-    """P(output position | input position), one heat map per buffer size, side by side."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import BoundaryNorm
-
-    k = len(mixing.buffer_sizes)
-    with plotting.style():
-        if axes is None:
-            _, axes = plt.subplots(1, k, figsize=(3.0 * k + 1, 3.4), sharey=True,
-                                   constrained_layout=True)
-        axes = np.atleast_1d(axes)
-        levels = np.array([0, .5, 1, 2, 4, 8, 16]) / mixing.n  # multiples of uniform chance
-        norm = BoundaryNorm(np.append(levels, 1.0), 256, extend="neither")
-        for ax, b, p in zip(axes, mixing.buffer_sizes, mixing.probs):
-            im = ax.imshow(p.T, origin="lower", cmap="magma_r", norm=norm, interpolation="nearest",
-                           extent=(-.5, mixing.n - .5, -.5, mixing.n - .5), aspect="equal")
-            x = np.arange(mixing.n)
-            ax.plot(x, np.maximum(x - (b - 1), 0), color="#1f77b4", lw=1, ls="--")
-            ax.set_title(f"buffer_size={b}")
-            ax.set_xlabel("input position")
-        axes[0].set_ylabel("output position")
-        bar = axes[0].figure.colorbar(im, ax=list(axes), shrink=.8,
-                                      label=f"probability ({mixing.runs} runs)")
-        bar.set_ticks(levels[1:], labels=[f"{x:.2g}" for x in levels[1:]])
-        axes[min(1, k - 1)].legend(["earliest possible output:\ninput - (buffer_size - 1)"],
-                                   loc="upper left", fontsize=7)
-    return axes
-
-
-def plot_epochs(orders: dict[str, np.ndarray], ax=None):
-    """Epoch of each output element, one strip per pipeline."""
-    from matplotlib.colors import ListedColormap
-
-    with plotting.style():
-        ax = plotting.new_axes(ax, figsize=(8, 1.0 + 0.5 * len(orders)))
-        names = list(orders)
-        grid = np.stack([orders[k] for k in names])
-        e = int(grid.max()) + 1
-        ax.imshow(grid, aspect="auto", cmap=ListedColormap(plotting.PALETTE[:e]),
-                  vmin=-.5, vmax=e - .5, interpolation="nearest")
-        ax.set_yticks(range(len(names)))
-        ax.set_yticklabels([f"{k.split()[0]}().{k.split()[-1]}()" for k in names])
-        ax.set_xlabel("output position")
-        ax.set_title("Which epoch each output comes from")
-        import matplotlib.patches as mpatches
-        ax.legend(handles=[mpatches.Patch(color=plotting.epoch_color(i), label=f"epoch {i}")
-                           for i in range(e)], loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return ax
-
-
-def plot_label_batches(counts: dict[int, np.ndarray], axes=None):
-    """Label composition of every batch, one panel per buffer size."""
-    import matplotlib.pyplot as plt
-
-    with plotting.style():
-        if axes is None:
-            _, axes = plt.subplots(1, len(counts), figsize=(2.8 * len(counts) + 1, 2.8),
-                                   sharey=True, constrained_layout=True)
-        axes = np.atleast_1d(axes)
-        for ax, (b, c) in zip(axes, counts.items()):
-            bottom = np.zeros(len(c))
-            for lab in range(c.shape[1]):
-                ax.bar(np.arange(len(c)), c[:, lab], bottom=bottom, width=1.0,
-                       color=plotting.epoch_color(lab), ec="white", lw=.3,
-                       label=f"label {lab}")
-                bottom += c[:, lab]
-            ax.set_title(f"buffer_size={b}")
-            ax.set_xlabel("batch")
-        axes[0].set_ylabel("elements per label")
-        axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return axes
