@@ -188,6 +188,7 @@ def plot_mixing(mixing: MixingMap, axes=None):
     with plotting.style():
         axes = _panels(axes, k, 3.0, 3.4)
         levels = np.array([0, .5, 1, 2, 4, 8, 16]) / mixing.n  # multiples of uniform chance
+        levels = levels[levels < 1]  # probabilities end at 1 (small n: 16 / n is more)
         norm = BoundaryNorm(np.append(levels, 1.0), 256, extend="neither")
         for ax, b, p in zip(axes, mixing.buffer_sizes, mixing.probs):
             im = ax.imshow(p.T, origin="lower", cmap="magma_r", norm=norm, interpolation="nearest",

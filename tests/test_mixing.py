@@ -68,3 +68,14 @@ def test_plots_return_axes():
     assert mx.plot_epochs(mx.epoch_order(4, 2, 3)).get_title()
     assert len(mx.plot_label_batches({1: np.eye(2, dtype=int)})) == 1
     plt.close("all")
+
+
+def test_plot_mixing_draws_small_datasets():
+    import matplotlib.pyplot as plt
+
+    for n in [1, 2, 6, 16, 40]:
+        axes = mx.plot_mixing(mx.measure_mixing(n, [1, 2], runs=3))
+        axes[0].figure.canvas.draw()  # the colour scale is checked only when drawn
+        bounds = axes[0].images[0].norm.boundaries
+        assert (np.diff(bounds) > 0).all() and bounds[-1] == 1.0
+    plt.close("all")
