@@ -503,6 +503,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         if not ok:
             raise ValueError(f"{name}={v!r} is invalid: pass an int >= {low}"
                              + (", None or tf.data.AUTOTUNE." if name in auto else "."))
+    if n_read_threads not in (None, AUTOTUNE) and n_read_threads > n_readers:
+        raise ValueError(f"n_read_threads={n_read_threads} is more than n_readers={n_readers}: "
+                         "at most one thread per open file; lower it or pass tf.data.AUTOTUNE.")
     if parse not in ("line", "batch"):
         raise ValueError(f"parse={parse!r}: use 'line' (classic) or 'batch' (vectorized).")
     if on_bad_line not in ("raise", "skip"):

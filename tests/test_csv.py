@@ -283,7 +283,7 @@ def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
     ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
     ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
     ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
-    ({"prefetch": -5}, "prefetch")])
+    ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6")])
 def test_bad_arguments_say_how_to_fix(tmp_path, kwargs, fix):
     paths = five_files(tmp_path, "1,2,x")
     stats = dc.column_stats(paths[0])
