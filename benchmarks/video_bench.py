@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['peak_mb']:>12,.0f} {r['peak_mb'] - r['base_mb']:>14,.0f}")
     for mode in ("in_memory", "streaming"):
         one, four = (r for m, s, r in rows if m == mode)
+        growth = (four["peak_mb"] - four["base_mb"]) / max(one["peak_mb"] - one["base_mb"], 1)
         print(f"{mode}: peak RSS 4x / 1x = {four['peak_mb'] / one['peak_mb']:.2f} "
-              f"(growth above 'before': {(four['peak_mb'] - four['base_mb']) / max(one['peak_mb'] - one['base_mb'], 1):.1f}x)")
+              f"(growth above 'before': {growth:.1f}x)")
 
     kw = dict(clip_len=args.clip_len, batch_size=16, seed=1)
     steps = args.steps
