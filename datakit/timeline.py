@@ -170,6 +170,10 @@ def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
     return fn
 
 
+#: Threads of the private pool a synthetic pipeline runs on (tf.data's default: one per core).
+SLEEP_THREADS = 16
+
+
 def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: float = 0.02,
                     read_time: float = 0.01, cycle_length: int = 1,
                     num_parallel_calls: int | None = None,
@@ -178,6 +182,8 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
 
     Files are interleaved (``cycle_length``, ``num_parallel_calls`` as in
     ``interleave``); element ``f * rows_per_file + r`` is row ``r`` of file ``f``.
+    A sleeping call holds a thread: the pipeline gets a private pool of
+    :data:`SLEEP_THREADS` threads so that sleeps overlap beyond the core count.
 
     >>> tl = trace_timeline(synthetic_files(2, 3, open_time=0.001, read_time=0.001))
     >>> tl.stages, sorted(tl.ids.tolist())
@@ -205,9 +211,11 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
         return opened.flat_map(
             lambda t: tf.data.Dataset.range(rows_per_file).map(lambda r: read(t, r)))
 
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = SLEEP_THREADS
     return tf.data.Dataset.range(num_files).interleave(
         read_file, cycle_length=cycle_length, block_length=1,
-        num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        num_parallel_calls=num_parallel_calls, deterministic=deterministic).with_options(options)
 
 
 def serial(dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -232,7 +240,11 @@ def stage_names(element_spec: Any) -> list[str]:
 
 @dataclass
 class Timeline:
-    """A traced run. Times are seconds since the consumer asked for its first element."""
+    """A traced run. Times are seconds since the consumer asked for its first element.
+
+    Creating the iterator (where ``tf.data`` rewrites and instantiates the
+    pipeline) comes before that and is kept apart in ``startup`` seconds.
+    """
 
     stages: list[str]
     ids: np.ndarray        # (N,) element id, in the order the consumer received them
@@ -242,6 +254,7 @@ class Timeline:
     requested: np.ndarray  # (M,) consumer asked for the next element
     received: np.ndarray   # (M,) ... got it
     finished: np.ndarray   # (M,) ... finished its (simulated) training step
+    startup: float = 0.0   # seconds spent creating the iterator, before time 0
 
     @property
     def ready(self) -> np.ndarray:
@@ -269,10 +282,11 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
     if step_time < 0 or (steps is not None and steps < 1):
         raise ValueError("step_time must be >= 0 and steps >= 1 (or None for the whole dataset)")
     ids, step, times, req, got, fin = [], [], [], [], [], []
-    origin = time.time()
+    t0 = time.time()
     iterator = iter(dataset)
+    origin = time.time()
     while steps is None or len(req) < steps:
-        t = time.time() if req else origin  # the first request also made the iterator
+        t = time.time()
         try:
             value, trace = next(iterator)
         except StopIteration:
@@ -291,7 +305,8 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
     t = np.concatenate(times) - origin if times else np.zeros((0, len(names), 2))
     cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
     return Timeline(names, cat(ids, np.int64), cat(step, np.int64), t[..., 0], t[..., 1],
-                    np.array(req) - origin, np.array(got) - origin, np.array(fin) - origin)
+                    np.array(req) - origin, np.array(got) - origin, np.array(fin) - origin,
+                    origin - t0)
 
 
 def bars(tl: Timeline, stage: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -352,13 +367,16 @@ def plot_timeline(tl: Timeline, ax=None, *, title: str = "Timeline", occupancy_a
         ax = plotting.new_axes(ax)
         y, ticks, labels = 0.0, [], []
         lanes = [(name, *bars(tl, s)) for s, name in enumerate(tl.stages)]
+        span = max(float(tl.finished.max()) if len(tl.finished) else 0.0, 1e-3)
         for name, b0, b1, st in lanes + [("train step", tl.received, tl.finished,
                                          np.arange(len(tl.received)))]:
             sub = sub_lanes(b0, b1) if len(b0) else np.zeros(0, int)
             n = int(sub.max() + 1) if len(sub) else 1
             for a, b, k, s in zip(b0, b1, sub, st):
-                ax.barh(y + k, max(b - a, 1e-4), left=a, height=0.8,
-                        color=plotting.epoch_color(int(s)), edgecolor="white", linewidth=0.5)
+                thin = b - a < span / 150  # a white edge would hide a thin bar
+                ax.barh(y + k, max(b - a, span / 400), left=a, height=0.8,
+                        color=plotting.epoch_color(int(s)), edgecolor="white",
+                        linewidth=0 if thin else 0.5)
             ticks.append(y + (n - 1) / 2)
             labels.append(name if n == 1 else f"{name} (x{n})")
             if name == "train step" and len(tl.received):
@@ -368,11 +386,12 @@ def plot_timeline(tl: Timeline, ax=None, *, title: str = "Timeline", occupancy_a
         if len(tl.received):  # consumer waiting: hatched bars on the consumer lane
             ax.barh([y - 1.6] * len(tl.received), tl.received - tl.requested,
                     left=tl.requested, height=0.8, color="none", edgecolor=plotting.MUTED,
-                    hatch="////", linewidth=0, label="consumer waiting for input")
-            ax.legend(loc="lower right", fontsize=8)
+                    hatch="////", linewidth=0, label="train step waiting in next()")
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8,
+                      handlelength=3, borderaxespad=0.2)
         ax.set_yticks(ticks, labels)
         ax.invert_yaxis()
-        ax.set_title(title)
+        ax.set_title(title, loc="left")
         if not (ax.get_subplotspec() and ax.get_subplotspec().get_geometry()[0] > 1):
             ax.set_xlabel("time (s)")
     return ax
@@ -386,6 +405,7 @@ def plot_occupancy(tl: Timeline, ax=None):
         ax.step(np.concatenate([[0.0], t]), np.concatenate([[0], n]), where="post",
                 color=plotting.PALETTE[0])
         ax.set_ylabel("ready,\nnot taken")
+        ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))
         ax.set_ylim(bottom=0)
         ax.set_xlabel("time (s)")
     return ax
