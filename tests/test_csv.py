@@ -150,6 +150,9 @@ def test_every_row_exactly_once_per_epoch(housing):
     ex, ey = read_all(dc.csv_reader_dataset(files, stats=stats, label=LABEL, n_readers=1,
                                             shuffle_buffer_size=None, batch_size=1000))
     assert len(ey) == 20640
+    wx, wy = expected_rows(sorted(files), stats)  # unshuffled, one reader: sorted file order
+    np.testing.assert_allclose(ex, wx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(ey, wy)
     want = sorted_rows(ex, ey)
     # parse="line" gives the same rows in the same order: test_fast_variant_...
     ds = dc.csv_reader_dataset(files, stats=stats, label=LABEL, seed=3, parse="batch",
