@@ -1,4 +1,4 @@
-"""TFRecord done safely: build and parse ``Example``s, write atomic shards, read them checked.
+"""TFRecord shards done safely: write them atomically with a manifest, read them checked.
 
 TensorFlow reads a TFRecord file cut at a record boundary, or even in the middle of
 a record, as a shorter file *without any error*, and its ``DataLossError`` for a
@@ -21,11 +21,17 @@ Inside an interleaved ``tf.data`` graph an error cannot be caught and renamed, s
 whatever these checks cannot see (a file changed after the check) still surfaces as
 TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
 
->>> ex = to_example({"id": 7, "name": "seven", "xy": [0.5, 1.5]})
->>> sorted(ex.features.feature)
-['id', 'name', 'xy']
->>> list(ex.features.feature["xy"].float_list.value)
-[0.5, 1.5]
+What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.examples`.
+
+>>> import tempfile
+>>> d = tempfile.mkdtemp()
+>>> with ShardWriter(d, num_shards=1) as w:
+...     for r in (b"a", b"bb", b"ccc"):
+...         w.write(r)
+>>> record_offsets(w.paths[0])  # 16 bytes of framing around each record
+[0, 17, 35]
+>>> [r.numpy() for r in read_records(d)]
+[b'a', b'bb', b'ccc']
 """
 
 from __future__ import annotations
@@ -34,13 +40,13 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import struct
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
+
+from datakit.examples import serialize
 
 MANIFEST = "manifest.json"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -56,151 +62,6 @@ class RecordFileError(ValueError):
         self.path, self.reason, self.offset = str(path), reason, offset
         at = f" (at byte {offset})" if offset is not None else ""
         super().__init__(f"{self.path}{at}: {reason}")
-
-
-# ---------------------------------------------------------------- building Examples
-def _feature(name: str, value) -> tf.train.Feature:
-    if isinstance(value, tf.train.Feature):
-        return value
-    if isinstance(value, (bytes, str)):
-        value = [value]
-    if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, (bytes, str)) for v in value):  # not via NumPy: it drops trailing b"\0"
-        vals = [v.encode() if isinstance(v, str) else v for v in value]
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
-    if np.ndim(value) == 0:
-        value = [value]
-    arr = np.asarray(value)
-    if arr.ndim != 1:
-        raise ValueError(f"feature {name!r} has shape {arr.shape}: a feature holds a flat list; "
-                         "flatten it (and store the shape as another feature) or use "
-                         "tf.io.serialize_tensor")
-    if arr.size == 0 and not isinstance(value, np.ndarray):
-        raise ValueError(f"feature {name!r} is an empty list, so its type is unknown: pass "
-                         "np.array([], dtype=np.int64) (or float32 / object for bytes)")
-    kind = arr.dtype.kind
-    if kind in "SUO":
-        vals = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.tolist()]
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
-    if kind in "biu":
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=arr.astype(np.int64)))
-    if kind == "f":
-        return tf.train.Feature(float_list=tf.train.FloatList(value=arr.astype(np.float32)))
-    raise ValueError(f"feature {name!r}: cannot store dtype {arr.dtype}; use bytes/str, ints or "
-                     "floats")
-
-
-def _features(values: Mapping) -> tf.train.Features:
-    if not isinstance(values, Mapping):
-        raise TypeError(f"expected a dict of feature name -> value, got {type(values).__name__}")
-    return tf.train.Features(feature={str(k): _feature(str(k), v) for k, v in values.items()})
-
-
-def to_example(features: Mapping) -> tf.train.Example:
-    """Build a ``tf.train.Example`` from plain values: bytes/str, ints, floats, or 1-D lists of them.
-
-    >>> ex = to_example({"label": 2, "pixels": np.array([0, 255], np.uint8)})
-    >>> list(ex.features.feature["pixels"].int64_list.value)
-    [0, 255]
-    >>> len(ex.SerializeToString())
-    37
-    """
-    return tf.train.Example(features=_features(features))
-
-
-_LISTS = {"bytes_list": tf.train.BytesList, "int64_list": tf.train.Int64List,
-          "float_list": tf.train.FloatList}
-
-
-def to_sequence_example(context: Mapping, sequences: Mapping) -> tf.train.SequenceExample:
-    """Build a ``tf.train.SequenceExample``: ``context`` as in :func:`to_example`, and for each
-    sequence name a list of steps (each step a value or a 1-D list; a 2-D array is one row a step).
-
-    >>> se = to_sequence_example({"label": 1}, {"frames": [b"a", b"bb", b"ccc"]})
-    >>> len(se.feature_lists.feature_list["frames"].feature)
-    3
-    """
-    lists = {}
-    for name, steps in sequences.items():
-        if isinstance(steps, (bytes, str, int, float, np.generic)) or (
-                isinstance(steps, np.ndarray) and steps.ndim == 0):
-            raise ValueError(f"sequence {name!r} must be a list of steps, got one value")
-        feats = [None if isinstance(s, (list, tuple)) and not s else _feature(f"{name}[{i}]", s)
-                 for i, s in enumerate(steps)]  # an empty step takes the others' type
-        kind = next((f.WhichOneof("kind") for f in feats if f is not None), "int64_list")
-        empty = tf.train.Feature(**{kind: _LISTS[kind]()})
-        feats = [empty if f is None else f for f in feats]
-        lists[str(name)] = tf.train.FeatureList(feature=feats)
-    return tf.train.SequenceExample(context=_features(context),
-                                    feature_lists=tf.train.FeatureLists(feature_list=lists))
-
-
-def serialize(message) -> bytes:
-    """Serialize an Example/SequenceExample with its feature names sorted.
-
-    Plain ``SerializeToString()`` writes a message's map fields in an order that can change
-    from one Python process to the next, so the same data would give different files and
-    checksums; this order does not.
-
-    >>> serialize(to_example({"b": 1, "a": 2})) == serialize(to_example({"a": 2, "b": 1}))
-    True
-    """
-    return message.SerializeToString(deterministic=True)
-
-
-# ---------------------------------------------------------------- parsing
-def _spec(spec: Mapping, sequence: bool = False) -> dict:
-    """Expand shorthand: a dtype is a scalar per record (per step); ``(dtype, shape)`` a fixed
-    shape; ``(dtype, None)`` a variable length list (ragged). tf.io feature objects pass through."""
-    out = {}
-    for name, s in spec.items():
-        if not isinstance(s, (tuple, tf.dtypes.DType)):
-            out[name] = s
-            continue
-        dtype, shape = (s, ()) if isinstance(s, tf.dtypes.DType) else s
-        if shape is None:
-            out[name] = tf.io.RaggedFeature(dtype)
-        elif sequence:
-            out[name] = tf.io.FixedLenSequenceFeature(shape, dtype)
-        else:
-            out[name] = tf.io.FixedLenFeature(shape, dtype)
-    return out
-
-
-def parse_example(serialized, spec: Mapping):
-    """Parse one serialized Example (or a batch of them) with ``spec``; usable in ``Dataset.map``.
-
-    ``spec`` maps names to ``tf.io`` features or shorthand: ``tf.int64`` (a scalar),
-    ``(tf.float32, [2])`` (a fixed shape), ``(tf.int64, None)`` (variable length, ragged).
-
-    >>> s = to_example({"id": 3, "xs": [1, 2, 3]}).SerializeToString()
-    >>> out = parse_example(s, {"id": tf.int64, "xs": (tf.int64, None)})
-    >>> int(out["id"]), out["xs"].numpy().tolist()
-    (3, [1, 2, 3])
-    """
-    serialized = tf.convert_to_tensor(serialized, tf.string)
-    if serialized.shape.rank == 0:
-        return tf.io.parse_single_example(serialized, _spec(spec))
-    return tf.io.parse_example(serialized, _spec(spec))
-
-
-def parse_sequence_example(serialized, context_spec: Mapping, sequence_spec: Mapping):
-    """Parse one serialized SequenceExample (or a batch) into ``(context, sequences)``.
-
-    Sequence shorthand: ``tf.string`` is one value per step, ``(tf.float32, [3])`` a fixed
-    vector per step, ``(tf.int64, None)`` a variable-length list per step (ragged).
-
-    >>> s = to_sequence_example({"label": 1}, {"f": [b"a", b"b"]}).SerializeToString()
-    >>> ctx, seq = parse_sequence_example(s, {"label": tf.int64}, {"f": tf.string})
-    >>> int(ctx["label"]), seq["f"].numpy().tolist()
-    (1, [b'a', b'b'])
-    """
-    serialized = tf.convert_to_tensor(serialized, tf.string)
-    cs, ss = _spec(context_spec), _spec(sequence_spec, sequence=True)
-    if serialized.shape.rank == 0:
-        return tf.io.parse_single_sequence_example(serialized, cs, ss)
-    ctx, seq, _lengths = tf.io.parse_sequence_example(serialized, cs, ss)
-    return ctx, seq
 
 
 # ---------------------------------------------------------------- writing shards
@@ -495,6 +356,7 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
     ``shuffle_files`` shuffles the file order each epoch with ``seed``.
 
     >>> import tempfile
+    >>> from datakit.examples import parse_example, to_example
     >>> d = tempfile.mkdtemp()
     >>> with ShardWriter(d, num_shards=3) as w:
     ...     for i in range(7):
@@ -525,120 +387,10 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
                              f"{cycle_length}: a thread reads one open file, so use at most "
                              "cycle_length threads")
         num_parallel_reads = cycle
+    # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
+    # (UserWarning "has no effect"), so a serial read passes neither.
     parallel = {} if num_parallel_reads is None else {
         "num_parallel_calls": num_parallel_reads, "deterministic": True}
     return files.interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=comp),
         cycle_length=cycle, block_length=1, **parallel)
-
-
-# ---------------------------------------------------------------- fixed-length records and SQL
-def write_fixed_length(path, array, header: bytes = b"") -> Path:
-    """Write ``array`` (one row a record) as raw little-endian bytes after ``header``, atomically.
-
-    >>> import tempfile
-    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
-    >>> p.stat().st_size
-    12
-    """
-    path, arr = Path(path), np.ascontiguousarray(array)
-    if arr.ndim < 1 or arr.shape[0] == 0:
-        raise ValueError("array must hold at least one record (its first axis)")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(bytes(header) + arr.astype(arr.dtype.newbyteorder("<")).tobytes())
-    os.replace(tmp, path)
-    return path
-
-
-def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
-                         footer_bytes: int = 0) -> tf.data.Dataset:
-    """Read a file of fixed-size binary records as a dataset of arrays of ``record_shape``.
-
-    The file size is checked first: bytes left over after the last whole record mean a wrong
-    ``record_shape``/``dtype``/header, or a truncated file.
-
-    >>> import tempfile
-    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
-    >>> [r.tolist() for r in fixed_length_dataset(p, [2], np.int16).as_numpy_iterator()]
-    [[0, 1], [2, 3], [4, 5]]
-    """
-    dtype = tf.as_dtype(dtype)
-    record_bytes = int(np.prod(record_shape, dtype=np.int64)) * dtype.size
-    if record_bytes < 1:
-        raise ValueError(f"record_shape={record_shape!r} gives empty records")
-    if not os.path.exists(path):
-        raise RecordFileError(path, "file is missing")
-    body = os.path.getsize(path) - header_bytes - footer_bytes
-    if body <= 0 or body % record_bytes:
-        raise RecordFileError(path, f"{body} bytes between header and footer is not a whole "
-                              f"number of {record_bytes}-byte records: check record_shape, "
-                              "dtype and header_bytes, or the file is truncated")
-    ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
-                                          footer_bytes)
-    shape = list(record_shape)
-    return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))
-
-
-_SQL_TYPES = {"i": "INTEGER", "u": "INTEGER", "b": "INTEGER", "f": "REAL", "U": "TEXT",
-              "S": "BLOB", "O": "TEXT"}
-
-
-def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
-    """Write ``columns`` (name -> equal-length values) as table ``table`` of a new SQLite file.
-
-    >>> import tempfile
-    >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "name": ["a", "b"]})
-    >>> p.read_bytes()[:15]
-    b'SQLite format 3'
-    """
-    if not re.fullmatch(r"[A-Za-z_]\w*", table) or not all(
-            re.fullmatch(r"[A-Za-z_]\w*", c) for c in columns):
-        raise ValueError("table and column names must be identifiers (letters, digits, '_')")
-    cols = {c: np.asarray(v) for c, v in columns.items()}
-    if len({len(v) for v in cols.values()}) != 1:
-        raise ValueError("all columns must have the same length")
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.unlink(missing_ok=True)
-    con = sqlite3.connect(tmp)
-    try:
-        decl = ", ".join(f"{c} {_SQL_TYPES.get(v.dtype.kind, 'BLOB')}" for c, v in cols.items())
-        con.execute(f"CREATE TABLE {table} ({decl})")
-        rows = zip(*(v.tolist() for v in cols.values()))
-        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
-        con.commit()
-    finally:
-        con.close()
-    os.replace(tmp, path)
-    return path
-
-
-def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
-    """Run ``query`` on a SQLite file with ``tf.data.experimental.SqlDataset``, checked first.
-
-    TensorFlow would silently *create* an empty database for a missing file and then fail
-    with "no such table"; here the file and the query are checked with Python's sqlite3.
-
-    >>> import tempfile
-    >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "x": [0.5, 1.5]})
-    >>> [(int(i), float(x)) for i, x in sql_dataset(p, "SELECT id, x FROM t", (tf.int64, tf.float64))]
-    [(1, 0.5), (2, 1.5)]
-    """
-    output_types = tuple(output_types)
-    if not os.path.exists(path):
-        raise RecordFileError(path, "database file is missing")
-    with open(path, "rb") as f:
-        if f.read(16) != b"SQLite format 3\x00":
-            raise RecordFileError(path, "not a SQLite database file")
-    con = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
-    try:
-        cur = con.execute(f"SELECT * FROM ({query}) LIMIT 0")
-        ncols = len(cur.description)
-    except sqlite3.Error as e:
-        raise RecordFileError(path, f"query fails: {e}") from None
-    finally:
-        con.close()
-    if ncols != len(output_types):
-        raise ValueError(f"the query returns {ncols} columns but output_types has "
-                         f"{len(output_types)}: give one dtype per column")
-    return tf.data.experimental.SqlDataset("sqlite", os.fspath(path), query, output_types)

@@ -167,7 +167,7 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
     """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame)."""
     import tensorflow as tf
 
-    from datakit import records
+    from datakit import examples, records
 
     _check(1 <= quality <= 100, f"quality={quality}: pass a JPEG quality in 1..100")
     encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
@@ -177,7 +177,7 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
                              compression=compression, overwrite=overwrite) as writer:
         for v in videos:
             jpegs = list(encode(v.frames).numpy())
-            example = records.to_sequence_example(
+            example = examples.to_sequence_example(
                 {"id": v.id, "label": v.label, "length": len(v.frames)}, {"frames": jpegs})
             writer.write(example)
     return [Path(p) for p in writer.paths]
@@ -212,7 +212,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     """
     import tensorflow as tf
 
-    from datakit import records
+    from datakit import examples, records
 
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
     raw = records.read_records(directory, shuffle_files=True, seed=seed,
@@ -220,11 +220,11 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
     first = next(iter(raw.take(1)))  # the frame size, for static shapes Keras can use
-    _, seq = records.parse_sequence_example(first, context_spec, sequence_spec)
+    _, seq = examples.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
 
     def parse_clip(serialized, r):
-        ctx, seq = records.parse_sequence_example(serialized, context_spec, sequence_spec)
+        ctx, seq = examples.parse_sequence_example(serialized, context_spec, sequence_spec)
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
         tf.debugging.assert_greater_equal(n, tf.constant(clip_len, tf.int64), message=(
             f"a video is shorter than clip_len={clip_len}: pass a smaller clip_len"))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import collections
 import os
-import sqlite3
+import warnings
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import records
+from datakit import examples, records
 
 ID = {"id": tf.int64}
 
@@ -18,13 +17,13 @@ ID = {"id": tf.int64}
 def write_ids(directory, n, **kw):
     with records.ShardWriter(directory, **kw) as w:
         for i in range(n):
-            example = records.to_example({"id": i, "pad": b"x" * (i % 7)})
+            example = examples.to_example({"id": i, "pad": b"x" * (i % 7)})
             w.write(example if i % 2 else example.SerializeToString())  # both are accepted
     return w
 
 
 def ids_of(ds):
-    return [int(x) for x in ds.map(lambda s: records.parse_example(s, ID)["id"])]
+    return [int(x) for x in ds.map(lambda s: examples.parse_example(s, ID)["id"])]
 
 
 # ------------------------------------------------------------------ exactly once
@@ -214,75 +213,15 @@ def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
         w.write("a str is not a record")
 
 
-# ------------------------------------------------------------------ Example and SequenceExample
-def test_example_round_trip_fixed_and_ragged():
-    rows = [{"id": i, "name": f"n{i}", "xy": np.array([i, -i], np.float32),
-             "tags": list(range(i)) or np.array([], np.int64), "raw": bytes([i])}
-            for i in range(4)]
-    ser = [records.to_example(r).SerializeToString() for r in rows]
-    spec = {"id": tf.int64, "name": tf.string, "xy": (tf.float32, [2]),
-            "tags": (tf.int64, None), "raw": tf.string}
-    one = records.parse_example(ser[2], spec)
-    assert one["name"].numpy() == b"n2" and one["tags"].numpy().tolist() == [0, 1]
-    ds = tf.data.Dataset.from_tensor_slices(ser).batch(4).map(
-        lambda s: records.parse_example(s, spec))
-    batch = next(iter(ds))
-    assert batch["tags"].to_list() == [[], [0], [0, 1], [0, 1, 2]]
-    assert batch["xy"].numpy().tolist() == [[i, -i] for i in range(4)]
-    assert batch["raw"].numpy().tolist() == [bytes([i]) for i in range(4)]
-
-
-def test_sequence_example_round_trip():
-    vids = [(i, [bytes([j]) * (j + 1) for j in range(i + 1)], [[k] * (k % 3) for k in range(i + 2)])
-            for i in range(3)]
-    ser = [records.to_sequence_example({"label": lab}, {"frames": fr, "ragged": rg})
-           .SerializeToString() for lab, fr, rg in vids]
-    cspec, sspec = {"label": tf.int64}, {"frames": tf.string, "ragged": (tf.int64, None)}
-    for s, (lab, fr, rg) in zip(ser, vids):
-        ctx, seq = records.parse_sequence_example(s, cspec, sspec)
-        assert int(ctx["label"]) == lab and seq["frames"].numpy().tolist() == fr
-        assert seq["ragged"].to_list() == rg
-    ctx, seq = records.parse_sequence_example(tf.constant(ser), cspec, sspec)
-    assert ctx["label"].numpy().tolist() == [0, 1, 2]
-    steps = records.to_sequence_example({}, {"v": np.arange(6).reshape(3, 2)})
-    assert len(steps.feature_lists.feature_list["v"].feature) == 3
-
-
-def test_bad_feature_values_say_how_to_fix():
-    with pytest.raises(ValueError, match="flatten"):
-        records.to_example({"img": np.zeros((2, 2))})
-    with pytest.raises(ValueError, match="np.array"):
-        records.to_example({"empty": []})
-    with pytest.raises(ValueError, match="list of steps"):
-        records.to_sequence_example({}, {"x": 3})
-
-
-# ------------------------------------------------------------------ fixed-length and SQL
+# ------------------------------------------------------------------ no noise
 @pytest.mark.timeout(60)
-def test_fixed_length_round_trip_and_truncation(tmp_path):
-    arr = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
-    p = records.write_fixed_length(tmp_path / "x.bin", arr, header=b"HDR!")
-    got = np.stack(list(records.fixed_length_dataset(p, [2, 3], np.float32, header_bytes=4)
-                        .as_numpy_iterator()))
-    np.testing.assert_array_equal(got, arr)
-    p.write_bytes(p.read_bytes()[:-5])
-    raises_naming(p, records.fixed_length_dataset, p, [2, 3], np.float32, header_bytes=4)
-
-
-@pytest.mark.timeout(60)
-def test_sql_round_trip_and_errors(tmp_path):
-    p = records.write_sqlite(tmp_path / "t.db", "people", {"id": [1, 2, 3],
-                                                           "name": ["ann", "bo", "cy"],
-                                                           "h": [1.5, 1.75, 2.0]})
-    with sqlite3.connect(p) as con:
-        assert con.execute("SELECT count(*) FROM people").fetchone() == (3,)
-    ds = records.sql_dataset(p, "SELECT id, name, h FROM people ORDER BY id",
-                             (tf.int64, tf.string, tf.float64))
-    assert [(int(i), n.numpy(), float(h)) for i, n, h in ds] == [
-        (1, b"ann", 1.5), (2, b"bo", 1.75), (3, b"cy", 2.0)]
-    missing = tmp_path / "nope.db"
-    raises_naming(missing, records.sql_dataset, missing, "SELECT id FROM people", (tf.int64,))
-    assert not missing.exists()
-    raises_naming(p, records.sql_dataset, p, "SELECT id FROM nobody", (tf.int64,))
-    with pytest.raises(ValueError, match="one dtype per column"):
-        records.sql_dataset(p, "SELECT id, name FROM people", (tf.int64,))
+@pytest.mark.parametrize("num_parallel_reads", [None, 1, 2, tf.data.AUTOTUNE])
+def test_reading_warns_nothing(tmp_path, num_parallel_reads):
+    # `deterministic` passed without `num_parallel_calls` makes TF warn that it has no effect
+    write_ids(tmp_path, 9, num_shards=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = records.read_records(tmp_path, num_parallel_reads=num_parallel_reads)
+        ids = ids_of(ds)
+    assert sorted(ids) == list(range(9))
+    assert [str(w.message) for w in caught] == []

@@ -85,9 +85,9 @@ def test_mp4_round_trip(videos, mp4_dir):
 
 @pytest.mark.timeout(120)
 def test_every_video_is_in_the_shards_exactly_once(videos, shards):
-    from datakit import records
+    from datakit import examples, records
 
-    ds = records.read_records(shards).map(lambda s: records.parse_sequence_example(
+    ds = records.read_records(shards).map(lambda s: examples.parse_sequence_example(
         s, {"id": tf.int64, "label": tf.int64, "length": tf.int64}, {"frames": tf.string}))
     got = {}
     for ctx, seq in ds:
