@@ -39,17 +39,17 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
     import keras
     import numpy as np
 
-    from datakit import video
+    from datakit import memory, video
 
     keras.utils.set_random_seed(0)
     model = video.small_video_model(clip_len, size)
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     x0 = np.zeros((16, clip_len, size, size, 3), np.uint8)
     model.train_on_batch(x0, np.zeros(16, np.int64))  # build and trace before measuring
-    base = video.rss_bytes()
+    base = memory.rss_bytes()
     t0 = time.perf_counter()
     if mode == "in_memory":
-        data = video.load_videos_in_memory(folder)
+        data = memory.load_videos_in_memory(folder)
         rng = np.random.default_rng(0)
         for _ in range(steps):
             model.train_on_batch(*data.sample_clips(16, clip_len, rng=rng))

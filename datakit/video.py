@@ -21,19 +21,17 @@ Two ways to stream them into ``model.fit()``: :func:`clip_dataset` reads
 TFRecord shards of ``SequenceExample`` s (one JPEG per frame) written by
 :func:`write_video_records` and decodes only the frames of each clip;
 :func:`mp4_clip_dataset` decodes MP4 files (written by :func:`write_mp4_videos`)
-with PyAV inside ``from_generator``. :func:`load_videos_in_memory` is the
-starting point they replace: every frame in one NumPy array.
+with PyAV inside ``from_generator``. The starting point they replace, every
+frame in one NumPy array, is :func:`datakit.memory.load_videos_in_memory`.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-import psutil
 
 #: Label names, by label number: the direction the square moves.
 CLASSES = ("right", "left", "down", "up")
@@ -289,54 +287,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
 
 
-# ---- The starting point: every frame in one NumPy array ---------------------------------
-
-def rss_bytes() -> int:
-    """Resident memory of this process, in bytes (what the OS counts against the machine)."""
-    return psutil.Process().memory_info().rss
-
-
-@dataclass
-class InMemoryVideos:
-    """All frames of all videos in one array, with where each video starts.
-
-    ``data_bytes[k]`` and ``rss[k]`` were measured after loading ``k + 1`` videos,
-    ``rss_before`` before the first.
-    """
-
-    frames: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-    labels: np.ndarray
-    rss_before: int = 0
-    data_bytes: list[int] = field(default_factory=list)
-    rss: list[int] = field(default_factory=list)
-
-    def sample_clips(self, batch_size: int, clip_len: int, *, rng: np.random.Generator):
-        """A batch ``(clips, labels)`` of random clips from random videos."""
-        idx = rng.integers(len(self.labels), size=batch_size)
-        offs = rng.integers(0, self.lengths[idx] - clip_len + 1)
-        starts = self.starts[idx] + offs
-        clips = self.frames[starts[:, None] + np.arange(clip_len)]
-        return clips, self.labels[idx]
-
-
-def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
-    """Decode every MP4 under ``directory`` into one ``(total_frames, H, W, 3)`` array."""
-    paths, labels = list_mp4(directory)
-    lengths = np.array([mp4_frame_count(p) for p in paths])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    first = read_mp4(paths[0], stop=1)
-    frames = np.empty((int(lengths.sum()),) + first.shape[1:], np.uint8)  # pages not touched yet
-    out = InMemoryVideos(frames, starts, lengths, np.array(labels), rss_bytes())
-    for p, s, n in zip(paths, starts, lengths):
-        frames[s:s + n] = read_mp4(p)
-        out.data_bytes.append(int((s + n) * frames[0].nbytes))
-        out.rss.append(rss_bytes())
-    return out
-
-
-# ---- Model, memory over time, input wait ------------------------------------------------
+# ---- A model that learns the task ------------------------------------------------------
 
 def small_video_model(clip_len: int, size: int, *, num_classes: int = 4):
     """A small CNN that sees motion: the clip's frames are stacked as channels ("early fusion").
@@ -358,63 +309,3 @@ def small_video_model(clip_len: int, size: int, *, num_classes: int = 4):
         layers.GlobalAveragePooling2D(),
         layers.Dense(num_classes, activation="softmax"),
     ], name="small_video_model")
-
-
-def memory_logger():
-    """A Keras callback that records (seconds, RSS bytes) after every training step.
-
-    Read ``callback.seconds`` and ``callback.rss`` after ``fit()``.
-    """
-    import keras
-
-    class MemoryLogger(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
-            self.t0, self.seconds, self.rss = time.perf_counter(), [0.0], [rss_bytes()]
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.seconds.append(time.perf_counter() - self.t0)
-            self.rss.append(rss_bytes())
-
-    return MemoryLogger()
-
-
-# ---- Pictures ---------------------------------------------------------------------------
-
-def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
-    """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM."""
-    from datakit import plotting
-
-    mb = 1e-6
-    x = np.array(loaded.data_bytes) * mb
-    y = (np.array(loaded.rss) - loaded.rss_before) * mb
-    free = (total_memory - loaded.rss_before) * mb  # what was left when loading began
-    slope = max(np.polyfit(x, y, 1)[0] if len(x) > 1 else 1.0, 1e-3)
-    x_ext = np.geomspace(x[-1], free / slope, 50)
-    with plotting.style():
-        ax = plotting.new_axes(ax)
-        ax.plot(x, np.maximum(y, x[0] / 10), "o", ms=3, color=plotting.PALETTE[0],
-                label="measured while loading into one array")
-        ax.plot(x_ext, slope * x_ext, "--", color=plotting.PALETTE[0],
-                label=f"the same trend ({slope:.1f} MB per MB), extended")
-        ax.axhline(free, color=plotting.PALETTE[3], label="this machine's free memory")
-        ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
-               ylabel="resident memory added (MB)",
-               title="All frames in memory: memory grows with the data")
-        ax.legend(loc="upper left")
-    return ax
-
-
-def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TFRecord shards",
-                       color_index: int = 1):
-    """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`)."""
-    from datakit import plotting
-
-    with plotting.style():
-        ax = plotting.new_axes(ax)
-        ax.plot(seconds, np.array(rss) * 1e-6, "-", color=plotting.epoch_color(color_index),
-                label=label)
-        ax.set(xlabel="training time (s)", ylabel="resident memory (MB)",
-               title="Resident memory during fit()")
-        ax.set_ylim(bottom=0)
-        ax.legend(loc="lower right")
-    return ax

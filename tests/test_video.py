@@ -157,16 +157,6 @@ def test_mp4_clip_dataset_matches_the_videos(videos, mp4_dir):
     assert n == N
 
 
-@pytest.mark.timeout(120)
-def test_in_memory_loader_and_clip_sampling(videos, mp4_dir):
-    data = video.load_videos_in_memory(mp4_dir)
-    assert len(data.frames) == sum(len(v.frames) for v in videos)
-    assert len(data.rss) == len(data.data_bytes) == N
-    assert data.data_bytes[-1] == data.frames.nbytes
-    x, y = data.sample_clips(6, 3, rng=np.random.default_rng(0))
-    assert x.shape == (6, 3, SIZE, SIZE, 3) and y.shape == (6,)
-
-
 def test_small_video_model_trains_one_step():
     model = video.small_video_model(4, SIZE)
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
