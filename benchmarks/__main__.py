@@ -2,7 +2,8 @@
 
 Options: ``--rounds N`` (default 3), ``--rows-timed N`` rows timed per
 throughput run (default 131,072, after a ~10,000-row warm-up),
-``--quick`` (a 100,000-row data set, 1 round: to check the harness).
+``--quick`` (a 100,000-row data set, 1 round: to check the harness),
+``--no-video`` (skip the video benchmark that follows the CSV one).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows-timed", type=int, default=131_072)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--no-video", action="store_true", help="skip benchmarks/video_bench.py")
     args = ap.parse_args(argv)
     rows = 100_000 if args.quick else 1_000_000
     rounds = 1 if args.quick else args.rounds
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     log(f"wrote {args.out}")
 
-    if importlib.util.find_spec("benchmarks.video_bench") is not None:
+    if not args.no_video and importlib.util.find_spec("benchmarks.video_bench") is not None:
         from benchmarks import video_bench
         video_bench.main()
     return 0

@@ -19,23 +19,32 @@ def make_csv(rows: int = 1_000_000, files: int = 20, *, seed: int = 2024,
     ``row_id`` numbers rows in file order (file 0 first), which is what the
     shuffle comparison needs; ``target`` is a noisy linear function of x1..x7.
     """
-    from datakit import csv as kcsv
+    from datakit.shards import write_shards
     folder = folder or WORK / f"csv_{rows}"
     stats_path = folder / "stats.pkl"
     paths = sorted(str(p) for p in folder.glob("part_*.csv"))
     if len(paths) == files and stats_path.exists():
-        return paths, stats_path
+        try:
+            load_stats(stats_path)
+            return paths, stats_path
+        except (AttributeError, ModuleNotFoundError):  # pickled by an older datakit: redo stats
+            _write_stats(paths, stats_path)
+            return paths, stats_path
     rng = np.random.default_rng(seed)
     x = np.round(rng.normal(size=(rows, 7)) * [1, 2, 5, 10, 0.5, 3, 100], 4)
     y = np.round(x @ rng.normal(size=7) + rng.normal(scale=0.1, size=rows), 4)
     table = {"row_id": np.arange(rows)}
     table.update({f"x{i + 1}": x[:, i] for i in range(7)})
     table["target"] = y
-    paths = kcsv.write_shards(table, folder, n_shards=files, prefix="part")
-    stats = kcsv.column_stats(paths)
-    with open(stats_path, "wb") as f:
-        pickle.dump(stats, f)
+    paths = write_shards(table, folder, n_shards=files, prefix="part")
+    _write_stats(paths, stats_path)
     return paths, stats_path
+
+
+def _write_stats(paths, stats_path):
+    from datakit.stats import column_stats
+    with open(stats_path, "wb") as f:
+        pickle.dump(column_stats(paths), f)
 
 
 def load_stats(path: str | Path):

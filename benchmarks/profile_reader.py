@@ -1,53 +1,94 @@
-"""Where the kit's fast CSV reader and the tracing lose time: one pipeline change at a time.
+"""Where the kit's fast CSV reader loses time: one pipeline change at a time, in one process.
 
     python -m benchmarks.profile_reader 32     (or 1024; needs the data `python -m benchmarks` makes)
 
-Variants run in one process, 3 rounds interleaved; prints median and best rows/s.
+Variants run in one process, rounds interleaved (``--rounds N``, default 3);
+prints median and best rows/s. A is the kit's reader as it is; B is the plain
+batch-then-parse chain with no bad-line bookkeeping; C-D the kit's earlier
+fast design (every line zipped with its line number and file); E-H the
+chunked design (each reader parses chunks of its file, rows are unbatched
+before the shuffle) with its knobs; P is pandas in memory + from_tensor_slices.
 """
 
-import datakit, statistics, sys
-import tensorflow as tf
-import numpy as np
-from benchmarks.data import load_stats, COLUMNS, LABEL
-from benchmarks import contenders as C
-from datakit import csv as kcsv, timeline as T, bench
+from __future__ import annotations
+
+import argparse
 import glob
-def main():
-    from benchmarks.data import WORK
-    paths = sorted(glob.glob(str(WORK / "csv_1000000" / "part_*.csv")))
-    stats = load_stats(WORK / "csv_1000000" / "stats.pkl")
-    B = int(sys.argv[1]) if len(sys.argv) > 1 else 32
+import statistics
+
+import datakit  # noqa: F401  (quiets TensorFlow)
+import tensorflow as tf
+
+from benchmarks import contenders as C
+from benchmarks.data import LABEL, WORK, load_stats
+from datakit import bench
+from datakit import csv as kcsv
+from datakit.shards import check_files
+
+
+def variants(paths, stats, B):
     mean, std = C._mean_std(stats)
-    files, columns = kcsv.check_files(paths)
-    kinds = stats.kinds()
-    defaults = [tf.constant([], tf.float32)] * 9
+    files, columns = check_files(paths)
+    defaults = [tf.constant([], tf.float32)] * len(columns)
+    decode = kcsv.checked_decoder(columns, stats.kinds(), {LABEL}, defaults)
+
     def parse(lines):
         cols = tf.io.decode_csv(lines, defaults)
         return (tf.stack(cols[:-1], -1) - mean) / std, cols[-1]
-    decode = kcsv._checked_decoder(columns, kinds, {LABEL}, defaults)
+
     def parse3(lines, numbers, paths_):
         cols = decode(lines, numbers, paths_)
         return (tf.stack(cols[:-1], -1) - mean) / std, cols[-1]
-    def parse3_nocheck(lines, numbers, paths_):
-        return parse(lines)
+
+    def plain_lines(f):
+        return tf.data.TextLineDataset(f).skip(1)
+
+    def files_ds():
+        return tf.data.Dataset.list_files(files, shuffle=True, seed=42)
+
     def lines():
-        return tf.data.Dataset.list_files(files, shuffle=True, seed=42).interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=5)
+        return files_ds().interleave(plain_lines, cycle_length=C.READERS)
+
     def numbered():
-        return tf.data.Dataset.list_files(files, shuffle=True, seed=42).interleave(kcsv._numbered_lines, cycle_length=5)
-    V = {
-     "A kit_fast (csv.py parse=batch)": lambda: C.kit_fast(paths, stats, B, 42),
-     "B plain chain: lines>shuffle>batch>map(parse)>prefetch": lambda: lines().shuffle(10000, seed=42).batch(B).map(parse).prefetch(1),
-     "C B + zip(line no., path) per line": lambda: numbered().shuffle(10000, seed=42).batch(B).map(parse3_nocheck).prefetch(1),
-     "D C + regex check (= kit_fast, 1 parse thread)": lambda: numbered().shuffle(10000, seed=42).batch(B).map(parse3).prefetch(1),
-     "E D with 5 parse threads": lambda: numbered().shuffle(10000, seed=42).batch(B).map(parse3, num_parallel_calls=5).prefetch(1),
-     "F B traced (between + timed)": lambda: T.traced_csv_reader(paths, stats=stats, label=LABEL, batch_size=B, seed=42),
-     "G B + timed parse only (tag by enumerate)": lambda: T.tag(lines().shuffle(10000, seed=42).batch(B)).map(T.timed("parse", parse), num_parallel_calls=1).prefetch(1),
-     "H B + one extra scalar per batch to Python": lambda: lines().shuffle(10000, seed=42).batch(B).map(lambda l: (parse(l), tf.constant(0.0, tf.float64))).prefetch(1),
+        return files_ds().interleave(kcsv._numbered_lines, cycle_length=C.READERS)
+
+    def chunked(chunk=kcsv.LINES_PER_CHUNK, inner=None, readers=None, check=True):
+        def rows_of(f):
+            fn = parse3 if check else (lambda lines, numbers, paths_: parse(lines))
+            return kcsv.decoded_chunks(f, fn, chunk=chunk, num_parallel_calls=inner).unbatch()
+        ds = files_ds().interleave(rows_of, cycle_length=C.READERS, num_parallel_calls=readers)
+        return ds.shuffle(C.BUFFER, seed=42).batch(B).prefetch(1)
+
+    return {
+        "A kit_fast (csv_reader_dataset parse=batch, defaults)": lambda: C.kit_fast(paths, stats, B, 42),
+        "B plain: lines>shuffle>batch>map(parse), no bad-line check": lambda: lines().shuffle(
+            C.BUFFER, seed=42).batch(B).map(parse).prefetch(1),
+        "C old design: B + zip(line no., path) per line + check": lambda: numbered().shuffle(
+            C.BUFFER, seed=42).batch(B).map(parse3).prefetch(1),
+        "D old design as shipped (C, 5 parse threads)": lambda: numbered().shuffle(
+            C.BUFFER, seed=42).batch(B).map(parse3, num_parallel_calls=5).prefetch(1),
+        "E chunked, 1 parse call at a time per reader": lambda: chunked(),
+        "F chunked, no bad-line check": lambda: chunked(check=False),
+        "G chunked, 2 parallel parse calls per reader": lambda: chunked(inner=2),
+        "H chunked, 2 read threads": lambda: chunked(readers=2),
+        "P pandas in memory + from_tensor_slices": lambda: C.pandas_in_memory(paths, stats, B, 42),
     }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.profile_reader")
+    ap.add_argument("batch", type=int, nargs="?", default=32)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    paths = sorted(glob.glob(str(WORK / "csv_1000000" / "part_*.csv")))
+    stats = load_stats(WORK / "csv_1000000" / "stats.pkl")
+    B = args.batch
+    V = variants(paths, stats, B)
     res = {k: [] for k in V}
-    for r in range(3):
+    for _ in range(args.rounds):
         for k, f in V.items():
-            res[k].append(bench.benchmark(f(), steps=65536 // B, warmup=max(2, 10000 // B), progress=False).elements_per_s)
+            res[k].append(bench.benchmark(f(), steps=65536 // B, warmup=max(2, 10000 // B),
+                                          progress=False).elements_per_s)
     print(f"| variant (batch {B}) | rows/s median | best |")
     print("|---|--:|--:|")
     for k, v in res.items():

@@ -131,7 +131,8 @@ def traced_csv_reader(filepaths, *, stats, label: str, batch_size: int = 32,
     ``trace=False`` the same chain untraced (to measure what tracing costs).
     """
     from datakit import csv as kcsv
-    files, columns = kcsv.check_files(filepaths)
+    from datakit.shards import check_files
+    files, columns = check_files(filepaths)
     nums = [c for c in columns if stats[c].kind == kcsv.NUMBER and c != label]
     keep = [columns.index(c) for c in nums + [label]]
     defaults = [tf.constant([stats[c].mean], tf.float32) for c in nums] + [tf.constant([], tf.float32)]

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from datakit import glassbox, interleave
-from datakit.csv import write_shards
+from datakit.shards import write_shards
 from datakit.glassbox import Dataset
 from pipelines import assert_same_elements
 

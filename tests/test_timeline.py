@@ -154,11 +154,12 @@ def test_between_tags_untraced_data_and_spans_arrivals():
 
 @pytest.mark.timeout(120)
 def test_traced_csv_reader_delivers_every_row_once(tmp_path):
-    from datakit import csv as kcsv
+    from datakit.shards import write_shards
+    from datakit.stats import column_stats
     rng = np.random.default_rng(0)
     table = {"row": np.arange(200.0), "a": rng.normal(size=200), "y": rng.normal(size=200)}
-    paths = kcsv.write_shards(table, tmp_path, n_shards=4, prefix="t")
-    stats = kcsv.column_stats(paths)
+    paths = write_shards(table, tmp_path, n_shards=4, prefix="t")
+    stats = column_stats(paths)
     ds = T.traced_csv_reader(paths, stats=stats, label="y", batch_size=16, seed=1, n_readers=2)
     tl = T.trace_timeline(ds)
     check_invariants(tl, ["lines", "parse"], Counter(range(13)))  # 13 batches: ids count batches

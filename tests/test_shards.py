@@ -1,0 +1,50 @@
+"""CSV shards: the atomic writer with its manifest, the train/valid/test split, a truncated file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import datakit
+from csv_cases import housing_parts
+from datakit import shards
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_split_writes_every_row_once_atomically(tmp_path):
+    parts = housing_parts(tmp_path / "a")
+    assert {k: len(v) for k, v in parts.items()} == {"train": 20, "valid": 10, "test": 10}
+    folder = os.path.dirname(parts["train"][0])
+    files = [f for p in parts.values() for f in p]
+    manifest = json.load(open(os.path.join(folder, "manifest.json")))["rows"]
+    assert sum(manifest.values()) == 20640
+    assert not [f for f in os.listdir(folder) if f.endswith(".tmp")]
+    lines = [line for f in files for line in open(f).read().splitlines()[1:]]
+    original = open(datakit.data_path("housing", "housing.csv")).read().splitlines()
+    assert sorted(lines) == sorted(original[1:])
+    assert all(open(f).readline().strip() == original[0] for f in files)
+    again = shards.split_into_shards(datakit.data_path("housing", "housing.csv"), tmp_path / "b",
+                                     seed=42)
+    assert open(again["valid"][3]).read() == open(parts["valid"][3]).read()  # same seed, same split
+
+
+def test_write_shards_from_arrays_and_frames(tmp_path):
+    paths = shards.write_shards(np.arange(12.0).reshape(6, 2), tmp_path, n_shards=4,
+                                columns=["a", "b"])
+    assert [len(open(p).read().splitlines()) - 1 for p in paths] == [2, 2, 1, 1]
+    with pytest.raises(ValueError, match="columns="):
+        shards.write_shards(np.arange(6.0).reshape(3, 2), tmp_path, n_shards=2)
+    with pytest.raises(ValueError, match="n_shards"):
+        shards.write_shards({"a": [1]}, tmp_path, n_shards=0)
+
+
+def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
+    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path, n_shards=2)
+    text = open(paths[1]).read().splitlines()
+    open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
+    with pytest.raises(ValueError, match="part_01.csv: 3 rows, but manifest.json says 5"):
+        shards.check_files(paths)
