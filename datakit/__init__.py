@@ -7,10 +7,13 @@ variables yourself), so import it *before* TensorFlow:
 >>> os.environ["TF_CPP_MIN_LOG_LEVEL"]
 '2'
 
-The helpers live in one module per concept: :mod:`datakit.glassbox` (a
-pure-Python twin of ``tf.data.Dataset``), :mod:`datakit.basics` (pictures of
-repeat, batch, map and filter), :mod:`datakit.plotting` (one style,
-``save_fig``).
+The helpers live in one module per concept (see the README's map):
+:mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``),
+:mod:`datakit.basics`, :mod:`datakit.shuffle`, :mod:`datakit.mixing`,
+:mod:`datakit.interleave`, :mod:`datakit.shards`, :mod:`datakit.stats`,
+:mod:`datakit.csv`, :mod:`datakit.timeline`, :mod:`datakit.bench`,
+:mod:`datakit.examples`, :mod:`datakit.records`, :mod:`datakit.sources`,
+:mod:`datakit.video`, :mod:`datakit.memory` and :mod:`datakit.plotting`.
 """
 
 from __future__ import annotations
