@@ -234,6 +234,9 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
     L.append("- PyTorch: a `DataLoader(batch_size=B, num_workers=2)` over an `IterableDataset` "
              "whose workers each read every other file line by line and parse with NumPy; it "
              "does not shuffle (which favours it). Its peak RSS adds the largest worker's.")
+    L.append("- `classic_plain`: the textbook per-line chain (`map(decode_csv)` per line, then "
+             "`batch`) without the kit's bad-line location; `kit_classic` is the kit's own "
+             "classic chain, which checks and locates every line.")
     L.append("- `pandas_in_memory` reads every file into one DataFrame first (its first-batch "
              "time), then streams from memory; its rows/s excludes that load.")
     L.append("- Floors: `floor_read_lines` (lines in batches, no parsing, no shuffle), "

@@ -7,7 +7,8 @@ prints median and best rows/s. A is the kit's reader as it is; B is the plain
 batch-then-parse chain with no bad-line bookkeeping; C-D the kit's earlier
 fast design (every line zipped with its line number and file); E-H the
 chunked design (each reader parses chunks of its file, rows are unbatched
-before the shuffle) with its knobs; P is pandas in memory + from_tensor_slices.
+before the shuffle) with its knobs, and I a row as one tensor instead of an
+``(x, y)`` pair; P is pandas in memory + from_tensor_slices.
 """
 
 from __future__ import annotations
@@ -59,6 +60,19 @@ def variants(paths, stats, B):
         ds = files_ds().interleave(rows_of, cycle_length=C.READERS, num_parallel_calls=readers)
         return ds.shuffle(C.BUFFER, seed=42).batch(B).prefetch(1)
 
+    def one_tensor_rows(f):  # features and label in one row tensor, split after batch
+        def parse_rows(lines, numbers, paths_):
+            x, y = parse3(lines, numbers, paths_)
+            return tf.concat([x, y[:, None]], axis=-1)
+        return kcsv.decoded_chunks(f, parse_rows, num_parallel_calls=5).unbatch()
+
+    def split(rows):
+        return rows[:, :-1], rows[:, -1]
+
+    def one_tensor():
+        ds = files_ds().interleave(one_tensor_rows, cycle_length=C.READERS)
+        return ds.shuffle(C.BUFFER, seed=42).batch(B).map(split).prefetch(1)
+
     return {
         "A kit_fast (csv_reader_dataset parse=batch, defaults)": lambda: C.kit_fast(paths, stats, B, 42),
         "B plain: lines>shuffle>batch>map(parse), no bad-line check": lambda: lines().shuffle(
@@ -71,6 +85,7 @@ def variants(paths, stats, B):
         "F chunked, no bad-line check": lambda: chunked(check=False),
         "G chunked, 2 parallel parse calls per reader": lambda: chunked(inner=2),
         "H chunked, 2 read threads": lambda: chunked(readers=2),
+        "I chunked, 5 parse calls, one tensor per row (split after batch)": one_tensor,
         "P pandas in memory + from_tensor_slices": lambda: C.pandas_in_memory(paths, stats, B, 42),
     }
 
