@@ -1,6 +1,6 @@
 """Where the kit's fast CSV reader loses time: one pipeline change at a time, in one process.
 
-    python -m benchmarks.profile_reader 32     (or 1024; needs the data `python -m benchmarks` makes)
+    python -m benchmarks.profile_reader 32    (or 1024; needs the data `python -m benchmarks` makes)
 
 Variants run in one process, rounds interleaved (``--rounds N``, default 3);
 prints median and best rows/s. A is the kit's reader as it is; B is the plain
@@ -74,7 +74,8 @@ def variants(paths, stats, B):
         return ds.shuffle(C.BUFFER, seed=42).batch(B).map(split).prefetch(1)
 
     return {
-        "A kit_fast (csv_reader_dataset parse=batch, defaults)": lambda: C.kit_fast(paths, stats, B, 42),
+        "A kit_fast (csv_reader_dataset parse=batch, defaults)": lambda: C.kit_fast(
+            paths, stats, B, 42),
         "B plain: lines>shuffle>batch>map(parse), no bad-line check": lambda: lines().shuffle(
             C.BUFFER, seed=42).batch(B).map(parse).prefetch(1),
         "C old design: B + zip(line no., path) per line + check": lambda: numbered().shuffle(

@@ -68,7 +68,8 @@ class CsvStats:
     def to_frame(self):
         """A pandas table, one row per column (vocabularies left out)."""
         import pandas as pd
-        rows = [{k: v for k, v in vars(s).items() if k != "vocabulary"} for s in self.stats.values()]
+        rows = [{k: v for k, v in vars(s).items() if k != "vocabulary"}
+                for s in self.stats.values()]
         return pd.DataFrame(rows).set_index("name")
 
 
@@ -124,7 +125,8 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
                 v = values[~np.isnan(values)]
                 s.missing += len(values) - len(v)
                 if len(v):
-                    moments[c] = _combine(moments[c], (len(v), v.mean(), ((v - v.mean()) ** 2).sum()))
+                    part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())
+                    moments[c] = _combine(moments[c], part)
                     s.min = float(v.min()) if s.min is None else min(s.min, float(v.min()))
                     s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
             else:

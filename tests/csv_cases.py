@@ -1,4 +1,4 @@
-"""Files the CSV tests share (test_shards, test_stats, test_csv): housing shards, five small files."""
+"""Files the CSV tests share (shards, stats, csv): housing shards, five small files."""
 
 from __future__ import annotations
 

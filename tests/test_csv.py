@@ -168,7 +168,8 @@ def test_skip_bad_lines_warns_per_file_and_keeps_the_rest(tmp_path, parse):
     with open(paths[4], "a") as f:
         f.write("2,3\n9,zzz,t\n")
     stats = column_stats(paths[:2])
-    with pytest.warns(UserWarning, match=r"skipping 3 bad line\(s\) \(part_2.csv: 1, part_4.csv: 2\)"):
+    expected = r"skipping 3 bad line\(s\) \(part_2.csv: 1, part_4.csv: 2\)"
+    with pytest.warns(UserWarning, match=expected):
         ds = dc.csv_reader_dataset(paths, stats=stats, label="a", on_bad_line="skip", seed=0,
                                    parse=parse)
     assert sorted(read_all(ds)[1].tolist()) == [float(2 * k) for k in range(45)]
