@@ -204,7 +204,7 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
             L.append(f"| {batch} | {_med(rr):.2f} ({min(rr):.2f}) | {1 / _med(rr) - 1:+.0%} |")
     L.append("\n## Overlap efficiency (producer and consumer of equal cost)\n")
     L.append("A producer `map` that takes 20 ms per element (a sleep: no core is held) and a "
-             "consumer step of 20 ms, 100 elements, runtime optimizations off (`timeline.serial`). "
+             "consumer step of 20 ms, 100 elements, runtime optimizations off (`synthetic.serial`). "
              "Ideal = the larger of the two sides' measured total work (from the timeline: a 20 ms "
              "sleep takes longer on a loaded machine); efficiency = ideal / measured.\n")
     L.append("| variant | efficiency, median (min) | consumer waiting (mean fraction) |")

@@ -77,13 +77,14 @@ def mixing(job: dict) -> dict:
 
 def overlap(job: dict) -> dict:
     """Producer and consumer of equal cost (sleeps): ideal time / measured, without and with prefetch."""
+    from datakit import synthetic as S
     from datakit import timeline as T
     cost, n = job["cost"], job["n"]
     out = {}
     for name, prefetch in [("no_prefetch", 0), ("prefetch(1)", 1), ("prefetch(4)", 4)]:
         ds = T.tag(__import__("tensorflow").data.Dataset.range(n)).map(
-            T.timed("produce", T.work(cost)))
-        ds = T.serial(ds.prefetch(prefetch) if prefetch else ds)
+            T.timed("produce", S.work(cost)))
+        ds = S.serial(ds.prefetch(prefetch) if prefetch else ds)
         tl = T.trace_timeline(ds, step_time=cost)
         measured = float(tl.finished[-1] - tl.requested[0])
         produce = float((tl.end[:, 0] - tl.start[:, 0]).sum())  # what each side really took

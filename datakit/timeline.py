@@ -18,9 +18,8 @@ a simulated one) and returns a :class:`Timeline` of plain NumPy arrays:
 >>> bool((tl.start <= tl.end).all()), bool((tl.start[:, 1] >= tl.end[:, 0]).all())
 (True, True)
 
-:func:`synthetic_files` is a source whose "open" and "read" sleep for a set
-time (like the artificial dataset of TensorFlow's performance guide), so
-pictures do not depend on the machine. Drawing is separate:
+For pictures that do not depend on the machine, feed it the sleeping
+source and map of :mod:`datakit.synthetic`. Drawing is separate:
 :func:`plot_timeline` (a Gantt chart, one lane per stage, overlapping bars
 stacked into sub-lanes) and :func:`plot_occupancy`.
 """
@@ -150,85 +149,6 @@ def traced_csv_reader(filepaths, *, stats, label: str, batch_size: int = 32,
         return ds.map(parse, num_parallel_calls=n_parse_threads).prefetch(1)
     return ds.apply(between("lines")).map(timed("parse", parse),
                                           num_parallel_calls=n_parse_threads).prefetch(1)
-
-
-def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
-    """A graph op that sleeps ``seconds`` (``py_function`` + ``time.sleep``: no busy core)."""
-    seconds = tf.cast(seconds, tf.float64)
-    return tf.py_function(lambda s: time.sleep(float(s)) or s, [seconds], tf.float64)
-
-
-def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
-    """A stand-in map function that sleeps ``seconds`` (+ ``per_item`` per element of a batch)."""
-    if seconds < 0 or per_item < 0:
-        raise ValueError("work() takes seconds >= 0 and per_item >= 0")
-
-    def fn(x):
-        n = tf.cast(tf.size(x), tf.float64)
-        with tf.control_dependencies([sleep_op(seconds + per_item * n)]):
-            return tf.identity(x)
-
-    return fn
-
-
-#: Threads of the private pool a synthetic pipeline runs on (tf.data's default: one per core).
-SLEEP_THREADS = 16
-
-
-def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: float = 0.02,
-                    read_time: float = 0.01, cycle_length: int = 1,
-                    num_parallel_calls: int | None = None,
-                    deterministic: bool | None = None) -> tf.data.Dataset:
-    """Traced rows of ``num_files`` fake files whose open and each read sleep a set time.
-
-    Files are interleaved (``cycle_length``, ``num_parallel_calls`` as in
-    ``interleave``); element ``f * rows_per_file + r`` is row ``r`` of file ``f``.
-    A sleeping call holds a thread: the pipeline gets a private pool of
-    :data:`SLEEP_THREADS` threads so that sleeps overlap beyond the core count.
-
-    >>> tl = trace_timeline(synthetic_files(2, 3, open_time=0.001, read_time=0.001))
-    >>> tl.stages, sorted(tl.ids.tolist())
-    (['open', 'read'], [0, 1, 2, 3, 4, 5])
-    """
-    if num_files < 1 or rows_per_file < 1 or cycle_length < 1:
-        raise ValueError("synthetic_files() needs num_files, rows_per_file, cycle_length >= 1")
-    if num_parallel_calls not in (None, tf.data.AUTOTUNE) and num_parallel_calls > cycle_length:
-        raise ValueError(f"num_parallel_calls={num_parallel_calls} > cycle_length={cycle_length}: "
-                         "interleave cannot read more files at once than it has open")
-    if open_time < 0 or read_time < 0:
-        raise ValueError("open_time and read_time are seconds >= 0")
-
-    def read_file(f):
-        opened = tf.data.Dataset.from_tensors(f).map(  # opens lazily, in the thread that reads
-            lambda f: _stamp_around(lambda: sleep_op(open_time))[1])
-
-        def read(t_open, r):
-            row_id = f * rows_per_file + r
-            out, t_read = _stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
-            row_id = tf.cast(out, tf.int64)
-            record = tf.concat([tf.cast(row_id, tf.float64)[None], t_open, t_read], 0)
-            return row_id, {_TRACE + "open,read": record}
-
-        return opened.flat_map(
-            lambda t: tf.data.Dataset.range(rows_per_file).map(lambda r: read(t, r)))
-
-    options = tf.data.Options()
-    options.threading.private_threadpool_size = SLEEP_THREADS
-    return tf.data.Dataset.range(num_files).interleave(
-        read_file, cycle_length=cycle_length, block_length=1,
-        num_parallel_calls=num_parallel_calls, deterministic=deterministic).with_options(options)
-
-
-def serial(dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """``dataset`` with the runtime's hidden help off (injected prefetch, parallelized maps...)."""
-    options = tf.data.Options()
-    opt = options.experimental_optimization
-    opt.inject_prefetch = False
-    opt.map_parallelization = False
-    opt.parallel_batch = False
-    opt.map_and_batch_fusion = False
-    options.autotune.enabled = False
-    return dataset.with_options(options)
 
 
 def stage_names(element_spec: Any) -> list[str]:
