@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -26,10 +25,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / "work" / "video"
 MB = 1e-6
-
-
-def _peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
 def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None:
@@ -58,7 +53,7 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
         ds = video.clip_dataset(folder, clip_len=clip_len, batch_size=16, seed=0)
         model.fit(ds.repeat(), steps_per_epoch=steps, epochs=1, verbose=0)
         data_bytes = 0
-    print(json.dumps({"base_mb": base * MB, "peak_mb": _peak_rss_bytes() * MB,
+    print(json.dumps({"base_mb": base * MB, "peak_mb": memory.peak_rss_bytes() * MB,
                       "data_mb": data_bytes * MB, "seconds": time.perf_counter() - t0}))
 
 

@@ -22,7 +22,8 @@ from datakit.bench import benchmark  # noqa: E402
 
 def _maxrss_mb() -> tuple[float, float]:
     """Kernel high-water marks (own process, largest waited-for child), in MB."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
+    from datakit.memory import peak_rss_bytes
+    own = peak_rss_bytes() / 1e6
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / 1e6
     return own, kids
 

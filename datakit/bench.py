@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import psutil
+from datakit.memory import rss_bytes
 
 
 @dataclass
@@ -73,21 +73,12 @@ class _RssSampler(threading.Thread):
 
     def __init__(self, every: float):
         super().__init__(daemon=True)
-        self.every, self.proc, self.stop = every, psutil.Process(), threading.Event()
-        self.peak = self.rss()
-
-    def rss(self) -> int:
-        total = self.proc.memory_info().rss
-        for child in self.proc.children(recursive=True):
-            try:
-                total += child.memory_info().rss
-            except psutil.Error:
-                pass
-        return total
+        self.every, self.stop = every, threading.Event()
+        self.peak = rss_bytes(children=True)
 
     def run(self) -> None:
         while not self.stop.wait(self.every):
-            self.peak = max(self.peak, self.rss())
+            self.peak = max(self.peak, rss_bytes(children=True))
 
 
 class _Progress:

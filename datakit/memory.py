@@ -6,7 +6,7 @@ frame of every MP4 (see :mod:`datakit.video`) decoded into one NumPy array, with
 measured after each video; :func:`memory_logger` records the RSS after every step of
 ``fit()``. :func:`plot_memory_vs_data` and :func:`plot_rss_over_time` draw them.
 
->>> rss_bytes() > 0
+>>> 0 < rss_bytes() <= rss_bytes(children=True) and rss_bytes() <= peak_rss_bytes()
 True
 >>> data = InMemoryVideos(np.arange(10, dtype=np.uint8)[:, None, None, None],
 ...                       starts=np.array([0, 6]), lengths=np.array([6, 4]),
@@ -28,9 +28,26 @@ import psutil
 from datakit.video import list_mp4, mp4_frame_count, read_mp4
 
 
-def rss_bytes() -> int:
-    """Resident memory of this process, in bytes (what the OS counts against the machine)."""
-    return psutil.Process().memory_info().rss
+def rss_bytes(children: bool = False) -> int:
+    """Resident memory of this process, in bytes (what the OS counts against the machine).
+
+    With ``children=True`` its child processes (e.g. ``DataLoader`` workers) are added.
+    """
+    proc = psutil.Process()
+    total = proc.memory_info().rss
+    for child in proc.children(recursive=True) if children else ():
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:  # the child ended while we looked
+            pass
+    return total
+
+
+def peak_rss_bytes() -> int:
+    """The kernel's high-water mark of this process's resident memory, in bytes (Linux)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
 # ---- The starting point: every frame in one NumPy array ---------------------------------
