@@ -11,7 +11,7 @@ The helpers live in one module per concept (see the README's map):
 :mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``),
 :mod:`datakit.basics`, :mod:`datakit.shuffle`, :mod:`datakit.mixing`,
 :mod:`datakit.interleave`, :mod:`datakit.shards`, :mod:`datakit.stats`,
-:mod:`datakit.csv`, :mod:`datakit.timeline`, :mod:`datakit.bench`,
+:mod:`datakit.csv`, :mod:`datakit.timeline`, :mod:`datakit.synthetic`, :mod:`datakit.bench`,
 :mod:`datakit.examples`, :mod:`datakit.records`, :mod:`datakit.sources`,
 :mod:`datakit.video`, :mod:`datakit.memory` and :mod:`datakit.plotting`.
 """
