@@ -121,30 +121,36 @@ def main(argv: list[str] | None = None) -> None:
 
     from datakit import timeline, video
 
-    print(f"video: {args.videos} videos at 1x, {args.size}x{args.size}, clips of "
-          f"{args.clip_len} frames; data in {WORK.relative_to(ROOT)}", flush=True)
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    say(f"video: {args.videos} videos at 1x, {args.size}x{args.size}, clips of "
+          f"{args.clip_len} frames; data in {WORK.relative_to(ROOT)}")
     _make_data(args.videos, args.size)
     rows = []
     for mode, kind in (("in_memory", "mp4"), ("streaming", "records")):
         for scale in (1, 4):
             r = _run_child(mode, WORK / f"{kind}_{scale}x", args)
             rows.append((mode, scale, r))
-    print(f"\n{'training from':<12} {'data':>5} {'frames MB':>10} {'RSS before MB':>14} "
+    say(f"\n{'training from':<12} {'data':>5} {'frames MB':>10} {'RSS before MB':>14} "
           f"{'peak RSS MB':>12} {'peak - before':>14}")
     for mode, scale, r in rows:
-        print(f"{mode:<12} {scale:>4}x {r['data_mb']:>10,.0f} {r['base_mb']:>14,.0f} "
+        say(f"{mode:<12} {scale:>4}x {r['data_mb']:>10,.0f} {r['base_mb']:>14,.0f} "
               f"{r['peak_mb']:>12,.0f} {r['peak_mb'] - r['base_mb']:>14,.0f}")
     for mode in ("in_memory", "streaming"):
         one, four = (r for m, s, r in rows if m == mode)
         growth = (four["peak_mb"] - four["base_mb"]) / max(one["peak_mb"] - one["base_mb"], 1)
-        print(f"{mode}: peak RSS 4x / 1x = {four['peak_mb'] / one['peak_mb']:.2f} "
+        say(f"{mode}: peak RSS 4x / 1x = {four['peak_mb'] / one['peak_mb']:.2f} "
               f"(growth above 'before': {growth:.1f}x)")
 
     kw = dict(clip_len=args.clip_len, batch_size=16, seed=1)
     steps = args.steps
     rec = _clips_per_s(lambda: video.clip_dataset(WORK / "records_1x", **kw), steps)
     mp4 = _clips_per_s(lambda: video.mp4_clip_dataset(WORK / "mp4_1x", **kw), steps)
-    print(f"\nclips/s (median of 3 runs of {steps} batches of 16): TFRecord+JPEG {rec:,.0f}, "
+    say(f"\nclips/s (median of 3 runs of {steps} batches of 16): TFRecord+JPEG {rec:,.0f}, "
           f"MP4 via PyAV {mp4:,.0f} ({rec / mp4:.1f}x)")
 
     keras.utils.set_random_seed(0)
@@ -156,9 +162,24 @@ def main(argv: list[str] | None = None) -> None:
     waits = tl.wait_fraction()[1:]  # the first step also builds the iterator
     mp4 = video.mp4_clip_dataset(WORK / "mp4_1x", **kw).repeat()
     mp4_wait = _mp4_wait_fraction(model, mp4, steps - 1)
-    print(f"input wait, fraction of each train_on_batch step ({steps - 1} steps, batch 16): "
+    say(f"input wait, fraction of each train_on_batch step ({steps - 1} steps, batch 16): "
           f"TFRecord {waits.mean():.0%}, MP4 {mp4_wait:.0%}")
 
+    _write_results(lines)
+
+
+def _write_results(lines: list[str]) -> None:
+    """Keep the printed table in RESULTS_video.md, with the machine it ran on."""
+    import os
+    import platform
+
+    out = ROOT / "benchmarks" / "RESULTS_video.md"
+    out.write_text(
+        "# Benchmarks: the video that does not fit in memory\n\n"
+        f"Made by `make bench` (`python -m benchmarks.video_bench`) on {time.strftime('%Y-%m-%d')}. "
+        f"Machine: {os.cpu_count()} logical cores, {platform.machine()}; each memory run is "
+        "its own process (peak RSS from getrusage).\n\n```\n" + "\n".join(lines) + "\n```\n")
+    print(f"wrote {out.relative_to(ROOT)}")
 
 if __name__ == "__main__":
     main(sys.argv[1:])
