@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 JUPYTER_PORT ?= 8888
+BENCH_ARGS ?=
 NB     ?= notebooks/*.ipynb
 
 .PHONY: lab test bench notebooks clean
@@ -28,8 +29,9 @@ lab: $(VENV)/.installed-notebook+video
 test: $(VENV)/.installed-test+video
 	$(PY) -m pytest
 
+# Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness.
 bench: $(VENV)/.installed-test+video+bench
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # Re-execute notebooks from a fresh kernel and store their outputs (NB=path to pick one).
 notebooks: $(VENV)/.installed-test+video
