@@ -28,9 +28,17 @@ from typing import Any
 import numpy as np
 
 from datakit import plotting
+from datakit.glassbox import _check_count
 from datakit.shuffle import _check_buffer_size
 
 # ---------------------------------------------------------------- mixing, from real runs
+
+
+def _at_least_one(name: str, value: Any) -> int:
+    v = _check_count(name, value)
+    if v < 1:
+        raise ValueError(f"{name}={v} is invalid: pass an int >= 1.")
+    return v
 
 
 def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0) -> np.ndarray:
@@ -45,8 +53,9 @@ def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0)
     import tensorflow as tf
 
     size = _check_buffer_size(buffer_size)
+    n, runs = _at_least_one("n", n), _at_least_one("runs", runs)  # repeat(-1) would never end
     ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
-    return np.stack(list(ds.as_numpy_iterator())) if runs else np.zeros((0, n), int)
+    return np.stack(list(ds.as_numpy_iterator()))
 
 
 @dataclass
@@ -126,9 +135,12 @@ def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int =
     import tensorflow as tf
 
     labels = np.asarray(labels)
+    if labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
+        raise ValueError("labels must be a non-empty sequence of ints >= 0 (class ids), "
+                         f"got {labels.dtype} values; map class names to 0, 1, ... first.")
     k = int(labels.max()) + 1
     ds = tf.data.Dataset.from_tensor_slices(labels).shuffle(
-        _check_buffer_size(buffer_size), seed=seed).batch(batch_size)
+        _check_buffer_size(buffer_size), seed=seed).batch(_at_least_one("batch_size", batch_size))
     return np.stack([np.bincount(b, minlength=k) for b in ds.as_numpy_iterator()])
 
 
@@ -142,6 +154,7 @@ def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict
     import tensorflow as tf
 
     size = _check_buffer_size(buffer_size)
+    n, epochs = _at_least_one("n", n), _at_least_one("epochs", epochs)  # repeat(-1): endless
     base = tf.data.Dataset.range(n)
     mixed = base.repeat(epochs).enumerate().shuffle(size, seed=seed)
     per_epoch = base.shuffle(size, seed=seed).repeat(epochs).enumerate()

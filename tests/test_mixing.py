@@ -79,3 +79,16 @@ def test_plot_mixing_draws_small_datasets():
         bounds = axes[0].images[0].norm.boundaries
         assert (np.diff(bounds) > 0).all() and bounds[-1] == 1.0
     plt.close("all")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("call", [
+    lambda: mx.shuffled_orders(5, 2, runs=-1),
+    lambda: mx.shuffled_orders(0, 2, runs=3),
+    lambda: mx.epoch_order(5, -1, 2),
+    lambda: mx.label_batches([0, 1, 1], buffer_size=2, batch_size=0),
+    lambda: mx.label_batches([-1, 1], buffer_size=2, batch_size=1),
+])
+def test_bad_counts_are_refused_up_front_instead_of_running_forever(call):
+    with pytest.raises(ValueError, match="invalid|ints >= 0"):
+        call()
