@@ -278,6 +278,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                      n_parse_threads=n_parse_threads, prefetch=prefetch)
     if parse not in ("line", "batch"):
         raise ValueError(f"parse={parse!r}: use 'line' (classic) or 'batch' (vectorized).")
+    if not label_scale > 0:
+        raise ValueError(f"label_scale={label_scale!r}: labels are divided by it, so pass a "
+                         "number > 0 (1 keeps them as they are).")
     if on_bad_line not in ("raise", "skip"):
         raise ValueError(f"on_bad_line={on_bad_line!r}: use 'raise' or 'skip'.")
     skip = on_bad_line == "skip"

@@ -68,8 +68,16 @@ class InMemoryVideos:
     data_bytes: list[int] = field(default_factory=list)
     rss: list[int] = field(default_factory=list)
 
-    def sample_clips(self, batch_size: int, clip_len: int, *, rng: np.random.Generator):
-        """A batch ``(clips, labels)`` of random clips from random videos."""
+    def sample_clips(self, batch_size: int, clip_len: int, *, seed: int | None = None,
+                     rng: np.random.Generator | None = None):
+        """A batch ``(clips, labels)`` of random clips from random videos.
+
+        Pass ``rng`` to draw batch after batch from one generator, or ``seed``.
+        """
+        if not 1 <= clip_len <= self.lengths.min():
+            raise ValueError(f"clip_len={clip_len}: pass 1 <= clip_len <= "
+                             f"{self.lengths.min()} (the shortest video's frames).")
+        rng = rng if rng is not None else np.random.default_rng(seed)
         idx = rng.integers(len(self.labels), size=batch_size)
         offs = rng.integers(0, self.lengths[idx] - clip_len + 1)
         starts = self.starts[idx] + offs

@@ -73,6 +73,9 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         raise ValueError("fractions, n_shards and names need one entry per part.")
     if any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in n_shards):
+        raise ValueError(f"n_shards={n_shards}: pass one int >= 1 per part "
+                         "(checked before anything is written).")
     header, lines = _table_lines(table, columns)
     order = np.random.default_rng(seed).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)

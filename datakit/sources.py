@@ -56,6 +56,9 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     record_bytes = int(np.prod(record_shape, dtype=np.int64)) * dtype.size
     if record_bytes < 1:
         raise ValueError(f"record_shape={record_shape!r} gives empty records")
+    if header_bytes < 0 or footer_bytes < 0:
+        raise ValueError(f"header_bytes={header_bytes}, footer_bytes={footer_bytes}: "
+                         "pass byte counts >= 0.")
     if not os.path.exists(path):
         raise RecordFileError(path, "file is missing")
     body = os.path.getsize(path) - header_bytes - footer_bytes

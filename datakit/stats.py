@@ -77,7 +77,9 @@ def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, 
     """Guess each column's kind from the first ``n_rows``: number if every non-empty value is."""
     with open(path, newline="") as f:
         reader = _csv.reader(f)
-        columns = next(reader)
+        columns = next(reader, None)
+        if columns is None:
+            raise ValueError(f"{path}: the file is empty; a CSV file needs a header line.")
         unknown = [c for c in text_columns if c not in columns]
         if unknown:
             raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
@@ -101,10 +103,13 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
     lines are decoded at a time.
     """
     import tensorflow as tf
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
     files, columns = check_files(filepaths)
     kinds = infer_kinds(files[0], text_columns=text_columns)
     if list(kinds) != columns:
-        raise ValueError(f"{files[0]}: could not read its header with the csv module.")
+        raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
+                         "that fields are separated by commas and that line 1 is the header.")
     defaults = [tf.constant([np.nan], tf.float64) if kinds[c] == NUMBER else tf.constant([""])
                 for c in columns]
     decode = checked_decoder(columns, kinds, set(), defaults)

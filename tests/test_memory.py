@@ -71,3 +71,12 @@ def test_plots_return_their_axes(loaded):
     ax = memory.plot_rss_over_time([0.0, 1.0, 2.0], [1e8, 2e8, 2e8])
     assert ax.lines[0].get_ydata().tolist() == [100.0, 200.0, 200.0]
     assert ax.get_ylim()[0] == 0
+
+
+def test_sample_clips_takes_a_seed_and_checks_clip_len(mp4_dir):
+    data = memory.load_videos_in_memory(mp4_dir)
+    a = data.sample_clips(4, 3, seed=5)
+    b = data.sample_clips(4, 3, seed=5)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    with pytest.raises(ValueError, match="clip_len"):
+        data.sample_clips(2, int(data.lengths.min()) + 1, seed=0)

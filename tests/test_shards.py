@@ -48,3 +48,10 @@ def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
     open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
     with pytest.raises(ValueError, match="part_01.csv: 3 rows, but manifest.json says 5"):
         shards.check_files(paths)
+
+
+def test_split_checks_every_shard_count_before_writing(tmp_path):
+    table = {"x": np.arange(20)}
+    with pytest.raises(ValueError, match="n_shards"):
+        shards.split_into_shards(table, tmp_path, n_shards=(2, 0, 1))
+    assert list(tmp_path.iterdir()) == []

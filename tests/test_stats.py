@@ -62,3 +62,15 @@ def test_column_stats_reports_a_bad_line_too(tmp_path):
     paths = five_files(tmp_path, "1,abc,x")
     with pytest.raises(tf.errors.InvalidArgumentError, match="part_2.csv, line 6"):
         ds.column_stats(paths)
+
+
+def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
+    from datakit import stats as st
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="needs a header line"):
+        st.infer_kinds(str(empty))
+    good = tmp_path / "good.csv"
+    good.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="batch_size"):
+        st.column_stats([str(good)], batch_size=0)
