@@ -196,7 +196,8 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
     ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
     ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
     ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
-    ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6")])
+    ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6"),
+    ({"label_scale": 0}, "label_scale")])
 def test_bad_arguments_say_how_to_fix(tmp_path, kwargs, fix):
     paths = five_files(tmp_path, "1,2,x")
     stats = column_stats(paths[0])
