@@ -273,11 +273,13 @@ def _list_files(source) -> tuple[list[str], dict]:
     files = [os.fspath(f) for f in source]
     if not files:
         raise ValueError("no files given: pass a folder, a file, or a list of files")
-    entries = {}
+    entries, manifests = {}, {}
     for f in files:
-        man_path = Path(f).parent / MANIFEST
-        if man_path.exists():
-            man = read_manifest(Path(f).parent)
+        folder = Path(f).parent
+        if folder not in manifests:  # each folder's manifest, read once
+            manifests[folder] = read_manifest(folder) if (folder / MANIFEST).exists() else None
+        man = manifests[folder]
+        if man is not None:
             for s in man["shards"]:
                 if s["file"] == Path(f).name:
                     entries[f] = dict(s, compression=man["compression"])

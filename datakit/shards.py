@@ -158,6 +158,7 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None
             files.append(item)
     files = list(dict.fromkeys(files))  # in the order given: the first file sets the header
     header = None
+    manifests: dict[Path, dict | None] = {}  # each folder's manifest, read once
     for path in files:
         with open(path, "rb") as f:
             data = f.read()
@@ -170,17 +171,19 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None
             raise ValueError(f"{path}: its header `{first}` differs from `{header}` in "
                              f"{first_file}; all shards must have the same columns.")
         rows = data.count(b"\n") + (not data.endswith(b"\n")) - 1
-        _check_manifest(path, rows)
+        _check_manifest(path, rows, manifests)
         if counts is not None:
             counts[path] = rows
     return sorted(files), next(_csv.reader([header]))
 
 
-def _check_manifest(path: str, rows: int) -> None:
+def _check_manifest(path: str, rows: int, manifests: dict[Path, dict | None]) -> None:
     manifest = Path(path).parent / "manifest.json"
-    if not manifest.exists():
+    if manifest not in manifests:
+        manifests[manifest] = json.loads(manifest.read_text()) if manifest.exists() else None
+    if manifests[manifest] is None:
         return
-    expected = json.loads(manifest.read_text())["rows"].get(Path(path).name)
+    expected = manifests[manifest]["rows"].get(Path(path).name)
     if expected is not None and rows != expected:
         raise ValueError(f"{path}: {rows} rows, but {manifest.name} says {expected}; "
                          "the file is truncated or was changed after writing. Write it again.")
