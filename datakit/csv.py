@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from datakit.glassbox import AUTOTUNE
 from datakit.shards import check_files
 
 if TYPE_CHECKING:
     from datakit.stats import CsvStats
 
 NUMBER, TEXT = "number", "text"
-AUTOTUNE = -1
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.

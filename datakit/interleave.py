@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from datakit import plotting
+from datakit.glassbox import AUTOTUNE
 
-AUTOTUNE = -1
 
 
 def cpu_cores() -> int:
