@@ -8,23 +8,9 @@ import pytest
 import tensorflow as tf
 
 from datakit import memory, video
+from video_cases import N, SIZE, mp4_dir, videos  # noqa: F401 (fixtures)
 
 matplotlib.use("Agg")
-
-SIZE, N = 16, 12
-KW = dict(size=SIZE, min_frames=12, max_frames=24, seed=3)
-
-
-@pytest.fixture(scope="module")
-def videos():
-    return video.make_videos(N, **KW)
-
-
-@pytest.fixture(scope="module")
-def mp4_dir(videos, tmp_path_factory):
-    d = tmp_path_factory.mktemp("mp4")
-    video.write_mp4_videos(videos, d)
-    return d
 
 
 @pytest.fixture(scope="module")

@@ -9,28 +9,15 @@ import pytest
 import tensorflow as tf
 
 from datakit import video
+from video_cases import KW, MAX_F, MIN_F, N, SIZE, mp4_dir, videos  # noqa: F401 (fixtures)
 
-SIZE, MIN_F, MAX_F, N = 16, 12, 24, 12
-KW = dict(size=SIZE, min_frames=MIN_F, max_frames=MAX_F, seed=3)
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
-
-
-@pytest.fixture(scope="module")
-def videos():
-    return video.make_videos(N, **KW)
 
 
 @pytest.fixture(scope="module")
 def shards(videos, tmp_path_factory):
     d = tmp_path_factory.mktemp("shards")
     video.write_video_records(videos, d, num_shards=3)
-    return d
-
-
-@pytest.fixture(scope="module")
-def mp4_dir(videos, tmp_path_factory):
-    d = tmp_path_factory.mktemp("mp4")
-    video.write_mp4_videos(videos, d)
     return d
 
 
