@@ -55,6 +55,16 @@ def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
 
 
 @pytest.mark.timeout(60)
+def test_autotune_cycle_with_parallel_reads_reads_everything(tmp_path):
+    # AUTOTUNE used to become a cycle of -1: "num_parallel_reads=2 > cycle_length=-1"
+    write_ids(tmp_path, 12, num_shards=3)
+    ds = records.read_records(tmp_path, cycle_length=tf.data.AUTOTUNE, num_parallel_reads=2)
+    assert sorted(ids_of(ds)) == list(range(12))
+    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"):
+        records.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+
+
+@pytest.mark.timeout(60)
 def test_by_size_respects_max_bytes(tmp_path):
     write_ids(tmp_path, 50, mode="by_size", max_bytes=200)
     shards = records.read_manifest(tmp_path)["shards"]
