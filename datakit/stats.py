@@ -13,7 +13,7 @@ the pass with the file, line number, column and raw line
 >>> from datakit.shards import write_shards
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "city": ["a", "b", "a", ""]},
-...                      d, n_shards=2)
+...                      d, num_shards=2)
 >>> stats = column_stats(paths)
 >>> stats["x"].count, stats["x"].missing, stats["x"].mean
 (3, 1, 2.3333333333333335)

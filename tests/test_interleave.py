@@ -156,7 +156,7 @@ def test_trace_sources_of_real_files_matches_glass_box(tmp_path, cycle, block):
 
 @pytest.mark.timeout(120)
 def test_non_deterministic_parallel_interleave_keeps_every_line(tmp_path):
-    paths = write_shards({"id": np.arange(60)}, tmp_path, n_shards=6, prefix="s")
+    paths = write_shards({"id": np.arange(60)}, tmp_path, num_shards=6, prefix="s")
     trace = interleave.trace_sources(paths, cycle_length=3, num_parallel_calls=3,
                                      deterministic=False)
     assert sorted(zip(trace.file.tolist(), trace.line.tolist())) == [

@@ -38,7 +38,7 @@ def test_serial_switches_the_runtime_help_off():
 def test_errors_say_how_to_fix_the_call():
     with pytest.raises(ValueError, match=">= 1"):
         S.synthetic_files(0)
-    with pytest.raises(ValueError, match="cannot read more files"):
+    with pytest.raises(ValueError, match="num_parallel_calls=3 is more than cycle_length=2"):
         S.synthetic_files(2, num_parallel_calls=3, cycle_length=2)
     with pytest.raises(ValueError, match="seconds >= 0"):
         S.synthetic_files(open_time=-1)
