@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from datakit.memory import rss_bytes
+from datakit.memory import RssSampler
 
 
 @dataclass
@@ -66,19 +66,6 @@ def count_elements(batch: Any) -> int:
         batch = batch[sorted(batch)[0]] if isinstance(batch, dict) else batch[0]
     shape = getattr(batch, "shape", ())
     return int(shape[0]) if len(shape) else 1
-
-
-class _RssSampler(threading.Thread):
-    """Samples this process's RSS (plus its children's: DataLoader workers) in the background."""
-
-    def __init__(self, every: float):
-        super().__init__(daemon=True)
-        self.every, self.stop = every, threading.Event()
-        self.peak = rss_bytes(children=True)
-
-    def run(self) -> None:
-        while not self.stop.wait(self.every):
-            self.peak = max(self.peak, rss_bytes(children=True))
 
 
 class _Progress:
@@ -139,7 +126,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     if steps is None and callable(card) and int(card()) == -1:  # tf.data.INFINITE_CARDINALITY
         raise ValueError("the dataset repeats forever: pass steps=... to benchmark a part of it")
     total = warmup + steps if steps is not None else known
-    sampler = _RssSampler(sample_every)
+    sampler = RssSampler(sample_every)
     before = sampler.peak
     sampler.start()
     bar = _Progress(total, progress)
