@@ -22,7 +22,6 @@ minimum and median, as ``benchmarks/`` does.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass

@@ -51,7 +51,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 import tensorflow as tf
 

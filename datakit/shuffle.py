@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib.patches as mpatches
 import numpy as np
 import tensorflow as tf
 
@@ -146,8 +147,6 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
     cell has a thick black frame, its value also appears in the output column;
     cells whose element just came in are marked with a star.
     """
-    import matplotlib.patches as mpatches
-
     n = len(trace.slots) if steps is None else min(steps, len(trace.slots))
     b = trace.buffer_size
 

@@ -19,8 +19,9 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def videos():
     """Tiny moving-square videos (see video_cases.py), made once per run."""
-    from datakit import video
     from video_cases import KW, N
+
+    from datakit import video
     return video.make_videos(N, **KW)
 
 

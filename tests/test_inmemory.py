@@ -5,9 +5,9 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 import pytest
+from video_cases import SIZE, N
 
 from datakit import inmemory, video
-from video_cases import N, SIZE
 
 matplotlib.use("Agg")
 

@@ -6,9 +6,9 @@ import matplotlib
 import numpy as np
 import pytest
 import tensorflow as tf
+from video_cases import SIZE
 
 from datakit import memory, video
-from video_cases import SIZE
 
 matplotlib.use("Agg")
 
