@@ -29,6 +29,8 @@ from typing import Any
 
 from datakit.memory import RssSampler
 
+__all__ = ["BenchResult", "count_elements", "benchmark"]
+
 
 @dataclass
 class BenchResult:

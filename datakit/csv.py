@@ -59,6 +59,10 @@ from datakit.checks import check_count, interleave_lengths
 from datakit.lines import numbered_lines
 from datakit.shards import check_files
 
+__all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
+           "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
+           "feature_names", "csv_reader_dataset"]
+
 if TYPE_CHECKING:
     from datakit.stats import CsvStats
 

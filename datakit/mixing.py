@@ -35,6 +35,10 @@ from datakit import plotting
 from datakit.checks import check_count
 from datakit.shuffle_buffer import check_buffer_size
 
+__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "MixingStats", "mixing_stats",
+           "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
+           "plot_label_batches"]
+
 # ---------------------------------------------------------------- mixing, from real runs
 
 

@@ -50,6 +50,9 @@ from datakit.checks import interleave_lengths
 from datakit.errors import DataError
 from datakit.examples import serialize
 
+__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
+           "count_records", "check_shards", "read_records"]
+
 MANIFEST = "manifest.json"
 _GZIP_MAGIC = b"\x1f\x8b"
 

@@ -36,6 +36,8 @@ import numpy as np
 
 from datakit.checks import check_count
 
+__all__ = ["write_shards", "split_into_shards", "check_files"]
+
 # -- writing -------------------------------------------------------------------
 
 

@@ -21,6 +21,8 @@ import tensorflow as tf
 
 from datakit.errors import DataError
 
+__all__ = ["write_fixed_length", "fixed_length_dataset", "write_sqlite", "sql_dataset"]
+
 
 # ---------------------------------------------------------------- fixed-length records
 def write_fixed_length(path, array, header: bytes = b"") -> Path:

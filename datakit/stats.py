@@ -35,6 +35,8 @@ import tensorflow as tf
 from datakit.csv import NUMBER, NUMBER_PATTERN, TEXT, checked_decoder, decoded_chunks
 from datakit.shards import check_files
 
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
+
 
 @dataclass
 class ColumnStats:

@@ -27,6 +27,8 @@ import tensorflow as tf
 from datakit.checks import check_count, interleave_lengths
 from datakit.timeline import stamp_around, trace_record
 
+__all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
+
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
     """A graph op that sleeps ``seconds`` (``py_function`` + ``time.sleep``: no busy core)."""

@@ -39,6 +39,10 @@ from keras import layers
 from datakit import examples, records, timeline
 from datakit.checks import check_count
 
+__all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
+           "mp4_frame_count", "write_mp4_videos", "list_mp4", "write_video_records",
+           "clip_dataset", "mp4_clip_dataset", "small_video_model"]
+
 #: Label names, by label number: the direction the square moves.
 CLASSES = ("right", "left", "down", "up")
 _STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}  # (dy, dx) per label
