@@ -176,3 +176,14 @@ def test_lazy_reexports_resolve_to_their_modules():
         assert name in datakit.__all__ and name in dir(datakit)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         datakit.nope  # noqa: B018
+
+
+def test_readme_module_table_matches_the_package_and_its_layers():
+    rows = [line.split("|")[1:3] for line in (ROOT / "README.md").read_text().splitlines()
+            if line.startswith("| ") and "`datakit." in line]
+    listed = {cell.strip().strip("`").removeprefix("datakit."): layer.strip()
+              for layer, cell in rows}
+    assert set(listed) == set(modules())
+    labels = [{listed[m] for m in mods if m in listed} for _, mods in LAYERS]
+    assert all(len(s) == 1 for s in labels), "one README layer label per declared layer"
+    assert len({s.pop() for s in labels}) == len(LAYERS), "a label per layer, none shared"
