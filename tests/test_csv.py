@@ -222,7 +222,7 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, fix", [
-    pytest.param(kw, fix, id=next(iter(kw))) for kw, fix in [
+    pytest.param(kw, fix, id="-".join(f"{k}={v}" for k, v in kw.items())) for kw, fix in [
         ({"batch_size": 0}, "batch_size=0"), ({"n_readers": 0}, "n_readers=0"),
         ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
         ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),

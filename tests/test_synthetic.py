@@ -9,7 +9,9 @@ from datakit import synthetic as S
 from datakit import timeline as T
 
 
-@pytest.mark.parametrize("files,rows,cycle,par", [(1, 1, 1, None), (3, 2, 2, 2), (2, 4, 3, tf.data.AUTOTUNE)])
+@pytest.mark.parametrize("files,rows,cycle,par", [
+    pytest.param(1, 1, 1, None, id="one-row"), pytest.param(3, 2, 2, 2, id="parallel-2"),
+    pytest.param(2, 4, 3, tf.data.AUTOTUNE, id="autotune")])
 def test_synthetic_files_yields_each_row_once_with_open_and_read_stages(files, rows, cycle, par):
     ds = S.synthetic_files(files, rows, open_time=0.0, read_time=0.0, cycle_length=cycle,
                            num_parallel_calls=par)
