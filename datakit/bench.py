@@ -113,8 +113,18 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
               progress: bool | None = None, sample_every: float = 0.005) -> BenchResult:
     """Iterate ``warmup + steps`` batches of ``dataset`` (all of it if ``steps`` is None) and time it.
 
-    ``progress=None`` draws a text bar on stderr only if the run lasts more
-    than two seconds; ``True`` / ``False`` force it on or off.
+    Args:
+        dataset: anything iterable (a ``tf.data.Dataset``, a ``DataLoader``...).
+        steps: batches to time after the warm-up; ``None``: the whole dataset.
+        warmup: batches read first and not timed (pipelines start slowly).
+        progress: ``None`` draws a text bar on stderr only if the run lasts
+            more than two seconds; ``True`` / ``False`` force it on or off.
+        sample_every: seconds between resident-memory samples.
+
+    Raises:
+        TypeError: ``dataset`` is not iterable.
+        ValueError: ``steps < 1``, ``warmup < 0``, or ``steps=None`` on a
+            dataset that repeats forever.
     """
     if steps is not None and steps < 1:
         raise ValueError(f"steps must be >= 1 (or None for the whole dataset), got {steps}")

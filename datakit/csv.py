@@ -82,7 +82,13 @@ _PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
 
 @dataclass
 class BadLine:
-    """A line that does not parse: where it is, which column, why."""
+    """A line that does not parse: where it is, which column, why.
+
+    :func:`find_bad_lines` returns them; the reader raises with the same text:
+
+    >>> print(BadLine("a.csv", 7, "b (2 of 3)", "expected a number, got `abc`", "1,abc,x"))
+    bad CSV line: a.csv, line 7, column b (2 of 3): expected a number, got `abc`; raw line: `1,abc,x`
+    """
 
     file: str
     line: int

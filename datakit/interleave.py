@@ -60,9 +60,19 @@ def trace_sources(files, *, cycle_length: int | None = None, block_length: int =
                   skip_header: bool = True, max_elements: int | None = None) -> SourceTrace:
     """Run ``from_tensor_slices(files).interleave(lines of each file)`` and record the sources.
 
-    ``files`` are read in the order given (use ``tf.data.Dataset.list_files``
-    and a seed, or ``sorted``, to choose it). Each file gets a colour; lines
-    are numbered from 1 (the header, when skipped, is line 1).
+    Args:
+        files: text files, read in the order given (use
+            ``tf.data.Dataset.list_files`` and a seed, or ``sorted``, to choose it).
+        cycle_length, block_length, num_parallel_calls, deterministic: as in
+            ``tf.data.Dataset.interleave`` (checked by
+            :func:`datakit.checks.interleave_lengths`).
+        skip_header: drop each file's first line (lines are numbered from 1
+            either way, so the first data line is line 2).
+        max_elements: stop after that many elements.
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        TypeError, ValueError: bad interleave arguments.
     """
     files = [str(f) for f in files]
     for f in files:

@@ -360,13 +360,27 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
                  shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
-    All files are checked first with :func:`check_shards` (see the module docstring for what
-    that catches and costs). ``cycle_length`` files are read at once (default: up to 4), with
-    ``num_parallel_reads`` threads (default: one; try ``tf.data.AUTOTUNE`` and measure);
-    ``shuffle_files`` shuffles the file order each epoch with ``seed``.
-    ``cycle_length=tf.data.AUTOTUNE`` lets tf.data's rule choose
-    (:func:`datakit.checks.default_cycle_length`); more threads than an explicit
-    ``cycle_length`` are refused, as tf.data does.
+    Args:
+        source: a folder of shards, a file, or a list of files.
+        compression: ``"auto"`` (from the manifest or the file's first bytes),
+            ``None`` or ``"GZIP"``.
+        check_manifest: check sizes, record counts and sha256 against the
+            manifest (see the module docstring for what that catches and costs).
+        verify: one full TensorFlow pass per file, for files without a manifest.
+        cycle_length: files read at once; ``None``: up to 4;
+            ``tf.data.AUTOTUNE``: tf.data's rule
+            (:func:`datakit.checks.default_cycle_length`).
+        num_parallel_reads: reading threads (``None``: one; try
+            ``tf.data.AUTOTUNE`` and measure); at most an explicit ``cycle_length``.
+        shuffle_files: shuffle the file order each epoch, with ``seed``.
+        seed: seeds the file shuffle.
+
+    Raises:
+        RecordFileError: (a :class:`datakit.errors.DataError`) a shard is
+            truncated, corrupted, missing from its manifest's set, or disagrees
+            with the manifest, naming the file (and byte offset).
+        ValueError: bad arguments, e.g. more ``num_parallel_reads`` than
+            ``cycle_length``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
     >>> from datakit.examples import parse_example, to_example

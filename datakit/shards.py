@@ -45,10 +45,20 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
                  columns: list[str] | None = None) -> list[str]:
     """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
-    ``table``: a pandas DataFrame, a dict of columns, a 2-D array (give
-    ``columns``), or the path of a CSV file (its lines are copied verbatim).
     Each file is written under a temporary name, then renamed; the row counts
     go to ``folder/manifest.json``. Returns the paths, in order.
+
+    Args:
+        table: a pandas DataFrame, a dict of columns, a 2-D array (give
+            ``columns``), or the path of a CSV file (its lines are copied verbatim).
+        folder: where the shards go (created if needed).
+        num_shards: how many files (>= 1); rows are split evenly, in order.
+        prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ...
+        columns: column names for a 2-D array.
+
+    Raises:
+        TypeError: ``num_shards`` is not an int.
+        ValueError: ``num_shards < 1``, or a table without a header.
     """
     header, lines = _table_lines(table, columns)
     check_count("num_shards", num_shards)
@@ -71,6 +81,18 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
     goes to exactly one file.
+
+    Args:
+        table, columns: as in :func:`write_shards`.
+        folder: where all parts' shards go.
+        fractions: the share of rows per part (>= 0, summing to 1).
+        num_shards: files per part, one int >= 1 each.
+        names: the parts' names (and file prefixes).
+        seed: seeds the row shuffle.
+
+    Raises:
+        ValueError: parts of different lengths, bad fractions or shard counts
+            (all checked before anything is written).
     """
     if not len(fractions) == len(num_shards) == len(names):
         raise ValueError("fractions, num_shards and names need one entry per part.")

@@ -59,10 +59,19 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
                     deterministic: bool | None = None) -> tf.data.Dataset:
     """Traced rows of ``num_files`` fake files whose open and each read sleep a set time.
 
-    Files are interleaved (``cycle_length``, ``num_parallel_calls`` as in
-    ``interleave``); element ``f * rows_per_file + r`` is row ``r`` of file ``f``.
-    A sleeping call holds a thread: the pipeline gets a private pool of
+    Element ``f * rows_per_file + r`` is row ``r`` of file ``f``. A sleeping
+    call holds a thread: the pipeline gets a private pool of
     :data:`SLEEP_THREADS` threads so that sleeps overlap beyond the core count.
+
+    Args:
+        num_files, rows_per_file: the fake files and their rows (>= 1).
+        open_time, read_time: seconds an open and each read sleep (>= 0).
+        cycle_length, num_parallel_calls, deterministic: as in ``interleave``.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count < 1, a negative time, or more parallel calls than
+            ``cycle_length``.
 
     >>> from datakit.timeline import trace_timeline
     >>> tl = trace_timeline(synthetic_files(2, 3, open_time=0.001, read_time=0.001))

@@ -206,11 +206,25 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
 
     shards -> interleave -> parse -> pick a random start -> decode only those
-    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. Elements are
-    ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8, ready
-    for ``model.fit()``; with ``with_ids=True``, dicts that also hold each
-    clip's video ``id`` and first frame ``start``. A new clip each epoch.
-    ``trace=True`` adds a :mod:`datakit.timeline` trace (stage "decode") to each element.
+    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
+
+    Args:
+        directory: the shards, from :func:`write_video_records`.
+        clip_len: frames per clip (every video must have at least that many).
+        batch_size: clips per batch.
+        shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
+        cycle_length: shards read at once, each by its own thread.
+        seed: seeds the file order, the clip starts and the shuffle.
+        drop_remainder: drop a last, smaller batch.
+        with_ids: elements are dicts that also hold each clip's video ``id``
+            and first frame ``start``; otherwise ``(clips, labels)`` with clips
+            ``(batch, clip_len, H, W, 3)`` uint8, ready for ``model.fit()``.
+        trace: add a :mod:`datakit.timeline` trace (stage "decode") to each element.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count is out of range.
+        RecordFileError: a shard is damaged (see :func:`datakit.records.read_records`).
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
     raw = records.read_records(directory, shuffle_files=True, seed=seed,
