@@ -145,3 +145,13 @@ def test_trace_sources_are_positions_in_the_whole_input_stream_under_repeat():
     assert [(s.sources, s.epoch) for s in rep.steps] == [((i,), i // 2) for i in range(6)]
     for s in bat.steps:
         assert s.value.tolist() == [rng_op.steps[j].value for j in s.sources]
+
+
+def test_trace_tells_each_ops_kind_and_arguments_without_parsing_names():
+    ops = (Dataset.range(6).repeat(2).shuffle(3, seed=1).batch(4, drop_remainder=True)
+           .interleave(lambda b: Dataset.from_iterable(list(b)), cycle_length=2).trace())
+    assert [op.kind for op in ops] == ["range", "repeat", "shuffle", "batch", "interleave"]
+    assert ops[1].args == {"count": 2}
+    assert ops[2].args == {"buffer_size": 3, "seed": 1, "reshuffle_each_iteration": True}
+    assert ops[3].args == {"batch_size": 4, "drop_remainder": True}
+    assert ops[4].args == {"cycle_length": 2, "block_length": 1}
