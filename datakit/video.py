@@ -172,7 +172,20 @@ def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
 def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
                         quality: int = 90, compression: str | None = None,
                         overwrite: bool = False) -> list[Path]:
-    """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame)."""
+    """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame).
+
+    Args:
+        videos: :class:`Video` s, e.g. from :func:`iter_videos`.
+        directory: where the shards and their manifest go.
+        num_shards: TFRecord files to spread the videos over.
+        quality: JPEG quality, 1..100.
+        compression: ``None`` or ``"GZIP"``.
+        overwrite: replace shards already in ``directory``.
+
+    Raises:
+        ValueError: a bad ``quality`` (or writer argument).
+        FileExistsError: ``directory`` already holds shards and ``overwrite`` is false.
+    """
     _check(1 <= quality <= 100, f"quality={quality}: pass a JPEG quality in 1..100")
     encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
         lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
@@ -272,6 +285,15 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in Python, inside ``from_generator``.
+
+    Args:
+        directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
+        clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
+            drop_remainder: as in :func:`clip_dataset`.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count is out of range, or no MP4 files are found.
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
     paths, labels = list_mp4(directory)
