@@ -13,12 +13,15 @@ from datakit import memory, video
 matplotlib.use("Agg")
 
 
+@pytest.mark.timeout(60)
 def test_rss_sampler_sees_a_big_allocation():
     sampler = memory.RssSampler(0.001)
     sampler.start()
     before = memory.rss_bytes()
     block = np.ones(64 * 2**20, np.uint8)  # 64 MB, touched
-    while sampler.peak < before + 32 * 2**20 and sampler.is_alive():
+    for _ in range(3000):  # up to ~30 s on a loaded machine
+        if sampler.peak >= before + 32 * 2**20:
+            break
         sampler.stop.wait(0.01)
     sampler.stop.set()
     sampler.join(timeout=10)
