@@ -174,6 +174,11 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
 
         commit_set(folder, staged, listed=listed, generation=max(generations.values()),
                    announce=announce, switch=switch)
+        trusted = {e["file"] for s in man["sets"].values() for e in s["files"]}
+        for entry in os.scandir(folder):  # strays of these sets' patterns (an older writer's)
+            if entry.name not in trusted and any(
+                    fnmatch.fnmatchcase(entry.name, spec["pattern"]) for spec in specs.values()):
+                os.unlink(entry.path)
         return finals_of
 
 
@@ -187,7 +192,7 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
 
     ``sets``: set names (default: those listing one of ``files``, else every
     set of ``kind``, else all). ``files``: the file names being read (default:
-    every listed file); only these are hashed and counted. ``counts``: file
+    every listed file); only these are sized, hashed and counted. ``counts``: file
     name -> rows or records found by the caller, compared with the entries.
     Raises :class:`DataError` naming the file: totals that disagree with the
     entries, a listed file missing or of another size, sha256 or count, an
@@ -226,20 +231,19 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
         for e in entries:
             path = folder / e["file"]
             if not path.is_file():
-                raise DataError(path, f"listed in {MANIFEST} (set {set_name!r}) but missing")
-            size = path.stat().st_size
-            if size != e["bytes"]:
-                raise DataError(path, f"{size} bytes, but {MANIFEST} says {e['bytes']}: the "
-                                "file is truncated or was changed after writing; write it again")
+                raise DataError(path, f"file is missing (listed in {MANIFEST})")
             if files is not None and e["file"] not in files:
                 continue
+            size = path.stat().st_size
+            if size != e["bytes"]:
+                raise DataError(path, f"has {size} bytes, manifest says {e['bytes']}: "
+                                "truncated or changed after writing")
             if counts is not None and e["file"] in counts and counts[e["file"]] != e[unit]:
                 raise DataError(path, f"{counts[e['file']]} {unit}, but {MANIFEST} says "
                                 f"{e[unit]}: the file is truncated or was changed after "
                                 "writing; write it again")
             if hash and sha256(path) != e["sha256"]:
-                raise DataError(path, f"sha256 differs from {MANIFEST}: the file is corrupted "
-                                "or was changed after writing; write it again")
+                raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
             out.append(dict(e, path=str(path), set=set_name, unit=unit,
                             compression=s.get("compression")))
     return out
