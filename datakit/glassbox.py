@@ -345,7 +345,12 @@ class Dataset:
 
         def op(parent, rec):
             for pos, x in enumerate(parent()):
-                y = _to_numpy(_call(map_func, x))
+                y = _call(map_func, x)
+                if y is None:
+                    raise TypeError(f"map_func {_fn_name(map_func)} returned None for element "
+                                    f"{pos}: it must return a value (a missing `return`?), "
+                                    "as tf.data requires.")
+                y = _to_numpy(y)
                 if rec is not None:
                     rec.append(Step(y, (pos,)))
                 yield y

@@ -36,7 +36,6 @@ drawn in :mod:`datakit.mixing`.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -162,14 +161,21 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
     True
     """
     size = _check_buffer_size(buffer_size)
-    if seed is not None:
-        _check_count("seed", seed)
+    if seed is not None:  # any int64, as tf.data takes (-1 included): as an unsigned seed
+        seed = _check_count("seed", seed)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
     picks = None if picks is None else list(picks)
-    base = seed if seed is not None else np.random.SeedSequence().entropy
-    passes = itertools.count()
+    base = seed % 2**64 if seed is not None else np.random.SeedSequence().entropy
+    passes = [0]  # iterations started so far; a trace() runs on a copy of it
 
     def op(parent, rec):
-        k = next(passes) if reshuffle_each_iteration else 0
+        if rec is None:
+            k, passes[0] = passes[0], passes[0] + 1
+        else:  # tracing: the passes a fresh iteration would make, without using them up
+            k = passes[0] + getattr(rec, "passes", 0)
+            rec.passes = getattr(rec, "passes", 0) + 1
+        k = k if reshuffle_each_iteration else 0
         choose = (replay_picks(picks) if picks is not None
                   else _rng_chooser(np.random.default_rng([base, k])))
         for p in buffer_steps(parent(), size, choose):

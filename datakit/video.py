@@ -253,6 +253,34 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
 
 
+_ATEXIT: list = []
+
+
+def _release_iterators_at_exit() -> None:
+    """Free, before the interpreter shuts down, an iterator kept by an uncaught error.
+
+    Python keeps the last uncaught exception (``sys.last_traceback``, and with it the
+    frames that still hold a ``tf.data`` iterator) until it tears modules down. An
+    iterator over ``from_generator`` destroyed that late waits for generator threads that
+    can no longer run Python: the process never exits. Dropping the traceback at
+    ``atexit`` (while Python still runs) lets the iterator stop its threads.
+    """
+    if _ATEXIT:
+        return
+    import atexit
+    import gc
+    import sys
+
+    def release():
+        for name in ("last_exc", "last_value", "last_traceback", "last_type"):
+            if hasattr(sys, name):
+                setattr(sys, name, None)
+        gc.collect()
+
+    atexit.register(release)
+    _ATEXIT.append(release)
+
+
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                      shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
                      drop_remainder: bool = False):
@@ -264,18 +292,41 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     import tensorflow as tf
 
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
+    _release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
-    def decode_clip(path, label, r):
-        path = path.decode()
-        n = mp4_frame_count(path)
-        if n < clip_len:
-            raise ValueError(f"{path}: {n} frames, shorter than clip_len={clip_len}")
-        start = int(r) % (n - clip_len + 1)
-        yield read_mp4(path, start, start + clip_len), label
+    empty = np.zeros((clip_len, height, width, 3), np.uint8)
 
-    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64))
+    def decode_clip(path, label, r):
+        # No exception may leave this generator: one raised inside from_generator's thread
+        # can leave the interpreter hanging at exit. A failure travels as a message,
+        # and a TensorFlow op raises it (naming the file) after the generator returned.
+        path = path.decode()
+        try:
+            n = mp4_frame_count(path)
+            if n < clip_len:
+                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
+                                 "smaller clip_len or leave the video out")
+            start = int(r) % (n - clip_len + 1)
+            clip = read_mp4(path, start, start + clip_len)
+            if clip.shape != empty.shape:
+                raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
+                                 f"expected {clip_len} of {empty.shape[1:]}: the file is "
+                                 "damaged or its frames differ in size")
+        except Exception as e:  # noqa: BLE001 - every failure is reported, below
+            reason = str(e).replace(f"{path}: ", "")
+            yield empty, label, f"{path}: cannot read a clip: {type(e).__name__}: {reason}"
+            return
+        yield clip, label, ""
+
+    def check(clip, label, error):
+        ok = tf.debugging.Assert(tf.equal(error, ""), [error], name="mp4_clip")
+        with tf.control_dependencies([ok]):
+            return tf.identity(clip), label
+
+    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64),
+            tf.TensorSpec((), tf.string))
     files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
     files = files.shuffle(len(paths), seed=seed)
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
@@ -283,6 +334,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         lambda pl, r: tf.data.Dataset.from_generator(
             decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
         cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
+    ds = ds.map(check)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
     return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
 
