@@ -181,15 +181,24 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
     return [Path(p) for p in writer.paths]
 
 
-def _finish(ds, batch_size: int, shuffle_buffer: int, seed: int, drop_remainder: bool):
+def _finish(ds, batch_size: int, shuffle_buffer: int, seed: int, drop_remainder: bool,
+            known: int | None = None):
     import tensorflow as tf
 
+    if known:  # a buffer larger than the clips of an epoch only costs memory
+        shuffle_buffer = min(shuffle_buffer, known)
     if shuffle_buffer > 1:
         ds = ds.shuffle(shuffle_buffer, seed=seed)
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
 def _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length):
+    for name, v in (("clip_len", clip_len), ("batch_size", batch_size),
+                    ("shuffle_buffer", shuffle_buffer), ("cycle_length", cycle_length)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name}={v!r}: pass an int")
+    _check(shuffle_buffer < 2**31, f"shuffle_buffer={shuffle_buffer}: TensorFlow cannot hold "
+           "2**31 or more elements in a shuffle buffer; pass at most the number of videos")
     _check(clip_len >= 1, f"clip_len={clip_len}: pass a clip length >= 1")
     _check(batch_size >= 1, f"batch_size={batch_size}: pass batch_size >= 1")
     _check(shuffle_buffer >= 0, f"shuffle_buffer={shuffle_buffer}: pass 0 (no shuffle) or more")
@@ -224,8 +233,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     def parse_clip(serialized, r):
         ctx, seq = examples.parse_sequence_example(serialized, context_spec, sequence_spec)
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
-        tf.debugging.assert_greater_equal(n, tf.constant(clip_len, tf.int64), message=(
-            f"a video is shorter than clip_len={clip_len}: pass a smaller clip_len"))
+        tf.debugging.Assert(n >= clip_len, [
+            f"{directory}: video id", ctx["id"], "has", n, f"frames, fewer than clip_len="
+            f"{clip_len}: pass a smaller clip_len or leave the video out"], name="short_video")
         start = tf.math.floormod(r, n - clip_len + 1)
         chosen = seq["frames"][start:start + clip_len]  # decode these frames only
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
@@ -239,10 +249,11 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
 
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
     ds = tf.data.Dataset.zip(raw, rand)
+    total = None
     try:  # the manifest's record count tells fit() how many steps an epoch has
-        total = sum(s["records"] for s in records.read_manifest(directory)["shards"])
+        total = records.read_manifest(directory)["records"]
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
-    except (records.RecordFileError, OSError, KeyError, TypeError):  # no manifest
+    except (records.RecordFileError, OSError):  # no manifest
         pass
     if traced:
         from datakit import timeline
@@ -250,7 +261,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder, total)
 
 
 _ATEXIT: list = []
@@ -336,7 +347,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
     ds = ds.map(check)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder, len(paths))
 
 
 # ---- A model that learns the task ------------------------------------------------------
