@@ -122,7 +122,8 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
                 return where, 'a quote inside a field must be doubled ("") and the field quoted'
             if not field:
                 return where, "the label is empty" if col in required else "expected a number"
-            return where, f"expected a number, got `{field}`"
+            shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
+            return where, f"expected a number, got `{shown}`"
         pos = m.end()
         if k < n - 1:
             if pos >= len(raw):

@@ -393,6 +393,9 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     >>> sorted(int(i) for i in ds)
     [0, 1, 2, 3, 4, 5, 6]
     """
+    for name, v in (("cycle_length", cycle_length), ("num_parallel_reads", num_parallel_reads)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+            raise TypeError(f"{name}={v!r}: pass an int, tf.data.AUTOTUNE or None")
     if cycle_length is not None and cycle_length != tf.data.AUTOTUNE and cycle_length < 1:
         raise ValueError(f"cycle_length={cycle_length}: pass an int >= 1 (or None)")
     if num_parallel_reads is not None and num_parallel_reads != tf.data.AUTOTUNE \
