@@ -13,7 +13,7 @@
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "y": [10.0, 20.0, 30.0, 40.0]},
-...                      d, n_shards=2, prefix="toy")
+...                      d, num_shards=2, prefix="toy")
 >>> [os.path.basename(p) for p in paths]
 ['toy_00.csv', 'toy_01.csv']
 >>> counts = {}
@@ -33,37 +33,49 @@ import numpy as np
 
 from datakit import manifest
 from datakit.atomic import temporary_path
+from datakit.checks import check_count
 from datakit.errors import DataError
 from datakit.paths import resolve_files
+
+__all__ = ["write_shards", "split_into_shards", "check_files", "is_blank", "data_lines"]
 
 # -- writing -------------------------------------------------------------------
 
 
-def write_shards(table: Any, folder: str | Path, *, n_shards: int, prefix: str = "part",
+def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str = "part",
                  columns: list[str] | None = None) -> list[str]:
-    """Write the rows of ``table`` into ``n_shards`` CSV files, a header line each.
+    """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
-    ``table``: a pandas DataFrame, a dict of columns, a 2-D array (give
-    ``columns``), or the path of a CSV file (its lines are copied verbatim).
     The files are committed as one set (:func:`datakit.manifest.write_set`):
     a reader sees the previous set or this one, never a mix, and the row
     counts, sizes and sha256 go to ``folder/manifest.json``. Blank lines are
     dropped. Returns the paths, in order (a file name gets a ``.g<N>`` tag
     when the previous set still lists it).
+
+    Args:
+        table: a pandas DataFrame, a dict of columns, a 2-D array (give
+            ``columns``), or the path of a CSV file (its lines are copied verbatim).
+        folder: where the shards go (created if needed).
+        num_shards: how many files (>= 1); rows are split evenly, in order.
+        prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ...
+        columns: column names for a 2-D array.
+
+    Raises:
+        TypeError: ``num_shards`` is not an int.
+        ValueError: ``num_shards < 1``, or a table without a header.
     """
     header, lines = _table_lines(table, columns)
-    if isinstance(n_shards, bool) or not isinstance(n_shards, int) or n_shards < 1:
-        raise ValueError(f"n_shards={n_shards!r} is invalid: pass an int >= 1.")
+    check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    spec = _stage(folder, prefix, header, lines, range(len(lines)), n_shards)
+    spec = _stage(folder, prefix, header, lines, range(len(lines)), num_shards)
     return [str(folder / n) for n in _commit(folder, {prefix: spec})[prefix]]
 
 
-def _stage(folder: Path, prefix: str, header: str, lines: list[str], order, n_shards: int) -> dict:
+def _stage(folder: Path, prefix: str, header: str, lines: list[str], order, num_shards: int) -> dict:
     """Write one part's shards as complete temporary files; the set's manifest keywords."""
     staged, counts = {}, {}
-    for chunk in np.array_split(np.asarray(order, dtype=np.int64), n_shards):
+    for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
         name = f"{prefix}_{len(staged):02d}.csv"
         staged[name] = tmp = temporary_path(folder / name)
         with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -83,20 +95,32 @@ def _commit(folder: Path, specs: dict) -> dict[str, list[str]]:
 
 
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
-                      n_shards=(20, 10, 10), names=("train", "valid", "test"),
+                      num_shards=(20, 10, 10), names=("train", "valid", "test"),
                       seed: int = 42, columns: list[str] | None = None) -> dict[str, list[str]]:
     """Shuffle the rows with ``seed``, split them by ``fractions``, write each part as shards.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
     goes to exactly one file. All parts are committed in one switch of the
     manifest, so a re-split that is killed leaves the old split whole.
+
+    Args:
+        table, columns: as in :func:`write_shards`.
+        folder: where all parts' shards go.
+        fractions: the share of rows per part (>= 0, summing to 1).
+        num_shards: files per part, one int >= 1 each.
+        names: the parts' names (and file prefixes).
+        seed: seeds the row shuffle.
+
+    Raises:
+        ValueError: parts of different lengths, bad fractions or shard counts
+            (all checked before anything is written).
     """
-    if not len(fractions) == len(n_shards) == len(names):
-        raise ValueError("fractions, n_shards and names need one entry per part.")
+    if not len(fractions) == len(num_shards) == len(names):
+        raise ValueError("fractions, num_shards and names need one entry per part.")
     if any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
-    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in n_shards):
-        raise ValueError(f"n_shards={n_shards}: pass one int >= 1 per part "
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in num_shards):
+        raise ValueError(f"num_shards={num_shards}: pass one int >= 1 per part "
                          "(checked before anything is written).")
     header, lines = _table_lines(table, columns)
     order = np.random.default_rng(seed).permutation(len(lines))
@@ -104,7 +128,7 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     specs = {name: _stage(folder, name, header, lines, order[lo:hi], n)  # one switch for all
-             for name, n, lo, hi in zip(names, n_shards, bounds[:-1], bounds[1:])}
+             for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:])}
     return {name: [str(folder / f) for f in files]
             for name, files in _commit(folder, specs).items()}
 

@@ -4,7 +4,7 @@ Older data sets (CIFAR-10's binary version, MNIST's IDX files) are arrays on dis
 no framing and no checksums: :func:`fixed_length_dataset` cuts them into records after
 checking that the file holds a whole number of them. :func:`sql_dataset` runs a query on
 a SQLite file with ``SqlDataset`` after checking the file and the query. Both raise
-:class:`datakit.records.RecordFileError` naming the file; :func:`write_fixed_length` and
+:class:`datakit.errors.DataError` naming the file; :func:`write_fixed_length` and
 :func:`write_sqlite` make such files (atomically) to try them on.
 """
 
@@ -21,7 +21,8 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.errors import DataError
-from datakit.records import RecordFileError
+
+__all__ = ["write_fixed_length", "fixed_length_dataset", "write_sqlite", "sql_dataset"]
 
 
 # ---------------------------------------------------------------- fixed-length records
@@ -62,10 +63,10 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
         raise ValueError(f"header_bytes={header_bytes}, footer_bytes={footer_bytes}: "
                          "pass byte counts >= 0.")
     if not os.path.exists(path):
-        raise RecordFileError(path, "file is missing")
+        raise FileNotFoundError(f"{path}: file is missing")
     body = os.path.getsize(path) - header_bytes - footer_bytes
     if body <= 0 or body % record_bytes:
-        raise RecordFileError(path, f"{body} bytes between header and footer is not a whole "
+        raise DataError(path, f"{body} bytes between header and footer is not a whole "
                               f"number of {record_bytes}-byte records: check record_shape, "
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
@@ -125,12 +126,12 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
         raise TypeError(f"query must be a str, got {type(query).__name__}")
     query = query.strip().rstrip(";").rstrip()  # one statement; a final `;` is fine
     if not os.path.exists(path):
-        raise RecordFileError(path, "database file is missing")
+        raise FileNotFoundError(f"{path}: database file is missing")
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path} is a folder: pass the SQLite database file")
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
-            raise RecordFileError(path, "not a SQLite database file")
+            raise DataError(path, "not a SQLite database file")
     # A URI (read-only: never creates a file), with the path quoted: `#` and `?` are
     # part of the file name, not a fragment or options.
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
@@ -139,7 +140,7 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
         try:
             cur = con.execute(f"SELECT * FROM ({query}) LIMIT 0")
         except sqlite3.Error as e:
-            raise RecordFileError(path, f"query fails: {e}") from None
+            raise DataError(path, f"query fails: {e}") from None
         names = [d[0] for d in cur.description]
         if len(names) != len(output_types):
             raise ValueError(f"the query returns {len(names)} columns but output_types has "

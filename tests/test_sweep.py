@@ -242,7 +242,7 @@ def csv_wrong_type_arg(d, st):
 
 # ---------------------------------------------------------------- CSV sets and manifests
 def _set(d):
-    return shards.write_shards({"x": np.arange(10.0), "y": np.arange(10.0)}, d, n_shards=2)
+    return shards.write_shards({"x": np.arange(10.0), "y": np.arange(10.0)}, d, num_shards=2)
 
 
 def set_good(d, st):
@@ -282,8 +282,8 @@ def set_manifest_no_sets(d, st):
 
 
 def set_overwrite_fewer(d, st):  # the old third shard must not be read with the new set
-    shards.write_shards({"x": np.arange(9.0), "y": np.arange(9.0)}, d, n_shards=3)
-    paths = shards.write_shards({"x": [1.0, 2.0], "y": [1.0, 2.0]}, d, n_shards=2)
+    shards.write_shards({"x": np.arange(9.0), "y": np.arange(9.0)}, d, num_shards=3)
+    paths = shards.write_shards({"x": [1.0, 2.0], "y": [1.0, 2.0]}, d, num_shards=2)
     return read(str(d / "part_*.csv"), st) + [len(paths)]
 
 
@@ -292,7 +292,7 @@ KILL_SPLIT = """
     from datakit import atomic, shards
     d = {d!r}
     table = {{"x": np.arange(40.0), "y": np.arange(40.0)}}
-    shards.split_into_shards(table, d, n_shards=(3, 2, 2), seed=1)
+    shards.split_into_shards(table, d, num_shards=(3, 2, 2), seed=1)
     calls, real = [0], os.replace
     def replace(a, b):
         calls[0] += 1
@@ -302,7 +302,7 @@ KILL_SPLIT = """
         if calls[0] == {k} and {after}:
             os.kill(os.getpid(), signal.SIGKILL)
     atomic.os.replace = replace
-    shards.split_into_shards(table, d, n_shards=(2, 3, 1), seed=2)
+    shards.split_into_shards(table, d, num_shards=(2, 3, 1), seed=2)
 """
 
 
@@ -312,7 +312,7 @@ def _kill_split(d, st, k, after=False):
     got = {part: read(str(d / f"{part}_*.csv"), st) for part in ("train", "valid", "test")}
     rows = sorted(v for part in got.values() for v in part)
     assert rows == list(map(float, range(40)))  # each row exactly once, across the parts
-    shards.write_shards({"x": [1.0], "y": [1.0]}, d, n_shards=1, prefix="other")  # a writer
+    shards.write_shards({"x": [1.0], "y": [1.0]}, d, num_shards=1, prefix="other")  # a writer
     left = sorted(n for n in os.listdir(d) if n.endswith(".tmp"))
     old, new = (np.random.default_rng(seed).permutation(40) for seed in (1, 2))
     which = ["old" if got["train"] == sorted(map(float, old[:32])) else
@@ -568,7 +568,7 @@ VIDEO = """
     else:
         victim.write_bytes(victim.read_bytes()[:300])
     print("VICTIM", victim, flush=True)
-    for batch in video.mp4_clip_dataset(d, clip_len=8, batch_size=2, shuffle_buffer=0):
+    for batch in video.mp4_clip_dataset(d, clip_len=8, batch_size=2, shuffle_buffer_size=0):
         pass  # the error is not caught: the interpreter must still exit
 """
 
@@ -602,7 +602,7 @@ def video_cycle_length_str(d, st):
 
 
 def video_huge_buffer(d, st):
-    return video.mp4_clip_dataset(_mp4(d), shuffle_buffer=2**31)
+    return video.mp4_clip_dataset(_mp4(d), shuffle_buffer_size=2**31)
 
 
 def video_short_tfrecord(d, st):
@@ -614,7 +614,7 @@ def video_short_tfrecord(d, st):
 def video_buffer_capped(d, st):
     video.write_video_records(video.make_videos(3, size=16, min_frames=9, max_frames=9), d,
                               num_shards=1)
-    ds = video.clip_dataset(d, clip_len=8, batch_size=3, shuffle_buffer=10**8, with_ids=True)
+    ds = video.clip_dataset(d, clip_len=8, batch_size=3, shuffle_buffer_size=10**8, with_ids=True)
     return sorted(int(i) for b in ds for i in b["id"].numpy())
 
 
@@ -719,17 +719,17 @@ CASES = [
     (sql_int_overflow, E(DataError, "t.db", "column id", "row 3", "3000000000")),
     (sql_trailing_semicolon, [(1,), (2,)]),
     (sql_path_hash_question, [(1, 0.5), (2, 1.5), "a#b?.db"]),
-    (sql_missing, E(records.RecordFileError, "nope#1.db", "missing")),
-    (sql_not_a_db, E(records.RecordFileError, "x.db", "not a SQLite")),
-    (sql_bad_query, E(records.RecordFileError, "t.db", "no such column")),
+    (sql_missing, E(FileNotFoundError, "nope#1.db", "missing")),
+    (sql_not_a_db, E(DataError, "x.db", "not a SQLite")),
+    (sql_bad_query, E(DataError, "t.db", "no such column")),
     (example_2_63, E(ValueError, "'a'", "9223372036854775808", "int64")),
     (example_list_2_63, E(ValueError, "'a'", "9223372036854775808", "int64")),
     (example_uint64, E(ValueError, "'a'", "18446744073709551615", "int64")),
     (example_int64_edges, [-2**63, 2**63 - 1]),
     (video_corrupt_mp4_exits, [True, True]),
     (video_short_mp4_exits, [True, True]),
-    (video_clip_len_float, E(TypeError, "clip_len=2.5")),
-    (video_cycle_length_str, E(TypeError, "cycle_length='2'")),
+    (video_clip_len_float, E(TypeError, "clip_len", "2.5")),
+    (video_cycle_length_str, E(TypeError, "cycle_length", "'2'")),
     (video_huge_buffer, E(ValueError, "2147483648")),
     (video_short_tfrecord, E(INV, "video id", "fewer than clip_len=8")),
     (video_buffer_capped, [0, 1, 2]),
