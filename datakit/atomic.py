@@ -150,7 +150,7 @@ def clean_leftovers(folder: str | os.PathLike, names=()) -> list[str]:
 def generation_name(name: str, generation: int) -> str:
     """``name`` tagged with a generation before its extensions: ``part_00.g2.csv``."""
     stem, dot, ext = name.partition(".")
-    stem = re.sub(r"\.g\d+$", "", stem)
+    ext = re.sub(r"^g\d+\.", "", ext)
     return f"{stem}.g{generation}{dot}{ext}"
 
 
