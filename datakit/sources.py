@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from datakit.atomic import atomic_file, write_atomic
 from datakit.errors import DataError
 
 __all__ = ["write_fixed_length", "fixed_length_dataset", "write_sqlite", "sql_dataset"]
@@ -37,9 +38,7 @@ def write_fixed_length(path, array, header: bytes = b"") -> Path:
     path, arr = Path(path), np.ascontiguousarray(array)
     if arr.ndim < 1 or arr.shape[0] == 0:
         raise ValueError("array must hold at least one record (its first axis)")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(bytes(header) + arr.astype(arr.dtype.newbyteorder("<")).tobytes())
-    os.replace(tmp, path)
+    write_atomic(path, bytes(header) + arr.astype(arr.dtype.newbyteorder("<")).tobytes())
     return path
 
 
@@ -95,18 +94,17 @@ def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
     if len({len(v) for v in cols.values()}) != 1:
         raise ValueError("all columns must have the same length")
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.unlink(missing_ok=True)
-    con = sqlite3.connect(tmp)
-    try:
-        decl = ", ".join(f"{c} {_SQL_TYPES.get(v.dtype.kind, 'BLOB')}" for c, v in cols.items())
-        con.execute(f"CREATE TABLE {table} ({decl})")
-        rows = zip(*(v.tolist() for v in cols.values()))
-        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
-        con.commit()
-    finally:
-        con.close()
-    os.replace(tmp, path)
+    with atomic_file(path) as tmp:
+        con = sqlite3.connect(tmp)
+        try:
+            decl = ", ".join(f"{c} {_SQL_TYPES.get(v.dtype.kind, 'BLOB')}"
+                             for c, v in cols.items())
+            con.execute(f"CREATE TABLE {table} ({decl})")
+            rows = zip(*(v.tolist() for v in cols.values()))
+            con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
+            con.commit()
+        finally:
+            con.close()
     return path
 
 

@@ -37,6 +37,7 @@ import tensorflow as tf
 from keras import layers
 
 from datakit import examples, records, timeline
+from datakit.atomic import atomic_file
 from datakit.checks import check_count
 
 __all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
@@ -112,8 +113,7 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
            f"frames {frames.shape} {frames.dtype}: pass a (length, H, W, 3) uint8 array")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with av.open(str(tmp), "w", format="mp4") as out:
+    with atomic_file(path) as tmp, av.open(str(tmp), "w", format="mp4") as out:
         stream = out.add_stream("libx264", rate=fps)
         stream.height, stream.width = frames.shape[1:3]
         stream.pix_fmt = "yuv420p"
@@ -121,7 +121,6 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
         for f in frames:
             out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
         out.mux(stream.encode())
-    tmp.replace(path)
     return path
 
 
