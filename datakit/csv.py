@@ -56,8 +56,9 @@ import tensorflow as tf
 
 from datakit import timeline
 from datakit.checks import check_count, interleave_lengths
+from datakit.errors import DataError
 from datakit.lines import numbered_lines
-from datakit.shards import check_files
+from datakit.shards import check_files, is_blank
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
@@ -71,10 +72,15 @@ NUMBER, TEXT = "number", "text"
 OOV = "[UNK]"
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.
 LINES_PER_CHUNK = 1024
-#: A number as ``decode_csv`` reads it (optionally quoted in a row).
-NUMBER_PATTERN = r" *[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)? *"
+#: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
+#: included. Each alternative starts differently and no two quantifiers compete for the
+#: same characters, so matching (and failing) takes time linear in the line's length.
+NUMBER_PATTERN = (r" *[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                  r"|(?i:nan|inf(?:inity)?)) *")
 _PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
              TEXT: r'(?:"(?:[^"]|"")*"|[^",]*)'}
+#: How much of a bad line an error message shows.
+RAW_SHOWN = 200
 
 
 # -- bad lines -------------------------------------------------------------------
@@ -98,12 +104,20 @@ class BadLine:
 
     def __str__(self) -> str:
         col = f", column {self.column}" if self.column else ""
+        raw = self.raw if len(self.raw) <= RAW_SHOWN else (
+            f"{self.raw[:RAW_SHOWN]}... ({len(self.raw):,} characters)")
         return (f"bad CSV line: {self.file}, line {self.line}{col}: {self.reason}; "
-                f"raw line: `{self.raw}`")
+                f"raw line: `{raw}`")
+
+
+def _field_pattern(kind: str, required: bool) -> str:
+    # A text field already matches the empty string: a `?` on it would give the regex
+    # engine two ways to match each empty field, and a bad line exponential backtracking.
+    return _PATTERNS[kind] + ("" if required or kind == TEXT else "?")
 
 
 def _row_pattern(columns: list[str], kinds: dict[str, str], required: set[str]) -> str:
-    return ",".join(_PATTERNS[kinds[c]] + ("" if c in required else "?") for c in columns)
+    return ",".join(_field_pattern(kinds[c], c in required) for c in columns)
 
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
@@ -118,7 +132,7 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
     pos, n = 0, len(columns)
     for k, col in enumerate(columns):
         where = f"{col} ({k + 1} of {n})"
-        pat = re.compile(_PATTERNS[kinds[col]] + ("" if col in required else "?") + "(?=,|$)")
+        pat = re.compile(_field_pattern(kinds[col], col in required) + "(?=,|$)")
         m = pat.match(raw, pos)
         if not m:
             field = raw[pos:].split(",", 1)[0]
@@ -128,7 +142,8 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
                 return where, 'a quote inside a field must be doubled ("") and the field quoted'
             if not field:
                 return where, "the label is empty" if col in required else "expected a number"
-            return where, f"expected a number, got `{field}`"
+            shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
+            return where, f"expected a number, got `{shown}`"
         pos = m.end()
         if k < n - 1:
             if pos >= len(raw):
@@ -150,7 +165,9 @@ def _kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]
 def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> list[BadLine]:
     """Every line of ``filepaths`` that the reader would reject (pure Python, before training).
 
-    The test is the reader's own: the same regular expression per row.
+    The test is the reader's own: the same regular expression per row (in
+    time linear in each line's length). Blank lines are skipped, as the
+    reader skips them.
     """
     files, columns = check_files(filepaths)
     kinds = _kinds_for(stats, columns, files[0])
@@ -160,7 +177,7 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
         with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
-                if number > 1 and not pattern.fullmatch(line):
+                if number > 1 and not is_blank(line) and not pattern.fullmatch(line):
                     column, reason = describe_bad_line(line, columns, kinds, {label} - {None})
                     bad.append(BadLine(path, number, column, reason, line))
     return bad
@@ -211,19 +228,67 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False):
     return decode
 
 
-def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_calls=None):
-    """The data lines of one file (header skipped), ``decode``-d ``chunk`` lines per call.
+def _blank(lines):
+    return tf.equal(tf.strings.length(tf.strings.strip(lines)), 0)
+
+
+def unchanged(path, expected, element) -> tf.data.Dataset:
+    """A dataset of no element (like ``element``) that fails if ``path`` changed since its check.
+
+    ``expected = (bytes, rows)`` tensors. When iteration reaches it (put it
+    first: ``unchanged(...).concatenate(lines)``), the file is read once more
+    (a few ms per MB) and compared: rows removed, cut short or appended after
+    ``check_files`` are an error naming the file, never a short or long epoch.
+    """
+    size, rows = expected
+
+    def check(*_):
+        content = tf.io.read_file(path)
+        found = tf.strings.split(content, "\n")[1:]  # after the header
+        n = tf.reduce_sum(tf.cast(tf.logical_not(_blank(found)), tf.int64))
+        got = tf.cast(tf.strings.length(content), tf.int64)
+        ok = tf.logical_and(tf.equal(got, size), tf.equal(n, rows))
+        assertion = tf.debugging.Assert(ok, [
+            "CSV file changed after it was checked:", path, "now has", got, "bytes and", n,
+            "rows; when checked it had", size, "bytes and", rows,
+            "rows. Do not change files while reading them; build the dataset again."],
+            name="csv_file_changed")
+        with tf.control_dependencies([assertion]):
+            return tf.constant(False)
+
+    return tf.data.Dataset.from_tensors(element).filter(check)
+
+
+def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_calls=None,
+                   expected=None):
+    """The data lines of one file (header and blank lines skipped), ``decode``-d ``chunk`` at once.
 
     Chunk ``k`` holds lines ``2 + k * chunk`` onwards: the line numbers come
-    from the chunk's index, so no per-line bookkeeping is needed.
+    from the chunk's index, so no per-line bookkeeping is needed. Blank lines
+    are masked out of each chunk. ``expected``: see :func:`unchanged`.
     """
 
     def decode_chunk(k, lines):
         n = tf.size(lines, out_type=tf.int64)
-        return decode(lines, 2 + k * chunk + tf.range(n), tf.fill([n], path))
+        keep = tf.logical_not(_blank(lines))
+        numbers = tf.boolean_mask(2 + k * chunk + tf.range(n), keep)
+        lines = tf.boolean_mask(lines, keep)
+        return decode(lines, numbers, tf.fill(tf.shape(lines), path))
 
-    lines = tf.data.TextLineDataset(path).skip(1).batch(chunk)
+    lines = tf.data.TextLineDataset(path)
+    if expected is not None:
+        lines = unchanged(path, expected, tf.constant("")).concatenate(lines)
+    lines = lines.skip(1).batch(chunk)
     return lines.enumerate().map(decode_chunk, num_parallel_calls=num_parallel_calls)
+
+
+def _numbered_lines(path, expected=None, *, skip_blank: bool = False):
+    """:func:`datakit.lines.numbered_lines`, checked first, blank lines dropped if asked."""
+    out = numbered_lines(path)
+    if expected is not None:
+        out = unchanged(path, expected, (tf.constant(""), tf.constant(0, tf.int64), path)
+                        ).concatenate(out)
+    return out.filter(lambda line, *_: tf.logical_not(_blank(line))) if skip_blank else out
 
 
 # -- the reader ------------------------------------------------------------------
@@ -244,6 +309,21 @@ def _check_arguments(**args) -> None:
     for name, v in args.items():
         check_count(name, v, lows.get(name, 1), none=name not in ("n_readers", "batch_size"),
                     autotune=name in auto)
+
+
+#: The largest shuffle buffer TensorFlow takes (larger ones crash it).
+MAX_BUFFER = 2**31 - 1
+
+
+def _has_blank_line(path: str) -> bool:
+    with open(path, "rb") as f:
+        return any(is_blank(line) for line in f.read().split(b"\n")[1:-1])
+
+
+def _table(mapping: dict):
+    init = tf.lookup.KeyValueTensorInitializer(
+        tf.constant(list(mapping), tf.string), tf.constant(list(mapping.values()), tf.int64))
+    return tf.lookup.StaticHashTable(init, default_value=-1)
 
 
 def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
@@ -291,6 +371,8 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     """
     counts: dict[str, int] = {}
     files, columns = check_files(filepaths, counts=counts)
+    sizes, file_rows = {f: os.path.getsize(f) for f in files}, dict(counts)
+    with_blanks = [f for f in files if _has_blank_line(f)]
     kinds = _kinds_for(stats, columns, files[0])
     if label not in columns:
         raise ValueError(f"label={label!r} is not a column; the columns are {columns}.")
@@ -308,6 +390,16 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                          "number > 0 (1 keeps them as they are).")
     if on_bad_line not in ("raise", "skip"):
         raise ValueError(f"on_bad_line={on_bad_line!r}: use 'raise' or 'skip'.")
+    if shuffle_buffer_size is not None and shuffle_buffer_size > MAX_BUFFER:
+        raise ValueError(f"shuffle_buffer_size={shuffle_buffer_size}: TensorFlow cannot hold "
+                         f"more than {MAX_BUFFER:,} elements in a shuffle buffer; pass at most "
+                         "the number of rows (a larger buffer shuffles no better).")
+    empty = [c for c in columns if c != label and kinds[c] == NUMBER and stats[c].mean is None]
+    if empty:
+        raise DataError(stats.files[0] if stats.files else files[0],
+                        "no value at all in the statistics' files, so there is no mean to "
+                        "fill it with: drop the column, or pass it in text_columns",
+                        column=empty[0])
     skip = on_bad_line == "skip"
     if skip:
         bad = find_bad_lines(files, stats, label=label)
@@ -337,13 +429,30 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             x.append(tf.one_hot(table.lookup(fields[c]), depth, dtype=tf.float32))
         return tf.concat(x, axis=-1), fields[label] / label_scale
 
+    expect_bytes = _table({f: sizes[f] for f in files})
+    expect_rows = _table(file_rows)
+
+    def expected(path):
+        return expect_bytes.lookup(path), expect_rows.lookup(path)
+
+    def lines_of(path):
+        return _numbered_lines(path, expected(path), skip_blank=bool(with_blanks))
+
     def rows_of(path):  # the fast variant's reader: parse chunks, hand out rows
-        chunks = decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads)
+        chunks = decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads,
+                                expected=expected(path))
         return chunks.unbatch()
 
     shuffle = bool(shuffle_buffer_size)
-    dataset = tf.data.Dataset.list_files(files, shuffle=shuffle, seed=seed).repeat(repeat)
-    dataset = dataset.interleave(rows_of if parse == "batch" else numbered_lines,
+    total = sum(counts.values())
+    if shuffle:  # a buffer larger than what it can ever hold only costs memory
+        shuffle_buffer_size = min(shuffle_buffer_size, max(1, total * (repeat or 1)))
+    # Not list_files: it globs its input again, so `run[1].csv` would read `run1.csv`.
+    dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed)  # what list_files(shuffle=True) does
+    dataset = dataset.repeat(repeat)
+    dataset = dataset.interleave(rows_of if parse == "batch" else lines_of,
                                  cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
     if skip and parse != "batch":
@@ -361,6 +470,6 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     if parse != "vectorized":
         dataset = dataset.batch(batch_size)
     if repeat is not None:
-        batches = -(-sum(counts.values()) * repeat // batch_size)
+        batches = -(-total * repeat // batch_size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset.prefetch(prefetch) if prefetch else dataset

@@ -38,6 +38,7 @@ def _feature(name: str, value) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
     if np.ndim(value) == 0:
         value = [value]
+    _check_int64(name, value)
     arr = np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"feature {name!r} has shape {arr.shape}: a feature holds a flat list; "
@@ -56,6 +57,28 @@ def _feature(name: str, value) -> tf.train.Feature:
         return tf.train.Feature(float_list=tf.train.FloatList(value=arr.astype(np.float32)))
     raise ValueError(f"feature {name!r}: cannot store dtype {arr.dtype}; use bytes/str, ints or "
                      "floats")
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _check_int64(name: str, value) -> None:
+    """Ints that int64 cannot hold would wrap around (2**63 -> -2**63) or turn a list to floats."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "u" and value.size and value.max() > _INT64.max:
+            big = int(value.max())
+        elif value.dtype.kind == "O":
+            big = next((v for v in value.ravel().tolist() if isinstance(v, int)
+                        and not _INT64.min <= v <= _INT64.max), None)
+        else:
+            return
+    else:
+        big = next((v for v in value if isinstance(v, (int, np.integer)) and not isinstance(
+            v, bool) and not _INT64.min <= int(v) <= _INT64.max), None)
+    if big is not None:
+        raise ValueError(f"feature {name!r}: {big} does not fit in int64 (an Example stores "
+                         f"ints as int64, {_INT64.min}..{_INT64.max}); store it as bytes "
+                         "(str(value)) or as a float")
 
 
 def _features(values: Mapping) -> tf.train.Features:

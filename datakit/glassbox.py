@@ -358,7 +358,12 @@ class Dataset:
 
         def op(parent, rec):
             for pos, x in enumerate(parent()):
-                y = _to_numpy(_call(map_func, x))
+                y = _call(map_func, x)
+                if y is None:
+                    raise TypeError(f"map_func {_fn_name(map_func)} returned None for element "
+                                    f"{pos}: it must return a value (a missing `return`?), "
+                                    "as tf.data requires.")
+                y = _to_numpy(y)
                 if rec is not None:
                     rec.append(Step(y, (pos,)))
                 yield y
@@ -633,14 +638,21 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
     True
     """
     size = check_buffer_size(buffer_size)
-    if seed is not None:
-        check_int("seed", seed)
+    if seed is not None:  # any int64, as tf.data takes (-1 included): as an unsigned seed
+        seed = check_int("seed", seed)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
     picks = None if picks is None else list(picks)
-    base = seed if seed is not None else np.random.SeedSequence().entropy
-    passes = itertools.count()
+    base = seed % 2**64 if seed is not None else np.random.SeedSequence().entropy
+    passes = [0]  # iterations started so far; a trace() does not use them up
 
     def op(parent, rec):
-        k = next(passes) if reshuffle_each_iteration else 0
+        if rec is None:
+            k, passes[0] = passes[0], passes[0] + 1
+        else:  # tracing: the passes a fresh iteration would make, without using them up
+            k = passes[0] + getattr(rec, "passes", 0)
+            rec.passes = getattr(rec, "passes", 0) + 1
+        k = k if reshuffle_each_iteration else 0
         choose = (replay_picks(picks) if picks is not None
                   else rng_chooser(np.random.default_rng([base, k])))
         for p in buffer_steps(parent(), size, choose):

@@ -36,8 +36,6 @@ What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.exam
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import struct
@@ -46,14 +44,17 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from datakit import manifest
+from datakit.atomic import temporary_path
 from datakit.checks import interleave_lengths
 from datakit.errors import DataError
 from datakit.examples import serialize
+from datakit.paths import resolve_files
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
            "count_records", "check_shards", "read_records"]
 
-MANIFEST = "manifest.json"
+MANIFEST = manifest.MANIFEST
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -73,12 +74,6 @@ class RecordFileError(DataError):
 
 
 # ---------------------------------------------------------------- writing shards
-def _sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _check_compression(compression):
@@ -123,7 +118,8 @@ class ShardWriter:
         self.num_shards, self.max_bytes = num_shards, max_bytes
         self.compression = _check_compression(compression)
         self.directory.mkdir(parents=True, exist_ok=True)
-        if not overwrite and ((self.directory / MANIFEST).exists()
+        man = _manifest_or_none(self.directory)
+        if not overwrite and (prefix in (man or {"sets": {}})["sets"]
                               or any(self.directory.glob(f"{prefix}-*.tfrecord*"))):
             raise FileExistsError(f"{self.directory} already holds shards; pass overwrite=True "
                                   "or write to an empty folder")
@@ -143,7 +139,7 @@ class ShardWriter:
         return self
 
     def _new_shard(self):
-        tmp = self.directory / f".{self.prefix}-{len(self._tmp):05d}.tmp"
+        tmp = temporary_path(self.directory / f"{self.prefix}-{len(self._tmp):05d}")
         self._tmp.append(tmp)
         self._writers.append(tf.io.TFRecordWriter(str(tmp), options=self.compression or ""))
         self._counts.append(0)
@@ -181,35 +177,52 @@ class ShardWriter:
         for t, c in zip(self._tmp, self._counts):
             if c == 0:
                 t.unlink(missing_ok=True)
-        (self.directory / MANIFEST).unlink(missing_ok=True)
         ext = ".tfrecord.gz" if self.compression else ".tfrecord"
-        for old in self.directory.glob(f"{self.prefix}-*-of-*.tfrecord*"):  # overwrite=True
-            old.unlink()
-        shards = []
-        for k, (tmp, count) in enumerate(kept):
-            final = self.directory / f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}"
-            shards.append({"file": final.name, "records": count,
-                           "bytes": tmp.stat().st_size, "sha256": _sha256(tmp)})
-            os.replace(tmp, final)
-            self.paths.append(final)
-        manifest = {"format": "tfrecord", "compression": self.compression,
-                    "records": sum(s["records"] for s in shards), "shards": shards}
-        tmp = self.directory / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1))
-        os.replace(tmp, self.directory / MANIFEST)
+        names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
+        try:  # one set, committed at once: readers see the old shards or these, never a mix
+            finals = manifest.write_set(
+                self.directory, self.prefix, {n: t for n, (t, _) in zip(names, kept)},
+                {n: c for n, (_, c) in zip(names, kept)}, kind="tfrecord", unit="records",
+                pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
+                compression=self.compression)
+        finally:
+            for t in self._tmp:
+                t.unlink(missing_ok=True)
+        self.paths = [self.directory / f for f in finals]
         return False
 
 
+def _manifest_or_none(directory) -> dict | None:
+    try:
+        return manifest.read_manifest(directory)
+    except DataError:
+        return None
+
+
 def read_manifest(directory) -> dict:
-    """Return the ``manifest.json`` a :class:`ShardWriter` left in ``directory``."""
+    """The TFRecord shards ``directory``'s manifest lists (:mod:`datakit.manifest`).
+
+    Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",
+    "records", "bytes", "sha256"}, ...]}`` over the folder's TFRecord sets.
+    """
     path = Path(directory) / MANIFEST
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
+        man = manifest.read_manifest(directory)
+    except RecordFileError:
+        raise
+    except DataError as e:
+        raise RecordFileError(e.path, e.reason) from None
+    if man is None:
         raise RecordFileError(path, "no manifest here; write shards with ShardWriter, or "
-                              "pass the shard files themselves") from None
-    except json.JSONDecodeError as e:
-        raise RecordFileError(path, f"manifest is not valid JSON ({e})") from None
+                              "pass the shard files themselves")
+    sets = [s for s in man["sets"].values() if s.get("kind") == "tfrecord"]
+    if not sets:
+        raise RecordFileError(path, "the manifest lists no TFRecord shards (only "
+                              f"{sorted(man['sets'])}); pass the shard files themselves")
+    shards = [{k: e[k] for k in ("file", "records", "bytes", "sha256")}
+              for s in sets for e in s["files"]]
+    return {"format": "tfrecord", "compression": sets[0].get("compression"),
+            "records": sum(s["totals"]["records"] for s in sets), "shards": shards}
 
 
 # ---------------------------------------------------------------- checking and reading
@@ -262,49 +275,62 @@ def _count_with_tf(path, compression) -> int:
                               offset=int(m.group(1)) if m else None) from None
 
 
-def _list_files(source) -> tuple[list[str], dict]:
+def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
     """Files to read (as given, never made absolute) and {file: manifest entry}."""
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         d = Path(source)
-        if (d / MANIFEST).exists():
-            man = read_manifest(d)
-            entries = {os.path.join(os.fspath(d), s["file"]): dict(s, compression=man["compression"])
-                       for s in man["shards"]}
-            return list(entries), entries
+        man = manifest.read_manifest(d)
+        kinds = [n for n, s in (man or {"sets": {}})["sets"].items() if s.get("kind") == "tfrecord"]
+        if kinds:
+            if check_manifest:  # totals, missing or extra files
+                try:  # sizes, sha256 and counts: per file in check_shards
+                    manifest.check(d, sets=kinds, man=man, files=[])
+                except RecordFileError:
+                    raise
+                except DataError as e:
+                    raise RecordFileError(e.path, e.reason, e.offset) from None
+            listed = [dict(e, path=str(d / e["file"]), compression=man["sets"][n].get("compression"))
+                      for n in kinds for e in man["sets"][n]["files"]]
+            if not listed:
+                raise RecordFileError(d, "the shards hold no records: there is nothing to "
+                                      "read (the writer got no record)")
+            return [e["path"] for e in listed], {e["path"]: e for e in listed}
+        other = {e["file"] for s in (man or {"sets": {}})["sets"].values() for e in s["files"]}
+        skip = other | manifest.ignored_names(man) | {MANIFEST}
         files = sorted(os.fspath(p) for p in d.iterdir()
-                       if p.is_file() and not p.name.startswith(".") and p.name != MANIFEST)
+                       if p.is_file() and not p.name.startswith(".") and p.name not in skip)
         if not files:
             raise RecordFileError(d, "folder holds no record files")
         return files, {}
-    if isinstance(source, (str, os.PathLike)):
-        source = [source]
-    files = [os.fspath(f) for f in source]
-    if not files:
-        raise ValueError("no files given: pass a folder, a file, or a list of files")
+    files = resolve_files(source)
     entries, manifests = {}, {}
     for f in files:
         folder = Path(f).parent
         if folder not in manifests:  # each folder's manifest, read once
-            manifests[folder] = read_manifest(folder) if (folder / MANIFEST).exists() else None
+            manifests[folder] = manifest.read_manifest(folder)
         man = manifests[folder]
-        if man is not None:
-            for s in man["shards"]:
-                if s["file"] == Path(f).name:
-                    entries[f] = dict(s, compression=man["compression"])
+        set_name = manifest.set_of_file(man, Path(f).name)
+        if set_name is not None:
+            s = man["sets"][set_name]
+            entry = next(e for e in s["files"] if e["file"] == Path(f).name)
+            entries[f] = dict(entry, compression=s.get("compression"))
     return files, entries
 
 
 def check_shards(source, compression="auto", check_manifest: bool = True,
-                 verify: bool = False) -> list[dict]:
+                 verify: bool | None = None) -> list[dict]:
     """Check record files before reading them; return per file ``file, records, bytes, compression``.
 
     ``source`` is a folder (its manifest lists the shards, else every visible file in it),
     one file, or a list of files. ``records`` is None when it is unknown (a GZIP file with
     neither a manifest nor ``verify=True``). Raises :class:`RecordFileError` naming the file.
+    ``verify=None`` (the default) verifies the files no manifest vouches for when
+    ``check_manifest`` is true, so a corrupt record is found here, with its file, rather
+    than as TensorFlow's ``DataLossError`` that names no file.
     """
     if compression not in ("auto", None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use 'auto', None or 'GZIP'")
-    files, entries = _list_files(source)
+    files, entries = _list_files(source, check_manifest)
     report = []
     for f in files:
         entry = entries.get(f) if check_manifest else None
@@ -342,9 +368,9 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
             if records is not None and records != entry["records"]:
                 raise RecordFileError(f, f"holds {records} records, manifest says "
                                       f"{entry['records']}")
-            if _sha256(f) != entry["sha256"]:
+            if manifest.sha256(f) != entry["sha256"]:
                 raise RecordFileError(f, "sha256 differs from the manifest: the file is corrupted")
-        if verify:
+        if verify or (verify is None and check_manifest and entry is None):
             n = _count_with_tf(f, comp)
             if records is not None and n != records:
                 raise RecordFileError(f, f"TensorFlow reads {n} records, headers say {records}")
@@ -355,7 +381,8 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
     return report
 
 
-def read_records(source, compression="auto", check_manifest: bool = True, verify: bool = False,
+def read_records(source, compression="auto", check_manifest: bool = True,
+                 verify: bool | None = None,
                  cycle_length: int | None = None, num_parallel_reads: int | None = None,
                  shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.

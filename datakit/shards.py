@@ -6,8 +6,9 @@
   seed and splits them into train / valid / test shards.
 - :func:`check_files` resolves paths and glob patterns and reports, up front,
   missing files, patterns that match nothing, empty files, differing headers
-  and files shorter than their manifest says (a truncated file is an error,
-  never a short epoch).
+  and files that disagree with their manifest (:mod:`datakit.manifest`: a
+  truncated, changed, missing or extra file is an error, never a short epoch).
+  Blank lines are skipped, as the ``csv`` module and pandas do.
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
@@ -24,19 +25,19 @@
 from __future__ import annotations
 
 import csv as _csv
-import glob
-import json
 import os
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from datakit import manifest
+from datakit.atomic import temporary_path
 from datakit.checks import check_count
+from datakit.errors import DataError
+from datakit.paths import resolve_files
 
-__all__ = ["write_shards", "split_into_shards", "check_files"]
+__all__ = ["write_shards", "split_into_shards", "check_files", "is_blank", "data_lines"]
 
 # -- writing -------------------------------------------------------------------
 
@@ -45,8 +46,11 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
                  columns: list[str] | None = None) -> list[str]:
     """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
-    Each file is written under a temporary name, then renamed; the row counts
-    go to ``folder/manifest.json``. Returns the paths, in order.
+    The files are committed as one set (:func:`datakit.manifest.write_set`):
+    a reader sees the previous set or this one, never a mix, and the row
+    counts, sizes and sha256 go to ``folder/manifest.json``. Blank lines are
+    dropped. Returns the paths, in order (a file name gets a ``.g<N>`` tag
+    when the previous set still lists it).
 
     Args:
         table: a pandas DataFrame, a dict of columns, a 2-D array (give
@@ -64,14 +68,30 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    paths, counts = [], {}
-    for i, chunk in enumerate(np.array_split(np.arange(len(lines)), num_shards)):
-        path = folder / f"{prefix}_{i:02d}.csv"
-        _atomic_write(path, "".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
-        paths.append(str(path))
-        counts[path.name] = len(chunk)
-    _update_manifest(folder, counts)
-    return paths
+    spec = _stage(folder, prefix, header, lines, range(len(lines)), num_shards)
+    return [str(folder / n) for n in _commit(folder, {prefix: spec})[prefix]]
+
+
+def _stage(folder: Path, prefix: str, header: str, lines: list[str], order, num_shards: int) -> dict:
+    """Write one part's shards as complete temporary files; the set's manifest keywords."""
+    staged, counts = {}, {}
+    for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
+        name = f"{prefix}_{len(staged):02d}.csv"
+        staged[name] = tmp = temporary_path(folder / name)
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            f.write("".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
+        counts[name] = len(chunk)
+    return dict(staged=staged, counts=counts, kind="csv", unit="rows",
+                pattern=f"{prefix}_[0-9][0-9]*.csv")
+
+
+def _commit(folder: Path, specs: dict) -> dict[str, list[str]]:
+    try:
+        return manifest.write_sets(folder, specs)
+    finally:  # on success they were renamed; on failure nothing of them stays
+        for spec in specs.values():
+            for tmp in spec["staged"].values():
+                tmp.unlink(missing_ok=True)
 
 
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
@@ -80,7 +100,8 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     """Shuffle the rows with ``seed``, split them by ``fractions``, write each part as shards.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
-    goes to exactly one file.
+    goes to exactly one file. All parts are committed in one switch of the
+    manifest, so a re-split that is killed leaves the old split whole.
 
     Args:
         table, columns: as in :func:`write_shards`.
@@ -104,28 +125,21 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     header, lines = _table_lines(table, columns)
     order = np.random.default_rng(seed).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
-    out = {}
-    for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:]):
-        part = _Lines(header, [lines[j] for j in order[lo:hi]])
-        out[name] = write_shards(part, folder, num_shards=n, prefix=name)
-    return out
-
-
-@dataclass
-class _Lines:
-    header: str
-    lines: list[str]
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    specs = {name: _stage(folder, name, header, lines, order[lo:hi], n)  # one switch for all
+             for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:])}
+    return {name: [str(folder / f) for f in files]
+            for name, files in _commit(folder, specs).items()}
 
 
 def _table_lines(table: Any, columns: list[str] | None) -> tuple[str, list[str]]:
-    if isinstance(table, _Lines):
-        return table.header, table.lines
     if isinstance(table, (str, Path)):
-        with open(table, newline="") as f:
-            text = f.read().splitlines()
-        if not text:
+        with open(table, newline="", encoding="utf-8-sig") as f:
+            text = [line.rstrip("\r") for line in f.read().split("\n")]
+        if not text[0]:
             raise ValueError(f"{table}: the file is empty; a CSV needs a header line.")
-        return text[0], [line for line in text[1:]]
+        return text[0], [line for line in text[1:] if not is_blank(line)]
     import pandas as pd
     if isinstance(table, np.ndarray):
         if table.ndim != 2 or columns is None or len(columns) != table.shape[1]:
@@ -140,75 +154,88 @@ def _table_lines(table: Any, columns: list[str] | None) -> tuple[str, list[str]]
     return text[0], text[1:]
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _update_manifest(folder: Path, counts: dict[str, int]) -> None:
-    path = folder / "manifest.json"
-    old = json.loads(path.read_text()) if path.exists() else {"rows": {}}
-    old["rows"].update(counts)
-    _atomic_write(path, json.dumps(old, indent=1, sort_keys=True) + "\n")
-
-
 # -- checking files up front ---------------------------------------------------
+
+
+def is_blank(line: str | bytes) -> bool:
+    """Whether a line is blank (ASCII whitespace only): skipped, as the csv module does."""
+    return not line.strip(b" \t\r\n\v\f" if isinstance(line, bytes) else " \t\r\n\v\f")
+
+
+def data_lines(data: bytes) -> int:
+    """The number of rows in a CSV file's bytes: non-blank lines after the header."""
+    lines = data.split(b"\n")
+    return sum(1 for line in lines[1:] if not is_blank(line))
 
 
 def check_files(filepaths: str | Path | list, *, counts: dict | None = None
                 ) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
 
-    Raises, naming the file: a path that does not exist, a pattern that
-    matches nothing, an empty file (not even a header), a header that differs
-    from the first file's, a file with fewer rows than its ``manifest.json``.
-    ``counts``, if given, receives the number of data lines of each file.
+    Paths are resolved by :func:`datakit.paths.resolve_files` (an existing
+    file literally, each file once). Raises, naming the file: a path that
+    does not exist or is a folder, a pattern that matches nothing, an empty
+    file, a header-only file, bytes that are not UTF-8, a header that differs
+    from the first file's, a file that disagrees with its ``manifest.json``
+    (rows, bytes, sha256, or a set that lists other files). Blank lines are
+    skipped, as the ``csv`` module and pandas do. ``counts``, if given,
+    receives the number of rows of each file.
     """
-    items = [filepaths] if isinstance(filepaths, (str, Path)) else list(filepaths)
-    if not items:
-        raise ValueError("No files given: pass a path, a glob pattern, or a list of them.")
-    files: list[str] = []
-    for item in map(str, items):
-        if glob.has_magic(item):
-            found = sorted(glob.glob(item))
-            if not found:
-                raise FileNotFoundError(f"The pattern {item!r} matches no file; check the folder "
-                                        "and that the shards were written.")
-            files += found
-        elif not os.path.isfile(item):
-            raise FileNotFoundError(f"{item}: no such file.")
-        else:
-            files.append(item)
-    files = list(dict.fromkeys(files))  # in the order given: the first file sets the header
+    files = resolve_files(filepaths)
     header = None
     manifests: dict[Path, dict | None] = {}  # each folder's manifest, read once
+    kept, total = [], 0
     for path in files:
+        folder, name = Path(path).parent, Path(path).name
+        if folder not in manifests:
+            manifests[folder] = manifest.read_manifest(folder)
+        if name in manifest.ignored_names(manifests[folder]):
+            if not glob_matched(path, filepaths):
+                raise DataError(path, "left over by a writer that was interrupted; the "
+                                f"folder's {manifest.MANIFEST} does not list it: write the set "
+                                "again, or read the files it lists")
+            continue  # a pattern matched a killed writer's file: not part of any set
         with open(path, "rb") as f:
             data = f.read()
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]  # a UTF-8 byte order mark: not part of the first column's name
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise DataError(path, f"byte {data[e.start]:#04x} is not UTF-8 ({e.reason}); save "
+                            "the file as UTF-8 (e.g. pandas: encoding='latin-1' to read, then "
+                            "to_csv)", line=line, offset=e.start) from None
         if not data.strip():
-            raise ValueError(f"{path}: the file is empty; every shard needs a header line.")
+            raise DataError(path, "the file is empty; every shard needs a header line")
         first = data.split(b"\n", 1)[0].rstrip(b"\r").decode()
         if header is None:
             header, first_file = first, path
         elif first != header:
-            raise ValueError(f"{path}: its header `{first}` differs from `{header}` in "
-                             f"{first_file}; all shards must have the same columns.")
-        rows = data.count(b"\n") + (not data.endswith(b"\n")) - 1
-        _check_manifest(path, rows, manifests)
+            raise DataError(path, f"its header {_shown(first)} differs from {_shown(header)} in "
+                            f"{first_file}; all shards must have the same columns", line=1)
+        rows = data_lines(data)
+        total += rows
+        if manifest.set_of_file(manifests[folder], name) is not None:
+            manifest.check(folder, files=[name], counts={name: rows}, man=manifests[folder])
+        kept.append(path)
         if counts is not None:
             counts[path] = rows
-    return sorted(files), next(_csv.reader([header]))
+    if not kept:
+        raise FileNotFoundError(f"{filepaths!r}: only files left over by an interrupted writer "
+                                "match; write the set again")
+    if total == 0:
+        raise DataError(kept[0], f"{'every file holds' if len(kept) > 1 else 'the file holds'} "
+                        "a header but no rows: there is nothing to read", line=2)
+    return sorted(kept), next(_csv.reader([header]))
 
 
-def _check_manifest(path: str, rows: int, manifests: dict[Path, dict | None]) -> None:
-    manifest = Path(path).parent / "manifest.json"
-    if manifest not in manifests:
-        manifests[manifest] = json.loads(manifest.read_text()) if manifest.exists() else None
-    if manifests[manifest] is None:
-        return
-    expected = manifests[manifest]["rows"].get(Path(path).name)
-    if expected is not None and rows != expected:
-        raise ValueError(f"{path}: {rows} rows, but {manifest.name} says {expected}; "
-                         "the file is truncated or was changed after writing. Write it again.")
+def _shown(header: str) -> str:
+    """A header in backticks, or its repr when a difference would not be visible."""
+    return f"`{header}`" if header.isprintable() and header == header.strip() else repr(header)
+
+
+def glob_matched(path: str, filepaths) -> bool:
+    """Whether ``path`` came from a pattern rather than being named itself."""
+    items = [filepaths] if isinstance(filepaths, (str, os.PathLike)) else list(filepaths)
+    return not any(os.path.realpath(os.fspath(i)) == os.path.realpath(path) for i in items)

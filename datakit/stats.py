@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv as _csv
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ import pandas as pd
 import tensorflow as tf
 
 from datakit.csv import NUMBER, NUMBER_PATTERN, TEXT, checked_decoder, decoded_chunks
+from datakit.errors import DataError
 from datakit.shards import check_files
 
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
@@ -78,15 +80,25 @@ class CsvStats:
 
 def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, str]:
     """Guess each column's kind from the first ``n_rows``: number if every non-empty value is."""
-    with open(path, newline="") as f:
-        reader = _csv.reader(f)
-        columns = next(reader, None)
-        if columns is None:
-            raise ValueError(f"{path}: the file is empty; a CSV file needs a header line.")
-        unknown = [c for c in text_columns if c not in columns]
-        if unknown:
-            raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
-        seen = [row for _, row in zip(range(n_rows), reader)]
+    limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
+            reader = _csv.reader(f)
+            columns = next(reader, None)
+            if columns is None:
+                raise DataError(path, "the file is empty; a CSV file needs a header line")
+            unknown = [c for c in text_columns if c not in columns]
+            if unknown:
+                raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
+            seen = [row for _, row in zip(range(n_rows), reader) if any(v.strip() for v in row)]
+    except UnicodeDecodeError as e:
+        raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
+            from None
+    except _csv.Error as e:
+        raise DataError(path, f"the csv module cannot read it: {e}", line=reader.line_num) \
+            from None
+    finally:
+        _csv.field_size_limit(limit)
     num = re.compile(NUMBER_PATTERN)
     kinds = {}
     for j, c in enumerate(columns):
@@ -99,8 +111,9 @@ def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, 
 def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
-    Numbers: count, missing, mean, std (ddof=0), min, max, combined chunk by
-    chunk (Chan's formula), in float64. Text: vocabulary with counts; an empty
+    Numbers (``nan`` and ``inf`` keep the column a number column and count as
+    missing): count, missing, mean, std (ddof=0), min, max, combined chunk
+    by chunk (Chan's formula), in float64. Text: vocabulary with counts; an empty
     field counts as missing. Kinds are inferred from the first rows
     (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
     lines are decoded at a time.
@@ -129,7 +142,7 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
         for c, values in zip(columns, batch):
             s = acc[c]
             if kinds[c] == NUMBER:
-                v = values[~np.isnan(values)]
+                v = values[np.isfinite(values)]  # nan and inf: missing
                 s.missing += len(values) - len(v)
                 if len(v):
                     part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())

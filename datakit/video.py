@@ -37,6 +37,7 @@ import tensorflow as tf
 from keras import layers
 
 from datakit import examples, records, timeline
+from datakit.atomic import atomic_file
 from datakit.checks import check_count
 
 __all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
@@ -112,8 +113,7 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
            f"frames {frames.shape} {frames.dtype}: pass a (length, H, W, 3) uint8 array")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with av.open(str(tmp), "w", format="mp4") as out:
+    with atomic_file(path) as tmp, av.open(str(tmp), "w", format="mp4") as out:
         stream = out.add_stream("libx264", rate=fps)
         stream.height, stream.width = frames.shape[1:3]
         stream.pix_fmt = "yuv420p"
@@ -121,7 +121,6 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
         for f in frames:
             out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
         out.mux(stream.encode())
-    tmp.replace(path)
     return path
 
 
@@ -200,7 +199,10 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
     return [Path(p) for p in writer.paths]
 
 
-def _finish(ds, batch_size: int, shuffle_buffer_size: int, seed: int, drop_remainder: bool):
+def _finish(ds, batch_size: int, shuffle_buffer_size: int, seed: int, drop_remainder: bool,
+            known: int | None = None):
+    if known:  # a buffer larger than the clips of an epoch only costs memory
+        shuffle_buffer_size = min(shuffle_buffer_size, known)
     if shuffle_buffer_size > 1:
         ds = ds.shuffle(shuffle_buffer_size, seed=seed)
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
@@ -211,6 +213,9 @@ def _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length
     check_count("batch_size", batch_size)
     check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
     check_count("cycle_length", cycle_length)
+    _check(shuffle_buffer_size < 2**31, f"shuffle_buffer_size={shuffle_buffer_size}: TensorFlow "
+           "cannot hold 2**31 or more elements in a shuffle buffer; pass at most the number "
+           "of videos")
 
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
@@ -251,8 +256,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     def parse_clip(serialized, r):
         ctx, seq = examples.parse_sequence_example(serialized, context_spec, sequence_spec)
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
-        tf.debugging.assert_greater_equal(n, tf.constant(clip_len, tf.int64), message=(
-            f"a video is shorter than clip_len={clip_len}: pass a smaller clip_len"))
+        tf.debugging.Assert(n >= clip_len, [
+            f"{directory}: video id", ctx["id"], "has", n, f"frames, fewer than clip_len="
+            f"{clip_len}: pass a smaller clip_len or leave the video out"], name="short_video")
         start = tf.math.floormod(r, n - clip_len + 1)
         chosen = seq["frames"][start:start + clip_len]  # decode these frames only
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
@@ -266,16 +272,45 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
 
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
     ds = tf.data.Dataset.zip(raw, rand)
+    total = None
     try:  # the manifest's record count tells fit() how many steps an epoch has
-        total = sum(s["records"] for s in records.read_manifest(directory)["shards"])
+        total = records.read_manifest(directory)["records"]
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
-    except (records.RecordFileError, OSError, KeyError, TypeError):  # no manifest
+    except (records.RecordFileError, OSError):  # no manifest
         pass
     if trace:
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, total)
+
+
+_ATEXIT: list = []
+
+
+def _release_iterators_at_exit() -> None:
+    """Free, before the interpreter shuts down, an iterator kept by an uncaught error.
+
+    Python keeps the last uncaught exception (``sys.last_traceback``, and with it the
+    frames that still hold a ``tf.data`` iterator) until it tears modules down. An
+    iterator over ``from_generator`` destroyed that late waits for generator threads that
+    can no longer run Python: the process never exits. Dropping the traceback at
+    ``atexit`` (while Python still runs) lets the iterator stop its threads.
+    """
+    if _ATEXIT:
+        return
+    import atexit
+    import gc
+    import sys
+
+    def release():
+        for name in ("last_exc", "last_value", "last_traceback", "last_type"):
+            if hasattr(sys, name):
+                setattr(sys, name, None)
+        gc.collect()
+
+    atexit.register(release)
+    _ATEXIT.append(release)
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
@@ -296,18 +331,41 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         ValueError: a count is out of range, or no MP4 files are found.
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
+    _release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
-    def decode_clip(path, label, r):
-        path = path.decode()
-        n = mp4_frame_count(path)
-        if n < clip_len:
-            raise ValueError(f"{path}: {n} frames, shorter than clip_len={clip_len}")
-        start = int(r) % (n - clip_len + 1)
-        yield read_mp4(path, start, start + clip_len), label
+    empty = np.zeros((clip_len, height, width, 3), np.uint8)
 
-    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64))
+    def decode_clip(path, label, r):
+        # No exception may leave this generator: one raised inside from_generator's thread
+        # can leave the interpreter hanging at exit. A failure travels as a message,
+        # and a TensorFlow op raises it (naming the file) after the generator returned.
+        path = path.decode()
+        try:
+            n = mp4_frame_count(path)
+            if n < clip_len:
+                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
+                                 "smaller clip_len or leave the video out")
+            start = int(r) % (n - clip_len + 1)
+            clip = read_mp4(path, start, start + clip_len)
+            if clip.shape != empty.shape:
+                raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
+                                 f"expected {clip_len} of {empty.shape[1:]}: the file is "
+                                 "damaged or its frames differ in size")
+        except Exception as e:  # noqa: BLE001 - every failure is reported, below
+            reason = str(e).replace(f"{path}: ", "")
+            yield empty, label, f"{path}: cannot read a clip: {type(e).__name__}: {reason}"
+            return
+        yield clip, label, ""
+
+    def check(clip, label, error):
+        ok = tf.debugging.Assert(tf.equal(error, ""), [error], name="mp4_clip")
+        with tf.control_dependencies([ok]):
+            return tf.identity(clip), label
+
+    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64),
+            tf.TensorSpec((), tf.string))
     files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
     files = files.shuffle(len(paths), seed=seed)
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
@@ -315,8 +373,9 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         lambda pl, r: tf.data.Dataset.from_generator(
             decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
         cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
+    ds = ds.map(check)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))
 
 
 # ---- A model that learns the task ------------------------------------------------------

@@ -217,7 +217,7 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
     with pytest.raises(ValueError, match="empty.csv: the file is empty"):
         read(good + [str(tmp_path / "empty.csv")])
     (tmp_path / "other.csv").write_text("a,b,d\n1,2,x\n")
-    with pytest.raises(ValueError, match="other.csv: its header `a,b,d` differs"):
+    with pytest.raises(ValueError, match="other.csv, line 1: its header `a,b,d` differs"):
         read(good + [str(tmp_path / "other.csv")])
 
 

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "datakit"
 
 LAYERS = [
     ("bottom: rules, errors, pure algorithms",
-     ["errors", "checks", "shuffle_buffer", "interleave_cycle"]),
+     ["errors", "checks", "shuffle_buffer", "interleave_cycle", "atomic", "manifest", "paths"]),
     ("the glass box", ["glassbox"]),
     ("building blocks", ["plotting", "lines", "examples", "shards", "memory"]),
     ("tracers and pictures", ["basics", "shuffle", "interleave", "mixing", "timeline", "bench"]),

@@ -1,0 +1,85 @@
+"""Turn the paths and glob patterns a learner passes into the files to read, once each.
+
+:func:`resolve_files` is the one place the kit does this:
+
+- an existing file is taken literally, before any globbing, so ``run[1].csv``
+  is that file, never ``run1.csv``;
+- anything else with glob characters is a pattern, its matches sorted; a
+  pattern that matches nothing is a ``FileNotFoundError``;
+- a directory gets its own message (pass the files in it, or a pattern);
+- the same file named twice (``d/a.csv`` and ``d/./a.csv``, or a symlink to
+  it) is kept once, in its first spelling: every row is read exactly once.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> for name in ("a.csv", "b.csv", "run[1].csv", "run1.csv"):
+...     open(os.path.join(d, name), "w").close()
+>>> [os.path.basename(p) for p in resolve_files([os.path.join(d, "*.csv"), os.path.join(d, ".", "a.csv")])]
+['a.csv', 'b.csv', 'run1.csv', 'run[1].csv']
+>>> [os.path.basename(p) for p in resolve_files(os.path.join(d, "run[1].csv"))]
+['run[1].csv']
+>>> resolve_files(d)
+Traceback (most recent call last):
+...
+IsADirectoryError: ... is a folder, not a file: pass the files in it, or a pattern such as '.../*.csv'
+
+This module imports nothing from the kit (bottom layer).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+__all__ = ["resolve_files"]
+
+
+def _folder_message(item: str) -> str:
+    return (f"{item} is a folder, not a file: pass the files in it, or a pattern such as "
+            f"{os.path.join(item, '*.csv')!r}")
+
+
+def resolve_files(filepaths, *, what: str = "files") -> list[str]:
+    """The files named by ``filepaths`` (a path, a pattern, or a list of them), each once.
+
+    Raises ``TypeError`` for something that is not a path, ``ValueError`` for
+    an empty list, ``FileNotFoundError`` for a missing file or a pattern that
+    matches no file, ``IsADirectoryError`` for a folder.
+    """
+    if isinstance(filepaths, (str, os.PathLike)):
+        items = [filepaths]
+    elif isinstance(filepaths, (list, tuple)):
+        items = list(filepaths)
+    else:
+        raise TypeError(f"filepaths={filepaths!r}: pass a path, a glob pattern, or a list of "
+                        "them")
+    if not items:
+        raise ValueError(f"No {what} given: pass a path, a glob pattern, or a list of them.")
+    files: list[str] = []
+    for item in items:
+        if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
+            raise TypeError(f"{item!r} is not a path: pass str or pathlib.Path")
+        item = os.fspath(item)
+        if os.path.isfile(item):
+            files.append(item)
+        elif os.path.isdir(item):
+            raise IsADirectoryError(_folder_message(item))
+        elif glob.has_magic(item):
+            found = sorted(glob.glob(item))
+            matched = [f for f in found if os.path.isfile(f)]
+            if not matched:
+                extra = (f" (only folders: {found[0]} ...)" if found else "")
+                raise FileNotFoundError(f"The pattern {item!r} matches no file{extra}; check the "
+                                        "folder and that the files were written.")
+            files += matched
+        else:
+            raise FileNotFoundError(f"{item}: no such file.")
+    seen: set[str] = set()
+    unique = []
+    for f in files:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
+

@@ -1,0 +1,64 @@
+"""One manifest format, one check: totals, missing, extra and changed files are errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from datakit import manifest
+from datakit.atomic import temporary_path
+from datakit.errors import DataError
+
+
+def commit(folder, name, files, kind="csv"):
+    staged = {}
+    for f, text in files.items():
+        staged[f] = temporary_path(folder / f)
+        staged[f].write_text(text)
+    return manifest.write_set(folder, name, staged, {f: 1 for f in files}, kind=kind,
+                              unit="rows", pattern=f"{name}_*.csv")
+
+
+def test_sets_share_a_folder_and_a_second_writer_keeps_the_first(tmp_path):
+    commit(tmp_path, "a", {"a_0.csv": "x\n1\n"})
+    commit(tmp_path, "b", {"b_0.csv": "x\n2\n"})
+    man = manifest.read_manifest(tmp_path)
+    assert man["format"] == manifest.FORMAT and sorted(man["sets"]) == ["a", "b"]
+    assert [e["file"] for e in manifest.check(tmp_path)] == ["a_0.csv", "b_0.csv"]
+
+
+@pytest.mark.parametrize("damage, where, text", [
+    pytest.param(lambda d: (d / "a_1.csv").write_text("x\n9\n"), "a_1.csv", "does not list",
+                 id="extra-file"),
+    pytest.param(lambda d: (d / "a_0.csv").unlink(), "a_0.csv", "missing", id="missing-file"),
+    pytest.param(lambda d: (d / "a_0.csv").write_text("x\n"), "a_0.csv", "manifest says",
+                 id="truncated"),
+    pytest.param(lambda d: (d / "a_0.csv").write_text("x\n7\n"), "a_0.csv", "sha256",
+                 id="same-size-changed"),
+    pytest.param(lambda d: edit(d, lambda m: m["sets"]["a"]["totals"].update(rows=5)),
+                 "manifest.json", "totals", id="totals"),
+    pytest.param(lambda d: edit(d, lambda m: m.pop("sets")), "manifest.json", "no `sets`",
+                 id="no-sets"),
+    pytest.param(lambda d: edit(d, lambda m: m.update(version=9)), "manifest.json", "version",
+                 id="version"),
+])
+def test_check_finds(tmp_path, damage, where, text):
+    commit(tmp_path, "a", {"a_0.csv": "x\n1\n"})
+    damage(tmp_path)
+    with pytest.raises(DataError, match=text) as info:
+        manifest.check(tmp_path)
+    assert info.value.path.endswith(where)
+
+
+def edit(folder, change):
+    man = json.loads((folder / manifest.MANIFEST).read_text())
+    change(man)
+    (folder / manifest.MANIFEST).write_text(json.dumps(man))
+
+
+def test_a_new_generation_replaces_the_old_one(tmp_path):
+    commit(tmp_path, "a", {"a_0.csv": "x\n1\n", "a_1.csv": "x\n2\n"})
+    assert commit(tmp_path, "a", {"a_0.csv": "x\n3\n"}) == ["a_0.g2.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_0.g2.csv", "manifest.json"]
+    assert commit(tmp_path, "a", {"a_0.csv": "x\n4\n"}) == ["a_0.csv"]

@@ -1,0 +1,47 @@
+"""One path resolver: literal files first, each file once, folders and empty patterns named."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from datakit.paths import resolve_files
+
+
+@pytest.fixture
+def folder(tmp_path):
+    for name in ("a.csv", "b.csv", "run[1].csv", "run1.csv"):
+        (tmp_path / name).write_text("x\n1\n")
+    os.symlink(tmp_path / "a.csv", tmp_path / "link.csv")
+    return tmp_path
+
+
+@pytest.mark.parametrize("given, expected", [
+    pytest.param(["a.csv", "./a.csv"], ["a.csv"], id="two-spellings"),
+    pytest.param(["a.csv", "link.csv"], ["a.csv"], id="symlink"),
+    pytest.param(["run[1].csv"], ["run[1].csv"], id="glob-characters-literal"),
+    pytest.param(["run[1]*.csv"], ["run1.csv"], id="a-real-pattern"),
+    pytest.param(["b.csv", "*.csv"], ["b.csv", "a.csv", "run1.csv", "run[1].csv"],
+                 id="order-given-then-sorted"),
+])
+def test_resolve(folder, given, expected):
+    got = resolve_files([str(folder / g) for g in given])
+    assert [os.path.relpath(p, folder) for p in got] == expected
+
+
+@pytest.mark.parametrize("given, error, text", [
+    pytest.param("nope.csv", FileNotFoundError, "nope.csv: no such file", id="missing"),
+    pytest.param("z*.csv", FileNotFoundError, "matches no file", id="empty-pattern"),
+    pytest.param(".", IsADirectoryError, "is a folder", id="folder"),
+])
+def test_resolve_errors(folder, given, error, text):
+    with pytest.raises(error, match=text):
+        resolve_files(str(folder / given))
+
+
+def test_resolve_rejects_non_paths_and_nothing():
+    with pytest.raises(TypeError):
+        resolve_files(3)
+    with pytest.raises(ValueError, match="No files"):
+        resolve_files([])
