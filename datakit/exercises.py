@@ -136,6 +136,10 @@ def _short(a: np.ndarray) -> str:
     return np.array2string(a, threshold=6)
 
 
+def _a(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
 def _where(path: str) -> str:
     return f" at {path}" if path else ""
 
@@ -148,8 +152,8 @@ def _diff(mine, ref, path: str = "") -> str | None:
         missing, extra = sorted(set(ref) - set(mine)), sorted(set(mine) - set(ref))
         if missing or extra:
             if len(ref) == len(mine) == 1:  # an Example feature: the list kind
-                return (f"{path or 'the value'} is a {next(iter(mine))}, "
-                        f"expected a {next(iter(ref))}")
+                return (f"{path or 'the value'} is {_a(next(iter(mine)))}, "
+                        f"expected {_a(next(iter(ref)))}")
             parts = [f"missing keys {missing}"] * bool(missing) + [f"extra keys {extra}"] * bool(extra)
             return f"{' and '.join(parts)}{_where(path)}"
         for k in ref:

@@ -198,7 +198,8 @@ def _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length):
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                  shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
-                 drop_remainder: bool = False, with_ids: bool = False, traced: bool = False):
+                 drop_remainder: bool = False, with_ids: bool = False, traced: bool = False,
+                 training: bool = True):
     """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
 
     shards -> interleave -> parse -> pick a random start -> decode only those
@@ -207,13 +208,15 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     for ``model.fit()``; with ``with_ids=True``, dicts that also hold each
     clip's video ``id`` and first frame ``start``. A new clip each epoch.
     ``traced=True`` adds a :mod:`datakit.timeline` trace (stage "decode") to each element.
+    ``training=False`` is for validation: the same clips every epoch (each video's
+    middle clip, start ``(length - clip_len) // 2``), files in order, no shuffling.
     """
     import tensorflow as tf
 
     from datakit import examples, records
 
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
-    raw = records.read_records(directory, shuffle_files=True, seed=seed,
+    raw = records.read_records(directory, shuffle_files=training, seed=seed,
                                cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
@@ -226,7 +229,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
         tf.debugging.assert_greater_equal(n, tf.constant(clip_len, tf.int64), message=(
             f"a video is shorter than clip_len={clip_len}: pass a smaller clip_len"))
-        start = tf.math.floormod(r, n - clip_len + 1)
+        start = tf.math.floormod(r, n - clip_len + 1) if training else (n - clip_len) // 2
         chosen = seq["frames"][start:start + clip_len]  # decode these frames only
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
                          fn_output_signature=tf.uint8)
@@ -250,7 +253,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer if training else 0, seed, drop_remainder)
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,

@@ -85,7 +85,7 @@ def test_example_with_the_wrong_list_kind_is_named():
         return ex
 
     text = str(exercises.check("example", wrong, ROWS))
-    assert "example: not yet" in text and "['id'] is a float_list, expected a int64_list" in text
+    assert "example: not yet" in text and "['id'] is a float_list, expected an int64_list" in text
 
 
 def test_example_with_a_missing_feature_is_named():
