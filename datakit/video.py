@@ -220,7 +220,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                                cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
-    first = next(iter(raw.take(1)))  # the frame size, for static shapes Keras can use
+    # The frame size, for static shapes Keras can use. Peek with a reader of its own:
+    # iterating `raw` would use up the first shuffle of the file order.
+    first = next(iter(records.read_records(directory, check_manifest=False).take(1)))
     _, seq = examples.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
 

@@ -194,7 +194,8 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
 @pytest.mark.parametrize("kwargs, fix", [
     ({"batch_size": 0}, "batch_size=0"), ({"n_readers": 0}, "n_readers=0"),
     ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
-    ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
+    ({"label": "zzz"}, "not a column"), ({"label": "c", "label_scale": 2}, "text label"),
+    ({"output": "frame"}, "'matrix'"),
     ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
     ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6"),
     ({"label_scale": 0}, "label_scale")])
