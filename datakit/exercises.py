@@ -223,14 +223,17 @@ def compare(answer, reference) -> Feedback:
     if len(mine) != len(ref):
         lines.append(f"yours has {len(mine)} elements, the reference {len(ref)}.")
     first = next(((i, d) for i, (a, b) in enumerate(zip(mine, ref)) if (d := _diff(a, b))), None)
+    structural = False
     if first:
         i, d = first
-        lines.append(f"element {i} differs: {d}." if d.startswith("yours") or " index " in d
-                     else f"element {i}: {d}.")
+        structural = d.startswith("dtype") or " is " in d or "keys" in d  # a type or structure
+        lines.append(f"element {i}: {d}." if structural else f"element {i} differs: {d}.")
     if not lines:
         return Feedback(True, [f"correct: {len(ref)} elements, each equal to the reference's, "
                                "in the same order."])
     lines[0] = "not yet: " + lines[0]
+    if structural:  # values of another type or shape: comparing rows would say nothing more
+        return Feedback(False, lines)
     try:
         mine_rows, ref_rows = Counter(_rows(mine)), Counter(_rows(ref))
     except (TypeError, ValueError, AttributeError):  # ragged or mixed structures: no row view
