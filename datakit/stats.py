@@ -13,7 +13,7 @@ the pass with the file, line number, column and raw line
 >>> from datakit.shards import write_shards
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "city": ["a", "b", "a", ""]},
-...                      d, n_shards=2)
+...                      d, num_shards=2)
 >>> stats = column_stats(paths)
 >>> stats["x"].count, stats["x"].missing, stats["x"].mean
 (3, 1, 2.3333333333333335)
@@ -29,9 +29,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
+import tensorflow as tf
 
 from datakit.csv import NUMBER, NUMBER_PATTERN, TEXT, checked_decoder, decoded_chunks
 from datakit.shards import check_files
+
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
 
 
 @dataclass
@@ -79,7 +83,6 @@ class CsvStats:
 
     def to_frame(self):
         """A pandas table, one row per column (vocabularies left out)."""
-        import pandas as pd
         rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
                 for s in self.stats.values()]
         return pd.DataFrame(rows).set_index("name")
@@ -165,7 +168,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     >>> import tempfile
     >>> from datakit.shards import write_shards
     >>> paths = write_shards({"id": [1, 2, 3, 4], "city": ["b", "a", "c", "a"], "y": [1, 0, 1, 0]},
-    ...                      tempfile.mkdtemp(), n_shards=1)
+    ...                      tempfile.mkdtemp(), num_shards=1)
     >>> stats = column_stats(paths, columns=["city", "y"], max_vocabulary=2)
     >>> stats.columns, stats["city"].vocabulary, stats["city"].unknown
     (['city', 'y'], {'a': 2, 'b': 1}, 1)
@@ -174,7 +177,6 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     ...
     ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', 'city', 'y'].
     """
-    import tensorflow as tf
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
     files, header = check_files(filepaths)

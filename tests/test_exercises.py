@@ -8,7 +8,6 @@ import tensorflow as tf
 
 from datakit import examples, exercises, video
 from datakit.stats import column_stats
-from video_cases import KW, videos  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -108,7 +107,7 @@ def shards(tmp_path_factory):
     rng = np.random.default_rng(0)
     table = {"a": rng.normal(size=200).round(3), "b": rng.normal(size=200).round(3),
              "t": ["x", "y"] * 100, "y": rng.normal(size=200).round(3)}
-    return write_shards(table, tmp_path_factory.mktemp("csv"), n_shards=4)
+    return write_shards(table, tmp_path_factory.mktemp("csv"), num_shards=4)
 
 
 def classic(filepaths, *, stats, seed, batch_size=32):
@@ -132,7 +131,7 @@ def test_the_classic_csv_reader_matches_the_kit(shards):
     assert "same rows as the reference, in another order" in text
 
 
-def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):  # noqa: F811
+def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):
     video.write_video_records(videos, tmp_path, num_shards=3)
     mine = video.clip_dataset(tmp_path, clip_len=4, batch_size=4, seed=1)
     assert exercises.check("clip_pipeline", mine, tmp_path, clip_len=4, batch_size=4, seed=1).ok

@@ -82,7 +82,7 @@ def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
 def test_columns_keeps_those_in_that_order_and_ignores_the_rest(tmp_path):
     from datakit.shards import write_shards
     from datakit.tables import passengers
-    paths = write_shards(passengers(120, seed=2), tmp_path, n_shards=3)
+    paths = write_shards(passengers(120, seed=2), tmp_path, num_shards=3)
     stats = ds.column_stats(paths, columns=["fare", "class", "age"])
     assert stats.columns == ["fare", "class", "age"] and list(stats.stats) == stats.columns
     assert stats.header[:3] == ["id", "survived", "class"] and len(stats.header) == 12
