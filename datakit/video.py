@@ -237,7 +237,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     sequence_spec = {"frames": tf.string}  # one JPEG per step
     # The frame size, for static shapes Keras can use. Peek with a reader of its own:
     # iterating `raw` would use up the first shuffle of the file order.
-    first = next(iter(records.read_records(directory, check_manifest=False).take(1)))
+    first = next(iter(records.read_records(directory, check_manifest=False, verify=False)
+                      .take(1)))
     _, seq = examples.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
 
