@@ -301,7 +301,7 @@ def test_text_label_is_the_class_index_in_the_stored_vocabulary(passengers):
     assert np.array_equal(x[:, cabin].argmax(axis=1) > 0, kept.to_numpy())
 
 
-@pytest.mark.parametrize("parse", ["line", "batch"])
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized"])
 def test_dict_output_raw_text_standardized_numbers_same_order_as_matrix(passengers, parse):
     parts, stats, df = passengers
     kw = dict(stats=stats, label="class", seed=5, batch_size=64, parse=parse)
