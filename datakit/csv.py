@@ -62,7 +62,7 @@ from datakit.shards import check_files, is_blank
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
-           "feature_names", "csv_reader_dataset"]
+           "feature_names", "class_names", "csv_reader_dataset"]
 
 if TYPE_CHECKING:
     from datakit.stats import CsvStats
@@ -116,28 +116,48 @@ def _field_pattern(kind: str, required: bool) -> str:
     return _PATTERNS[kind] + ("" if required or kind == TEXT else "?")
 
 
-def _row_pattern(columns: list[str], kinds: dict[str, str], required: set[str]) -> str:
-    return ",".join(_field_pattern(kinds[c], c in required) for c in columns)
+def _column_pattern(col: str, kinds: dict[str, str], required, classes=None) -> str:
+    """One column's pattern; a text label's is the list of its classes, bare or quoted."""
+    if classes and col in classes:
+        values = classes[col]
+        bare = [re.escape(v) for v in values]
+        quoted = ['"' + re.escape(v.replace('"', '""')) + '"' for v in values]
+        return "(?:" + "|".join(bare + quoted) + ")"
+    return _field_pattern(kinds[col], col in required)
+
+
+def _row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
+                 classes: dict[str, list[str]] | None = None) -> str:
+    return ",".join(_column_pattern(c, kinds, required, classes) for c in columns)
 
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
-                      required: set[str] = frozenset()) -> tuple[str | None, str] | None:
+                      required: set[str] = frozenset(),
+                      classes: dict[str, list[str]] | None = None) -> tuple[str | None, str] | None:
     """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
+
+    ``classes`` maps a text label to the values it may take.
 
     >>> describe_bad_line('1,abc', ["a", "b"], {"a": NUMBER, "b": NUMBER})
     ('b (2 of 2)', 'expected a number, got `abc`')
     >>> describe_bad_line('1', ["a", "b"], {"a": NUMBER, "b": NUMBER})
     (None, 'found 1 field(s), expected 2')
+    >>> describe_bad_line('1,cat', ["a", "y"], {"a": NUMBER, "y": TEXT}, {"y"}, {"y": ["dog"]})
+    ('y (2 of 2)', "`cat` is not one of the label's classes ['dog']")
     """
     pos, n = 0, len(columns)
     for k, col in enumerate(columns):
         where = f"{col} ({k + 1} of {n})"
-        pat = re.compile(_field_pattern(kinds[col], col in required) + "(?=,|$)")
+        pat = re.compile(_column_pattern(col, kinds, required, classes) + "(?=,|$)")
         m = pat.match(raw, pos)
         if not m:
             field = raw[pos:].split(",", 1)[0]
             if field.startswith('"') and raw.count('"', pos) % 2:
                 return where, "unterminated quote"
+            if classes and col in classes:
+                value = next(_csv.reader([raw[pos:]]), [""])[0] if raw[pos:] else ""
+                return where, ("the label is empty" if not value else
+                               f"`{value}` is not one of the label's classes {classes[col]}")
             if kinds[col] == TEXT:
                 return where, 'a quote inside a field must be doubled ("") and the field quoted'
             if not field:
@@ -156,10 +176,25 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
 
 
 def _kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]:
-    if list(stats.columns) != list(columns):
-        raise ValueError(f"{path}: columns {columns} differ from the statistics' columns "
-                         f"{stats.columns}; compute column_stats on files with the same header.")
+    if list(stats.header) != list(columns):
+        raise ValueError(f"{path}: columns {columns} differ from the statistics' header "
+                         f"{stats.header}; compute column_stats on files with the same header.")
     return stats.kinds()
+
+
+def _label_classes(stats: CsvStats, label: str | None) -> dict[str, list[str]]:
+    """``{label: its classes}`` for a text label (its vocabulary in the statistics), else {}."""
+    if label is None or label not in stats.stats or stats[label].kind != TEXT:
+        return {}
+    return {label: list(stats[label].vocabulary)}
+
+
+def class_names(stats: CsvStats, label: str) -> list[str]:
+    """A text label's classes: class index ``i`` is ``class_names(stats, label)[i]``."""
+    classes = _label_classes(stats, label)
+    if not classes:
+        raise ValueError(f"label={label!r} is not a text column of the statistics.")
+    return classes[label]
 
 
 def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> list[BadLine]:
@@ -171,14 +206,16 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
     """
     files, columns = check_files(filepaths)
     kinds = _kinds_for(stats, columns, files[0])
-    pattern = re.compile(_row_pattern(columns, kinds, {label} if label else set()))
+    classes = _label_classes(stats, label)
+    pattern = re.compile(_row_pattern(columns, kinds, {label} if label else set(), classes))
     bad = []
     for path in files:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
                 if number > 1 and not is_blank(line) and not pattern.fullmatch(line):
-                    column, reason = describe_bad_line(line, columns, kinds, {label} - {None})
+                    column, reason = describe_bad_line(line, columns, kinds, {label} - {None},
+                                                       classes)
                     bad.append(BadLine(path, number, column, reason, line))
     return bad
 
@@ -194,19 +231,20 @@ def _warn_skipped(bad: list[BadLine]) -> None:
 # -- decoding with locations --------------------------------------------------------
 
 
-def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False):
+def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, classes=None):
     """``decode(lines, numbers, paths)``: ``decode_csv`` that names the first bad line.
 
     ``numbers`` and ``paths`` give each line's line number and file, in the
     same shape as ``lines``; they are only read when a line is bad, to raise
     ``InvalidArgumentError`` with a :class:`BadLine` message. ``skip=True``
-    (a 1-D chunk only): drop bad lines instead.
+    (a 1-D chunk only): drop bad lines instead. ``classes``: a text label's values.
     """
-    pattern = _row_pattern(columns, kinds, required)
+    pattern = _row_pattern(columns, kinds, required, classes)
 
     def message(line, number, path):
         raw = line.numpy().decode("utf-8", "replace")
-        column, reason = describe_bad_line(raw, columns, kinds, required) or (None, "bad line")
+        column, reason = describe_bad_line(raw, columns, kinds, required, classes) or (
+            None, "bad line")
         return str(BadLine(path.numpy().decode(), int(number), column, reason, raw))
 
     def fail(lines, numbers, paths):
@@ -294,8 +332,11 @@ def _numbered_lines(path, expected=None, *, skip_blank: bool = False):
 # -- the reader ------------------------------------------------------------------
 
 
-def feature_names(stats: CsvStats, label: str) -> list[str]:
-    """The names of the reader's feature columns: numbers, then one-hot slots per text column."""
+def feature_names(stats: CsvStats, label: str, output: str = "matrix") -> list[str]:
+    """What each feature is: the matrix columns (numbers, then one-hot slots per text column),
+    or with ``output="dict"`` the dict's keys (the kept columns, label left out)."""
+    if output == "dict":
+        return [c for c in stats.columns if c != label]
     names = [c for c in stats.columns if c != label and stats[c].kind == NUMBER]
     for c in stats.columns:
         if c != label and stats[c].kind == TEXT:
@@ -332,7 +373,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        stats: CsvStats, label: str, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
                        on_bad_line: str = "raise", prefetch: int | None = 1,
-                       trace: bool = False):
+                       trace: bool = False, output: str = "matrix"):
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     The dataset knows its length (``len(ds)``, from the files' line counts),
@@ -348,8 +389,12 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             files in sorted order, unshuffled.
         n_parse_threads: parallel parse calls (``None``, an int or AUTOTUNE).
         batch_size: rows per batch.
-        stats: from ``column_stats`` on the *training* files.
-        label: the target column (divided by ``label_scale``; never empty).
+        stats: from ``column_stats`` on the *training* files; only its ``columns``
+            are read (the others are skipped).
+        label: the target column, never empty. A number is divided by
+            ``label_scale``; a text label becomes a class index, its position in
+            the label's vocabulary in ``stats`` (:func:`class_names`), so training
+            and serving agree; a value outside it is a bad line.
         seed: seeds the file order and the shuffle.
         parse: ``"line"``, the classic map-per-line chain; ``"batch"``, each
             reader decodes chunks of lines (``n_parse_threads`` chunks at a
@@ -361,10 +406,14 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         prefetch: the buffer of the final ``prefetch`` (0 or None: none).
         trace: add :mod:`datakit.timeline` stages; elements become
             ``((features, label), trace)``, for ``timeline.trace_timeline``.
+        output: ``"matrix"``, features as one float32 matrix (:func:`feature_names`
+            says what each column is); ``"dict"``, ``{column: tensor}`` with
+            standardized numbers and the raw strings of text columns, for Keras
+            preprocessing layers or ``keras.utils.FeatureSpace``.
 
     Raises:
         TypeError: a count is not an int.
-        ValueError: a bad argument value, or a label that is not a number column.
+        ValueError: a bad argument value, or a label that is not a kept column.
         FileNotFoundError: no file matches a path or pattern.
         BadLine: (as ``InvalidArgumentError`` while iterating) a line that does
             not parse, named with its file, line number and column.
@@ -374,10 +423,16 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     sizes, file_rows = {f: os.path.getsize(f) for f in files}, dict(counts)
     with_blanks = [f for f in files if _has_blank_line(f)]
     kinds = _kinds_for(stats, columns, files[0])
-    if label not in columns:
-        raise ValueError(f"label={label!r} is not a column; the columns are {columns}.")
-    if kinds[label] != NUMBER:
-        raise ValueError(f"label={label!r} is a text column; this reader predicts a number.")
+    if label not in stats.columns:
+        raise ValueError(f"label={label!r} is not a column of the statistics; they have "
+                         f"{stats.columns}.")
+    classes = _label_classes(stats, label)
+    if classes and label_scale != 1.0:
+        raise ValueError(f"label_scale={label_scale!r}: {label!r} is a text label (a class "
+                         "index); leave label_scale at 1.")
+    if output not in ("matrix", "dict"):
+        raise ValueError(f"output={output!r}: use 'matrix' (one float32 matrix) or 'dict' "
+                         "(a tensor per column, for Keras preprocessing layers).")
     _check_arguments(n_readers=n_readers, batch_size=batch_size, repeat=repeat,
                      shuffle_buffer_size=shuffle_buffer_size, n_read_threads=n_read_threads,
                      n_parse_threads=n_parse_threads, prefetch=prefetch)
@@ -406,28 +461,36 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         _warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
 
-    features = [c for c in columns if c != label]
+    features = [c for c in stats.columns if c != label]
     nums = [c for c in features if kinds[c] == NUMBER]
     mean = tf.constant([stats[c].mean for c in nums], tf.float32)
     std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
-    defaults = [tf.constant([], tf.float32) if c == label else
-                tf.constant([stats[c].mean], tf.float32) if kinds[c] == NUMBER else
+    defaults = [tf.constant([], tf.string if classes else tf.float32) if c == label else
+                tf.constant([stats[c].mean], tf.float32) if c in nums else
                 tf.constant([""]) for c in columns]
-    tables = {}
-    for c in features:
-        if kinds[c] == TEXT:
-            keys = list(stats[c].vocabulary)
-            init = tf.lookup.KeyValueTensorInitializer(
-                tf.constant(keys, tf.string), tf.range(1, len(keys) + 1, dtype=tf.int64))
-            tables[c] = (tf.lookup.StaticHashTable(init, default_value=0), len(keys) + 1)
-    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse == "batch")
+
+    def lookup(keys, first):  # value -> first, first + 1, ...; anything else -> first - 1
+        init = tf.lookup.KeyValueTensorInitializer(
+            tf.constant(keys, tf.string), tf.range(first, len(keys) + first, dtype=tf.int64))
+        return tf.lookup.StaticHashTable(init, default_value=first - 1)
+
+    tables = {c: (lookup(list(stats[c].vocabulary), 1), len(stats[c].vocabulary) + 1)
+              for c in features if kinds[c] == TEXT}
+    label_table = lookup(classes[label], 0) if classes else None
+    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse == "batch",
+                             classes=classes)
 
     def preprocess(lines, numbers, paths):
         fields = dict(zip(columns, decode(lines, numbers, paths)))
-        x = [(tf.stack([fields[c] for c in nums], axis=-1) - mean) / std] if nums else []
+        y = label_table.lookup(fields[label]) if classes else fields[label] / label_scale
+        scaled = (tf.stack([fields[c] for c in nums], axis=-1) - mean) / std if nums else None
+        if output == "dict":
+            named = {c: scaled[..., nums.index(c)] if c in nums else fields[c] for c in features}
+            return named, y
+        x = [scaled] if nums else []
         for c, (table, depth) in tables.items():
             x.append(tf.one_hot(table.lookup(fields[c]), depth, dtype=tf.float32))
-        return tf.concat(x, axis=-1), fields[label] / label_scale
+        return tf.concat(x, axis=-1), y
 
     expect_bytes = _table({f: sizes[f] for f in files})
     expect_rows = _table(file_rows)
@@ -456,7 +519,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                                  cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
     if skip and parse != "batch":
-        pattern = _row_pattern(columns, kinds, {label})
+        pattern = _row_pattern(columns, kinds, {label}, classes)
         dataset = dataset.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)

@@ -79,11 +79,15 @@ def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
 
 
 def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
-    """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM."""
+    """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM.
+
+    The red line is ``total_memory`` minus the RSS before loading: the most the
+    frames could take even if nothing else ran (not the memory free right now).
+    """
     mb = 1e-6
     x = np.array(loaded.data_bytes) * mb
     y = (np.array(loaded.rss) - loaded.rss_before) * mb
-    free = (total_memory - loaded.rss_before) * mb  # what was left when loading began
+    free = (total_memory - loaded.rss_before) * mb  # the most the data could ever take
     slope = max(np.polyfit(x, y, 1)[0] if len(x) > 1 else 1.0, 1e-3)
     x_ext = np.geomspace(x[-1], free / slope, 50)
     with plotting.style():
@@ -92,7 +96,7 @@ def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
                 label="measured while loading into one array")
         ax.plot(x_ext, slope * x_ext, "--", color=plotting.PALETTE[0],
                 label=f"the same trend ({slope:.1f} MB per MB), extended")
-        ax.axhline(free, color=plotting.PALETTE[3], label="this machine's free memory")
+        ax.axhline(free, color=plotting.PALETTE[3], label="total RAM minus the process before loading")
         ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
                ylabel="resident memory added (MB)",
                title="All frames in memory: memory grows with the data")

@@ -52,28 +52,40 @@ class ColumnStats:
     std: float | None = None
     min: float | None = None
     max: float | None = None
-    #: Text: value -> count, most frequent first (ties: alphabetical).
+    #: Text: value -> count, most frequent first (ties: alphabetical), at most ``max_vocabulary``.
     vocabulary: dict[str, int] | None = None
+    #: Text: how many non-empty values fell outside the (capped) vocabulary.
+    unknown: int = 0
 
 
 @dataclass
 class CsvStats:
-    """What :func:`column_stats` learned: the columns in file order and their statistics."""
+    """What :func:`column_stats` learned: the chosen columns and their statistics.
+
+    ``columns`` are the columns kept (in the order asked for); ``header`` is the
+    files' full header, which readers check their files against.
+    """
 
     columns: list[str]
     stats: dict[str, ColumnStats] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     rows: int = 0
+    header: list[str] | None = None
+
+    def __post_init__(self):
+        if self.header is None:
+            self.header = list(self.columns)
 
     def __getitem__(self, name: str) -> ColumnStats:
         return self.stats[name]
 
     def kinds(self) -> dict[str, str]:
-        return {c: self.stats[c].kind for c in self.columns}
+        """Each header column's kind; a column left out is read as text and ignored."""
+        return {c: self.stats[c].kind if c in self.stats else TEXT for c in self.header}
 
     def to_frame(self):
         """A pandas table, one row per column (vocabularies left out)."""
-        rows = [{k: v for k, v in vars(s).items() if k != "vocabulary"}
+        rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
                 for s in self.stats.values()]
         return pd.DataFrame(rows).set_index("name")
 
@@ -108,7 +120,44 @@ def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, 
     return kinds
 
 
-def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvStats:
+def _choose(columns, header: list[str], path: str) -> list[str]:
+    if columns is None:
+        return list(header)
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns={columns!r}: pass a list of column names.")
+    unknown = [c for c in columns if c not in header]
+    if unknown or len(set(columns)) != len(columns) or not columns:
+        raise ValueError(f"columns={list(columns)!r}: " + (
+            f"{unknown} not in the header of {path}" if unknown else "pass each name once")
+            + f"; the header is {header}.")
+    return list(columns)
+
+
+def _cap(counts: Counter, limit: int | None) -> tuple[dict[str, int], int]:
+    """The most frequent values (ties: by value), at most ``limit``; and how many were left out."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    kept = ranked if limit is None else ranked[:limit]
+    return dict(kept), sum(n for _, n in ranked[len(kept):])
+
+
+def _limits(max_vocabulary, text: list[str]) -> dict[str, int | None]:
+    if isinstance(max_vocabulary, dict):
+        unknown = sorted(set(max_vocabulary) - set(text))
+        if unknown:
+            raise ValueError(f"max_vocabulary names {unknown}, which are not kept text columns "
+                             f"(those are {text}).")
+        limits = {c: max_vocabulary.get(c) for c in text}
+    else:
+        limits = {c: max_vocabulary for c in text}
+    for c, n in limits.items():
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None "
+                             "for no cap.")
+    return limits
+
+
+def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(),
+                 batch_size: int = 4096) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -117,14 +166,41 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
     field counts as missing. Kinds are inferred from the first rows
     (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
     lines are decoded at a time.
+
+    Args:
+        columns: the columns to keep, in that order (default: all). The others are
+            ignored here and by every reader given these statistics.
+        max_vocabulary: keep each text column's most frequent values, at most this
+            many (ties broken by value, so the result is deterministic); the rest
+            count as unknown (``unknown``). An int for every text column, or a dict
+            ``{column: int}``.
+
+    Raises:
+        ValueError: a name in ``columns`` is not in the header (the message lists it).
+
+    >>> import tempfile
+    >>> from datakit.shards import write_shards
+    >>> paths = write_shards({"id": [1, 2, 3, 4], "city": ["b", "a", "c", "a"], "y": [1, 0, 1, 0]},
+    ...                      tempfile.mkdtemp(), num_shards=1)
+    >>> stats = column_stats(paths, columns=["city", "y"], max_vocabulary=2)
+    >>> stats.columns, stats["city"].vocabulary, stats["city"].unknown
+    (['city', 'y'], {'a': 2, 'b': 1}, 1)
+    >>> column_stats(paths, columns=["town"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', 'city', 'y'].
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
-    files, columns = check_files(filepaths)
+    files, header = check_files(filepaths)
     kinds = infer_kinds(files[0], text_columns=text_columns)
-    if list(kinds) != columns:
+    if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
+    chosen = _choose(columns, header, files[0])
+    limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT])
+    kinds = {c: kinds[c] if c in chosen else TEXT for c in header}  # others: read, ignored
+    columns = header
     defaults = [tf.constant([np.nan], tf.float64) if kinds[c] == NUMBER else tf.constant([""])
                 for c in columns]
     decode = checked_decoder(columns, kinds, set(), defaults)
@@ -133,13 +209,15 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
         return decoded_chunks(path, decode, chunk=batch_size)
 
     chunks = tf.data.Dataset.from_tensor_slices(files).interleave(chunks_of, cycle_length=1)
-    acc = {c: ColumnStats(c, kinds[c]) for c in columns}
-    moments = {c: (0, 0.0, 0.0) for c in columns if kinds[c] == NUMBER}
-    vocab: dict[str, Counter] = {c: Counter() for c in columns if kinds[c] == TEXT}
+    acc = {c: ColumnStats(c, kinds[c]) for c in chosen}
+    moments = {c: (0, 0.0, 0.0) for c in chosen if kinds[c] == NUMBER}
+    vocab: dict[str, Counter] = {c: Counter() for c in chosen if kinds[c] == TEXT}
     rows = 0
     for batch in chunks.prefetch(1).as_numpy_iterator():
         rows += len(batch[0])
         for c, values in zip(columns, batch):
+            if c not in acc:
+                continue
             s = acc[c]
             if kinds[c] == NUMBER:
                 v = values[np.isfinite(values)]  # nan and inf: missing
@@ -152,7 +230,7 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
             else:
                 keys, counts = np.unique(values, return_counts=True)
                 vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist())))
-    for c in columns:
+    for c in chosen:
         s = acc[c]
         if kinds[c] == NUMBER:
             n, mean, m2 = moments[c]
@@ -161,8 +239,8 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
         else:
             s.missing = vocab[c].pop("", 0)
             s.count = sum(vocab[c].values())
-            s.vocabulary = dict(sorted(vocab[c].items(), key=lambda kv: (-kv[1], kv[0])))
-    return CsvStats(columns, acc, files, rows)
+            s.vocabulary, s.unknown = _cap(vocab[c], limits[c])
+    return CsvStats(chosen, acc, files, rows, header)
 
 
 def _combine(a, b):

@@ -220,7 +220,8 @@ def _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                  shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
-                 drop_remainder: bool = False, with_ids: bool = False, trace: bool = False):
+                 drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
+                 training: bool = True):
     """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
 
     shards -> interleave -> parse -> pick a random start -> decode only those
@@ -238,6 +239,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
             and first frame ``start``; otherwise ``(clips, labels)`` with clips
             ``(batch, clip_len, H, W, 3)`` uint8, ready for ``model.fit()``.
         trace: add a :mod:`datakit.timeline` trace (stage "decode") to each element.
+        training: ``False`` for validation: the same clips every epoch (each
+            video's middle clip, start ``(length - clip_len) // 2``), files in
+            order, no shuffling.
 
     Raises:
         TypeError: a count is not an int.
@@ -245,11 +249,14 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         RecordFileError: a shard is damaged (see :func:`datakit.records.read_records`).
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
-    raw = records.read_records(directory, shuffle_files=True, seed=seed,
+    raw = records.read_records(directory, shuffle_files=training, seed=seed,
                                cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
-    first = next(iter(raw.take(1)))  # the frame size, for static shapes Keras can use
+    # The frame size, for static shapes Keras can use. Peek with a reader of its own:
+    # iterating `raw` would use up the first shuffle of the file order.
+    first = next(iter(records.read_records(directory, check_manifest=False, verify=False)
+                      .take(1)))
     _, seq = examples.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
 
@@ -259,7 +266,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         tf.debugging.Assert(n >= clip_len, [
             f"{directory}: video id", ctx["id"], "has", n, f"frames, fewer than clip_len="
             f"{clip_len}: pass a smaller clip_len or leave the video out"], name="short_video")
-        start = tf.math.floormod(r, n - clip_len + 1)
+        start = tf.math.floormod(r, n - clip_len + 1) if training else (n - clip_len) // 2
         chosen = seq["frames"][start:start + clip_len]  # decode these frames only
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
                          fn_output_signature=tf.uint8)
@@ -282,7 +289,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, total)
+    return _finish(ds, batch_size, shuffle_buffer_size if training else 0, seed,
+                   drop_remainder, total)
 
 
 _ATEXIT: list = []

@@ -225,7 +225,8 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
     pytest.param(kw, fix, id="-".join(f"{k}={v}" for k, v in kw.items())) for kw, fix in [
         ({"batch_size": 0}, "batch_size=0"), ({"n_readers": 0}, "n_readers=0"),
         ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
-        ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
+        ({"label": "zzz"}, "not a column"), ({"label": "c", "label_scale": 2}, "text label"),
+        ({"output": "frame"}, "'matrix'"),
         ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
         ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6"),
         ({"label_scale": 0}, "label_scale")]])
@@ -264,3 +265,112 @@ def test_fit_on_the_reader_lowers_validation_loss(housing):
     history = model.fit(train, validation_data=valid, epochs=2, verbose=0,
                         shuffle=False)  # the reader shuffles; Keras would only warn
     assert history.history["val_loss"][-1] < before / 2
+
+
+# -- your own CSV: columns, a text label, capped vocabularies, dict output (#16) ------
+
+KEEP = ["class", "sex", "age", "siblings", "parents", "fare", "cabin", "port"]
+
+
+@pytest.fixture(scope="module")
+def passengers(tmp_path_factory):
+    from datakit.shards import split_into_shards
+    from datakit.tables import passengers as table
+    parts = split_into_shards(table(891, seed=0), tmp_path_factory.mktemp("passengers"),
+                              num_shards=(4, 2, 2), seed=1)
+    stats = column_stats(parts["train"], columns=KEEP, max_vocabulary={"cabin": 5})
+    frame = pd.concat([pd.read_csv(f, keep_default_na=False, na_values=[""])
+                       for f in parts["train"]])
+    return parts, stats, frame
+
+
+def test_text_label_is_the_class_index_in_the_stored_vocabulary(passengers):
+    parts, stats, df = passengers
+    classes = dc.class_names(stats, "class")
+    assert sorted(classes) == ["first", "second", "third"] and classes[0] == "third"
+    ds = dc.csv_reader_dataset(parts["train"], stats=stats, label="class",
+                               shuffle_buffer_size=None, batch_size=1000, n_readers=1)
+    x, y = read_all(ds)
+    assert y.dtype == np.int64 and y.tolist() == [classes.index(c) for c in df["class"]]
+    names = dc.feature_names(stats, "class")
+    assert x.shape == (len(df), len(names)) == (len(df), 4 + 3 + 6 + 4)  # capped cabin: 5 + [UNK]
+    assert names[:5] == ["age", "siblings", "parents", "fare", "sex=[UNK]"]
+    assert "name=" not in " ".join(names) and not any(n.startswith(("id", "ticket")) for n in names)
+    cabin = [names.index(f"cabin={v}") for v in [dc.OOV] + list(stats["cabin"].vocabulary)]
+    kept = df["cabin"].isin(list(stats["cabin"].vocabulary))
+    assert np.array_equal(x[:, cabin].argmax(axis=1) > 0, kept.to_numpy())
+
+
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized"])
+def test_dict_output_raw_text_standardized_numbers_same_order_as_matrix(passengers, parse):
+    parts, stats, df = passengers
+    kw = dict(stats=stats, label="class", seed=5, batch_size=64, parse=parse)
+    as_dict = list(dc.csv_reader_dataset(parts["train"], output="dict", **kw))
+    as_matrix = list(dc.csv_reader_dataset(parts["train"], **kw))
+    assert dc.feature_names(stats, "class", output="dict") == [c for c in KEEP if c != "class"]
+    for (features, y1), (x, y2) in zip(as_dict, as_matrix):
+        assert list(features) == [c for c in KEEP if c != "class"]
+        assert np.array_equal(y1, y2)
+        assert np.array_equal(np.stack([features[c] for c in ["age", "siblings", "parents", "fare"]],
+                                       axis=1), x[:, :4])
+        assert features["sex"].dtype == tf.string
+    rows = sorted(zip(*[np.concatenate([f[c].numpy() for f, _ in as_dict]) for c in ["port", "age"]]))
+    want = sorted(zip(df["port"].fillna("").str.encode("utf-8"),
+                      ((df["age"].fillna(stats["age"].mean) - stats["age"].mean) / stats["age"].std)
+                      .astype(np.float32)))
+    assert [r[0] for r in rows] == [w[0] for w in want] and np.allclose(
+        [r[1] for r in rows], [w[1] for w in want], atol=1e-5)
+    again = list(dc.csv_reader_dataset(parts["train"], output="dict", **kw))
+    assert all(np.array_equal(a[1], b[1]) and np.array_equal(a[0]["sex"], b[0]["sex"])
+               for a, b in zip(as_dict, again))  # same seed, same rows, same order
+
+
+def test_unseen_or_empty_label_is_a_located_bad_line_or_skipped(tmp_path, passengers):
+    _, stats, df = passengers
+    header = ",".join(stats.header)
+    row = "1,0,{},\"Rice, Mr. Karl\",male,22.0,0,0,A/5 1,7.25,,S"
+    path = tmp_path / "new.csv"
+    path.write_text("\n".join([header, row.format("third"), row.format("fourth"),
+                               row.format("")]) + "\n")
+    bad = dc.find_bad_lines(str(path), stats, label="class")
+    assert [(b.line, b.reason) for b in bad] == [
+        (3, "`fourth` is not one of the label's classes ['third', 'first', 'second']"),
+        (4, "the label is empty")]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="new.csv, line 3, column class"):
+        read_all(dc.csv_reader_dataset(str(path), stats=stats, label="class"))
+    with pytest.warns(UserWarning, match="skipping 2 bad line"):
+        ds = dc.csv_reader_dataset(str(path), stats=stats, label="class", on_bad_line="skip")
+    assert read_all(ds)[1].tolist() == [0]
+
+
+def test_a_numeric_label_stays_a_number(passengers):
+    parts, _, df = passengers
+    stats = column_stats(parts["train"], columns=["fare", "age", "class"])
+    _, y = read_all(dc.csv_reader_dataset(parts["train"], stats=stats, label="fare",
+                                          shuffle_buffer_size=None, batch_size=500, n_readers=1))
+    assert y.dtype == np.float32 and np.allclose(y, df["fare"])
+
+
+def test_dict_features_train_a_keras_model_with_preprocessing_layers(passengers):
+    parts, stats, _ = passengers
+    tf.keras.utils.set_random_seed(0)
+    kw = dict(stats=stats, label="class", output="dict", parse="batch")
+    train = dc.csv_reader_dataset(parts["train"], seed=0, batch_size=32, **kw)
+    valid = dc.csv_reader_dataset(parts["valid"], shuffle_buffer_size=None, batch_size=256, **kw)
+    inputs, encoded = {}, []
+    for c in dc.feature_names(stats, "class", output="dict"):
+        text = stats[c].kind == dc.TEXT
+        inputs[c] = tf.keras.Input(shape=(), name=c, dtype="string" if text else "float32")
+        if text:
+            lookup = tf.keras.layers.StringLookup(vocabulary=list(stats[c].vocabulary),
+                                                  output_mode="one_hot")
+            encoded.append(lookup(inputs[c]))
+        else:
+            encoded.append(tf.keras.layers.Reshape((1,))(inputs[c]))
+    hidden = tf.keras.layers.Dense(16, activation="relu")(tf.keras.layers.Concatenate()(encoded))
+    outputs = tf.keras.layers.Dense(3, activation="softmax")(hidden)
+    model = tf.keras.Model(inputs, outputs)
+    model.compile(loss="sparse_categorical_crossentropy", optimizer=tf.keras.optimizers.Adam(1e-2),
+                  metrics=["accuracy"])
+    history = model.fit(train, validation_data=valid, epochs=5, verbose=0, shuffle=False)
+    assert history.history["val_accuracy"][-1] > 0.75  # the fare tells the class; majority ~0.58

@@ -24,10 +24,10 @@ LAYERS = [
     ("bottom: rules, errors, pure algorithms",
      ["errors", "checks", "shuffle_buffer", "interleave_cycle", "atomic", "manifest", "paths"]),
     ("the glass box", ["glassbox"]),
-    ("building blocks", ["plotting", "lines", "examples", "shards", "memory"]),
+    ("building blocks", ["plotting", "lines", "examples", "shards", "memory", "tables"]),
     ("tracers and pictures", ["basics", "shuffle", "interleave", "mixing", "timeline", "bench"]),
     ("readers and writers", ["records", "sources", "synthetic", "csv", "video"]),
-    ("built on readers", ["stats", "inmemory"]),
+    ("built on readers", ["stats", "inmemory", "exercises"]),
 ]
 LAYER = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
 PURE = {"errors", "checks", "shuffle_buffer", "interleave_cycle", "glassbox"}

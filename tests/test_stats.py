@@ -74,3 +74,40 @@ def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
     good.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="batch_size"):
         st.column_stats([str(good)], batch_size=0)
+
+
+# -- choosing columns, capping vocabularies (#16) -------------------------------------
+
+
+def test_columns_keeps_those_in_that_order_and_ignores_the_rest(tmp_path):
+    from datakit.shards import write_shards
+    from datakit.tables import passengers
+    paths = write_shards(passengers(120, seed=2), tmp_path, num_shards=3)
+    stats = ds.column_stats(paths, columns=["fare", "class", "age"])
+    assert stats.columns == ["fare", "class", "age"] and list(stats.stats) == stats.columns
+    assert stats.header[:3] == ["id", "survived", "class"] and len(stats.header) == 12
+    df = pd.concat([pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths])
+    assert_stats_equal_pandas(stats, df)
+    assert list(stats.to_frame().index) == stats.columns
+
+
+def test_unknown_column_is_an_error_that_lists_the_header(tmp_path):
+    paths = five_files(tmp_path, "1,2,x")
+    with pytest.raises(ValueError, match=r"\['zz'\] not in the header .*\['a', 'b', 'c'\]"):
+        ds.column_stats(paths, columns=["a", "zz"])
+    with pytest.raises(TypeError, match="list of column names"):
+        ds.column_stats(paths, columns="a")
+
+
+def test_max_vocabulary_keeps_the_most_frequent_ties_broken_by_value(tmp_path):
+    words = ["b"] * 3 + ["a"] * 3 + ["d"] * 2 + ["c"] * 2 + ["e"] + [""]
+    (tmp_path / "w.csv").write_text("w,k\n" + "".join(f"{w},{i}\n" for i, w in enumerate(words)))
+    stats = ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary=3)
+    assert stats["w"].vocabulary == {"a": 3, "b": 3, "c": 2}  # c before d: a tie, by value
+    assert stats["w"].unknown == 3 and stats["w"].missing == 1 and stats["w"].count == 11
+    per_column = ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"w": 1})
+    assert per_column["w"].vocabulary == {"a": 3}
+    with pytest.raises(ValueError, match="not kept text columns"):
+        ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"k": 1})
+    with pytest.raises(ValueError, match="int >= 1"):
+        ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary=0)

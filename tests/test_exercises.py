@@ -1,0 +1,144 @@
+"""datakit.exercises: each kind of difference is reported, and the references match the kit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from datakit import examples, exercises, video
+from datakit.stats import column_stats
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def pairs(n=10, batch=4):
+    x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+    return tf.data.Dataset.from_tensor_slices((x, np.arange(n))).batch(batch)
+
+
+def test_equal_datasets_pass():
+    feedback = exercises.compare(pairs(), pairs())
+    assert feedback.ok and "3 elements" in str(feedback)
+
+
+@pytest.mark.parametrize("mine, words", [
+    pytest.param(pairs(8), ["yours has 2 elements, the reference 3"], id="count"),
+    pytest.param(pairs().map(lambda x, y: (x + tf.one_hot(5, 3) * 0 + tf.where(
+        tf.equal(y[:, None], 5), 1.0, 0.0), y)),
+        ["element 1 differs", "[0], index (1, 0)", "yours 16, expected 15"], id="first-difference"),
+    pytest.param(pairs().map(lambda x, y: (tf.cast(x, tf.float64), y)),
+                 ["element 0", "dtype at [0]: yours float64, expected float32"], id="dtype"),
+    pytest.param(pairs().map(lambda x, y: (x[:, :2], y)),
+                 ["shape at [0]: yours (4, 2), expected (4, 3)"], id="shape"),
+    pytest.param(pairs().map(lambda x, y: {"x": x, "y": y}),
+                 ["the element is a dict with keys ['x', 'y'], expected a tuple of 2"], id="structure"),
+    pytest.param(pairs().unbatch().shuffle(10, seed=1).batch(4),
+                 ["element 0 differs", "same rows as the reference, in another order"], id="order"),
+    pytest.param(pairs().map(lambda x, y: (x, y + 1)),
+                 ["no row of yours is in the reference"], id="content"),
+    pytest.param(pairs().unbatch().filter(lambda x, y: y != 3).batch(4),
+                 ["element 0 differs", "content differs: 1 reference row(s) missing from yours."], id="some-rows"),
+    pytest.param(pairs().unbatch().batch(5),
+                 ["yours has 2 elements", "same rows as the reference"], id="batching"),
+])
+def test_each_kind_of_difference_is_named(mine, words):
+    feedback = exercises.compare(mine, pairs())
+    assert not feedback.ok
+    for w in words:
+        assert w in str(feedback), str(feedback)
+
+
+def test_an_endless_dataset_is_reported_not_read():
+    feedback = exercises.compare(pairs().repeat(), pairs())
+    assert not feedback.ok and "never ends" in str(feedback)
+
+
+def test_float32_rounding_is_not_a_difference():
+    assert exercises.compare([np.float32(0.1)], [np.float64(0.1)]).ok is False  # dtype differs
+    assert exercises.compare([np.float32(0.1)], [np.float32(0.1) * (1 + 1e-7)]).ok
+
+
+# -- the registered exercises ----------------------------------------------------------
+
+ROWS = [{"id": i, "price": 1.5 * i, "city": "Oslo" if i % 2 else "Lima"} for i in range(5)]
+
+
+def by_hand(row):
+    return tf.train.Example(features=tf.train.Features(feature={
+        "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[row["id"]])),
+        "price": tf.train.Feature(float_list=tf.train.FloatList(value=[row["price"]])),
+        "city": tf.train.Feature(bytes_list=tf.train.BytesList(value=[row["city"].encode()])),
+    }))
+
+
+def test_example_by_hand_matches_to_example():
+    assert exercises.check("example", by_hand, ROWS).ok
+
+
+def test_example_with_the_wrong_list_kind_is_named():
+    def wrong(row):
+        ex = by_hand(row)
+        ex.features.feature["id"].Clear()
+        ex.features.feature["id"].float_list.value.append(row["id"])
+        return ex
+
+    text = str(exercises.check("example", wrong, ROWS))
+    assert "example: not yet" in text and "['id'] is a float_list, expected an int64_list" in text
+
+
+def test_example_with_a_missing_feature_is_named():
+    def missing(row):
+        ex = by_hand(row)
+        del ex.features.feature["city"]
+        return ex
+
+    assert "missing keys ['city']" in str(exercises.check("example", missing, ROWS))
+
+
+def test_unknown_exercise_lists_the_known_ones():
+    with pytest.raises(ValueError, match="clip_pipeline"):
+        exercises.check("csv", [])
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    from datakit.shards import write_shards
+    rng = np.random.default_rng(0)
+    table = {"a": rng.normal(size=200).round(3), "b": rng.normal(size=200).round(3),
+             "t": ["x", "y"] * 100, "y": rng.normal(size=200).round(3)}
+    return write_shards(table, tmp_path_factory.mktemp("csv"), num_shards=4)
+
+
+def classic(filepaths, *, stats, seed, batch_size=32):
+    mean = np.array([stats["a"].mean, stats["b"].mean], np.float32)
+    std = np.array([stats["a"].std, stats["b"].std], np.float32)
+
+    def parse(line):
+        a, b, _, y = tf.io.decode_csv(line, [0.0, 0.0, "", tf.constant([], tf.float32)])
+        return (tf.stack([a, b]) - mean) / std, y
+
+    ds = tf.data.Dataset.list_files(filepaths, seed=seed)
+    ds = ds.interleave(lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=5)
+    return ds.shuffle(10_000, seed=seed).map(parse).batch(batch_size)
+
+
+def test_the_classic_csv_reader_matches_the_kit(shards):
+    stats = column_stats(shards)
+    assert exercises.check("csv_reader", classic, shards, stats=stats, label="y", seed=3).ok
+    wrong_seed = classic(shards, stats=stats, seed=4)
+    text = str(exercises.check("csv_reader", wrong_seed, shards, stats=stats, label="y", seed=3))
+    assert "same rows as the reference, in another order" in text
+
+
+def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):
+    video.write_video_records(videos, tmp_path, num_shards=3)
+    mine = video.clip_dataset(tmp_path, clip_len=4, batch_size=4, seed=1)
+    assert exercises.check("clip_pipeline", mine, tmp_path, clip_len=4, batch_size=4, seed=1).ok
+    other = video.clip_dataset(tmp_path, clip_len=4, batch_size=4, seed=2)
+    assert not exercises.check("clip_pipeline", other, tmp_path, clip_len=4, batch_size=4, seed=1)
+
+
+def test_a_serialized_round_trip_still_matches():
+    parsed = [tf.train.Example.FromString(examples.serialize(by_hand(r))) for r in ROWS]
+    assert exercises.check("example", parsed, ROWS).ok
