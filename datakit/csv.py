@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from datakit.glassbox import AUTOTUNE
+from datakit.checks import AUTOTUNE
+from datakit.lines import numbered_lines
 from datakit.shards import check_files
 
 if TYPE_CHECKING:
@@ -208,14 +209,6 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
     return lines.enumerate().map(decode_chunk, num_parallel_calls=num_parallel_calls)
 
 
-def _numbered_lines(path):
-    """``(line, line number, file)`` for each data line (the header, line 1, skipped)."""
-    import tensorflow as tf
-    lines = tf.data.TextLineDataset(path).skip(1)
-    numbers = tf.data.Dataset.range(2, np.iinfo(np.int64).max)
-    return tf.data.Dataset.zip((lines, numbers, tf.data.Dataset.from_tensors(path).repeat()))
-
-
 # -- the reader ------------------------------------------------------------------
 
 
@@ -318,7 +311,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
 
     shuffle = bool(shuffle_buffer_size)
     dataset = tf.data.Dataset.list_files(files, shuffle=shuffle, seed=seed).repeat(repeat)
-    dataset = dataset.interleave(_numbered_lines if parse == "line" else rows_of,
+    dataset = dataset.interleave(numbered_lines if parse == "line" else rows_of,
                                  cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
     if skip and parse == "line":

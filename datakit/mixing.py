@@ -26,19 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from datakit import plotting
-from datakit.glassbox import _check_count
-from datakit.shuffle import _check_buffer_size
+from datakit.checks import check_count
+from datakit.shuffle_buffer import check_buffer_size
 
 # ---------------------------------------------------------------- mixing, from real runs
-
-
-def _at_least_one(name: str, value: Any) -> int:
-    v = _check_count(name, value)
-    if v < 1:
-        raise ValueError(f"{name}={v} is invalid: pass an int >= 1.")
-    return v
 
 
 def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0) -> np.ndarray:
@@ -50,10 +44,8 @@ def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0)
     >>> o.shape, sorted(o[0].tolist())
     ((3, 5), [0, 1, 2, 3, 4])
     """
-    import tensorflow as tf
-
-    size = _check_buffer_size(buffer_size)
-    n, runs = _at_least_one("n", n), _at_least_one("runs", runs)  # repeat(-1) would never end
+    size = check_buffer_size(buffer_size)
+    n, runs = check_count("n", n), check_count("runs", runs)  # repeat(-1) would never end
     ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
     return np.stack(list(ds.as_numpy_iterator()))
 
@@ -76,7 +68,7 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     >>> m.probs[0].diagonal().tolist(), m.probs[1].sum(axis=1).tolist()
     ([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
     """
-    sizes = [_check_buffer_size(b) for b in buffer_sizes]
+    sizes = [check_buffer_size(b) for b in buffer_sizes]
     probs = np.zeros((len(sizes), n, n))
     for k, b in enumerate(sizes):
         # one count per (run, output position t) at [input position, t]
@@ -132,15 +124,13 @@ def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int =
     >>> label_batches([0, 0, 1, 1], buffer_size=1, batch_size=2).tolist()
     [[2, 0], [0, 2]]
     """
-    import tensorflow as tf
-
     labels = np.asarray(labels)
     if labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
         raise ValueError("labels must be a non-empty sequence of ints >= 0 (class ids), "
                          f"got {labels.dtype} values; map class names to 0, 1, ... first.")
     k = int(labels.max()) + 1
     ds = tf.data.Dataset.from_tensor_slices(labels).shuffle(
-        _check_buffer_size(buffer_size), seed=seed).batch(_at_least_one("batch_size", batch_size))
+        check_buffer_size(buffer_size), seed=seed).batch(check_count("batch_size", batch_size))
     return np.stack([np.bincount(b, minlength=k) for b in ds.as_numpy_iterator()])
 
 
@@ -151,10 +141,8 @@ def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict
     >>> e["shuffle then repeat"].tolist()
     [0, 0, 0, 0, 1, 1, 1, 1]
     """
-    import tensorflow as tf
-
-    size = _check_buffer_size(buffer_size)
-    n, epochs = _at_least_one("n", n), _at_least_one("epochs", epochs)  # repeat(-1): endless
+    size = check_buffer_size(buffer_size)
+    n, epochs = check_count("n", n), check_count("epochs", epochs)  # repeat(-1): endless
     base = tf.data.Dataset.range(n)
     mixed = base.repeat(epochs).enumerate().shuffle(size, seed=seed)
     per_epoch = base.shuffle(size, seed=seed).repeat(epochs).enumerate()
@@ -169,15 +157,13 @@ def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
     >>> buffer_bytes(tf.TensorSpec([224, 224, 3], tf.float32), 1000)
     602112000
     """
-    import tensorflow as tf
-
     per = 0
     for spec in tf.nest.flatten(element_spec):
         if not spec.shape.is_fully_defined() or spec.dtype == tf.string:
             raise ValueError(f"cannot size {spec}: give a spec with a full shape and a "
                              "fixed-size dtype (measure one element's nbytes instead).")
         per += spec.shape.num_elements() * spec.dtype.size
-    return per * _check_buffer_size(buffer_size)
+    return per * check_buffer_size(buffer_size)
 
 
 # ---------------------------------------------------------------- pictures

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import glassbox, interleave
+from datakit import checks, glassbox, interleave
 from datakit.shards import write_shards
 from datakit.glassbox import Dataset
 from pipelines import assert_same_elements
@@ -48,8 +48,8 @@ def test_generated_interleaves_match_tf_data():
     for _ in range(N_CASES):
         case = random_case(rng)
         try:
-            cycle, _ = interleave.check_arguments(case["cycle_length"], case["block_length"],
-                                                  case["num_parallel_calls"])
+            cycle, _, _ = checks.interleave_lengths(case["cycle_length"], case["block_length"],
+                                                    case["num_parallel_calls"])
         except ValueError:
             kinds["invalid (both raise)"] += 1
             with pytest.raises(tf.errors.InvalidArgumentError, match="num_parallel_calls"):
