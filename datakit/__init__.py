@@ -13,7 +13,10 @@ The helpers live in one module per concept (see the README's map):
 :mod:`datakit.interleave`, :mod:`datakit.shards`, :mod:`datakit.stats`,
 :mod:`datakit.csv`, :mod:`datakit.timeline`, :mod:`datakit.synthetic`, :mod:`datakit.bench`,
 :mod:`datakit.examples`, :mod:`datakit.records`, :mod:`datakit.sources`,
-:mod:`datakit.video`, :mod:`datakit.memory` and :mod:`datakit.plotting`.
+:mod:`datakit.video`, :mod:`datakit.memory`, :mod:`datakit.plotting`; the glass box's
+variable-length and source-combining ops (:mod:`datakit.variable_length`,
+:mod:`datakit.combining`, on :mod:`datakit.elements`), :mod:`datakit.sources_mix`
+and :mod:`datakit.checkpoint`.
 """
 
 from __future__ import annotations

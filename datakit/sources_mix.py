@@ -5,7 +5,8 @@ position in source i)`` next to its value, at the cost of one small map per
 source; :func:`trace_sample` runs the real ``tf.data.Dataset.
 sample_from_datasets`` over tagged sources and returns plain arrays;
 :func:`source_counts` counts sources per batch and :func:`plot_source_batches`
-draws them.
+draws them; :func:`resampled_labels` runs a real ``rejection_resample`` without
+its per-element console noise.
 
 >>> import tensorflow as tf
 >>> t = trace_sample([tf.data.Dataset.range(3), tf.data.Dataset.range(10, 12)], seed=1)
@@ -17,7 +18,10 @@ draws them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +30,8 @@ import numpy as np
 from datakit import plotting
 from datakit.checks import check_count
 
-__all__ = ["tag_sources", "SourceTrace", "trace_sample", "source_counts", "plot_source_batches"]
+__all__ = ["tag_sources", "SourceTrace", "trace_sample", "source_counts", "plot_source_batches",
+           "resampled_labels"]
 
 
 def tag_sources(datasets: Sequence[Any]) -> list[Any]:
@@ -99,6 +104,47 @@ def source_counts(sources: Any, batch_size: int, num_sources: int | None = None)
     k = num_sources if num_sources is not None else int(s.max()) + 1 if s.size else 0
     return np.stack([np.bincount(s[i:i + size], minlength=k) for i in range(0, len(s), size)]
                     ) if s.size else np.zeros((0, k), np.int64)
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Send what C++ code writes to file descriptor 2 to /dev/null for a while."""
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | None = None
+                     ) -> np.ndarray:
+    """The labels a real ``rejection_resample(target_dist)`` of ``labels`` keeps, in order.
+
+    TensorFlow's resampler prints "Proportion of examples rejected by sampler
+    is high" (from C++, once per element) whenever it rejects more than half;
+    this runs it with that output silenced.
+
+    >>> kept = resampled_labels([0] * 700 + [1] * 300, [0.5, 0.5], seed=0)
+    >>> bool(0.4 < kept.mean() < 0.6)
+    True
+    """
+    import tensorflow as tf
+
+    logger = tf.get_logger()
+    level = logger.level
+    logger.setLevel("ERROR")  # a deprecation notice from inside rejection_resample
+    try:
+        ds = tf.data.Dataset.from_tensor_slices(np.asarray(labels, dtype=np.int64))
+        resampled = ds.rejection_resample(class_func=lambda y: y,
+                                          target_dist=list(target_dist), seed=seed)
+        with _quiet_native_stderr():
+            return np.array([y for _, y in resampled.as_numpy_iterator()], dtype=np.int64)
+    finally:
+        logger.setLevel(level)
 
 
 def plot_source_batches(counts: np.ndarray, ax=None, *, title: str = "What each batch holds",

@@ -57,3 +57,9 @@ def test_plot_source_batches_draws_one_bar_group_per_source():
     matplotlib.use("Agg")
     ax = sm.plot_source_batches(sm.source_counts([0, 1, 1, 2], 2))
     assert ax.get_xlabel() == "batch" and len(ax.patches) == 2 * 3
+
+
+def test_resampled_labels_are_balanced_and_silent(capfd):
+    kept = sm.resampled_labels([0] * 1400 + [1] * 600, [0.5, 0.5], seed=1)
+    assert 0.4 < kept.mean() < 0.6 and set(kept.tolist()) == {0, 1}
+    assert "rejected by sampler" not in capfd.readouterr().err
