@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "main"]
+           "shuffled_range", "to_numpy", "build", "main"]
 
 
 def to_numpy(element: Any) -> Any:
@@ -111,7 +111,12 @@ def checkpoint_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(folder, f)) for f in files)
 
 
-def _build(recipe: str, kwargs: dict):
+def build(recipe: str, kwargs: dict):
+    """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the fresh process runs).
+
+    >>> [int(x) for x in build("datakit.checkpoint:shuffled_range", {"n": 3, "buffer_size": 1})]
+    [0, 1, 2]
+    """
     module, sep, name = recipe.partition(":")
     if not sep or not module or not name:
         raise ValueError(f"recipe={recipe!r}: write it 'package.module:function' (a function "
@@ -164,7 +169,7 @@ def main(argv: list[str]) -> None:
 
     with open(argv[0], "rb") as f:
         job = pickle.load(f)
-    it = iter(_build(job["recipe"], job["kwargs"]))
+    it = iter(build(job["recipe"], job["kwargs"]))
     tf.train.Checkpoint(iterator=it).restore(job["path"]).assert_consumed()
     rest = []
     for x in it:

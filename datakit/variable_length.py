@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from datakit.checks import check_count
-from datakit.elements import (Step, call, function_name, leaves, pack, pad, ragged_stack,
-                              slice_element, stack)
+from datakit.elements import (Step, call, function_name, leaves, map_structure, pack, pad,
+                              ragged_stack, slice_element, stack)
 
 __all__ = ["VariableLengthOps", "batcher", "pad_batch", "ragged_batch_of", "window_positions", "windows"]
 
@@ -70,12 +70,7 @@ def pad_batch(items: list[Any], padded_shapes: Any = None, padding_values: Any =
 
 def ragged_batch_of(items: list[Any]) -> Any:
     """Batch elements of different lengths, component by component (see :func:`ragged_stack`)."""
-    first = items[0]
-    if isinstance(first, tuple):
-        return tuple(ragged_batch_of([it[j] for it in items]) for j in range(len(first)))
-    if isinstance(first, dict):
-        return {k: ragged_batch_of([it[k] for it in items]) for k in first}
-    return ragged_stack([np.asarray(it) for it in items])
+    return map_structure(lambda *rows: ragged_stack([np.asarray(r) for r in rows]), *items)
 
 
 def windows(values: Iterable[Any], size: int, shift: int, stride: int,

@@ -17,22 +17,12 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import glassbox
-
-
-def _leaves(x: Any) -> list[Any]:
-    if isinstance(x, tuple):
-        return [leaf for v in x for leaf in _leaves(v)]
-    if isinstance(x, dict):
-        return [leaf for k in sorted(x) for leaf in _leaves(x[k])]
-    return [x]
+from datakit.elements import leaves as _leaves
+from datakit.elements import map_structure
 
 
 def _np_map(x: Any, f) -> Any:
-    if isinstance(x, tuple):
-        return tuple(_np_map(v, f) for v in x)
-    if isinstance(x, dict):
-        return {k: _np_map(v, f) for k, v in x.items()}
-    return f(x)
+    return map_structure(f, x)
 
 
 def source_data(kind: str, n: int, rng: random.Random) -> Any:

@@ -19,7 +19,7 @@ from datakit import csv as dc
 from datakit import video
 from datakit.stats import column_stats
 from pipelines import assert_same_elements
-from video_cases import KW, videos  # noqa: F401 (fixture)
+from video_cases import videos  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,9 +38,9 @@ def csv_reader_ignoring_py_state(**kwargs):
 
 def check_resumes(recipe, kwargs, n_first, tmp_path):
     """Save after ``n_first`` elements, resume elsewhere; return (whole run, first + rest)."""
-    build = ck._build(recipe, kwargs)
+    build = ck.build(recipe, kwargs)
     whole = [ck.to_numpy(x) for x in build]
-    first, path = ck.save_midway(ck._build(recipe, kwargs), n_first, tmp_path)
+    first, path = ck.save_midway(ck.build(recipe, kwargs), n_first, tmp_path)
     rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
     assert len(first) == n_first and len(rest) == len(whole) - n_first
     assert_same_elements(whole, first + rest, context=recipe)
