@@ -25,6 +25,9 @@ from matplotlib.patches import Patch, Rectangle
 from . import plotting
 from .glassbox import Dataset, OpTrace
 
+__all__ = ["BatchTrace", "trace_batches", "plot_batches", "LineageTrace", "trace_lineage",
+           "plot_lineage"]
+
 
 @dataclass
 class BatchTrace:

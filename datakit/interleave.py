@@ -2,19 +2,13 @@
 
 :func:`interleave_steps` is ``tf.data``'s interleave algorithm in plain Python
 (it lives in :mod:`datakit.interleave_cycle`, re-exported here; the glass
-box's ``Dataset.interleave`` calls it). It keeps ``cycle_length``
-slots; it takes ``block_length`` elements from the slot it is at, then moves
-to the next slot. An empty slot is filled with the next input when the cycle
-reaches it; an exhausted one is closed and the cycle moves on (the next input
-takes that slot on the next visit). ``cycle_length=None`` means AUTOTUNE:
-the number of CPU cores.
+box's ``Dataset.interleave`` calls it): ``cycle_length`` slots, ``block_length``
+elements from one slot before moving to the next. Two files of three lines,
+read two at a time, one line at a time, alternate:
 
->>> steps = list(interleave_steps([3, 1, 2], lambda n: range(10 * n, 10 * n + n),
-...                               cycle_length=2, block_length=2))
->>> [s.value for s in steps]
-[30, 31, 10, 32, 20, 21]
->>> [(s.input, s.position, s.slot) for s in steps][:3]
-[(0, 0, 0), (0, 1, 0), (1, 0, 1)]
+>>> [(s.input, s.position) for s in interleave_steps(["a", "b"], lambda f: range(3),
+...                                                  cycle_length=2)]
+[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
 
 :func:`trace_sources` does the same bookkeeping for a *real* ``tf.data``
 pipeline over text files (it tags every line with its file and line
@@ -60,9 +54,19 @@ def trace_sources(files, *, cycle_length: int | None = None, block_length: int =
                   skip_header: bool = True, max_elements: int | None = None) -> SourceTrace:
     """Run ``from_tensor_slices(files).interleave(lines of each file)`` and record the sources.
 
-    ``files`` are read in the order given (use ``tf.data.Dataset.list_files``
-    and a seed, or ``sorted``, to choose it). Each file gets a colour; lines
-    are numbered from 1 (the header, when skipped, is line 1).
+    Args:
+        files: text files, read in the order given (use
+            ``tf.data.Dataset.list_files`` and a seed, or ``sorted``, to choose it).
+        cycle_length, block_length, num_parallel_calls, deterministic: as in
+            ``tf.data.Dataset.interleave`` (checked by
+            :func:`datakit.checks.interleave_lengths`).
+        skip_header: drop each file's first line (lines are numbered from 1
+            either way, so the first data line is line 2).
+        max_elements: stop after that many elements.
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        TypeError, ValueError: bad interleave arguments.
     """
     files = [str(f) for f in files]
     for f in files:

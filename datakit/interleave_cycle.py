@@ -52,9 +52,19 @@ def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[A
                      num_parallel_calls: int | None = None) -> Iterator[InterleaveStep]:
     """tf.data's interleave order: yield each element with its input, position and slot.
 
-    ``num_parallel_calls`` matters only for what ``cycle_length=None`` becomes
-    (:func:`datakit.checks.default_cycle_length`); the order is the same,
-    parallel or not. Arguments are checked when called, before iterating.
+    Arguments are checked when called, before iterating.
+
+    Args:
+        inputs: the input elements (e.g. file names).
+        map_func: makes an iterable (the "dataset") of each input.
+        cycle_length: inputs open at once; ``None`` or AUTOTUNE: tf.data's choice.
+        block_length: elements taken from an input before moving on.
+        num_parallel_calls: matters only for what ``cycle_length=None``
+            becomes (:func:`datakit.checks.default_cycle_length`); the order is
+            the same, parallel or not.
+
+    Raises:
+        TypeError, ValueError: see :func:`datakit.checks.interleave_lengths`.
     """
     cycle, block, _ = interleave_lengths(cycle_length, block_length, num_parallel_calls)
     return cycle_steps(inputs, map_func, cycle, block)

@@ -25,12 +25,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
+from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
 from datakit.checks import check_count
 from datakit.shuffle_buffer import check_buffer_size
+
+__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "MixingStats", "mixing_stats",
+           "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
+           "plot_label_batches"]
 
 # ---------------------------------------------------------------- mixing, from real runs
 
@@ -172,8 +179,6 @@ def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
 def _panels(axes, k: int, width: float, height: float) -> np.ndarray:
     """``axes`` as an array, or a new row of ``k`` panels sharing the y axis."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
         _, axes = plt.subplots(1, k, figsize=(width * k + 1, height), sharey=True,
                                constrained_layout=True)
     return np.atleast_1d(axes)
@@ -181,8 +186,6 @@ def _panels(axes, k: int, width: float, height: float) -> np.ndarray:
 
 def plot_mixing(mixing: MixingMap, axes=None):
     """P(output position | input position), one heat map per buffer size, side by side."""
-    from matplotlib.colors import BoundaryNorm
-
     k = len(mixing.buffer_sizes)
     with plotting.style():
         axes = _panels(axes, k, 3.0, 3.4)
@@ -207,9 +210,6 @@ def plot_mixing(mixing: MixingMap, axes=None):
 
 def plot_epochs(orders: dict[str, np.ndarray], ax=None):
     """Epoch of each output element, one strip per pipeline."""
-    import matplotlib.patches as mpatches
-    from matplotlib.colors import ListedColormap
-
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(8, 1.0 + 0.5 * len(orders)))
         names = list(orders)

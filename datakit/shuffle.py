@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib.patches as mpatches
 import numpy as np
 import tensorflow as tf
 
@@ -96,10 +97,19 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     tagging does not change the order for a given seed), TensorFlow shuffles
     it, and the buffer at each step follows from input and output order; slots
     come from replaying TensorFlow's algorithm with its observed picks.
-    ``epoch_size`` (e.g. 10 for ``range(10).repeat(3)``) records each input's
-    epoch for colouring. ``iteration=k`` traces the (k+1)-th pass over the
-    shuffled dataset (what ``shuffle(...).repeat()`` gives as epoch k). Pass a
-    ``seed`` to compare with an untagged run.
+
+    Args:
+        dataset: a finite ``tf.data.Dataset``.
+        buffer_size, seed, reshuffle_each_iteration: as in ``Dataset.shuffle``;
+            pass a ``seed`` to compare with an untagged run.
+        epoch_size: elements per epoch (e.g. 10 for ``range(10).repeat(3)``),
+            to record each input's epoch for colouring.
+        iteration: trace the (k+1)-th pass over the shuffled dataset (what
+            ``shuffle(...).repeat()`` gives as epoch k).
+
+    Raises:
+        TypeError: ``dataset`` is not a ``tf.data.Dataset`` (or a count not an int).
+        ValueError: ``buffer_size < 1``, ``epoch_size < 1``, or an endless dataset.
 
     >>> import tensorflow as tf
     >>> t = trace_buffer(tf.data.Dataset.range(3).repeat(2), 2, seed=7, epoch_size=3)
@@ -146,8 +156,6 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
     cell has a thick black frame, its value also appears in the output column;
     cells whose element just came in are marked with a star.
     """
-    import matplotlib.patches as mpatches
-
     n = len(trace.slots) if steps is None else min(steps, len(trace.slots))
     b = trace.buffer_size
 

@@ -19,7 +19,6 @@ from datakit import csv as dc
 from datakit import video
 from datakit.stats import column_stats
 from pipelines import assert_same_elements
-from video_cases import videos  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -67,7 +66,8 @@ def _rows_once(whole, files):
     assert Counter(labels.tolist()) == Counter(expected.tolist())
 
 
-PARSE = [pytest.param("line", id="per-line"), pytest.param("batch", id="chunked")]
+PARSE = [pytest.param("line", id="per-line"), pytest.param("batch", id="chunked"),
+         pytest.param("vectorized", id="batch-then-parse")]
 
 
 @pytest.mark.parametrize("parse", PARSE)
@@ -93,10 +93,10 @@ def test_csv_reader_as_is_refuses_a_checkpoint_because_of_its_py_function(housin
         ck.save_midway(ds, 1, tmp_path)
 
 
-def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):  # noqa: F811
+def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):
     shards = tmp_path / "shards"
     video.write_video_records(videos, shards, num_shards=3)
-    kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer=5, seed=2,
+    kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer_size=5, seed=2,
                   with_ids=True)
     whole, _ = check_resumes("datakit.video:clip_dataset", kwargs, 2, tmp_path)
     ids = np.concatenate([b["id"] for b in whole])
