@@ -32,7 +32,12 @@ never parse the display name:
 Ops whose algorithm is a lesson of its own (the shuffle buffer, the
 interleave cycle) live in bottom modules (:mod:`datakit.shuffle_buffer`,
 :mod:`datakit.interleave_cycle`, argument rules in :mod:`datakit.checks`)
-that this chain imports; it loads neither TensorFlow nor Matplotlib.
+that this chain imports; it loads neither TensorFlow nor Matplotlib. The
+variable-length methods (``padded_batch``, ``ragged_batch``, ``unbatch``,
+``window``, ``flat_map``) come from :mod:`datakit.variable_length`, the
+source-combining ones (``zip``, ``concatenate``, ``sample_from_datasets``,
+``choose_from_datasets``, ``cache``) from :mod:`datakit.combining`; element
+values (NumPy, as ``as_numpy_iterator()`` gives them) from :mod:`datakit.elements`.
 """
 
 from __future__ import annotations
@@ -46,21 +51,21 @@ from typing import Any
 import numpy as np
 
 from datakit.checks import AUTOTUNE, check_count, check_int, interleave_lengths
+from datakit.combining import CacheStep, CombiningOps, SourceStep
+from datakit.elements import Step
+from datakit.elements import call as _call
+from datakit.elements import function_name as _fn_name
+from datakit.elements import leaves as _leaves
+from datakit.elements import slice_element as _slice
+from datakit.elements import stack as _stack
+from datakit.elements import structure_len as _structure_len
+from datakit.elements import to_numpy as _to_numpy
 from datakit.interleave_cycle import cycle_steps
 from datakit.shuffle_buffer import buffer_steps, check_buffer_size, replay_picks, rng_chooser
+from datakit.variable_length import VariableLengthOps, batcher
 
-__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "glassbox_shuffle"]
-
-
-@dataclass
-class Step:
-    """One element emitted by one op."""
-
-    value: Any
-    #: Positions, in the op's input stream, of the elements this one came from.
-    sources: tuple[int, ...]
-    #: For ``repeat``: the pass over the input (0, 1, ...) it came from.
-    epoch: int | None = None
+__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "SourceStep", "CacheStep",
+           "glassbox_shuffle"]
 
 
 @dataclass
@@ -77,92 +82,6 @@ class OpTrace:
     @property
     def values(self) -> list[Any]:
         return [s.value for s in self.steps]
-
-
-# ----------------------------------------------------------------------------
-# Values: mirror what tf.data's as_numpy_iterator() yields.
-# ----------------------------------------------------------------------------
-
-
-def _to_numpy(x: Any) -> Any:
-    """Convert a Python/NumPy value the way ``tf.convert_to_tensor`` would.
-
-    Tuples and dicts are structure (kept); lists become arrays; Python ints
-    become int32, floats float32, str bytes, as in TensorFlow.
-    """
-    if isinstance(x, tuple):
-        return tuple(_to_numpy(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _to_numpy(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray) and x.dtype.kind not in "US":
-        return x
-    if isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
-        return x
-    arr = np.asarray(x)
-    if arr.dtype.kind in "US" or arr.dtype == object:
-        return np.vectorize(_to_bytes, otypes=[object])(arr) if arr.ndim else _to_bytes(arr[()])
-    if arr.dtype == np.float64 and not isinstance(x, np.ndarray):
-        arr = arr.astype(np.float32)
-    elif arr.dtype.kind == "i" and not isinstance(x, np.ndarray):
-        arr = arr.astype(np.int32)
-    return arr[()] if arr.ndim == 0 else arr
-
-
-def _to_bytes(v: Any) -> bytes:
-    return v.encode() if isinstance(v, str) else bytes(v)
-
-
-def _structure_len(x: Any) -> int:
-    if isinstance(x, tuple):
-        lengths = {_structure_len(v) for v in x}
-    elif isinstance(x, dict):
-        lengths = {_structure_len(v) for v in x.values()}
-    else:
-        if np.ndim(x) == 0:
-            raise ValueError(
-                "from_tensor_slices() slices along the first axis, but got a scalar "
-                f"({x!r}); wrap it in a list, or use Dataset.from_tensors()."
-            )
-        return len(x)
-    if len(lengths) != 1:
-        raise ValueError(
-            "from_tensor_slices() needs every component to have the same first dimension, "
-            f"got lengths {sorted(lengths)}; slice arrays of equal length."
-        )
-    return lengths.pop()
-
-
-def _slice(x: Any, i: int) -> Any:
-    if isinstance(x, tuple):
-        return tuple(_slice(v, i) for v in x)
-    if isinstance(x, dict):
-        return {k: _slice(v, i) for k, v in x.items()}
-    return x[i]
-
-
-def _stack(items: list[Any]) -> Any:
-    first = items[0]
-    if isinstance(first, tuple):
-        return tuple(_stack([it[j] for it in items]) for j in range(len(first)))
-    if isinstance(first, dict):
-        return {k: _stack([it[k] for it in items]) for k in first}
-    if isinstance(first, bytes) or (isinstance(first, np.ndarray) and first.dtype == object):
-        out = np.empty((len(items),) + np.shape(first), dtype=object)
-        for j, it in enumerate(items):
-            out[j] = it
-        return out
-    shapes = {np.shape(it) for it in items}
-    if len(shapes) > 1:
-        raise ValueError(
-            f"Cannot batch elements with different shapes {sorted(shapes)}: batch() stacks "
-            "equal shapes only. Batch with drop_remainder=True first, or pad (padded_batch)."
-        )
-    return np.stack(items)
-
-
-def _call(fn: Callable, element: Any) -> Any:
-    """Call ``fn`` the way tf.data does: a tuple element is unpacked into arguments."""
-    return fn(*element) if isinstance(element, tuple) else fn(element)
 
 
 def _check_parallel(num_parallel_calls: Any) -> None:
@@ -194,7 +113,7 @@ class _Recorder(list):
 _Op = Callable[[Callable[[list | None], Iterator[Any]], list | None], Iterator[Any]]
 
 
-class Dataset:
+class Dataset(VariableLengthOps, CombiningOps):
     """A pure-Python ``tf.data.Dataset`` twin: a chain of ops over plain values."""
 
     def __init__(self, op: _Op, name: str, parent: Dataset | None = None, *,
@@ -321,25 +240,7 @@ class Dataset:
                 "so pass batch_size >= 1."
             )
 
-        def op(parent, rec):
-            buf: list[Any] = []
-            start = 0
-            for pos, x in enumerate(parent()):
-                if not buf:
-                    start = pos
-                buf.append(x)
-                if len(buf) == size:
-                    out = _stack(buf)
-                    if rec is not None:
-                        rec.append(Step(out, tuple(range(start, start + size))))
-                    buf = []
-                    yield out
-            if buf and not drop_remainder:
-                out = _stack(buf)
-                if rec is not None:
-                    rec.append(Step(out, tuple(range(start, start + len(buf)))))
-                yield out
-
+        op = batcher(size, drop_remainder, _stack)
         extra = ", drop_remainder=True" if drop_remainder else ""
         return self._chain(op, f"batch({size}{extra})", batch_size=size,
                            drop_remainder=bool(drop_remainder))
@@ -572,8 +473,22 @@ class Dataset:
         return self._iter(None)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
-        """Same as iterating: the values are already NumPy (as in tf.data)."""
-        return iter(self)
+        """Same as iterating: the values are already NumPy (as in tf.data).
+
+        Elements that are datasets (``window``) cannot be NumPy: a TypeError, as in tf.data.
+
+        >>> next(Dataset.range(4).window(2).as_numpy_iterator())
+        Traceback (most recent call last):
+            ...
+        TypeError: as_numpy_iterator() is not supported for datasets whose elements are datasets (window() makes them): flatten them first, e.g. .flat_map(lambda w: w.batch(size)).
+        """
+        for x in self:
+            if any(isinstance(leaf, Dataset) for leaf in _leaves(x)):
+                raise TypeError(
+                    "as_numpy_iterator() is not supported for datasets whose elements are "
+                    "datasets (window() makes them): flatten them first, e.g. "
+                    ".flat_map(lambda w: w.batch(size)).")
+            yield x
 
     def trace(self, max_elements: int | None = None) -> list[OpTrace]:
         """Run the chain once and return what every op emitted, source first.
@@ -590,11 +505,6 @@ class Dataset:
 
     def __repr__(self) -> str:
         return "Dataset." + ".".join(node._name for node in self._chain_list())
-
-
-def _fn_name(fn: Callable) -> str:
-    name = getattr(fn, "__name__", type(fn).__name__)
-    return "lambda" if name == "<lambda>" else name
 
 
 # ----------------------------------------------------------------------------

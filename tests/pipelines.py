@@ -17,22 +17,12 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import glassbox
-
-
-def _leaves(x: Any) -> list[Any]:
-    if isinstance(x, tuple):
-        return [leaf for v in x for leaf in _leaves(v)]
-    if isinstance(x, dict):
-        return [leaf for k in sorted(x) for leaf in _leaves(x[k])]
-    return [x]
+from datakit.elements import leaves as _leaves
+from datakit.elements import map_structure
 
 
 def _np_map(x: Any, f) -> Any:
-    if isinstance(x, tuple):
-        return tuple(_np_map(v, f) for v in x)
-    if isinstance(x, dict):
-        return {k: _np_map(v, f) for k, v in x.items()}
-    return f(x)
+    return map_structure(f, x)
 
 
 def source_data(kind: str, n: int, rng: random.Random) -> Any:
@@ -48,21 +38,43 @@ def source_data(kind: str, n: int, rng: random.Random) -> Any:
     raise ValueError(kind)
 
 
+#: Ops whose input may be anything; the others need a state the generator tracks.
+_ANY = ["repeat", "batch", "map", "filter", "take", "skip", "enumerate", "cache", "zip",
+        "concatenate", "choose", "lengths", "window"]
+
+
 def random_pipeline(rng: random.Random, max_ops: int = 5) -> list[tuple]:
-    """A random spec: a source, then up to ``max_ops`` ops, including edge cases."""
+    """A random spec: a source, then up to ``max_ops`` ops, including edge cases.
+
+    It tracks the smallest rank of the element's components (``unbatch``
+    needs >= 1) and whether elements are variable-length vectors (``lengths``
+    made them: only ``padded_batch``/``ragged_batch`` batch them) or ragged
+    batches (then only ops that do not compute on values follow).
+    """
     n = rng.choice([0, 1, 2, 5, 7, 10])
     if rng.random() < 0.3:
         spec: list[tuple] = [("range", n)]
+        rank = 0
     else:
-        spec = [("slices", rng.choice(["array", "matrix", "tuple", "dict"]), n, rng.randrange(10**6))]
-    repeated = False
+        kind = rng.choice(["array", "matrix", "tuple", "dict"])
+        spec = [("slices", kind, n, rng.randrange(10**6))]
+        rank = 1 if kind == "matrix" else 0
+    repeated, ragged, varlen = False, False, False
     for _ in range(rng.randrange(max_ops + 1)):
-        op = rng.choice(["repeat", "batch", "map", "filter", "take", "skip", "enumerate"])
+        if ragged:
+            choices = ["repeat", "take", "skip", "cache", "unbatch", "concatenate"]
+        elif varlen:
+            choices = ["padded_batch", "ragged_batch", "unbatch", "take", "skip", "repeat",
+                       "cache", "concatenate", "map"]
+        else:
+            choices = _ANY + ["padded_batch", "ragged_batch"] + (["unbatch"] if rank else [])
+        op = rng.choice(choices)
         if op == "repeat":
             spec.append(("repeat", rng.choice([0, 1, 2, 3] + ([] if repeated else [None]))))
             repeated = True
         elif op == "batch":
             spec.append(("batch", rng.choice([1, 2, 3, 4, 7]), rng.random() < 0.5))
+            rank += 1
         elif op == "map":
             spec.append(("map", rng.randrange(1, 5), rng.choice([None, 2, glassbox.AUTOTUNE])))
         elif op == "filter":
@@ -71,9 +83,43 @@ def random_pipeline(rng: random.Random, max_ops: int = 5) -> list[tuple]:
             spec.append(("take", rng.choice([-1, 0, 1, 3, 8, 100])))
         elif op == "skip":
             spec.append(("skip", rng.choice([-1, 0, 1, 3, 100])))
-        else:
+        elif op == "enumerate":
             spec.append(("enumerate", rng.choice([0, 5])))
-    if any(s[0] == "repeat" and s[1] is None for s in spec):
+            rank = 0
+        elif op == "cache":
+            spec.append(("cache",))
+        elif op == "zip":
+            spec.append(("zip", rng.choice([0, 3])))  # (element, i) with range(start, 100)
+            rank = 0
+        elif op == "concatenate":
+            spec.append(("concatenate", rng.choice([0, 1, 3])))  # with itself, after skip(k)
+        elif op == "choose":
+            spec.append(("choose", rng.choice([2, 3, 6, 30]), rng.random() < 0.5))
+        elif op == "lengths":
+            spec.append(("lengths", rng.choice([1, 3, 5])))
+            rank, varlen = 1, True
+        elif op == "window":
+            size = rng.choice([1, 2, 3])
+            spec.append(("window", size, rng.choice([None, 1, 2, 4]), rng.choice([1, 2]),
+                         rng.random() < 0.5))
+            rank += 1
+        elif op == "padded_batch":
+            spec.append(("padded_batch", rng.choice([1, 2, 3]), rng.random() < 0.5,
+                         rng.choice([None, -1]) if varlen else None,
+                         rng.choice([None, 6]) if varlen else None))
+            rank, varlen = rank + 1, False
+        elif op == "ragged_batch":
+            spec.append(("ragged_batch", rng.choice([1, 2, 3]), rng.random() < 0.5))
+            rank, ragged, varlen = rank + 1, True, False  # tf.data: ragged if any size unknown
+        elif op == "unbatch":
+            spec.append(("unbatch",))
+            rank -= 1
+            ragged, varlen = False, ragged  # rows of a ragged batch are variable-length again
+    endless = [i for i, s in enumerate(spec) if s[0] == "repeat" and s[1] is None]
+    if endless and any(s[0] in ("filter", "unbatch", "choose") or s == ("skip", -1)
+                       for s in spec[endless[0]:]):
+        spec[endless[0]] = ("repeat", 3)  # an endless input these may drop whole: never ends
+    elif endless:
         spec.append(("take", 40))  # keep endless pipelines finite
     return spec
 
@@ -113,6 +159,38 @@ def _build(spec: list[tuple], api: str):
             ds = getattr(ds, op)(args[0])
         elif op == "enumerate":
             ds = ds.enumerate(start=args[0])
+        elif op == "cache":
+            ds = ds.cache()
+        elif op == "zip":
+            ds = D.zip((ds, D.range(args[0], 100)))
+        elif op == "concatenate":
+            ds = ds.concatenate(ds.skip(args[0]))
+        elif op == "choose":
+            k, stop = args
+            choices = D.range(k).map(lambda i: (i * 7 // 3) % 2)
+            ds = D.choose_from_datasets([ds, ds.skip(1)], choices, stop_on_empty_dataset=stop)
+        elif op == "lengths":
+            k = args[0]
+            if is_tf:
+                fn = lambda *e, k=k: (lambda v: tf.fill([v % k], v))(  # noqa: E731
+                    tf.reduce_sum(tf.cast(tf.nest.flatten(e)[0], tf.int64)))
+            else:
+                fn = lambda *e, k=k: (lambda v: np.full(v % k, v, np.int64))(  # noqa: E731
+                    np.sum(np.asarray(_leaves(e)[0]).astype(np.int64)))
+            ds = ds.map(fn)
+        elif op == "window":
+            size, shift, stride, drop = args
+            ds = ds.window(size, shift=shift, stride=stride, drop_remainder=drop)
+            ds = ds.flat_map(lambda *w, size=size: D.zip(w if len(w) > 1 else w[0]).batch(size))
+        elif op == "padded_batch":
+            size, drop, value, shape = args
+            ds = ds.padded_batch(size, padded_shapes=None if shape is None else [shape],
+                                 padding_values=None if value is None else np.int64(value),
+                                 drop_remainder=drop)
+        elif op == "ragged_batch":
+            ds = ds.ragged_batch(args[0], drop_remainder=args[1])
+        elif op == "unbatch":
+            ds = ds.unbatch()
     return ds
 
 
@@ -135,6 +213,11 @@ def assert_same_elements(expected: list[Any], actual: list[Any], context: str = 
         assert len(le) == len(la), f"{context}[{i}]: structure {a!r} vs {e!r}"
         for x, y in zip(le, la):
             x, y = np.asarray(x), np.asarray(y)
+            if x.dtype == object and x.ndim == 1 and x.size and isinstance(x[0], np.ndarray):
+                # a ragged batch: rows of different lengths
+                assert y.dtype == object and len(x) == len(y), f"{context}[{i}]: {y!r} vs {x!r}"
+                assert_same_elements(list(x), list(y), context=f"{context}[{i}] rows")
+                continue
             assert x.shape == y.shape, f"{context}[{i}]: shape {y.shape} vs {x.shape}"
             assert x.dtype == y.dtype, f"{context}[{i}]: dtype {y.dtype} vs {x.dtype}"
             assert np.array_equal(x, y), f"{context}[{i}]: {y!r} vs {x!r}"

@@ -22,15 +22,19 @@ PACKAGE = ROOT / "datakit"
 
 LAYERS = [
     ("bottom: rules, errors, pure algorithms",
-     ["errors", "checks", "shuffle_buffer", "interleave_cycle", "atomic", "manifest", "paths"]),
-    ("the glass box", ["glassbox"]),
-    ("building blocks", ["plotting", "lines", "examples", "shards", "memory", "tables"]),
-    ("tracers and pictures", ["basics", "shuffle", "interleave", "mixing", "timeline", "bench"]),
+     ["errors", "checks", "shuffle_buffer", "interleave_cycle", "atomic", "manifest", "paths",
+      "elements"]),
+    ("the glass box", ["glassbox", "variable_length", "combining"]),
+    ("building blocks", ["plotting", "lines", "examples", "shards", "memory", "tables",
+                         "checkpoint"]),
+    ("tracers and pictures", ["basics", "shuffle", "interleave", "mixing", "timeline", "bench",
+                              "sources_mix"]),
     ("readers and writers", ["records", "sources", "synthetic", "csv", "video"]),
     ("built on readers", ["stats", "inmemory", "exercises"]),
 ]
 LAYER = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
-PURE = {"errors", "checks", "shuffle_buffer", "interleave_cycle", "glassbox"}
+PURE = {"errors", "checks", "shuffle_buffer", "interleave_cycle", "elements", "glassbox",
+        "variable_length", "combining"}
 HEAVY = ("tensorflow", "matplotlib", "keras", "pandas")
 
 
