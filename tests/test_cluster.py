@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psutil
@@ -44,42 +45,39 @@ def gone(pids, ports, within=10.0) -> bool:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with C.LocalCluster(2, static_sharding=True) as c:
-        yield c
-        pids, ports = c.pids(), c.ports()
-    assert gone(pids, ports), "the module's cluster left a process or a port behind"
+    """The module's cluster; it leaves its with-block by an exception, then must be gone."""
+    with pytest.raises(RuntimeError, match="end of the module"):
+        with C.LocalCluster(2, static_sharding=True) as c:
+            yield c
+            pids, ports = c.pids(), c.ports()
+            assert len(pids) == 3 and len(ports) == 3
+            raise RuntimeError("end of the module")
+    assert gone(pids, ports), "an exception in the with-block left a process or a port behind"
 
 
 def served(cluster, dataset, mode, **kwargs):
-    """``(element, worker index)`` pairs a trainer receives from ``dataset`` run on the cluster."""
-    ds = C.with_worker_pid(dataset).apply(
-        tf.data.experimental.service.distribute(mode, cluster.target, **kwargs))
-    return [(int(x), cluster.worker_index(int(p))) for x, p in ds.as_numpy_iterator()]
-
-
-def per_worker(pairs, workers=2):
-    return [sorted(x for x, w in pairs if w == i) for i in range(workers)]
+    """What one trainer received, sorted, by worker: ``[[worker 0's], [worker 1's]]``."""
+    return [sorted(v) for v in C.measure_delivery(cluster, dataset, mode, **kwargs).values()]
 
 
 @pytest.mark.timeout(240)  # includes starting the module's cluster
 def test_distributed_epoch_delivers_each_element_exactly_once(cluster):
-    pairs = served(cluster, tf.data.Dataset.range(N), "distributed_epoch")
-    assert C.tally([x for x, _ in pairs], range(N)).exactly_once
-    assert {w for _, w in pairs} <= {0, 1}
+    rows = C.measure_delivery(cluster, tf.data.Dataset.range(N), "distributed_epoch")
+    assert list(rows) == ["worker 0", "worker 1"]
+    assert C.tally(rows["worker 0"] + rows["worker 1"], range(N)).exactly_once
 
 
 @pytest.mark.timeout(60)
 def test_parallel_epochs_gives_a_full_pass_per_worker(cluster):
-    pairs = served(cluster, tf.data.Dataset.range(N), "parallel_epochs")
-    assert per_worker(pairs) == [list(range(N)), list(range(N))]
+    assert served(cluster, tf.data.Dataset.range(N), "parallel_epochs") == [list(range(N))] * 2
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("policy", [pytest.param(SP.DATA, id="DATA"),
                                     pytest.param(SP.FILE_OR_DATA, id="FILE_OR_DATA")])
 def test_static_data_sharding_gives_worker_i_the_elements_i_mod_2(cluster, policy):
-    pairs = served(cluster, tf.data.Dataset.range(N), policy)
-    assert per_worker(pairs) == [list(range(0, N, 2)), list(range(1, N, 2))]
+    assert served(cluster, tf.data.Dataset.range(N), policy) == [list(range(0, N, 2)),
+                                                                 list(range(1, N, 2))]
 
 
 @pytest.mark.timeout(60)
@@ -108,33 +106,46 @@ def test_a_py_function_cannot_run_on_a_worker(cluster):
 
 
 @pytest.mark.timeout(180)
-def test_a_killed_worker_restarted_on_its_address_costs_at_most_once(cluster):
-    """Measured (TF 2.21): the epoch ends once the worker is back; nothing comes twice, the
-    elements the dead worker held in flight may be lost (0 to a few)."""
+def test_a_killed_worker_stalls_the_epoch_until_restarted_then_costs_at_most_once(cluster):
+    """Measured (TF 2.21): without the worker the epoch does not end; once it is back on its
+    address the epoch ends, nothing came twice, the dead worker's in-flight elements may be
+    lost (0 to a few)."""
     n = 200
-    ds = C.with_worker_pid(C.sleepy_range(n, 0.01)).apply(
+    ds = C.sleepy_range(n, 0.01).apply(
         tf.data.experimental.service.distribute("distributed_epoch", cluster.target))
-    restarts, received = cluster.restarts, []
-    for i, (x, _) in enumerate(ds.as_numpy_iterator()):
-        received.append(int(x))
-        if i == n // 4:
-            cluster.kill_worker(0)
-    t = C.tally(received, range(n))
-    assert cluster.restarts == restarts + 1
+    trainer = C.Trainer(ds, pause_after=n // 4)
+    assert trainer.paused.wait(60) and len(trainer.received) == n // 4
+    cluster.kill_worker(0, restart=False)
+    trainer.resume()
+    assert not trainer.done.wait(3), "the epoch ended without one of its workers"
+    cluster.restart_worker(0)
+    t = C.tally(trainer.join(120), range(n))
     assert t.at_most_once and len(t.missing) <= 20, t
-    cluster.wait_workers()
-    assert sorted(served(cluster, tf.data.Dataset.range(N), "distributed_epoch")) != []
+    parts = served(cluster, tf.data.Dataset.range(N), "distributed_epoch")  # serves again
+    assert sorted(parts[0] + parts[1]) == list(range(N))
 
 
-@pytest.mark.timeout(120)
-def test_ctrl_c_inside_the_with_block_stops_every_process_and_port():
+@pytest.mark.timeout(60)
+def test_trainer_pauses_at_exactly_k_elements_and_reports_errors():
+    trainer = C.Trainer(tf.data.Dataset.range(10), pause_after=4)
+    assert trainer.paused.wait(30) and trainer.received == [0, 1, 2, 3]
+    assert trainer.join(30) == list(range(10))
+    bad = C.Trainer(tf.data.Dataset.range(3).map(
+        lambda x: tf.debugging.check_numerics(1 / tf.cast(x - 1, tf.float32), "x == 1")))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        bad.join(30)
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_while_the_cluster_starts_stops_what_had_started():
+    c = C.LocalCluster(1)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    timer.start()
     with pytest.raises(KeyboardInterrupt):
-        with C.LocalCluster(1) as c:
-            pids, ports = c.pids(), c.ports()
-            assert len(pids) == 2 and all(psutil.pid_exists(p) for p in pids)
-            os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C
+        with c:  # importing TensorFlow in the dispatcher takes longer than 1 s
             time.sleep(30)
-    assert gone(pids, ports)
+    timer.join()
+    assert c.dispatcher.pids and gone(c.dispatcher.pids, c.ports())
     assert repr(c) == "LocalCluster(workers=1, stopped)"
 
 
@@ -176,3 +187,10 @@ def test_tally_and_plot_delivery():
     assert ax.get_title() and ax.get_xlabel() == "element"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["trainer A", "trainer B"]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["1x", "2x", "never"]
+
+
+def test_plot_scaling_draws_each_pipeline_and_its_ideal():
+    ax = C.plot_scaling([1, 2, 3], {"sleep": [10, 19, 27], "jpeg": [100, 101, 99]})
+    assert ax.get_xlabel() == "workers" and ax.get_ylabel() == "elements / s" and ax.get_title()
+    ideal = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert [list(line.get_ydata()) for line in ideal] == [[10, 20, 30], [100, 200, 300]]

@@ -1,25 +1,14 @@
-"""A real ``tf.data`` service on loopback: a dispatcher and workers as separate processes.
+"""LocalCluster: a tf.data service dispatcher and workers, each its own process, on loopback.
 
-:class:`LocalCluster` starts them with ``python -m datakit.cluster`` (the
-command you run on real machines, see :func:`main`), waits until each one
-serves, and stops every process it started when the ``with`` block ends,
-raises or is interrupted. Code written against ``cluster.target`` runs on a
-real cluster by changing only the target. Measuring what a trainer receives
-(:func:`tally`, :func:`read_concurrently`, :func:`with_worker_pid`) and
-drawing it (:func:`plot_delivery`) live here too.
-
->>> t = tally([0, 2, 2, 3], expected=range(4))
->>> t.missing, t.duplicated, t.exactly_once
-([1], [2], False)
->>> LocalCluster(workers=0)
-Traceback (most recent call last):
-...
-ValueError: workers=0: a cluster needs at least 1 worker
+Each process runs ``python -m datakit.cluster dispatcher|worker`` (see
+:mod:`datakit.cluster.serve`) in its own process group, writes ``ready`` to
+its log once it serves, and exits with the process that started it. The
+cluster stops them all on ``stop()``, at the end of a ``with`` block (also
+on an exception or Ctrl-C) and at interpreter exit.
 """
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import os
 import shutil
@@ -30,13 +19,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LocalCluster", "free_port", "main", "sleepy_range", "with_worker_pid",
-           "read_concurrently", "Tally", "tally", "plot_delivery"]
+__all__ = ["HOST", "LocalCluster", "free_port"]
 
 HOST = "127.0.0.1"
 _LIVE: set[LocalCluster] = set()  # stopped at interpreter exit, whatever happened
@@ -131,18 +116,27 @@ class LocalCluster:
 
     # ---- life cycle ---------------------------------------------------------------------
     def __enter__(self) -> LocalCluster:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
+        self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     def start(self) -> None:
-        """Start the dispatcher, then the workers, and wait until all of them serve."""
+        """Start the dispatcher, then the workers, and wait until all of them serve.
+
+        Outside a ``with`` block, call :meth:`stop` when done (or let the interpreter's exit
+        do it); if starting fails, whatever had started is stopped before the error is raised.
+        """
+        if self.dispatcher is not None:
+            raise ValueError("this LocalCluster was started already: make a new one")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
         self._tmp = Path(tempfile.mkdtemp(prefix="datakit-cluster-"))
         _LIVE.add(self)
         port = free_port()
@@ -287,175 +281,3 @@ class LocalCluster:
 def _stop_all() -> None:
     for c in list(_LIVE):
         c.stop()
-
-
-# ---- measuring what trainers receive ------------------------------------------------------
-def sleepy_range(n: int, seconds: float):
-    """``Dataset.range(n)`` whose elements each take ``seconds`` to make, in the graph.
-
-    A sleep holds a thread, not a core, and unlike a ``py_function`` (see
-    :mod:`datakit.synthetic`) it runs on a service worker, which has no Python.
-    """
-    import tensorflow as tf
-    from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
-
-    if n < 0 or seconds < 0:
-        raise ValueError(f"sleepy_range({n}, {seconds}): pass n >= 0 and seconds >= 0")
-    return tf.data.Dataset.range(n).apply(testing.sleep(int(seconds * 1e6)))
-
-
-def with_worker_pid(dataset):
-    """Pair each element with the id of the process that made it: ``(element, pid)``.
-
-    The pid is read on the worker (``/proc/self/stat``, Linux); turn it into a
-    worker number with :meth:`LocalCluster.worker_index`.
-    """
-    import tensorflow as tf
-
-    def tag(x):
-        stat = tf.io.read_file("/proc/self/stat")
-        return x, tf.strings.to_number(tf.strings.split(stat, " ")[0], tf.int64)
-
-    return dataset.map(tag)
-
-
-def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[list]:
-    """Iterate several datasets at once, one thread each (like trainers), and return their
-    elements as Python values, in the order each one received them.
-
-    Raises:
-        TimeoutError: a dataset did not finish within ``timeout`` seconds.
-    """
-    results: list[list] = [[] for _ in datasets]
-    errors: list[BaseException] = []
-
-    def run(i, ds):
-        try:
-            for x in ds.as_numpy_iterator():
-                results[i].append(x.item() if hasattr(x, "item") else x)
-        except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller's thread)
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i, ds), daemon=True)
-               for i, ds in enumerate(datasets)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout)
-        if t.is_alive():
-            raise TimeoutError(f"a dataset did not finish in {timeout:.0f} s "
-                               "(is a worker dead and not restarted?)")
-    if errors:
-        raise errors[0]
-    return results
-
-
-@dataclass
-class Tally:
-    """How a received multiset compares with the expected elements."""
-
-    delivered: int
-    distinct: int
-    missing: list
-    duplicated: list
-    unexpected: list
-
-    @property
-    def exactly_once(self) -> bool:
-        return not (self.missing or self.duplicated or self.unexpected)
-
-    @property
-    def at_most_once(self) -> bool:
-        return not (self.duplicated or self.unexpected)
-
-
-def tally(received: Iterable, expected: Iterable) -> Tally:
-    """Count what was delivered, missing and delivered more than once."""
-    got, want = Counter(received), set(expected)
-    return Tally(delivered=sum(got.values()), distinct=len(got),
-                 missing=sorted(want - set(got)),
-                 duplicated=sorted(x for x, c in got.items() if c > 1),
-                 unexpected=sorted(set(got) - want))
-
-
-def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=None,
-                  title: str = "What each reader received"):
-    """One row per reader (trainer, worker...), one column per element: how often it came.
-
-    Returns the Axes. White: never came; one colour per count.
-    """
-    import numpy as np
-    from matplotlib.colors import ListedColormap
-
-    from datakit.plotting import MUTED, PALETTE, new_axes, style
-
-    counts = np.zeros((len(rows), num_elements), int)
-    for r, values in enumerate(rows.values()):
-        for v in values:
-            counts[r, int(v)] += 1
-    top = max(2, int(counts.max()))
-    with style():
-        ax = new_axes(ax, figsize=(8, 0.45 * len(rows) + 1.3))
-        cmap = ListedColormap(["white", PALETTE[0], PALETTE[1], PALETTE[3], *PALETTE[4:]][:top + 1])
-        ax.imshow(counts, aspect="auto", cmap=cmap, vmin=-0.5, vmax=top + 0.5,
-                  interpolation="nearest")
-        ax.set_yticks(range(len(rows)), list(rows))
-        ax.set_xlabel("element")
-        ax.set_title(title)
-        for k in range(1, top + 1):  # a legend entry per count that occurs
-            if (counts == k).any():
-                ax.bar(0, 0, color=cmap(k), label=f"{k}x")
-        if (counts == 0).any():
-            ax.bar(0, 0, color="white", edgecolor=MUTED, label="never")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return ax
-
-
-# ---- the command line: the same servers on real machines -----------------------------------
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m datakit.cluster dispatcher|worker ...``: serve until killed (Ctrl-C stops).
-
-    ``dispatcher --port N [--work-dir D] [--worker-address HOST:PORT ...]`` and
-    ``worker --dispatcher HOST:PORT --port M [--host NAME]``; ``--host`` is the
-    name clients use to reach this machine (default: its fully qualified name).
-    """
-    parser = argparse.ArgumentParser(prog="python -m datakit.cluster", description=main.__doc__)
-    sub = parser.add_subparsers(dest="role", required=True)
-    d = sub.add_parser("dispatcher", help="coordinate workers and trainers")
-    d.add_argument("--port", type=int, required=True)
-    d.add_argument("--work-dir", help="journal for fault tolerance (shared storage)")
-    d.add_argument("--worker-address", action="append", default=None,
-                   help="HOST:PORT of each worker, for static sharding (repeat)")
-    d.add_argument("--worker-timeout-ms", type=int, default=None)
-    w = sub.add_parser("worker", help="run the input pipeline, stream elements to trainers")
-    w.add_argument("--dispatcher", required=True, help="HOST:PORT of the dispatcher")
-    w.add_argument("--port", type=int, required=True)
-    for p in (d, w):
-        p.add_argument("--host", default=socket.getfqdn())
-        p.add_argument("--exit-with-parent", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-
-    import tensorflow as tf
-
-    service = tf.data.experimental.service
-    if args.role == "dispatcher":
-        server = service.DispatchServer(service.DispatcherConfig(
-            port=args.port, work_dir=args.work_dir, fault_tolerant_mode=bool(args.work_dir),
-            worker_addresses=args.worker_address, worker_timeout_ms=args.worker_timeout_ms))
-    else:
-        server = service.WorkerServer(service.WorkerConfig(
-            dispatcher_address=args.dispatcher, worker_address=f"{args.host}:{args.port}",
-            port=args.port, heartbeat_interval_ms=500))
-    print(f"datakit.cluster: ready {args.role} on {args.host}:{args.port}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        while args.exit_with_parent is None or os.getppid() == args.exit_with_parent:
-            time.sleep(0.5)  # a Python loop, not server.join(): signals stay responsive
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop() if hasattr(server, "stop") else None
-
-
-if __name__ == "__main__":
-    main()
