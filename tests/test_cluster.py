@@ -194,3 +194,13 @@ def test_plot_scaling_draws_each_pipeline_and_its_ideal():
     assert ax.get_xlabel() == "workers" and ax.get_ylabel() == "elements / s" and ax.get_title()
     ideal = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
     assert [list(line.get_ydata()) for line in ideal] == [[10, 20, 30], [100, 200, 300]]
+
+
+@pytest.mark.timeout(60)
+def test_the_command_line_offers_both_roles():
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "{dispatcher,worker}" in run.stdout
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", "worker", "--port", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "--dispatcher" in run.stderr
