@@ -118,8 +118,10 @@ def test_a_killed_worker_stalls_the_epoch_until_restarted_then_costs_at_most_onc
     cluster.kill_worker(0, restart=False)
     trainer.resume()
     assert not trainer.done.wait(3), "the epoch ended without one of its workers"
-    cluster.restart_worker(0)
+    assert cluster.restarts == 0  # restart=False: the supervisor left it dead
+    cluster.kill_worker(0, restart=True)  # already dead: now the supervisor restarts it
     t = C.tally(trainer.join(120), range(n))
+    assert cluster.restarts == 1
     assert t.at_most_once and len(t.missing) <= 20, t
     parts = served(cluster, tf.data.Dataset.range(N), "distributed_epoch")  # serves again
     assert sorted(parts[0] + parts[1]) == list(range(N))
@@ -173,6 +175,8 @@ def test_servers_exit_when_the_process_that_started_them_is_killed():
 def test_arguments_are_checked_before_any_process_starts():
     with pytest.raises(ValueError, match="at least 1 worker"):
         C.LocalCluster(0)
+    with pytest.raises(TypeError, match="pass an int"):
+        C.LocalCluster(2.0)
     with pytest.raises(ValueError, match="fault_tolerant=True"):
         C.LocalCluster(1, work_dir="somewhere")
     with pytest.raises(ValueError, match="static sharding"):
@@ -181,7 +185,8 @@ def test_arguments_are_checked_before_any_process_starts():
 
 def test_tally_and_plot_delivery():
     t = C.tally([3, 1, 1, 7], expected=range(4))
-    assert (t.delivered, t.distinct, t.missing, t.duplicated, t.unexpected) == (4, 3, [0, 2], [1], [7])
+    assert (t.delivered, t.distinct, t.missing, t.duplicated, t.unexpected) == (
+        4, 3, [0, 2], [1], [7])
     assert not t.at_most_once
     ax = C.plot_delivery({"trainer A": [0, 1, 1], "trainer B": [2]}, 4)
     assert ax.get_title() and ax.get_xlabel() == "element"

@@ -21,9 +21,17 @@ ValueError: workers=0: a cluster needs at least 1 worker
 """
 
 from datakit.cluster.local import HOST, LocalCluster, free_port
-from datakit.cluster.measure import (Tally, Trainer, measure_delivery, plot_delivery,
-                                     plot_scaling, read_concurrently, sleepy_range, tally,
-                                     with_worker_pid)
+from datakit.cluster.measure import (
+                                     Tally,
+                                     Trainer,
+                                     measure_delivery,
+                                     plot_delivery,
+                                     plot_scaling,
+                                     read_concurrently,
+                                     sleepy_range,
+                                     tally,
+                                     with_worker_pid,
+)
 from datakit.cluster.serve import main
 
 __all__ = ["HOST", "LocalCluster", "free_port", "main", "sleepy_range", "with_worker_pid",

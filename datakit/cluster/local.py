@@ -41,7 +41,7 @@ class _Proc:
         self.name, self.args, self.port, self.log = name, args, port, logs / f"{name}.log"
         self.popen: subprocess.Popen | None = None
         self.pids: list[int] = []  # every pid this slot ever had (restarts add one)
-        self.wanted = True  # False once stopped or killed without a restart wanted
+        self.restart = False  # whether the supervisor starts it again when it is found dead
 
     def start(self) -> None:
         cmd = [sys.executable, "-m", "datakit.cluster", *self.args, "--exit-with-parent",
@@ -88,14 +88,27 @@ class LocalCluster:
         start_timeout: seconds each process may take to serve (importing TF is most of it).
 
     Raises:
+        TypeError: ``workers`` is not an int.
         ValueError: ``workers < 1``, or a ``work_dir`` without ``fault_tolerant``.
+
+    What a trainer sees when a worker dies mid-epoch (measured with TF 2.21): the
+    epoch does not end until a worker comes back on the dead one's address, however
+    short ``worker_timeout`` is (the dispatcher drops the worker, the job still
+    waits for it). Then ``distributed_epoch`` (DYNAMIC) has delivered each element
+    at most once (the few the dead worker held are lost), while ``parallel_epochs``
+    (OFF) and the static policies start the restarted worker's part again from the
+    beginning (what it had sent arrives twice). Fault-tolerant mode changes none of
+    this; it lets a restarted *dispatcher* resume its jobs, where without it the
+    trainer gets a ``NotFoundError``.
     """
 
     def __init__(self, workers: int = 2, *, static_sharding: bool = False,
                  fault_tolerant: bool = False, work_dir: str | Path | None = None,
                  worker_timeout: float = 5.0, restart_workers: bool = True,
                  start_timeout: float = 180.0):
-        if not isinstance(workers, int) or workers < 1:
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers={workers!r}: pass an int, the number of workers")
+        if workers < 1:
             raise ValueError(f"workers={workers}: a cluster needs at least 1 worker")
         if work_dir is not None and not fault_tolerant:
             raise ValueError("work_dir is where fault-tolerant mode keeps its journal: "
@@ -164,6 +177,7 @@ class LocalCluster:
                 "--host", HOST]
         w = _Proc(f"worker{len(self.workers)}", args, port, self._tmp)
         w.start()
+        w.restart = self.restart_workers
         self.workers.append(w)
         return w
 
@@ -173,7 +187,7 @@ class LocalCluster:
         with self._lock:
             for proc in [*self.workers, self.dispatcher]:
                 if proc is not None:
-                    proc.wanted = False
+                    proc.restart = False
                     proc.kill()
         if self._supervisor is not None and self._supervisor is not threading.current_thread():
             self._supervisor.join(timeout=5)
@@ -183,13 +197,13 @@ class LocalCluster:
 
     def _supervise(self) -> None:
         while not self._stopping.wait(0.2):
-            for i, w in enumerate(list(self.workers)):
+            for w in list(self.workers):
                 with self._lock:
-                    dead = w.wanted and not w.alive() and not self._stopping.is_set()
-                    if dead and self.restart_workers:
+                    dead = w.restart and not w.alive() and not self._stopping.is_set()
+                    if dead:
                         w.start()
                         self.restarts += 1
-                if dead and self.restart_workers:
+                if dead:
                     try:
                         w.wait_ready(self.start_timeout)
                     except RuntimeError:
@@ -203,7 +217,7 @@ class LocalCluster:
 
     @property
     def target(self) -> str:
-        """``"grpc://127.0.0.1:PORT"``: the ``service=`` of ``tf.data.experimental.service.distribute``."""
+        """``"grpc://127.0.0.1:PORT"``: the ``service`` to pass to ``distribute``."""
         return f"grpc://{self.dispatcher_address}"
 
     @property
@@ -230,7 +244,7 @@ class LocalCluster:
         (default: the cluster's ``restart_workers``)."""
         restart = self.restart_workers if restart is None else restart
         with self._lock:
-            self.workers[i].wanted = restart
+            self.workers[i].restart = restart
             self.workers[i].kill()
 
     def restart_worker(self, i: int, *, wait: bool = True) -> None:
@@ -239,15 +253,15 @@ class LocalCluster:
             w = self.workers[i]
             if w.alive():
                 raise ValueError(f"worker {i} is running: kill_worker({i}) first")
-            w.wanted = True
             w.start()
+            w.restart = self.restart_workers
         if wait:
             w.wait_ready(self.start_timeout)
 
     def wait_workers(self) -> None:
         """Block until every worker that should run serves (e.g. after a restart)."""
         for w in self.workers:
-            if w.wanted:
+            if w.restart or w.alive():
                 deadline = time.monotonic() + self.start_timeout
                 while not w.alive() and time.monotonic() < deadline:
                     time.sleep(0.1)

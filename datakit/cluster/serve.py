@@ -1,6 +1,6 @@
 """The command line that runs one tf.data service server: the same on loopback and on real machines.
 
-    python -m datakit.cluster dispatcher --port 5050 [--work-dir DIR] [--worker-address HOST:PORT ...]
+    python -m datakit.cluster dispatcher --port 5050 [--work-dir DIR] [--worker-address H:P ...]
     python -m datakit.cluster worker --dispatcher HOST:5050 --port 5051 [--host NAME]
 """
 
