@@ -30,7 +30,7 @@ LAYERS = [
     ("tracers and pictures", ["basics", "shuffle", "interleave", "mixing", "timeline", "bench",
                               "sources_mix"]),
     ("readers and writers", ["records", "sources", "synthetic", "csv", "video"]),
-    ("built on readers", ["stats", "inmemory", "exercises"]),
+    ("built on readers", ["stats", "inmemory", "exercises", "cluster"]),
 ]
 LAYER = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
 PURE = {"errors", "checks", "shuffle_buffer", "interleave_cycle", "elements", "glassbox",
@@ -39,7 +39,15 @@ HEAVY = ("tensorflow", "matplotlib", "keras", "pandas")
 
 
 def modules() -> list[str]:
-    return sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    """Kit modules: ``datakit/<name>.py`` files and ``datakit/<name>/`` sub-packages."""
+    files = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    return sorted(files | {p.parent.name for p in PACKAGE.glob("*/__init__.py")})
+
+
+def sources(name: str) -> list[Path]:
+    """The files of kit module ``name`` (every file of a sub-package)."""
+    path = PACKAGE / f"{name}.py"
+    return [path] if path.exists() else sorted((PACKAGE / name).glob("*.py"))
 
 
 def _runtime_nodes(tree: ast.Module):
@@ -71,9 +79,9 @@ def imports(path: Path) -> list[tuple[str, list[str], int]]:
 def kit_edges(name: str) -> set[str]:
     """The kit modules ``datakit/<name>.py`` imports (anywhere but TYPE_CHECKING)."""
     edges = set()
-    for mod, names, _ in imports(PACKAGE / f"{name}.py"):
+    for mod, names, _ in [i for path in sources(name) for i in imports(path)]:
         if mod == "datakit":
-            edges |= {n for n in names if (PACKAGE / f"{n}.py").exists()}
+            edges |= {n for n in names if n in modules()}
         elif mod.startswith("datakit."):
             edges.add(mod.split(".")[1])
     return edges - {name}
@@ -143,7 +151,7 @@ def _private_uses(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("folder", ["datakit", "benchmarks"])
 def test_no_module_imports_another_modules_private_name(folder):
-    found = [f for p in sorted((ROOT / folder).glob("*.py")) for f in _private_uses(p)]
+    found = [f for p in sorted((ROOT / folder).glob("**/*.py")) for f in _private_uses(p)]
     assert not found, "private names used across modules: " + "; ".join(found)
 
 

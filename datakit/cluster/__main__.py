@@ -1,0 +1,6 @@
+"""``python -m datakit.cluster dispatcher|worker ...``: see :mod:`datakit.cluster.serve`."""
+
+from datakit.cluster.serve import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""LocalCluster: a tf.data service dispatcher and workers, each its own process, on loopback.
+
+Each process runs ``python -m datakit.cluster dispatcher|worker`` (see
+:mod:`datakit.cluster.serve`) in its own process group, writes ``ready`` to
+its log once it serves, and exits with the process that started it. The
+cluster stops them all on ``stop()``, at the end of a ``with`` block (also
+on an exception or Ctrl-C) and at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["HOST", "LocalCluster", "free_port"]
+
+HOST = "127.0.0.1"
+_LIVE: set[LocalCluster] = set()  # stopped at interpreter exit, whatever happened
+
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class _Proc:
+    """One server process: its command, log file and ``subprocess.Popen``."""
+
+    def __init__(self, name: str, args: list[str], port: int, logs: Path):
+        self.name, self.args, self.port, self.log = name, args, port, logs / f"{name}.log"
+        self.popen: subprocess.Popen | None = None
+        self.pids: list[int] = []  # every pid this slot ever had (restarts add one)
+        self.restart = False  # whether the supervisor starts it again when it is found dead
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "datakit.cluster", *self.args, "--exit-with-parent",
+               str(os.getpid())]
+        with open(self.log, "w") as log:  # the child writes "ready" here once it serves
+            self.popen = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True)
+        self.pids.append(self.popen.pid)
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "datakit.cluster: ready" in self.log.read_text(errors="replace"):
+                return
+            if not self.alive():
+                break
+            time.sleep(0.1)
+        tail = self.log.read_text(errors="replace")[-2000:]
+        state = "exited" if not self.alive() else f"not ready after {timeout:.0f} s"
+        raise RuntimeError(f"{self.name} on port {self.port} {state}; its log ends with:\n{tail}")
+
+    def kill(self) -> None:
+        if self.alive():
+            os.killpg(self.popen.pid, signal.SIGKILL)  # its own process group (start_new_session)
+            self.popen.wait(timeout=30)
+
+
+class LocalCluster:
+    """A ``tf.data`` service dispatcher and ``workers`` workers, each its own process.
+
+    Args:
+        workers: how many workers to start (>= 1).
+        static_sharding: list the workers' addresses in the dispatcher, as the
+            static sharding policies (FILE, DATA, FILE_OR_DATA, HINT) require;
+            :meth:`add_worker` is then refused.
+        fault_tolerant: journal the dispatcher's state in ``work_dir`` (a
+            temporary folder when None) so a restarted dispatcher resumes its jobs.
+        worker_timeout: seconds without a heartbeat before the dispatcher drops a worker.
+        restart_workers: restart a worker that dies on the same address (what
+            turns a dead worker into a bounded loss instead of a stuck trainer).
+        start_timeout: seconds each process may take to serve (importing TF is most of it).
+
+    Raises:
+        TypeError: ``workers`` is not an int.
+        ValueError: ``workers < 1``, or a ``work_dir`` without ``fault_tolerant``.
+
+    What a trainer sees when a worker dies mid-epoch (measured with TF 2.21): the
+    epoch does not end until a worker comes back on the dead one's address, however
+    short ``worker_timeout`` is (the dispatcher drops the worker, the job still
+    waits for it). Then ``distributed_epoch`` (DYNAMIC) has delivered each element
+    at most once (the few the dead worker held are lost), while ``parallel_epochs``
+    (OFF) and the static policies start the restarted worker's part again from the
+    beginning (what it had sent arrives twice). Fault-tolerant mode changes none of
+    this; it lets a restarted *dispatcher* resume its jobs, where without it the
+    trainer gets a ``NotFoundError``.
+    """
+
+    def __init__(self, workers: int = 2, *, static_sharding: bool = False,
+                 fault_tolerant: bool = False, work_dir: str | Path | None = None,
+                 worker_timeout: float = 5.0, restart_workers: bool = True,
+                 start_timeout: float = 180.0):
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers={workers!r}: pass an int, the number of workers")
+        if workers < 1:
+            raise ValueError(f"workers={workers}: a cluster needs at least 1 worker")
+        if work_dir is not None and not fault_tolerant:
+            raise ValueError("work_dir is where fault-tolerant mode keeps its journal: "
+                             "pass fault_tolerant=True too, or drop work_dir")
+        if worker_timeout <= 0:
+            raise ValueError(f"worker_timeout={worker_timeout}: pass seconds > 0")
+        self.num_workers, self.static_sharding = workers, static_sharding
+        self.fault_tolerant, self.work_dir = fault_tolerant, work_dir
+        self.worker_timeout, self.restart_workers = worker_timeout, restart_workers
+        self.start_timeout = start_timeout
+        self.dispatcher: _Proc | None = None
+        self.workers: list[_Proc] = []
+        self._tmp: Path | None = None
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self.restarts = 0  # how many times the supervisor restarted a dead worker
+
+    # ---- life cycle ---------------------------------------------------------------------
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Start the dispatcher, then the workers, and wait until all of them serve.
+
+        Outside a ``with`` block, call :meth:`stop` when done (or let the interpreter's exit
+        do it); if starting fails, whatever had started is stopped before the error is raised.
+        """
+        if self.dispatcher is not None:
+            raise ValueError("this LocalCluster was started already: make a new one")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        self._tmp = Path(tempfile.mkdtemp(prefix="datakit-cluster-"))
+        _LIVE.add(self)
+        port = free_port()
+        ports = [free_port() for _ in range(self.num_workers)]
+        args = ["dispatcher", "--port", str(port), "--host", HOST,
+                "--worker-timeout-ms", str(int(self.worker_timeout * 1000))]
+        if self.fault_tolerant:
+            self.work_dir = self.work_dir or self._tmp / "work_dir"
+            args += ["--work-dir", str(self.work_dir)]
+        if self.static_sharding:
+            for p in ports:
+                args += ["--worker-address", f"{HOST}:{p}"]
+        self.dispatcher = _Proc("dispatcher", args, port, self._tmp)
+        self.dispatcher.start()
+        self.dispatcher.wait_ready(self.start_timeout)
+        for p in ports:
+            self._new_worker(p)
+        for w in self.workers:
+            w.wait_ready(self.start_timeout)
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True)
+        self._supervisor.start()
+
+    def _new_worker(self, port: int) -> _Proc:
+        args = ["worker", "--dispatcher", self.dispatcher_address, "--port", str(port),
+                "--host", HOST]
+        w = _Proc(f"worker{len(self.workers)}", args, port, self._tmp)
+        w.start()
+        w.restart = self.restart_workers
+        self.workers.append(w)
+        return w
+
+    def stop(self) -> None:
+        """Kill every process this cluster started and remove its temporary files."""
+        self._stopping.set()
+        with self._lock:
+            for proc in [*self.workers, self.dispatcher]:
+                if proc is not None:
+                    proc.restart = False
+                    proc.kill()
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout=5)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        _LIVE.discard(self)
+
+    def _supervise(self) -> None:
+        while not self._stopping.wait(0.2):
+            for w in list(self.workers):
+                with self._lock:
+                    dead = w.restart and not w.alive() and not self._stopping.is_set()
+                    if dead:
+                        w.start()
+                        self.restarts += 1
+                if dead:
+                    try:
+                        w.wait_ready(self.start_timeout)
+                    except RuntimeError:
+                        pass  # tried again on the next round
+
+    # ---- what a trainer needs -------------------------------------------------------------
+    @property
+    def dispatcher_address(self) -> str:
+        """``"127.0.0.1:PORT"``: what workers are given."""
+        return f"{HOST}:{self.dispatcher.port}"
+
+    @property
+    def target(self) -> str:
+        """``"grpc://127.0.0.1:PORT"``: the ``service`` to pass to ``distribute``."""
+        return f"grpc://{self.dispatcher_address}"
+
+    @property
+    def worker_addresses(self) -> list[str]:
+        return [f"{HOST}:{w.port}" for w in self.workers]
+
+    def pids(self) -> list[int]:
+        """Process ids of every server of this cluster that is running now."""
+        return [p.popen.pid for p in [self.dispatcher, *self.workers] if p and p.alive()]
+
+    def ports(self) -> list[int]:
+        return [p.port for p in [self.dispatcher, *self.workers] if p]
+
+    def worker_index(self, pid: int) -> int:
+        """Which worker slot a process id (see :func:`with_worker_pid`) belonged to."""
+        for i, w in enumerate(self.workers):
+            if pid in w.pids:
+                return i
+        raise ValueError(f"pid {pid} is not one of this cluster's workers")
+
+    # ---- faults and scaling ---------------------------------------------------------------
+    def kill_worker(self, i: int, *, restart: bool | None = None) -> None:
+        """SIGKILL worker ``i`` (a crash); it comes back on the same address if ``restart``
+        (default: the cluster's ``restart_workers``)."""
+        restart = self.restart_workers if restart is None else restart
+        with self._lock:
+            self.workers[i].restart = restart
+            self.workers[i].kill()
+
+    def restart_worker(self, i: int, *, wait: bool = True) -> None:
+        """Start worker ``i`` again on its address (after a kill without restart)."""
+        with self._lock:
+            w = self.workers[i]
+            if w.alive():
+                raise ValueError(f"worker {i} is running: kill_worker({i}) first")
+            w.start()
+            w.restart = self.restart_workers
+        if wait:
+            w.wait_ready(self.start_timeout)
+
+    def wait_workers(self) -> None:
+        """Block until every worker that should run serves (e.g. after a restart)."""
+        for w in self.workers:
+            if w.restart or w.alive():
+                deadline = time.monotonic() + self.start_timeout
+                while not w.alive() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                w.wait_ready(self.start_timeout)
+
+    def add_worker(self) -> int:
+        """Start one more worker and return its index (not with ``static_sharding``)."""
+        if self.static_sharding:
+            raise ValueError("static sharding fixes the list of workers: start a LocalCluster "
+                             "with more workers instead of adding one")
+        with self._lock:
+            w = self._new_worker(free_port())
+        w.wait_ready(self.start_timeout)
+        return len(self.workers) - 1
+
+    def kill_dispatcher(self) -> None:
+        """SIGKILL the dispatcher (jobs survive a restart only in fault-tolerant mode)."""
+        self.dispatcher.kill()
+
+    def restart_dispatcher(self) -> None:
+        """Start the dispatcher again on its port (and ``work_dir``)."""
+        self.dispatcher.start()
+        self.dispatcher.wait_ready(self.start_timeout)
+
+    def __repr__(self) -> str:
+        state = "running" if self.dispatcher and self.dispatcher.alive() else "stopped"
+        return f"LocalCluster(workers={len(self.workers) or self.num_workers}, {state})"
+
+
+@atexit.register
+def _stop_all() -> None:
+    for c in list(_LIVE):
+        c.stop()

@@ -1,0 +1,212 @@
+"""What trainers receive from a tf.data service, measured and drawn.
+
+:func:`with_worker_pid` tags each element with the process that made it,
+:class:`Trainer` reads a dataset in the background (and can pause at a fixed
+element to let you kill a worker), :func:`tally` compares a multiset with
+what was expected, :func:`plot_delivery` draws who received what.
+
+>>> t = tally([0, 2, 2, 3], expected=range(4))
+>>> t.missing, t.duplicated, t.exactly_once, t.at_most_once
+([1], [2], False, False)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datakit.cluster.local import LocalCluster
+
+__all__ = ["sleepy_range", "with_worker_pid", "Trainer", "read_concurrently",
+           "measure_delivery", "Tally", "tally", "plot_delivery", "plot_scaling"]
+
+
+def sleepy_range(n: int, seconds: float):
+    """``Dataset.range(n)`` whose elements each take ``seconds`` to make, in the graph.
+
+    A sleep holds a thread, not a core, and unlike a ``py_function`` (see
+    :mod:`datakit.synthetic`) it runs on a service worker, which has no Python.
+    """
+    import tensorflow as tf
+    from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
+
+    if n < 0 or seconds < 0:
+        raise ValueError(f"sleepy_range({n}, {seconds}): pass n >= 0 and seconds >= 0")
+    return tf.data.Dataset.range(n).apply(testing.sleep(int(seconds * 1e6)))
+
+
+def with_worker_pid(dataset):
+    """Pair each element with the id of the process that made it: ``(element, pid)``.
+
+    The pid is read on the worker (``/proc/self/stat``, Linux); turn it into a
+    worker number with :meth:`LocalCluster.worker_index`.
+    """
+    import tensorflow as tf
+
+    def tag(x):
+        stat = tf.io.read_file("/proc/self/stat")
+        return x, tf.strings.to_number(tf.strings.split(stat, " ")[0], tf.int64)
+
+    return dataset.map(tag)
+
+
+class Trainer:
+    """Read a dataset in a background thread, as a trainer would; watch it from outside.
+
+    ``received`` grows as elements arrive (Python values); ``done`` is set at
+    the end of the epoch, ``error`` holds what the iterator raised. With
+    ``pause_after=k`` the reader stops after exactly ``k`` elements until
+    :meth:`resume` (to act at a fixed point of an epoch, e.g. kill a worker).
+    """
+
+    def __init__(self, dataset, *, pause_after: int | None = None):
+        self.received: list = []
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.paused = threading.Event()
+        self._go = threading.Event()
+        self._pause_after = pause_after
+        self._thread = threading.Thread(target=self._run, args=(dataset,), daemon=True)
+        self._thread.start()
+
+    def _run(self, dataset) -> None:
+        try:
+            for x in dataset.as_numpy_iterator():
+                self.received.append(_py(x))
+                if len(self.received) == self._pause_after:
+                    self.paused.set()
+                    self._go.wait()
+        except BaseException as e:  # noqa: BLE001 (kept for the caller: see .error, join())
+            self.error = e
+        finally:
+            self.paused.set()
+            self.done.set()
+
+    def resume(self) -> None:
+        self._go.set()
+
+    def join(self, timeout: float = 300.0) -> list:
+        """Wait for the end of the epoch; return ``received`` (re-raise the reader's error).
+
+        Raises:
+            TimeoutError: the epoch did not end within ``timeout`` seconds.
+        """
+        self._go.set()
+        if not self.done.wait(timeout):
+            raise TimeoutError(f"the epoch did not end in {timeout:.0f} s with "
+                               f"{len(self.received)} elements received (is a worker dead?)")
+        if self.error is not None:
+            raise self.error
+        return self.received
+
+
+def _py(x):
+    if isinstance(x, tuple):
+        return tuple(_py(v) for v in x)
+    return x.item() if hasattr(x, "item") and getattr(x, "ndim", 1) == 0 else x
+
+
+def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[list]:
+    """Read several datasets at once, one :class:`Trainer` each; return what each received."""
+    trainers = [Trainer(ds) for ds in datasets]
+    return [t.join(timeout) for t in trainers]
+
+
+def measure_delivery(cluster: LocalCluster, dataset, processing_mode, *,
+                     timeout: float = 300.0, **distribute_kwargs) -> dict[str, list]:
+    """Run ``dataset`` on ``cluster``: the elements one trainer received, by the worker that
+    made them (``{"worker 0": [...], ...}``, in order of arrival)."""
+    import tensorflow as tf
+
+    ds = with_worker_pid(dataset).apply(tf.data.experimental.service.distribute(
+        processing_mode, cluster.target, **distribute_kwargs))
+    rows: dict[str, list] = {f"worker {i}": [] for i in range(len(cluster.workers))}
+    for x, pid in Trainer(ds).join(timeout):
+        rows[f"worker {cluster.worker_index(pid)}"].append(x)
+    return rows
+
+
+@dataclass
+class Tally:
+    """How a received multiset compares with the expected elements."""
+
+    delivered: int
+    distinct: int
+    missing: list
+    duplicated: list
+    unexpected: list
+
+    @property
+    def exactly_once(self) -> bool:
+        return not (self.missing or self.duplicated or self.unexpected)
+
+    @property
+    def at_most_once(self) -> bool:
+        return not (self.duplicated or self.unexpected)
+
+
+def tally(received: Iterable, expected: Iterable) -> Tally:
+    """Count what was delivered, missing and delivered more than once."""
+    got, want = Counter(received), set(expected)
+    return Tally(delivered=sum(got.values()), distinct=len(got),
+                 missing=sorted(want - set(got)),
+                 duplicated=sorted(x for x, c in got.items() if c > 1),
+                 unexpected=sorted(set(got) - want))
+
+
+def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=None,
+                  title: str = "What each reader received"):
+    """One row per reader (trainer, worker...), one column per element: how often it came.
+
+    Returns the Axes. White: never came; one colour per count.
+    """
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+
+    from datakit.plotting import MUTED, PALETTE, new_axes, style
+
+    counts = np.zeros((len(rows), num_elements), int)
+    for r, values in enumerate(rows.values()):
+        for v in values:
+            counts[r, int(v)] += 1
+    top = max(2, int(counts.max()))
+    with style():
+        ax = new_axes(ax, figsize=(8, 0.45 * len(rows) + 1.3))
+        cmap = ListedColormap(["white", PALETTE[0], PALETTE[1], PALETTE[3], *PALETTE[4:]][:top + 1])
+        ax.imshow(counts, aspect="auto", cmap=cmap, vmin=-0.5, vmax=top + 0.5,
+                  interpolation="nearest")
+        ax.set_yticks(range(len(rows)), list(rows))
+        ax.set_xlabel("element")
+        ax.set_title(title)
+        for k in range(1, top + 1):  # a legend entry per count that occurs
+            if (counts == k).any():
+                ax.bar(0, 0, color=cmap(k), label=f"{k}x")
+        if (counts == 0).any():
+            ax.bar(0, 0, color="white", edgecolor=MUTED, label="never")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return ax
+
+
+def plot_scaling(workers: Sequence[int], rates: Mapping[str, Sequence[float]], *, ax=None,
+                 title: str = "Throughput as workers are added"):
+    """Measured elements/s against the number of workers, one line per pipeline, each with
+    its ideal (the first point times the number of workers, dotted). Returns the Axes."""
+    from datakit.plotting import epoch_color, new_axes, style
+
+    with style():
+        ax = new_axes(ax)
+        for k, (name, ys) in enumerate(rates.items()):
+            color = epoch_color(k)
+            ax.plot(workers, ys, "o-", color=color, label=name)
+            ax.plot(workers, [ys[0] * w / workers[0] for w in workers], ":", color=color,
+                    label=f"{name}: ideal")
+        ax.set_xticks(list(workers))
+        ax.set_xlabel("workers")
+        ax.set_ylabel("elements / s")
+        ax.set_title(title)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return ax

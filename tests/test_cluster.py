@@ -1,0 +1,211 @@
+"""A real tf.data service on loopback: what each processing mode delivers, what a dead worker
+costs, and that nothing the cluster started outlives it.
+
+One cluster (a dispatcher and 2 workers, ~20 s to start) serves the whole module; the tests
+that check clean-up start their own 1-worker clusters.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import psutil
+import pytest
+import tensorflow as tf
+
+from datakit import cluster as C
+
+SP = tf.data.experimental.service.ShardingPolicy
+N = 40
+
+
+def gone(pids, ports, within=10.0) -> bool:
+    """No process of ``pids`` runs and nothing listens on ``ports`` (waiting up to ``within`` s)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if psutil.pid_exists(p)
+                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        listening = []
+        for port in ports:
+            with socket.socket() as s:
+                if s.connect_ex((C.HOST, port)) == 0:
+                    listening.append(port)
+        if not alive and not listening:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """The module's cluster; it leaves its with-block by an exception, then must be gone."""
+    with pytest.raises(RuntimeError, match="end of the module"):
+        with C.LocalCluster(2, static_sharding=True) as c:
+            yield c
+            pids, ports = c.pids(), c.ports()
+            assert len(pids) == 3 and len(ports) == 3
+            raise RuntimeError("end of the module")
+    assert gone(pids, ports), "an exception in the with-block left a process or a port behind"
+
+
+def served(cluster, dataset, mode, **kwargs):
+    """What one trainer received, sorted, by worker: ``[[worker 0's], [worker 1's]]``."""
+    return [sorted(v) for v in C.measure_delivery(cluster, dataset, mode, **kwargs).values()]
+
+
+@pytest.mark.timeout(240)  # includes starting the module's cluster
+def test_distributed_epoch_delivers_each_element_exactly_once(cluster):
+    rows = C.measure_delivery(cluster, tf.data.Dataset.range(N), "distributed_epoch")
+    assert list(rows) == ["worker 0", "worker 1"]
+    assert C.tally(rows["worker 0"] + rows["worker 1"], range(N)).exactly_once
+
+
+@pytest.mark.timeout(60)
+def test_parallel_epochs_gives_a_full_pass_per_worker(cluster):
+    assert served(cluster, tf.data.Dataset.range(N), "parallel_epochs") == [list(range(N))] * 2
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("policy", [pytest.param(SP.DATA, id="DATA"),
+                                    pytest.param(SP.FILE_OR_DATA, id="FILE_OR_DATA")])
+def test_static_data_sharding_gives_worker_i_the_elements_i_mod_2(cluster, policy):
+    assert served(cluster, tf.data.Dataset.range(N), policy) == [list(range(0, N, 2)),
+                                                                 list(range(1, N, 2))]
+
+
+@pytest.mark.timeout(60)
+def test_file_sharding_without_files_is_an_error(cluster):
+    with pytest.raises(tf.errors.NotFoundError, match="unshardable source"):
+        served(cluster, tf.data.Dataset.range(N), SP.FILE)
+
+
+@pytest.mark.timeout(120)
+def test_trainers_sharing_a_job_split_it_separate_jobs_each_get_all(cluster):
+    def trainer(**kw):
+        return tf.data.Dataset.range(N).apply(
+            tf.data.experimental.service.distribute("distributed_epoch", cluster.target, **kw))
+
+    a, b = C.read_concurrently([trainer(job_name="shared"), trainer(job_name="shared")])
+    assert C.tally(a + b, range(N)).exactly_once
+    a, b = C.read_concurrently([trainer(), trainer()])
+    assert sorted(a) == sorted(b) == list(range(N))
+
+
+@pytest.mark.timeout(60)
+def test_a_py_function_cannot_run_on_a_worker(cluster):
+    ds = tf.data.Dataset.range(3).map(lambda x: tf.py_function(lambda v: v, [x], tf.int64))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not find callback"):
+        list(ds.apply(tf.data.experimental.service.distribute("distributed_epoch", cluster.target)))
+
+
+@pytest.mark.timeout(180)
+def test_a_killed_worker_stalls_the_epoch_until_restarted_then_costs_at_most_once(cluster):
+    """Measured (TF 2.21): without the worker the epoch does not end; once it is back on its
+    address the epoch ends, nothing came twice, the dead worker's in-flight elements may be
+    lost (0 to a few)."""
+    n = 200
+    ds = C.sleepy_range(n, 0.01).apply(
+        tf.data.experimental.service.distribute("distributed_epoch", cluster.target))
+    trainer = C.Trainer(ds, pause_after=n // 4)
+    assert trainer.paused.wait(60) and len(trainer.received) == n // 4
+    cluster.kill_worker(0, restart=False)
+    trainer.resume()
+    assert not trainer.done.wait(3), "the epoch ended without one of its workers"
+    assert cluster.restarts == 0  # restart=False: the supervisor left it dead
+    cluster.kill_worker(0, restart=True)  # already dead: now the supervisor restarts it
+    t = C.tally(trainer.join(120), range(n))
+    assert cluster.restarts == 1
+    assert t.at_most_once and len(t.missing) <= 20, t
+    parts = served(cluster, tf.data.Dataset.range(N), "distributed_epoch")  # serves again
+    assert sorted(parts[0] + parts[1]) == list(range(N))
+
+
+@pytest.mark.timeout(60)
+def test_trainer_pauses_at_exactly_k_elements_and_reports_errors():
+    trainer = C.Trainer(tf.data.Dataset.range(10), pause_after=4)
+    assert trainer.paused.wait(30) and trainer.received == [0, 1, 2, 3]
+    assert trainer.join(30) == list(range(10))
+    bad = C.Trainer(tf.data.Dataset.range(3).map(
+        lambda x: tf.debugging.check_numerics(1 / tf.cast(x - 1, tf.float32), "x == 1")))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        bad.join(30)
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_while_the_cluster_starts_stops_what_had_started():
+    c = C.LocalCluster(1)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        with c:  # importing TensorFlow in the dispatcher takes longer than 1 s
+            time.sleep(30)
+    timer.join()
+    assert c.dispatcher.pids and gone(c.dispatcher.pids, c.ports())
+    assert repr(c) == "LocalCluster(workers=1, stopped)"
+
+
+@pytest.mark.timeout(120)
+def test_servers_exit_when_the_process_that_started_them_is_killed():
+    script = textwrap.dedent("""
+        import time
+        from datakit.cluster import LocalCluster
+        c = LocalCluster(1).__enter__()
+        print(*c.pids(), sep=",", flush=True)
+        print(*c.ports(), sep=",", flush=True)
+        time.sleep(120)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split(",")]
+        ports = [int(p) for p in parent.stdout.readline().split(",")]
+        parent.kill()  # like a notebook kernel restarted: no atexit, no __exit__
+        assert gone(pids, ports, within=15)
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_arguments_are_checked_before_any_process_starts():
+    with pytest.raises(ValueError, match="at least 1 worker"):
+        C.LocalCluster(0)
+    with pytest.raises(TypeError, match="pass an int"):
+        C.LocalCluster(2.0)
+    with pytest.raises(ValueError, match="fault_tolerant=True"):
+        C.LocalCluster(1, work_dir="somewhere")
+    with pytest.raises(ValueError, match="static sharding"):
+        C.LocalCluster(1, static_sharding=True).add_worker()
+
+
+def test_tally_and_plot_delivery():
+    t = C.tally([3, 1, 1, 7], expected=range(4))
+    assert (t.delivered, t.distinct, t.missing, t.duplicated, t.unexpected) == (
+        4, 3, [0, 2], [1], [7])
+    assert not t.at_most_once
+    ax = C.plot_delivery({"trainer A": [0, 1, 1], "trainer B": [2]}, 4)
+    assert ax.get_title() and ax.get_xlabel() == "element"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["trainer A", "trainer B"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["1x", "2x", "never"]
+
+
+def test_plot_scaling_draws_each_pipeline_and_its_ideal():
+    ax = C.plot_scaling([1, 2, 3], {"sleep": [10, 19, 27], "jpeg": [100, 101, 99]})
+    assert ax.get_xlabel() == "workers" and ax.get_ylabel() == "elements / s" and ax.get_title()
+    ideal = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert [list(line.get_ydata()) for line in ideal] == [[10, 20, 30], [100, 200, 300]]
+
+
+@pytest.mark.timeout(60)
+def test_the_command_line_offers_both_roles():
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "{dispatcher,worker}" in run.stdout
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", "worker", "--port", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "--dispatcher" in run.stderr
