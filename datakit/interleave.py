@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -91,6 +91,32 @@ class InterleaveStep:
     slot: int
 
 
+@dataclass
+class SlotEvent:
+    """An input's stay in a cycle slot: opened before output ``opened``, closed before ``closed``."""
+
+    input: int
+    slot: int
+    opened: int   # outputs emitted before it was opened
+    closed: int   # outputs emitted before it was found exhausted (== opened: it gave nothing)
+
+
+def cycle_events(lengths: Iterable[int], cycle_length: int | None = None,
+                 block_length: int | None = 1) -> list[SlotEvent]:
+    """Which slot each input occupied, and when, for inputs of the given lengths.
+
+    An empty input is opened and closed at once: it still takes its turn.
+
+    >>> [(e.input, e.slot, e.opened, e.closed) for e in cycle_events([2, 0, 1], 2)]
+    [(0, 0, 0, 3), (1, 1, 1, 1), (2, 1, 2, 3)]
+    """
+    cycle, block = check_arguments(cycle_length, block_length)
+    events: list[SlotEvent] = []
+    for _ in _steps(list(lengths), range, cycle, block, events):
+        pass
+    return events
+
+
 def _check(name: str, value: Any, allow_auto: bool) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r}")
@@ -112,10 +138,13 @@ def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[A
     return _steps(inputs, map_func, cycle, block)
 
 
-def _steps(inputs, map_func, cycle: int, block: int) -> Iterator[InterleaveStep]:
+def _steps(inputs, map_func, cycle: int, block: int,
+           events: list | None = None) -> Iterator[InterleaveStep]:
+    """The algorithm; ``events`` (if a list) collects a :class:`SlotEvent` per input opened."""
     source = iter(enumerate(inputs))
     slots: list[tuple[int, Iterator[Any], list[int]] | None] = [None] * cycle
-    end_of_input, n_open, index, in_block = False, 0, 0, 0
+    end_of_input, n_open, index, in_block, emitted = False, 0, 0, 0, 0
+    opened: dict[int, SlotEvent] = {}
 
     def advance():
         nonlocal index, in_block
@@ -130,9 +159,12 @@ def _steps(inputs, map_func, cycle: int, block: int) -> Iterator[InterleaveStep]
             except StopIteration:
                 slots[index] = None
                 n_open -= 1
+                if events is not None:
+                    opened[pos].closed = emitted
                 advance()
                 continue
             yield InterleaveStep(value, pos, count[0], index)
+            emitted += 1
             count[0] += 1
             in_block += 1
             if in_block == block:
@@ -145,6 +177,9 @@ def _steps(inputs, map_func, cycle: int, block: int) -> Iterator[InterleaveStep]
                 continue
             slots[index] = (pos, iter(map_func(x)), [0])
             n_open += 1
+            if events is not None:
+                opened[pos] = SlotEvent(pos, index, emitted, emitted)
+                events.append(opened[pos])
         else:
             advance()
 
@@ -161,6 +196,10 @@ class SourceTrace:
     line: np.ndarray
     cycle_length: int
     block_length: int
+    #: The cycle slot of each element, and each file's stay in its slot (:class:`SlotEvent`),
+    #: from the interleave algorithm, kept only when it gives the order observed (None if not).
+    slot: np.ndarray | None = None
+    events: list = field(default_factory=list)
 
 
 def numbered_lines(path, skip_header: bool = True):
@@ -198,35 +237,67 @@ def trace_sources(files, *, cycle_length: int | None = None, block_length: int =
     for path, number, _ in ds.as_numpy_iterator():
         file.append(index[path.decode()])
         line.append(int(number))
-    return SourceTrace(files, np.array(file, dtype=int), np.array(line, dtype=int),
-                       cycle, block_length)
+    trace = SourceTrace(files, np.array(file, dtype=int), np.array(line, dtype=int),
+                        cycle, block_length)
+    _add_slots(trace, skip_header)
+    return trace
+
+
+def _add_slots(trace: SourceTrace, skip_header: bool) -> None:
+    """Fill ``trace.slot``/``events`` from the algorithm if it reproduces the observed order."""
+    lengths = []
+    for f in trace.files:
+        with open(f, "rb") as fh:
+            lengths.append(max(sum(1 for _ in fh) - int(skip_header), 0))
+    events: list[SlotEvent] = []
+    steps = list(_steps(lengths, range, trace.cycle_length, trace.block_length, events))
+    steps = steps[:len(trace.file)]
+    expected = [(s.input, s.position + 1 + int(skip_header)) for s in steps]
+    if expected == list(zip(trace.file.tolist(), trace.line.tolist())):
+        trace.slot = np.array([s.slot for s in steps], dtype=int)
+        trace.events = [e for e in events if e.opened <= len(steps)]
 
 
 def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None,
                  title: str | None = None):
-    """Draw the output order as a strip: one cell per element, coloured by its file.
+    """Draw the output order: one lane per cycle slot, one cell per element, coloured by file.
 
-    The number in each cell is the line number within its file.
+    The number in each cell is the line number within its file. A file that
+    gave nothing (empty) is drawn as a hatched mark where it took its slot.
+    Without slot information (``deterministic=False``) all cells share one lane.
     """
     from matplotlib.patches import Patch
     with plotting.style():
         n = len(trace.file)
-        ax = plotting.new_axes(ax, figsize=(min(12, 1.5 + 0.35 * n), 1.9))
+        lanes = trace.cycle_length if trace.slot is not None else 1
+        ax = plotting.new_axes(ax, figsize=(min(12, 2.5 + 0.35 * n), 1.2 + 0.45 * lanes))
         names = labels or [os.path.basename(f) for f in trace.files]
-        for i, (f, ln) in enumerate(zip(trace.file, trace.line)):
-            ax.add_patch(plotting.plt.Rectangle((i, 0), 1, 1, facecolor=plotting.epoch_color(f),
+        slot = trace.slot if trace.slot is not None else np.zeros(n, dtype=int)
+        for i, (f, ln, k) in enumerate(zip(trace.file, trace.line, slot)):
+            ax.add_patch(plotting.plt.Rectangle((i, k), 1, 0.9, facecolor=plotting.epoch_color(f),
                                                 edgecolor="white", linewidth=1.5))
             if n <= 40:
-                ax.text(i + 0.5, 0.5, str(ln), ha="center", va="center", color="white",
+                ax.text(i + 0.5, k + 0.45, str(ln), ha="center", va="center", color="white",
                         fontsize=8, fontweight="bold")
-        ax.set_xlim(0, max(n, 1))
-        ax.set_ylim(0, 1)
-        ax.set_yticks([])
+        empty = [e for e in trace.events if e.closed == e.opened] if trace.slot is not None else []
+        for e in empty:
+            ax.add_patch(plotting.plt.Rectangle((e.opened - 0.15, e.slot), 0.3, 0.9,
+                                                facecolor="white", hatch="xxx",
+                                                edgecolor=plotting.epoch_color(e.input)))
+            ax.text(e.opened, e.slot + 1.0, f"{names[e.input]}: empty", ha="center", va="bottom",
+                    fontsize=7, color=plotting.epoch_color(e.input))
+        ax.set_xlim(-0.3, max(n, 1) + 0.3)
+        ax.set_ylim(lanes + 0.3, -0.2)
+        if trace.slot is not None:
+            ax.set_yticks([k + 0.45 for k in range(lanes)], [f"slot {k}" for k in range(lanes)])
+            ax.tick_params(axis="y", length=0)
+        else:
+            ax.set_yticks([])
         ax.spines["left"].set_visible(False)
         ax.set_xlabel("output position (number in a cell: line number in its file)")
         ax.set_title(title or f"interleave: cycle_length={trace.cycle_length}, "
                               f"block_length={trace.block_length}")
-        used = sorted(set(trace.file.tolist()))
+        used = sorted(set(trace.file.tolist()) | {e.input for e in empty})
         ax.legend(handles=[Patch(color=plotting.epoch_color(i), label=names[i]) for i in used],
                   loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     return ax
