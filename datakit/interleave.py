@@ -284,10 +284,10 @@ def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None
             ax.add_patch(plotting.plt.Rectangle((e.opened - 0.15, e.slot), 0.3, 0.9,
                                                 facecolor="white", hatch="xxx",
                                                 edgecolor=plotting.epoch_color(e.input)))
-            ax.text(e.opened, e.slot + 1.0, f"{names[e.input]}: empty", ha="center", va="bottom",
-                    fontsize=7, color=plotting.epoch_color(e.input))
+            ax.text(e.opened, e.slot - 0.05, f"{names[e.input]}: empty", ha="center",
+                    va="bottom", fontsize=7, color=plotting.epoch_color(e.input))
         ax.set_xlim(-0.3, max(n, 1) + 0.3)
-        ax.set_ylim(lanes + 0.3, -0.2)
+        ax.set_ylim(lanes + 0.1, -0.45)
         if trace.slot is not None:
             ax.set_yticks([k + 0.45 for k in range(lanes)], [f"slot {k}" for k in range(lanes)])
             ax.tick_params(axis="y", length=0)
