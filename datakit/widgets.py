@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,13 +131,20 @@ UNEVEN_LENGTHS = (2, 6, 0, 3, 4)
 
 @functools.lru_cache(maxsize=8)
 def _uneven_files(lengths: tuple[int, ...]) -> tuple[str, ...]:
-    folder = tempfile.mkdtemp(prefix="datakit-interleave-")
+    """CSV files (header ``id``) with ``lengths`` data lines, under data/generated (git-ignored)."""
+    from datakit import DATA_DIR
+
+    folder = DATA_DIR / "generated" / "widgets_interleave"
+    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, n in enumerate(lengths):
-        path = os.path.join(folder, f"file{i}_len{n}.csv")
-        with open(path, "w") as f:
-            f.write("id\n" + "".join(f"{i * 100 + r}\n" for r in range(n)))
-        paths.append(path)
+        path = folder / f"file{i}_len{n}.csv"
+        text = "id\n" + "".join(f"{i * 100 + r}\n" for r in range(n))
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)  # atomic: a reader never sees half a file
+        paths.append(os.fspath(path))
     return tuple(paths)
 
 
