@@ -13,8 +13,9 @@ and the drawn figure must change (compared as screenshots); screenshots go to ``
 
 ``DATAKIT_BROWSER_NOTEBOOKS`` (a glob, default ``*.ipynb``) picks notebooks;
 ``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own
-tab and kernel. Measured on the shared 2-core machine: 8 notebooks one at a
-time took 11.3 min (the notebooks' own run time: nbval takes about as long).
+tab and kernel. Measured on the shared 2-core machine, 8 notebooks: one at a
+time 11.3 min while it was busy; two at a time 6.5 min busy, 2.4 min quiet
+(the notebooks' own run time dominates: nbval takes about as long).
 """
 
 from __future__ import annotations
