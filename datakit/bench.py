@@ -21,11 +21,12 @@ minimum and median, as ``benchmarks/`` does.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from datakit.memory import RssSampler
 
@@ -69,33 +70,6 @@ def count_elements(batch: Any) -> int:
     return int(shape[0]) if len(shape) else 1
 
 
-class _Progress:
-    """A plain text bar on stderr, drawn only once a run has lasted ``after`` seconds."""
-
-    def __init__(self, total: int | None, enabled: bool | None, after: float = 2.0):
-        self.total, self.enabled, self.after = total, enabled, after
-        self.t0 = self.last = time.perf_counter()
-        self.drawn = False
-
-    def update(self, done: int, elements: int, final: bool = False) -> None:
-        now = time.perf_counter()
-        if self.enabled is False or (self.enabled is None and now - self.t0 < self.after):
-            return
-        if now - self.last < 0.5 and self.drawn and not final:
-            return
-        self.last, self.drawn = now, True
-        rate = elements / max(now - self.t0, 1e-9)
-        if self.total:
-            filled = int(30 * min(done / self.total, 1.0))
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total}"
-        else:
-            bar = f"{done} batches"
-        print(f"\r{bar}  {rate:,.0f} elements/s", end="", file=sys.stderr, flush=True)
-
-    def close(self, done: int, elements: int) -> None:
-        if self.drawn or self.enabled:
-            self.update(done, elements, final=True)
-            print(file=sys.stderr, flush=True)
 
 
 def _known_length(dataset: Any) -> int | None:
@@ -117,8 +91,9 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
         dataset: anything iterable (a ``tf.data.Dataset``, a ``DataLoader``...).
         steps: batches to time after the warm-up; ``None``: the whole dataset.
         warmup: batches read first and not timed (pipelines start slowly).
-        progress: ``None`` draws a text bar on stderr only if the run lasts
-            more than two seconds; ``True`` / ``False`` force it on or off.
+        progress: a ``tqdm.auto`` bar (a widget in JupyterLab, text on stderr
+            in a terminal); ``None`` shows it only once the run has lasted two
+            seconds, ``True`` / ``False`` force it on or off.
         sample_every: seconds between resident-memory samples.
 
     Raises:
@@ -140,7 +115,8 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     sampler = RssSampler(sample_every)
     before = sampler.peak
     sampler.start()
-    bar = _Progress(total, progress)
+    bar = tqdm(total=total, unit="batch", disable=progress is False,
+               delay=0.0 if progress else 2.0, leave=bool(progress))
     batches = elements = 0
     t_start = time.perf_counter()
     t_first = t_timed = t_last = None
@@ -159,12 +135,12 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
                 t_timed = t_last
             elif batches > warmup:
                 elements += count_elements(batch)
-            bar.update(batches, elements)
+            bar.update(1)
         del iterator
     finally:
         sampler.stop.set()
         sampler.join()
-        bar.close(batches, elements)
+        bar.close()
     timed = batches - warmup
     if timed < 1:
         raise ValueError(f"the dataset gave {batches} batches, not more than warmup={warmup}: "

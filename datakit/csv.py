@@ -15,7 +15,8 @@ statistics (:mod:`datakit.stats`). Two variants, same rows, same order:
   one call per batch.
 
 ``trace=True`` builds the same chain with :mod:`datakit.timeline` stages
-(``lines``: how long the parse waited for its input; ``parse``), so a
+(``lines``: from the parse asking for its input to its arrival, so time
+blocked by back-pressure is a gap, not a bar; ``parse``), so a
 timeline or a benchmark of the traced reader measures this very chain.
 
 Numbers are standardized, ``(x - mean) / std``; a **missing number is filled

@@ -19,7 +19,7 @@ file, so you can see the cycle and the blocks.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import tensorflow as tf
@@ -27,12 +27,12 @@ from matplotlib.patches import Patch
 
 from datakit import plotting
 from datakit.checks import cpu_cores, default_cycle_length, interleave_lengths
-from datakit.interleave_cycle import InterleaveStep, interleave_steps
+from datakit.interleave_cycle import InterleaveStep, SlotEvent, cycle_steps, interleave_steps
 from datakit.lines import numbered_lines
 
 __all__ = ["SourceTrace", "trace_sources", "plot_sources",
            # re-exported: the cycle and its rule, for the lesson
-           "InterleaveStep", "interleave_steps", "cpu_cores", "default_cycle_length"]
+           "InterleaveStep", "SlotEvent", "interleave_steps", "cpu_cores", "default_cycle_length"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------
@@ -47,6 +47,10 @@ class SourceTrace:
     line: np.ndarray
     cycle_length: int
     block_length: int
+    #: The cycle slot of each element, and each file's stay in its slot (:class:`SlotEvent`),
+    #: from the interleave algorithm, kept only when it gives the order observed (None if not).
+    slot: np.ndarray | None = None
+    events: list = field(default_factory=list)
 
 
 def trace_sources(files, *, cycle_length: int | None = None, block_length: int = 1,
@@ -84,34 +88,66 @@ def trace_sources(files, *, cycle_length: int | None = None, block_length: int =
     for _, number, path in ds.as_numpy_iterator():
         file.append(index[path.decode()])
         line.append(int(number))
-    return SourceTrace(files, np.array(file, dtype=int), np.array(line, dtype=int),
-                       cycle, block_length)
+    trace = SourceTrace(files, np.array(file, dtype=int), np.array(line, dtype=int),
+                        cycle, block_length)
+    _add_slots(trace, skip_header)
+    return trace
+
+
+def _add_slots(trace: SourceTrace, skip_header: bool) -> None:
+    """Fill ``trace.slot``/``events`` from the algorithm if it reproduces the observed order."""
+    lengths = []
+    for f in trace.files:
+        with open(f, "rb") as fh:
+            lengths.append(max(sum(1 for _ in fh) - int(skip_header), 0))
+    events: list[SlotEvent] = []
+    steps = list(cycle_steps(lengths, range, trace.cycle_length, trace.block_length, events))
+    steps = steps[:len(trace.file)]
+    expected = [(s.input, s.position + 1 + int(skip_header)) for s in steps]
+    if expected == list(zip(trace.file.tolist(), trace.line.tolist())):
+        trace.slot = np.array([s.slot for s in steps], dtype=int)
+        trace.events = [e for e in events if e.opened <= len(steps)]
 
 
 def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None,
                  title: str | None = None):
-    """Draw the output order as a strip: one cell per element, coloured by its file.
+    """Draw the output order: one lane per cycle slot, one cell per element, coloured by file.
 
-    The number in each cell is the line number within its file.
+    The number in each cell is the line number within its file. A file that
+    gave nothing (empty) is drawn as a hatched mark where it took its slot.
+    Without slot information (``deterministic=False``) all cells share one lane.
     """
     with plotting.style():
         n = len(trace.file)
-        ax = plotting.new_axes(ax, figsize=(min(12, 1.5 + 0.35 * n), 1.9))
+        lanes = trace.cycle_length if trace.slot is not None else 1
+        ax = plotting.new_axes(ax, figsize=(min(12, 2.5 + 0.35 * n), 1.2 + 0.45 * lanes))
         names = labels or [os.path.basename(f) for f in trace.files]
-        for i, (f, ln) in enumerate(zip(trace.file, trace.line)):
-            ax.add_patch(plotting.plt.Rectangle((i, 0), 1, 1, facecolor=plotting.epoch_color(f),
+        slot = trace.slot if trace.slot is not None else np.zeros(n, dtype=int)
+        for i, (f, ln, k) in enumerate(zip(trace.file, trace.line, slot)):
+            ax.add_patch(plotting.plt.Rectangle((i, k), 1, 0.9, facecolor=plotting.epoch_color(f),
                                                 edgecolor="white", linewidth=1.5))
             if n <= 40:
-                ax.text(i + 0.5, 0.5, str(ln), ha="center", va="center", color="white",
+                ax.text(i + 0.5, k + 0.45, str(ln), ha="center", va="center", color="white",
                         fontsize=8, fontweight="bold")
-        ax.set_xlim(0, max(n, 1))
-        ax.set_ylim(0, 1)
-        ax.set_yticks([])
+        empty = [e for e in trace.events if e.closed == e.opened] if trace.slot is not None else []
+        for e in empty:
+            ax.add_patch(plotting.plt.Rectangle((e.opened - 0.15, e.slot), 0.3, 0.9,
+                                                facecolor="white", hatch="xxx",
+                                                edgecolor=plotting.epoch_color(e.input)))
+            ax.text(e.opened, e.slot - 0.05, f"{names[e.input]}: empty", ha="center",
+                    va="bottom", fontsize=7, color=plotting.epoch_color(e.input))
+        ax.set_xlim(-0.3, max(n, 1) + 0.3)
+        ax.set_ylim(lanes + 0.1, -0.45)
+        if trace.slot is not None:
+            ax.set_yticks([k + 0.45 for k in range(lanes)], [f"slot {k}" for k in range(lanes)])
+            ax.tick_params(axis="y", length=0)
+        else:
+            ax.set_yticks([])
         ax.spines["left"].set_visible(False)
         ax.set_xlabel("output position (number in a cell: line number in its file)")
         ax.set_title(title or f"interleave: cycle_length={trace.cycle_length}, "
                               f"block_length={trace.block_length}")
-        used = sorted(set(trace.file.tolist()))
+        used = sorted(set(trace.file.tolist()) | {e.input for e in empty})
         ax.legend(handles=[Patch(color=plotting.epoch_color(i), label=names[i]) for i in used],
                   loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     return ax

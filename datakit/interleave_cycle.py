@@ -31,7 +31,7 @@ from typing import Any
 
 from datakit.checks import interleave_lengths
 
-__all__ = ["InterleaveStep", "interleave_steps", "cycle_steps"]
+__all__ = ["InterleaveStep", "SlotEvent", "interleave_steps", "cycle_steps", "cycle_events"]
 
 
 @dataclass
@@ -45,6 +45,32 @@ class InterleaveStep:
     position: int
     #: The cycle slot it was read from.
     slot: int
+
+
+@dataclass
+class SlotEvent:
+    """An input's stay in a cycle slot: opened before output ``opened``, closed before ``closed``."""
+
+    input: int
+    slot: int
+    opened: int   # outputs emitted before it was opened
+    closed: int   # outputs emitted before it was found exhausted (== opened: it gave nothing)
+
+
+def cycle_events(lengths: Iterable[int], cycle_length: int | None = None,
+                 block_length: int | None = 1) -> list[SlotEvent]:
+    """Which slot each input occupied, and when, for inputs of the given lengths.
+
+    An empty input is opened and closed at once: it still takes its turn.
+
+    >>> [(e.input, e.slot, e.opened, e.closed) for e in cycle_events([2, 0, 1], 2)]
+    [(0, 0, 0, 3), (1, 1, 1, 1), (2, 1, 2, 3)]
+    """
+    cycle, block, _ = interleave_lengths(cycle_length, block_length, None)
+    events: list[SlotEvent] = []
+    for _ in cycle_steps(list(lengths), range, cycle, block, events):
+        pass
+    return events
 
 
 def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
@@ -71,11 +97,15 @@ def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[A
 
 
 def cycle_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
-                cycle: int, block: int) -> Iterator[InterleaveStep]:
-    """The cycle itself, for lengths already checked (:func:`datakit.checks.interleave_lengths`)."""
+                cycle: int, block: int, events: list | None = None) -> Iterator[InterleaveStep]:
+    """The cycle itself, for lengths already checked (:func:`datakit.checks.interleave_lengths`).
+
+    ``events``, if a list, collects a :class:`SlotEvent` for every input opened.
+    """
     source = iter(enumerate(inputs))
     slots: list[tuple[int, Iterator[Any], list[int]] | None] = [None] * cycle
-    end_of_input, n_open, index, in_block = False, 0, 0, 0
+    end_of_input, n_open, index, in_block, emitted = False, 0, 0, 0, 0
+    opened: dict[int, SlotEvent] = {}
 
     def advance():
         nonlocal index, in_block
@@ -90,9 +120,12 @@ def cycle_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
             except StopIteration:
                 slots[index] = None
                 n_open -= 1
+                if events is not None:
+                    opened[pos].closed = emitted
                 advance()
                 continue
             yield InterleaveStep(value, pos, count[0], index)
+            emitted += 1
             count[0] += 1
             in_block += 1
             if in_block == block:
@@ -105,5 +138,8 @@ def cycle_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
                 continue
             slots[index] = (pos, iter(map_func(x)), [0])
             n_open += 1
+            if events is not None:
+                opened[pos] = SlotEvent(pos, index, emitted, emitted)
+                events.append(opened[pos])
         else:
             advance()

@@ -39,7 +39,7 @@ import tensorflow as tf
 
 from datakit import plotting
 
-__all__ = ["tag", "timed", "between", "trace_record", "stamp_around", "stage_names",
+__all__ = ["tag", "timed", "between", "busy_fraction", "trace_record", "stamp_around", "stage_names",
            "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
            "plot_timeline", "plot_occupancy"]
 
@@ -110,29 +110,50 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
 
 
 def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
-    """For ``apply``: stage ``name`` spans from the previous element's arrival here to this one's.
+    """For ``apply``: stage ``name`` spans from when this point was asked for an element to its arrival.
 
-    On a dataset that is not traced yet it also tags the elements (one op, not two).
+    On a dataset that is not traced yet it also tags the elements.
 
     Use it right after an op you cannot wrap (``batch``, a library's
-    reader): the bar is how long this point waited for the element, which is
-    the op's work when whatever is downstream keeps pulling (a parallel map
-    or a prefetch).
+    reader). The bar is the time the ops upstream worked on the element
+    (the request is stamped by a ``zip`` whose first input takes a
+    timestamp, the arrival by a ``scan`` right after it). The gap between
+    one bar's end and the next bar's start is time nobody asked: whatever
+    is downstream was busy or its buffer was full (back-pressure), so a
+    lane with gaps is a stage that could go faster than it is asked to.
     """
     _check_name(name)
 
-    def arrival(state, element):  # state: (elements seen, last arrival time)
-        count, last = state
+    def asked(_):  # runs when zip asks for the next element: the request time
+        return tf.timestamp()
+
+    def arrival(count, element):
+        requested, element = element
         now = tf.timestamp()
-        start = tf.where(last < 0, now, last)
         if _is_traced(element):
             value, trace = element
-        else:  # not traced yet: tag it here too, in the same op
+        else:  # not traced yet: tag it here too
             value, trace = element, {_TRACE: tf.cast(count, tf.float64)[None]}
-        return (count + 1, now), (value, _add_stage(trace, name, tf.stack([start, now])))
+        return count + 1, (value, _add_stage(trace, name, tf.stack([requested, now])))
 
-    init = (tf.constant(0, tf.int64), tf.constant(-1.0, tf.float64))
-    return lambda ds: ds.scan(init, arrival)
+    def apply(ds: tf.data.Dataset) -> tf.data.Dataset:
+        requests = tf.data.Dataset.from_tensors(0).repeat().map(asked)
+        return tf.data.Dataset.zip((requests, ds)).scan(tf.constant(0, tf.int64), arrival)
+
+    return apply
+
+
+def busy_fraction(tl: Timeline, stage: int) -> float:
+    """Fraction of the run (first start to last end) during which stage ``stage`` had a bar."""
+    b0, b1, _ = bars(tl, stage)
+    if not len(b0):
+        return 0.0
+    order = np.argsort(b0)
+    covered, reach = 0.0, -np.inf
+    for a, b in zip(b0[order], b1[order]):  # union of intervals
+        covered += max(0.0, b - max(a, reach))
+        reach = max(reach, b)
+    return float(covered / max(b1.max() - b0.min(), 1e-12))
 
 
 def stage_names(element_spec: Any) -> list[str]:
@@ -247,13 +268,14 @@ def occupancy(tl: Timeline) -> tuple[np.ndarray, np.ndarray]:
 
 
 def summary(tl: Timeline) -> dict[str, float]:
-    """Total time, mean wait fraction and each stage's peak parallelism, as plain numbers."""
+    """Total time, mean wait fraction, each stage's peak parallelism and busy fraction."""
     out = {"seconds": float(tl.finished[-1]) if len(tl.finished) else 0.0,
            "steps": len(tl.received),
            "mean_wait_fraction": float(tl.wait_fraction().mean()) if len(tl.received) else 0.0}
     for s, name in enumerate(tl.stages):
         b0, b1, _ = bars(tl, s)
         out[f"{name}_parallelism"] = int(sub_lanes(b0, b1).max() + 1) if len(b0) else 0
+        out[f"{name}_busy_fraction"] = busy_fraction(tl, s)
     return out
 
 

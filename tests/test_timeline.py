@@ -144,8 +144,26 @@ def test_errors_say_how_to_fix_the_call():
         T.timed("")
 
 
-def test_between_tags_untraced_data_and_spans_arrivals():
+def test_between_tags_untraced_data_and_spans_request_to_arrival():
     ds = tf.data.Dataset.range(7).batch(3).apply(T.between("batch")).map(T.timed("sum", tf.reduce_sum))
     tl = T.trace_timeline(ds)
     check_invariants(tl, ["batch", "sum"], Counter(range(3)))
-    assert (tl.start[1:, 0] == tl.end[:-1, 0]).all()  # each bar starts where the last one ended
+    assert (tl.start[1:, 0] >= tl.end[:-1, 0]).all()  # asked only after the previous arrived
+    assert [int(v) for v in ds.map(lambda v, t: v)] == [3, 12, 6]  # values untouched
+
+
+def test_between_leaves_a_gap_while_downstream_is_busy():
+    """Back-pressure: a slow stage downstream asks late, so the bars have gaps, not work."""
+    from datakit import synthetic
+    ds = tf.data.Dataset.range(6).apply(T.between("src")).map(
+        T.timed("slow", synthetic.work(0.02)))
+    tl = T.trace_timeline(synthetic.serial(ds))
+    gaps = tl.start[1:, 0] - tl.end[:-1, 0]
+    assert (gaps >= tl.end[:-1, 1] - tl.start[:-1, 1]).all()  # the source waited for "slow"
+    assert T.busy_fraction(tl, 0) < T.busy_fraction(tl, 1)
+
+
+def test_busy_fraction_is_the_union_of_bars():
+    tl = T.Timeline(["s"], np.arange(3), np.arange(3), np.array([[0.], [1.], [3.]]),
+                    np.array([[2.], [2.5], [4.]]), np.zeros(3), np.zeros(3), np.zeros(3))
+    assert T.busy_fraction(tl, 0) == pytest.approx(3.5 / 4.0)  # [0, 2.5] and [3, 4] of [0, 4]
