@@ -1,0 +1,250 @@
+"""The pipeline doctor: which stage of any ``tf.data`` pipeline limits it, measured.
+
+:func:`diagnose` takes a dataset you built (not only the kit's), walks its
+chain of transformations back to the source (every ``tf.data.Dataset`` keeps
+its input and its Python function), and times each *prefix* of the chain
+with the runtime's hidden help off (no injected prefetch, no automatic map
+parallelization or fusion, autotune off; see :func:`datakit.synthetic.serial`).
+A stage's own cost is the time of its prefix minus the time of the prefix
+before it, per element of the pipeline's output (a ``cache`` is filled first,
+so its cost is negative: the time it saves). Then it times the pipeline
+as you built it (runtime help on) and how long a consumer taking
+``step_time`` per element waits. Stages are named by the ``name=`` you gave
+(``ds.map(decode, name="decode")``), otherwise by kind and position.
+:mod:`datakit.advice` proposes changes for the bottleneck and measures them.
+
+>>> import tensorflow as tf
+>>> from datakit.synthetic import work
+>>> ds = tf.data.Dataset.range(40).map(lambda x: x + 1).map(work(0.004), name="slow")
+>>> report = diagnose(ds.batch(4), seconds=0.2, advise=False)
+>>> [s.name for s in report.stages], report.bottleneck.name
+(['range #0', 'map #1', 'slow', 'batch #3'], 'slow')
+>>> diagnose([1, 2, 3])
+Traceback (most recent call last):
+...
+TypeError: diagnose() takes a tf.data.Dataset, got list
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tensorflow as tf
+
+from datakit.synthetic import serial
+from datakit.tune import Run, consumer_wait, measure
+
+#: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
+PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
+#: Stages that deliver one element per input element.
+ONE_TO_ONE = {"map", "prefetch", "cache", "shuffle", "options", "assert_cardinality",
+              "repeat", "take", "skip", "shard", "ignore_errors"}
+_KIND_NAMES = {"tensor_slice": "from_tensor_slices", "tensor": "from_tensors",
+               "text_line": "TextLineDataset", "t_f_record": "TFRecordDataset",
+               "fixed_length_record": "FixedLengthRecordDataset"}
+
+METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
+          "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "
+          "your own num_parallel_calls and prefetch kept. Whole pipeline: as you built it, "
+          "runtime help on.")
+
+
+@dataclass
+class Stage:
+    """One transformation of the chain and what it costs (seconds, per element)."""
+
+    index: int
+    name: str              # your name= if given, else "<kind> #<index>"
+    kind: str              # map, batch, interleave, range, from_tensor_slices, ...
+    detail: str            # knobs that matter: num_parallel_calls, batch size, py_function...
+    per_output: float      # elements of this stage per element of the pipeline's output
+    elements_per_s: float  # the prefix ending here, alone, in this stage's own elements
+    prefix_s: float        # the prefix's time per output element of the pipeline
+    cost_s: float          # this stage's own share: prefix_s minus the previous prefix_s
+    exact: bool = True     # per_output counted over whole epochs (False: from kind/cardinality)
+    dataset: object = field(default=None, repr=False)  # the prefix, a tf.data.Dataset
+
+
+@dataclass
+class Report:
+    """What :func:`diagnose` measured. ``stages`` run from the source to the output."""
+
+    stages: list[Stage]
+    bottleneck: Stage
+    runner_up: Stage | None
+    elements_per_s: float   # the whole pipeline as built (runtime help on)
+    step_time: float
+    wait_fraction: float    # of a consumer's time spent waiting, at step_time per element
+    advice: list = field(default_factory=list)   # datakit.advice.Advice, bottleneck first
+    method: str = METHOD
+
+    def __str__(self) -> str:
+        total = sum(max(s.cost_s, 0.0) for s in self.stages) or 1e-12
+        lines = [f"{'stage':24s} {'kind':18s} {'own cost/elem':>14s} {'share':>6s}  detail"]
+        for s in self.stages:
+            mark = "  <- bottleneck" if s is self.bottleneck else ""
+            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {s.cost_s * 1e6:11,.0f} us "
+                         f"{max(s.cost_s, 0) / total:6.0%}  {s.detail}{mark}")
+        lines.append(f"whole pipeline as built: {self.elements_per_s:,.0f} elements/s; "
+                     f"a consumer at {self.step_time * 1e3:g} ms/step waits "
+                     f"{self.wait_fraction:.0%} of its time")
+        lines += [str(a) for a in self.advice]
+        return "\n".join(lines)
+
+
+# -- the chain -----------------------------------------------------------------------------
+
+
+def kind_of(dataset) -> str:
+    """The transformation's kind from its class: ``_ParallelMapDataset`` -> ``"map"``."""
+    name = re.sub(r"^_*(Parallel)?|Dataset(V\d)?$", "", type(dataset).__name__)
+    snake = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    return _KIND_NAMES.get(snake, snake)
+
+
+def chain_of(dataset) -> list:
+    """The datasets from the source to ``dataset`` (the first input of each; options skipped)."""
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"diagnose() takes a tf.data.Dataset, got {type(dataset).__name__}")
+    chain, d = [], dataset
+    while d is not None:
+        if kind_of(d) != "options":
+            chain.append(d)
+        inputs = d._inputs()  # every DatasetV2 lists its inputs (zip: several; the first leads)
+        d = inputs[0] if inputs else None
+    return chain[::-1]
+
+
+def function_of(stage):
+    """The stage's Python function (map, filter, interleave, flat_map), or None."""
+    wrapper = getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
+    return getattr(wrapper, "_func", None)
+
+
+def uses_py_function(stage) -> bool:
+    """Does the stage's traced function (or one it calls) run a ``tf.py_function``?"""
+    wrapper = getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
+    if wrapper is None:
+        return False
+    gdef = wrapper.function.graph.as_graph_def()
+    ops = [n.op for n in gdef.node] + [n.op for f in gdef.library.function for n in f.node_def]
+    return any(op in PY_OPS for op in ops)
+
+
+def _int(t) -> int | None:
+    try:
+        return int(t)
+    except (TypeError, ValueError):
+        return None
+
+
+def describe(stage) -> str:
+    """The knobs of one stage that matter for speed, as text."""
+    parts = []
+    for attr, label in (("_num_parallel_calls", "num_parallel_calls"),
+                        ("_cycle_length", "cycle_length"), ("_batch_size", "batch_size"),
+                        ("_buffer_size", "buffer_size")):
+        v = _int(getattr(stage, attr, None))
+        if v is not None:
+            parts.append(f"{label}={'AUTOTUNE' if v == -1 else v}")
+    if uses_py_function(stage):
+        parts.append("py_function")
+    return ", ".join(parts)
+
+
+# -- the diagnosis --------------------------------------------------------------------------
+
+
+def _fan(stage, runs: list[Run], k: int) -> tuple[float, bool]:
+    """Output elements per input element of stage ``k`` (and whether it was counted)."""
+    kind = kind_of(stage)
+    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].elements:
+        return (runs[k].elements + 1) / (runs[k - 1].elements + 1), True
+    if kind in ONE_TO_ONE:
+        return 1.0, True
+    if kind == "batch" and _int(stage._batch_size):
+        return 1.0 / _int(stage._batch_size), True
+    if kind == "unbatch":
+        dims = [s.shape[0] for s in tf.nest.flatten(stage._input_dataset.element_spec)
+                if getattr(s, "shape", None) is not None and s.shape.rank]
+        if dims and dims[0] is not None:
+            return float(dims[0]), True
+    a, b = int(stage._input_dataset.cardinality()), int(stage.cardinality())
+    if a > 0 and b > 0:
+        return b / a, True
+    return 1.0, False
+
+
+def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
+             advise: bool = True) -> Report:
+    """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
+
+    Args:
+        dataset: any ``tf.data.Dataset`` (its chain is recovered from it).
+        step_time: seconds your training step takes per element of ``dataset``.
+        seconds: how long each measurement runs (each prefix ``repeats`` times).
+        repeats: runs per prefix; the fastest counts.
+        advise: also propose changes for the bottleneck and runner-up and measure
+            each on a copy of the pipeline (:func:`datakit.advice.advise`).
+
+    Raises:
+        TypeError: ``dataset`` is not a ``tf.data.Dataset``.
+        ValueError: ``step_time < 0``, ``seconds <= 0`` or ``repeats < 1``.
+    """
+    chain = chain_of(dataset)
+    if step_time < 0 or seconds <= 0 or repeats < 1:
+        raise ValueError(f"step_time={step_time}, seconds={seconds}, repeats={repeats}: pass "
+                         "step_time >= 0, seconds > 0 and repeats >= 1")
+    runs, notes = [], {}
+    for k, d in enumerate(chain):
+        if kind_of(d) == "cache":  # steady state: fill it first (later prefixes share it)
+            filled = measure(serial(d), 20 * seconds).exhausted
+            notes[k] = "filled, timed from memory" if filled else \
+                f"not filled in {20 * seconds:g} s: timed while filling"
+        runs.append(measure(serial(d), seconds, repeats=repeats))
+    fans = [(1.0, True)] + [_fan(chain[k], runs, k) for k in range(1, len(chain))]
+    stages, prev = [], 0.0
+    for k, d in enumerate(chain):
+        per_output, exact = 1.0, True
+        for fan, ok in fans[k + 1:]:
+            per_output /= fan
+            exact = exact and ok
+        rate = runs[k].elements_per_s
+        prefix = per_output / rate if rate > 0 else float("inf")
+        kind = kind_of(d)
+        name = getattr(d, "_name", None) or f"{kind} #{k}"
+        detail = ", ".join(x for x in (describe(d), notes.get(k, "")) if x)
+        stages.append(Stage(k, name, kind, detail, per_output, rate, prefix,
+                            prefix - prev, exact, d))
+        prev = prefix
+    ranked = sorted(stages, key=lambda s: -s.cost_s)
+    whole = measure(dataset, seconds, repeats=repeats)
+    wait = consumer_wait(dataset, step_time, seconds)
+    report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
+                    whole.elements_per_s, step_time, wait)
+    if advise:
+        from datakit.advice import advise as _advise
+        report.advice = _advise(report, dataset, seconds=seconds)
+    return report
+
+
+def plot_report(report: Report, ax=None):
+    """Bars of each stage's own cost per output element (us), the bottleneck in red; the Axes."""
+    import matplotlib.pyplot as plt
+    ax = ax or plt.subplots(figsize=(7, 0.45 * len(report.stages) + 1.5))[1]
+    names = [s.name for s in report.stages][::-1]
+    costs = [max(s.cost_s, 0.0) * 1e6 for s in report.stages][::-1]
+    colors = ["tab:red" if s is report.bottleneck else "tab:blue" for s in report.stages][::-1]
+    ax.barh(names, costs, color=colors)
+    if report.step_time:
+        ax.axvline(report.step_time * 1e6, color="k", ls="--", label="your step time")
+        ax.legend(loc="lower right")
+    ax.set_xlabel("own cost per output element (us), runtime help off")
+    ax.set_ylabel("stage (source at the top)")
+    ax.set_title(f"Where the time goes: bottleneck {report.bottleneck.name!r}")
+    return ax
+
+
+__all__ = ["Report", "Stage", "chain_of", "describe", "diagnose", "function_of", "kind_of",
+           "plot_report", "uses_py_function"]
