@@ -43,7 +43,7 @@ def _summary(x):
     if not comps:
         return tf.constant(1, tf.int64), tf.constant(0.0, tf.float64)
     c = comps[0]
-    rows = tf.shape(c, out_type=tf.int64)[0] if c.shape.rank else tf.constant(1, tf.int64)
+    rows = tf.concat([tf.shape(c, out_type=tf.int64), [1]], 0)[0]  # 1 for a scalar
     if c.dtype == tf.string:
         c = tf.strings.length(c)
     elif not (c.dtype.is_numpy_compatible and (c.dtype.is_bool or c.dtype.is_integer
