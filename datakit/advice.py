@@ -117,7 +117,8 @@ def compare(original, copy, *, seconds: float, rounds: int = 2, rows: bool = Tru
             fill: float = 0.0) -> float:
     """Best rate of ``copy`` / best rate of ``original``, measured alternately ``rounds`` times.
 
-    ``fill > 0``: first drain each one (up to ``fill`` seconds) so that a ``cache`` is full.
+    ``fill > 0``: first drain each one (up to ``fill`` seconds, or to its end) so that a
+    ``cache`` is full (advice that adds a cache is only made for finite pipelines).
     """
     if fill:
         for ds in (original, copy):
@@ -165,11 +166,13 @@ def _candidates(chain, k):
     if finite and kind not in ("cache", "prefetch", "shuffle", "batch") and rest \
             and kinds[k + 1] != "cache":
         order = "shuffle" in kinds[:k + 1]
-        content = any(_random(d) or uses_py_function(d) for d in chain[:k + 1])
+        rand = any(_random(d) for d in chain[:k + 1])
+        python = any(uses_py_function(d) for d in chain[:k + 1])
         alters = "; ".join(x for x in (
             "order: every epoch repeats the first epoch's order up to here" if order else "",
-            "content: random or Python work before it is frozen after the first epoch"
-            if content else "") if x)
+            "content: random work before it is frozen after the first epoch" if rand else
+            "content, if your py_function is not deterministic: its first results are "
+            "frozen" if python else "") if x)
         old = [c for c in range(1, k) if kinds[c] == "cache"]
         if old:
             c = old[-1]
@@ -223,7 +226,7 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2) -> list[Ad
                 try:
                     a.dataset = make().with_options(options)
                     a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
-                                     rows=rows, fill=10 * seconds if fill else 0.0)
+                                     rows=rows, fill=60.0 if fill else 0.0)
                     a.note = note if note != "the function must accept a batch" else ""
                 except Exception as e:  # a change that does not apply to this pipeline
                     a.note = f"{note}: {type(e).__name__}: {str(e).splitlines()[0][:120]}"

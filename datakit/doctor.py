@@ -39,7 +39,7 @@ from datakit.tune import Run, consumer_wait, measure
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
 #: Stages that deliver one element per input element.
 ONE_TO_ONE = {"map", "prefetch", "cache", "shuffle", "options", "assert_cardinality",
-              "repeat", "take", "skip", "shard", "ignore_errors"}
+              "repeat", "take", "skip", "shard", "ignore_errors", "zip"}
 _KIND_NAMES = {"tensor_slice": "from_tensor_slices", "tensor": "from_tensors",
                "text_line": "TextLineDataset", "t_f_record": "TFRecordDataset",
                "fixed_length_record": "FixedLengthRecordDataset"}
@@ -62,7 +62,7 @@ class Stage:
     elements_per_s: float  # the prefix ending here, alone, in this stage's own elements
     prefix_s: float        # the prefix's time per output element of the pipeline
     cost_s: float          # this stage's own share: prefix_s minus the previous prefix_s
-    exact: bool = True     # per_output counted over whole epochs (False: from kind/cardinality)
+    exact: bool = True     # per_output known (whole epochs, kind, cardinality); False: sampled
     dataset: object = field(default=None, repr=False)  # the prefix, a tf.data.Dataset
 
 
@@ -156,11 +156,36 @@ def describe(stage) -> str:
 # -- the diagnosis --------------------------------------------------------------------------
 
 
-def _fan(stage, runs: list[Run], k: int) -> tuple[float, bool]:
-    """Output elements per input element of stage ``k`` (and whether it was counted)."""
+def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
+    """Output elements per input element of an interleave, flat_map or filter, on a sample.
+
+    The stage is re-applied to the first few elements of its input (2 files
+    for a reader, 256 elements for a filter) and its output counted.
+    """
+    kind, fn = kind_of(stage), function_of(stage)
+    if fn is None or kind not in ("interleave", "flat_map", "filter"):
+        return None
+    m = 256 if kind == "filter" else 2
+    if runs[k - 1].exhausted:
+        m = min(m, runs[k - 1].count)
+    if m < 1:
+        return None
+    inp = stage._input_dataset.take(m)
+    if kind == "interleave":
+        cycle = _int(stage._cycle_length)
+        sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
+                                block_length=_int(stage._block_length))
+    else:
+        sample = getattr(inp, kind)(fn)
+    run = measure(serial(sample), 10 * seconds)
+    return run.count / m if run.exhausted else None
+
+
+def _fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
+    """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
     kind = kind_of(stage)
-    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].elements:
-        return (runs[k].elements + 1) / (runs[k - 1].elements + 1), True
+    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
+        return runs[k].count / runs[k - 1].count, True
     if kind in ONE_TO_ONE:
         return 1.0, True
     if kind == "batch" and _int(stage._batch_size):
@@ -173,7 +198,8 @@ def _fan(stage, runs: list[Run], k: int) -> tuple[float, bool]:
     a, b = int(stage._input_dataset.cardinality()), int(stage.cardinality())
     if a > 0 and b > 0:
         return b / a, True
-    return 1.0, False
+    sampled = _sample_fan(stage, runs, k, seconds)
+    return (sampled, False) if sampled else (1.0, False)
 
 
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
@@ -196,14 +222,20 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     if step_time < 0 or seconds <= 0 or repeats < 1:
         raise ValueError(f"step_time={step_time}, seconds={seconds}, repeats={repeats}: pass "
                          "step_time >= 0, seconds > 0 and repeats >= 1")
-    runs, notes = [], {}
+    notes = {}
     for k, d in enumerate(chain):
         if kind_of(d) == "cache":  # steady state: fill it first (later prefixes share it)
-            filled = measure(serial(d), 20 * seconds).exhausted
+            fill = max(20 * seconds, 30.0)
+            filled = measure(serial(d), fill).exhausted
             notes[k] = "filled, timed from memory" if filled else \
-                f"not filled in {20 * seconds:g} s: timed while filling"
-        runs.append(measure(serial(d), seconds, repeats=repeats))
-    fans = [(1.0, True)] + [_fan(chain[k], runs, k) for k in range(1, len(chain))]
+                f"not filled in {fill:g} s: timed while filling"
+    runs: list[Run] = [None] * len(chain)
+    for _ in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
+        for k, d in enumerate(chain):
+            r = measure(serial(d), seconds)
+            if runs[k] is None or r.elements_per_s > runs[k].elements_per_s:
+                runs[k] = r
+    fans = [(1.0, True)] + [_fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
     stages, prev = [], 0.0
     for k, d in enumerate(chain):
         per_output, exact = 1.0, True

@@ -61,6 +61,7 @@ class Run:
     seconds: float
     first_s: float      # to the first element (start-up, shuffle buffer filling...)
     exhausted: bool     # the dataset ended before the time ran out
+    count: int = 0      # every element taken, the first one included
 
     @property
     def elements_per_s(self) -> float:
@@ -120,7 +121,7 @@ def measure(dataset, seconds: float = 0.5, *, repeats: int = 1, limit: int = 2**
     for _ in range(repeats):
         n, rows, _, t0, t1, t2, more = (v.numpy() for v in fn())
         runs.append(Run(max(int(n) - 1, 0), int(rows), float(t2 - t1), float(t1 - t0),
-                        not bool(more)))
+                        not bool(more), int(n)))
     return max(runs, key=lambda r: r.elements_per_s if r.elements else -1.0)
 
 
@@ -203,8 +204,9 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         build: a function that returns a ``tf.data.Dataset`` from keyword knobs.
         space: ``{knob: [candidate values]}``; include ``tf.data.AUTOTUNE`` among a
             knob's values to compare with it (and let the search pick it).
-        budget_s: seconds for the search and the final side-by-side comparison
-            (about 60% search, one knob at a time from the defaults, then 40%).
+        budget_s: seconds for the search (about half: one knob at a time from the
+            defaults), then the three fastest measured again to pick the best, then
+            the side-by-side comparison (at least 2 rounds, even past the budget).
         seconds: how long each measurement runs (default: from the budget, 0.3-2 s).
         rounds: alternating rounds of the final comparison.
         progress: print one line per trial (None or False: quiet).
@@ -219,7 +221,8 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
                          "and rounds >= 1")
     start = time.perf_counter()
     n_configs = sum(len(v) for v in space.values())
-    seconds = seconds or min(2.0, max(0.3, budget_s / (2.5 * (n_configs + 3 * rounds + 4))))
+    n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 3
+    seconds = seconds or min(2.0, max(0.3, budget_s / (2.5 * (n_configs + rounds * n_table))))
     sig = inspect.signature(build).parameters
     defaults = {k: sig[k].default if k in params and sig[k].default is not inspect.Parameter.empty
                 else v[0] for k, v in space.items()}
@@ -237,7 +240,7 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         return seen[key]
 
     best, best_rate = dict(defaults), rate(defaults)
-    search_until = start + 0.6 * budget_s
+    search_until = start + 0.5 * budget_s
     for _ in range(3):  # passes over the knobs, while the budget lasts
         changed = False
         for knob, values in space.items():
@@ -252,25 +255,39 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         if not changed or time.perf_counter() > search_until:
             break
 
+    # selection: the three fastest configurations of the search, measured again side by side
+    top, labels = [], set()
+    for t in sorted(trials, key=lambda t: -t["rows_per_s"]):
+        if _label(t["knobs"]) not in labels:
+            labels.add(_label(t["knobs"]))
+            top.append(t["knobs"])
+    if len(top) > 1:
+        again = [measure(build(**knobs), seconds).rows_per_s for knobs in top[:3]]
+        best = top[max(range(len(again)), key=again.__getitem__)]
+
+    # confirmation, apart from the selection: every configuration in rotated order, >= 2 rounds
     configs = {"doctor-tuned": best, "AUTOTUNE everywhere": autotune}
     for knob, values in space.items():
         if AUTOTUNE in values:
             configs[f"{knob}=AUTOTUNE"] = {**best, knob: AUTOTUNE}
     configs["defaults"] = defaults
-    rates: dict[str, list[float]] = {c: [] for c in configs}
+    distinct = list(dict.fromkeys(_label(k) for k in configs.values()))
+    knobs_of = {_label(k): k for k in configs.values()}
+    runs: dict[str, list[float]] = {lab: [] for lab in distinct}
     for r in range(rounds):
-        if r and time.perf_counter() > start + budget_s:
+        if r >= 2 and time.perf_counter() > start + budget_s:
             break
-        for name, knobs in configs.items():
-            rates[name].append(measure(build(**knobs), seconds).rows_per_s)
-    ref = rates["AUTOTUNE everywhere"]
+        for lab in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
+            runs[lab].append(measure(build(**knobs_of[lab]), seconds).rows_per_s)
+    ref = runs[_label(autotune)]
     table = []
     for name, knobs in configs.items():
-        ratios = [a / b for a, b in zip(rates[name], ref) if b > 0]
-        table.append({"config": name, "knobs": knobs, "rows_per_s": statistics.median(rates[name]),
+        mine = runs[_label(knobs)]
+        ratios = [a / b for a, b in zip(mine, ref) if b > 0]
+        table.append({"config": name, "knobs": knobs, "rows_per_s": statistics.median(mine),
                       "vs_autotune": statistics.median(ratios) if ratios else float("nan"),
                       "vs_autotune_min": min(ratios) if ratios else float("nan"),
-                      "runs": rates[name]})
+                      "runs": mine})
     return TuneResult(best, defaults, autotune, table, trials, time.perf_counter() - start)
 
 

@@ -18,7 +18,7 @@ from datakit.advice import assemble  # noqa: E402
 from datakit.synthetic import synthetic_files, work  # noqa: E402
 from datakit.tune import AUTOTUNE, measure, tune  # noqa: E402
 
-SLOW = 0.004  # seconds per element of a planted stage; light stages cost ~25-100 us
+SLOW = 0.006  # seconds per element of a planted stage; light stages cost ~25-100 us
 
 
 def plus_one(x):
@@ -59,7 +59,7 @@ def slow_reader():
     pytest.param(slow_reader, "interleave #1", id="slow-reader"),
 ])
 def test_diagnose_names_the_planted_slow_stage(build, expected):
-    report = doctor.diagnose(build(), seconds=0.25, repeats=1, advise=False)
+    report = doctor.diagnose(build(), seconds=0.15, repeats=3, advise=False)
     assert report.bottleneck.name == expected, str(report)
     assert report.bottleneck.cost_s == max(s.cost_s for s in report.stages)
     assert report.stages[-1].per_output == pytest.approx(1.0)
