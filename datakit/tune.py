@@ -62,6 +62,7 @@ class Run:
     first_s: float      # to the first element (start-up, shuffle buffer filling...)
     exhausted: bool     # the dataset ended before the time ran out
     count: int = 0      # every element taken, the first one included
+    total_rows: int = 0  # their rows, the first element's included
 
     @property
     def elements_per_s(self) -> float:
@@ -77,27 +78,29 @@ def _drainer(dataset, seconds: float, limit: int):
     def drain():
         it = iter(dataset)
         t0 = tf.timestamp()
+        zero = tf.constant(0, tf.int64)
 
-        def cond(n, rows, acc, t1, t2, more):
+        def cond(n, rows, first_rows, acc, t1, t2, more):
             return more & (n < limit) & ((n < 2) | (t2 - t1 < seconds))
 
-        def body(n, rows, acc, t1, t2, more):
+        def body(n, rows, first_rows, acc, t1, t2, more):
             opt = it.get_next_as_optional()
 
             def take():
                 r, v = _summary(opt.get_value())
                 now = tf.timestamp()
                 first = tf.equal(n, 0)
-                return (n + 1, tf.where(first, rows, rows + r), acc + v,
-                        tf.where(first, now, t1), now)
+                return (n + 1, tf.where(first, rows, rows + r), tf.where(first, r, first_rows),
+                        acc + v, tf.where(first, now, t1), now)
 
-            out = tf.cond(opt.has_value(), take, lambda: (n, rows, acc, t1, t2))
+            out = tf.cond(opt.has_value(), take,
+                          lambda: (n, rows, first_rows, acc, t1, t2))
             return (*out, opt.has_value())
 
-        zero = tf.constant(0, tf.int64)
-        n, rows, acc, t1, t2, more = tf.while_loop(
-            cond, body, (zero, zero, tf.constant(0.0, tf.float64), t0, t0, tf.constant(True)))
-        return n, rows, acc, t0, t1, t2, more
+        n, rows, first_rows, acc, t1, t2, more = tf.while_loop(
+            cond, body, (zero, zero, zero, tf.constant(0.0, tf.float64), t0, t0,
+                         tf.constant(True)))
+        return n, rows, first_rows, acc, t0, t1, t2, more
 
     fn = tf.function(drain)
     fn._omit_frequent_tracing_warning = True  # a new pipeline each time: tracing is expected
@@ -119,9 +122,9 @@ def measure(dataset, seconds: float = 0.5, *, repeats: int = 1, limit: int = 2**
     fn = _drainer(dataset, seconds, limit)
     runs = []
     for _ in range(repeats):
-        n, rows, _, t0, t1, t2, more = (v.numpy() for v in fn())
+        n, rows, first_rows, _, t0, t1, t2, more = (v.numpy() for v in fn())
         runs.append(Run(max(int(n) - 1, 0), int(rows), float(t2 - t1), float(t1 - t0),
-                        not bool(more), int(n)))
+                        not bool(more), int(n), int(rows + first_rows)))
     return max(runs, key=lambda r: r.elements_per_s if r.elements else -1.0)
 
 
