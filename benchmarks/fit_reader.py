@@ -24,7 +24,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CONTENDERS = ("kit_fast", "pandas_in_memory", "kit_classic")
+CONTENDERS = ("kit_chunk", "kit_fast", "pandas_in_memory", "kit_classic")
+
+
+def kit_chunk(paths, stats, batch_size, seed):
+    """The kit's reader with parse="chunk": parsed chunks shuffled a chunk at a time."""
+    from benchmarks.data import LABEL
+    from datakit import csv as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="chunk")
 BATCHES = (32, 1024)
 
 
@@ -40,7 +48,7 @@ def one(job: dict) -> dict:
     stats = load_stats(job["stats"])
     batch, steps = job["batch"], job["steps"]
     warmup = max(2, 10_000 // batch)
-    build = BUILD[job["name"]]
+    build = kit_chunk if job["name"] == "kit_chunk" else BUILD[job["name"]]
     ds = build(job["paths"], stats, batch, 42)
     # tf.function: skip the warm-up batches, then time `steps` batches (first one excluded)
     fn = measure(ds.skip(warmup), seconds=600, limit=steps + 1)

@@ -259,7 +259,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     ``shuffle_buffer_size=None`` (or 0) reads files in sorted order, unshuffled.
     ``parse="line"``: the classic map-per-line chain; ``parse="batch"``: each
     reader decodes chunks of lines (``n_parse_threads`` chunks at a time per
-    reader), same rows in the same order, several times faster.
+    reader), same rows in the same order, several times faster; ``parse="chunk"``:
+    the same parsed chunks, shuffled a chunk at a time through a row buffer of the
+    same size (:func:`datakit.chunkshuffle.shuffle_chunks`: no per-row dataset
+    work; mixing within a few percent of the row buffer's, another order).
     ``on_bad_line="skip"`` drops bad lines and warns with a count per file.
     ``prefetch``: the buffer of the final ``prefetch`` (0 or None: none).
     The dataset knows its length (``len(ds)``, from the files' line counts),
@@ -276,8 +279,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     _check_arguments(n_readers=n_readers, batch_size=batch_size, repeat=repeat,
                      shuffle_buffer_size=shuffle_buffer_size, n_read_threads=n_read_threads,
                      n_parse_threads=n_parse_threads, prefetch=prefetch)
-    if parse not in ("line", "batch"):
-        raise ValueError(f"parse={parse!r}: use 'line' (classic) or 'batch' (vectorized).")
+    if parse not in ("line", "batch", "chunk"):
+        raise ValueError(f"parse={parse!r}: use 'line' (classic), 'batch' (vectorized) or "
+                         "'chunk' (vectorized, shuffled a chunk at a time).")
     if not label_scale > 0:
         raise ValueError(f"label_scale={label_scale!r}: labels are divided by it, so pass a "
                          "number > 0 (1 keeps them as they are).")
@@ -303,7 +307,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             init = tf.lookup.KeyValueTensorInitializer(
                 tf.constant(keys, tf.string), tf.range(1, len(keys) + 1, dtype=tf.int64))
             tables[c] = (tf.lookup.StaticHashTable(init, default_value=0), len(keys) + 1)
-    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse == "batch")
+    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse != "line")
 
     def preprocess(lines, numbers, paths):
         fields = dict(zip(columns, decode(lines, numbers, paths)))
@@ -316,19 +320,28 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         chunks = decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads)
         return chunks.unbatch()
 
+    def chunks_of(path):  # the chunk variant's reader: parsed chunks, kept whole
+        return decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads)
+
     shuffle = bool(shuffle_buffer_size)
     dataset = tf.data.Dataset.list_files(files, shuffle=shuffle, seed=seed).repeat(repeat)
-    dataset = dataset.interleave(_numbered_lines if parse == "line" else rows_of,
-                                 cycle_length=n_readers, block_length=1,
+    reader = {"line": _numbered_lines, "batch": rows_of, "chunk": chunks_of}[parse]
+    dataset = dataset.interleave(reader, cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
+    if parse == "chunk":  # no per-row dataset work: see datakit.chunkshuffle
+        from datakit.chunkshuffle import shuffle_chunks
+        if shuffle:
+            dataset = shuffle_chunks(dataset, shuffle_buffer_size, seed=seed)
+        dataset = dataset.rebatch(batch_size)
     if skip and parse == "line":
         pattern = _row_pattern(columns, kinds, {label})
         dataset = dataset.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
-    if shuffle:
+    if shuffle and parse != "chunk":
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
     if parse == "line":
         dataset = dataset.map(preprocess, num_parallel_calls=n_parse_threads)
-    dataset = dataset.batch(batch_size)
+    if parse != "chunk":
+        dataset = dataset.batch(batch_size)
     if repeat is not None:
         batches = -(-sum(counts.values()) * repeat // batch_size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
