@@ -208,8 +208,9 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         space: ``{knob: [candidate values]}``; include ``tf.data.AUTOTUNE`` among a
             knob's values to compare with it (and let the search pick it).
         budget_s: seconds for the search (about half: one knob at a time from the
-            defaults), then the three fastest measured again to pick the best, then
-            the side-by-side comparison (at least 2 rounds, even past the budget).
+            defaults), then the three fastest, AUTOTUNE everywhere and the defaults
+            measured again to pick the best, then a separate side-by-side comparison
+            (at least 2 rounds, even past the budget) that the table reports.
         seconds: how long each measurement runs (default: from the budget, 0.3-2 s).
         rounds: alternating rounds of the final comparison.
         progress: print one line per trial (None or False: quiet).
@@ -224,7 +225,7 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
                          "and rounds >= 1")
     start = time.perf_counter()
     n_configs = sum(len(v) for v in space.values())
-    n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 3
+    n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 5
     seconds = seconds or min(2.0, max(0.3, budget_s / (2.5 * (n_configs + rounds * n_table))))
     sig = inspect.signature(build).parameters
     defaults = {k: sig[k].default if k in params and sig[k].default is not inspect.Parameter.empty
@@ -258,14 +259,16 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         if not changed or time.perf_counter() > search_until:
             break
 
-    # selection: the three fastest configurations of the search, measured again side by side
+    # selection: the three fastest configurations of the search, AUTOTUNE everywhere and the
+    # defaults, measured again side by side; the fastest of this round is the result
     top, labels = [], set()
-    for t in sorted(trials, key=lambda t: -t["rows_per_s"]):
-        if _label(t["knobs"]) not in labels:
-            labels.add(_label(t["knobs"]))
-            top.append(t["knobs"])
+    ranked = [t["knobs"] for t in sorted(trials, key=lambda t: -t["rows_per_s"])]
+    for knobs in ranked[:3] + [autotune, defaults]:
+        if _label(knobs) not in labels:
+            labels.add(_label(knobs))
+            top.append(knobs)
     if len(top) > 1:
-        again = [measure(build(**knobs), seconds).rows_per_s for knobs in top[:3]]
+        again = [measure(build(**knobs), seconds).rows_per_s for knobs in top]
         best = top[max(range(len(again)), key=again.__getitem__)]
 
     # confirmation, apart from the selection: every configuration in rotated order, >= 2 rounds
