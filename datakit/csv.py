@@ -10,6 +10,9 @@ statistics (:mod:`datakit.stats`). Two variants, same rows, same order:
 - ``parse="batch"``: each reader decodes its file ``LINES_PER_CHUNK`` lines
   per call and hands out rows (``unbatch``), so interleave, shuffle and batch
   see the classic chain's sequence of rows, for one call per chunk.
+- ``parse="chunk"``: the same parsed chunks stay whole, shuffled a chunk at a
+  time through a row buffer (:mod:`datakit.chunkshuffle`), then ``rebatch``:
+  no per-row dataset work at all; every row once, another order.
 
 Numbers are standardized, ``(x - mean) / std``; a **missing number is filled
 with the training mean, so it becomes 0.0**; a text column becomes a one-hot
