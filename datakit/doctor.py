@@ -7,8 +7,8 @@ with the runtime's hidden help off (no injected prefetch, no automatic map
 parallelization or fusion, autotune off; see :func:`datakit.synthetic.serial`).
 A stage's own cost is the time of its prefix minus the time of the prefix
 before it, per element of the pipeline's output (each prefix is timed in
-groups of :data:`GROUP` elements, and the measuring loop's own time per element
-is subtracted) (a ``cache`` is filled first,
+groups of elements, and the measuring loop's own time per element is
+subtracted) (a ``cache`` is filled first,
 so its cost is negative: the time it saves). Then it times the pipeline
 as you built it (runtime help on) and how long a consumer taking
 ``step_time`` per element waits. Stages are named by the ``name=`` you gave
@@ -86,8 +86,12 @@ class Report:
         lines = [f"{'stage':24s} {'kind':18s} {'own cost/elem':>14s} {'share':>6s}  detail"]
         for s in self.stages:
             mark = "  <- bottleneck" if s is self.bottleneck else ""
-            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {s.cost_s * 1e6:11,.0f} us "
+            approx = " " if s.exact else "~"
+            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {approx}{s.cost_s * 1e6:10,.0f} us "
                          f"{max(s.cost_s, 0) / total:6.0%}  {s.detail}{mark}")
+        if not all(s.exact for s in self.stages):
+            lines.append("~: a stage upstream of it has an output count that was not known "
+                         "or counted (1 per input assumed)")
         lines.append(f"whole pipeline as built: {self.elements_per_s:,.0f} elements/s; "
                      f"a consumer at {self.step_time * 1e3:g} ms/step waits "
                      f"{self.wait_fraction:.0%} of its time")
@@ -158,32 +162,43 @@ def describe(stage) -> str:
 # -- the diagnosis --------------------------------------------------------------------------
 
 
-#: Each prefix is timed in groups of this many elements (``prefix.batch(GROUP)``), so that
-#: the measuring loop's per-element hand-off (~100 us here, more than many stages) is paid once
-#: per group, as a later ``batch`` would pay it; elements that cannot be grouped go one by one.
-GROUP = 16
-_OVERHEAD: dict[str, float] = {}
+#: Largest group: each prefix is timed in groups of elements (``prefix.batch(group)``), so
+#: that the measuring loop's hand-off per element (~100 us here, more than many stages) is
+#: paid once per group, as a later ``batch`` would pay it. The group is sized from a short
+#: probe to last about ``seconds / 8``; elements that cannot be grouped go one by one.
+MAX_GROUP = 256
+_OVERHEAD: dict[tuple, float] = {}
 
 
-def _timed(dataset, seconds: float) -> Run:
-    """One run of ``dataset`` with the runtime's help off, in its own elements (grouped)."""
-    try:
-        r = measure(serial(dataset.batch(GROUP)), seconds)
-        if r.elements:  # else too short to group: one by one
-            return Run(r.rows, r.rows, r.seconds, r.first_s, r.exhausted, r.total_rows,
-                       r.total_rows)
-    except (tf.errors.InvalidArgumentError, ValueError, TypeError):  # shapes differ
-        pass
+def group_size(dataset, seconds: float) -> int:
+    """How many elements of ``dataset`` to time as one group (from a short probe)."""
+    probe = measure(serial(dataset), seconds / 4)
+    if not probe.elements:
+        return 1
+    return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
+
+
+def _timed(dataset, seconds: float, group: int) -> Run:
+    """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
+    if group > 1:
+        try:
+            r = measure(serial(dataset.batch(group)), seconds)
+            if r.elements:  # else too short to group: one by one
+                return Run(r.rows, r.rows, r.seconds, r.first_s, r.exhausted, r.total_rows,
+                           r.total_rows)
+        except (tf.errors.InvalidArgumentError, ValueError, TypeError):  # shapes differ
+            pass
     return measure(serial(dataset), seconds)
 
 
-def overhead(spec, seconds: float = 0.3) -> float:
+def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
     """Seconds per element that the measuring loop itself takes for elements shaped like ``spec``.
 
-    Timed on an element of zeros repeated, and subtracted from every prefix's
-    time, so that a prefix of many small elements is not charged for the loop.
+    Timed on an element of zeros repeated (in groups of ``group``), and subtracted
+    from a prefix's time, so that a prefix of many small elements is not charged
+    for the loop.
     """
-    key = repr(spec)
+    key = (repr(spec), group)
     if key not in _OVERHEAD:
         def zeros(s):
             shape = [d if d is not None else 1 for d in s.shape] if s.shape.rank is not None else []
@@ -192,7 +207,7 @@ def overhead(spec, seconds: float = 0.3) -> float:
             element = tf.nest.map_structure(zeros, spec)
         except (TypeError, ValueError, AttributeError):  # ragged, sparse, nested datasets...
             return 0.0
-        run = _timed(tf.data.Dataset.from_tensors(element).repeat(), seconds)
+        run = _timed(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
         _OVERHEAD[key] = 1 / run.elements_per_s if run.elements else 0.0
     return _OVERHEAD[key]
 
@@ -270,10 +285,11 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
             filled = measure(serial(d), fill).exhausted
             notes[k] = "filled, timed from memory" if filled else \
                 f"not filled in {fill:g} s: timed while filling"
+    groups = [group_size(d, seconds) for d in chain]
     runs: list[Run] = [None] * len(chain)
     for _ in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
         for k, d in enumerate(chain):
-            r = _timed(d, seconds)
+            r = _timed(d, seconds, groups[k])
             if runs[k] is None or r.elements_per_s > runs[k].elements_per_s:
                 runs[k] = r
     fans = [(1.0, True)] + [_fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
@@ -284,7 +300,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
             per_output /= fan
             exact = exact and ok
         rate = runs[k].elements_per_s
-        own = 1 / rate - overhead(d.element_spec, seconds) if rate > 0 else float("inf")
+        own = 1 / rate - overhead(d.element_spec, seconds, groups[k]) if rate > 0 else float("inf")
         prefix = per_output * max(own, 0.0)
         kind = kind_of(d)
         name = getattr(d, "_name", None) or f"{kind} #{k}"
