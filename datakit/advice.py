@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.doctor import _int, consumer_wait, function_of, kind_of, measure, uses_py_function
+from datakit.doctor import function_of, kind_of, knob, uses_py_function
+from datakit.tune import consumer_wait, measure
 
 CORES = os.cpu_count() or 2
 
@@ -62,31 +63,31 @@ def _det(stage):
 def reapply(stage, inp, **changes):
     """Apply ``stage``'s transformation (same function and knobs, ``changes`` overriding) to ``inp``."""
     kind, name = kind_of(stage), getattr(stage, "_name", None)
-    knob = {k: changes.get(k, _int(getattr(stage, "_" + k, None)))
+    knobs = {k: changes.get(k, knob(stage, k))
             for k in ("num_parallel_calls", "cycle_length", "block_length", "batch_size",
                       "buffer_size", "count")}
     if kind == "map":
-        return inp.map(function_of(stage), num_parallel_calls=knob["num_parallel_calls"],
+        return inp.map(function_of(stage), num_parallel_calls=knobs["num_parallel_calls"],
                        deterministic=changes.get("deterministic", _det(stage)), name=name)
     if kind == "interleave":
-        return inp.interleave(function_of(stage), cycle_length=knob["cycle_length"],
-                              block_length=knob["block_length"],
-                              num_parallel_calls=knob["num_parallel_calls"],
+        return inp.interleave(function_of(stage), cycle_length=knobs["cycle_length"],
+                              block_length=knobs["block_length"],
+                              num_parallel_calls=knobs["num_parallel_calls"],
                               deterministic=changes.get("deterministic", _det(stage)), name=name)
     if kind in ("filter", "flat_map"):
         return getattr(inp, kind)(function_of(stage), name=name)
     if kind == "batch":
-        return inp.batch(knob["batch_size"], drop_remainder=bool(stage._drop_remainder),
-                         num_parallel_calls=knob["num_parallel_calls"], name=name)
+        return inp.batch(knobs["batch_size"], drop_remainder=bool(stage._drop_remainder),
+                         num_parallel_calls=knobs["num_parallel_calls"], name=name)
     if kind == "prefetch":
-        return inp.prefetch(knob["buffer_size"], name=name)
+        return inp.prefetch(knobs["buffer_size"], name=name)
     if kind == "cache":
         return inp.cache(stage._filename.numpy().decode(), name=name)
     if kind == "shuffle":  # same buffer; the seed is not recoverable, so the order differs
-        return inp.shuffle(knob["buffer_size"], seed=changes.get("seed"),
+        return inp.shuffle(knobs["buffer_size"], seed=changes.get("seed"),
                            reshuffle_each_iteration=stage._reshuffle_each_iteration, name=name)
     if kind in ("repeat", "take", "skip"):
-        count = knob["count"]
+        count = knobs["count"]
         return getattr(inp, kind)(None if kind == "repeat" and count == -1 else count, name=name)
     if kind == "unbatch":
         return inp.unbatch(name=name)
@@ -148,7 +149,7 @@ def _candidates(chain, k):
     kinds = [kind_of(d) for d in chain]
     rest = chain[k + 1:]
     out = []
-    if kind == "map" and _int(getattr(s, "_num_parallel_calls", None)) in (None, 1):
+    if kind == "map" and knob(s, "num_parallel_calls") in (None, 1):
         out.append((f"parallelize it: map(..., num_parallel_calls={CORES})", "",
                     lambda: assemble(chain[k - 1], [lambda i: reapply(
                         s, i, num_parallel_calls=CORES, deterministic=True)] + rest), "", 0))
@@ -158,7 +159,7 @@ def _candidates(chain, k):
         if all(x in ("map", "prefetch", "shuffle") for x in between):
             alters = ("order: the shuffle then mixes whole batches, not rows"
                       if "shuffle" in between else "")
-            out.append((f"vectorize: batch({_int(chain[b]._batch_size)}) before this map, so "
+            out.append((f"vectorize: batch({knob(chain[b], 'batch_size')}) before this map, so "
                         "the function runs once per batch", alters,
                         lambda b=b: assemble(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
                         "the function must accept a batch", 0))
@@ -185,7 +186,7 @@ def _candidates(chain, k):
                         alters, lambda: assemble(chain[k], [lambda i: i.cache()] + rest),
                         "timed after one epoch filled the cache", 1))
     if kind == "interleave":
-        cycle = _int(s._cycle_length)
+        cycle = knob(s, "cycle_length")
         cycle = cycle if cycle and cycle > 0 else CORES
         par = min(cycle, CORES)
         out.append((f"read in parallel: interleave(..., num_parallel_calls={par})", "",
@@ -198,7 +199,7 @@ def _candidates(chain, k):
                         deterministic=True)] + rest), "", 0))
     if "batch" in kinds[1:k + 1] and kind != "prefetch":
         b = max(j for j in range(1, k + 1) if kinds[j] == "batch")
-        size = _int(chain[b]._batch_size)
+        size = knob(chain[b], "batch_size")
         if size:
             out.append((f"a bigger batch: batch({4 * size}) instead of batch({size})",
                         "content: each batch holds 4x the rows (adjust the learning rate)",

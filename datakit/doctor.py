@@ -138,10 +138,15 @@ def uses_py_function(stage) -> bool:
     return any(op in PY_OPS for op in ops)
 
 
-def _int(t) -> int | None:
+def knob(stage, name: str) -> int | None:
+    """A stage's integer knob (``"batch_size"``, ``"cycle_length"``...; -1 is AUTOTUNE), or None.
+
+    >>> knob(tf.data.Dataset.range(4).batch(2), "batch_size"), knob(tf.data.Dataset.range(4), "x")
+    (2, None)
+    """
     try:
-        return int(t)
-    except (TypeError, ValueError):
+        return int(getattr(stage, "_" + name))
+    except (AttributeError, TypeError, ValueError):
         return None
 
 
@@ -151,7 +156,7 @@ def describe(stage) -> str:
     for attr, label in (("_num_parallel_calls", "num_parallel_calls"),
                         ("_cycle_length", "cycle_length"), ("_batch_size", "batch_size"),
                         ("_buffer_size", "buffer_size")):
-        v = _int(getattr(stage, attr, None))
+        v = knob(stage, attr[1:])
         if v is not None:
             parts.append(f"{label}={'AUTOTUNE' if v == -1 else v}")
     if uses_py_function(stage):
@@ -228,9 +233,9 @@ def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
         return None
     inp = stage._input_dataset.take(m)
     if kind == "interleave":
-        cycle = _int(stage._cycle_length)
+        cycle = knob(stage, "cycle_length")
         sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
-                                block_length=_int(stage._block_length))
+                                block_length=knob(stage, "block_length"))
     else:
         sample = getattr(inp, kind)(fn)
     run = measure(serial(sample), 10 * seconds)
@@ -244,8 +249,8 @@ def _fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
         return runs[k].count / runs[k - 1].count, True
     if kind in ONE_TO_ONE:
         return 1.0, True
-    if kind == "batch" and _int(stage._batch_size):
-        return 1.0 / _int(stage._batch_size), True
+    if kind == "batch" and knob(stage, "batch_size"):
+        return 1.0 / knob(stage, "batch_size"), True
     if kind == "unbatch":
         dims = [s.shape[0] for s in tf.nest.flatten(stage._input_dataset.element_spec)
                 if getattr(s, "shape", None) is not None and s.shape.rank]
@@ -337,4 +342,4 @@ def plot_report(report: Report, ax=None):
 
 
 __all__ = ["Report", "Stage", "chain_of", "describe", "diagnose", "function_of", "kind_of",
-           "overhead", "plot_report", "uses_py_function"]
+           "knob", "overhead", "plot_report", "uses_py_function"]
