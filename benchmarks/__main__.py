@@ -207,7 +207,7 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
             L.append(f"| {name} | {n:,} | {r['maxrss_mb']:,.0f} | {r['maxrss_growth_mb']:,.0f} "
                      f"| {r['elements_per_s']:,.0f} |")
     L.append("\n## Tracing overhead (datakit.timeline on the batch-then-parse chain)\n")
-    L.append("`timeline.traced_csv_reader(trace=True)` vs the same chain with `trace=False`: "
+    L.append("`csv_reader_dataset(parse=\"vectorized\", trace=True)` vs the same chain with `trace=False`: "
              "rows/s ratio per round (1.00 = free).\n")
     L.append("| batch | traced / untraced rows/s, median (min) | overhead (median) |")
     L.append("|--:|--:|--:|")

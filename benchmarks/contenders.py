@@ -52,16 +52,19 @@ def classic_plain(paths, stats, batch_size, seed):
     return ds.batch(batch_size).prefetch(1)
 
 
+def _kit_vectorized(paths, stats, batch_size, seed, trace):
+    """The kit's batch-then-parse chain, traced for timelines or not: one builder, one flag."""
+    from datakit import csv as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="vectorized", n_parse_threads=1, trace=trace)
+
+
 def timeline_untraced(paths, stats, batch_size, seed):
-    from datakit import timeline
-    return timeline.traced_csv_reader(paths, stats=stats, label=LABEL, batch_size=batch_size,
-                                      seed=seed, trace=False)
+    return _kit_vectorized(paths, stats, batch_size, seed, trace=False)
 
 
 def timeline_traced(paths, stats, batch_size, seed):
-    from datakit import timeline
-    return timeline.traced_csv_reader(paths, stats=stats, label=LABEL, batch_size=batch_size,
-                                      seed=seed, trace=True)
+    return _kit_vectorized(paths, stats, batch_size, seed, trace=True)
 
 
 def make_csv_dataset(paths, stats, batch_size, seed):

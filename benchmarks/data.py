@@ -36,7 +36,7 @@ def make_csv(rows: int = 1_000_000, files: int = 20, *, seed: int = 2024,
     table = {"row_id": np.arange(rows)}
     table.update({f"x{i + 1}": x[:, i] for i in range(7)})
     table["target"] = y
-    paths = write_shards(table, folder, n_shards=files, prefix="part")
+    paths = write_shards(table, folder, num_shards=files, prefix="part")
     _write_stats(paths, stats_path)
     return paths, stats_path
 

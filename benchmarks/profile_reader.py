@@ -24,6 +24,7 @@ from benchmarks import contenders as C
 from benchmarks.data import LABEL, WORK, load_stats
 from datakit import bench
 from datakit import csv as kcsv
+from datakit.lines import numbered_lines
 from datakit.shards import check_files
 
 
@@ -51,7 +52,7 @@ def variants(paths, stats, B):
         return files_ds().interleave(plain_lines, cycle_length=C.READERS)
 
     def numbered():
-        return files_ds().interleave(kcsv._numbered_lines, cycle_length=C.READERS)
+        return files_ds().interleave(numbered_lines, cycle_length=C.READERS)
 
     def chunked(chunk=kcsv.LINES_PER_CHUNK, inner=None, readers=None, check=True):
         def rows_of(f):

@@ -58,7 +58,7 @@ def _video():
 
     from datakit import video
     from datakit.advice import assemble, reapply
-    from datakit.doctor import chain_of, kind_of
+    from datakit.chain import chain_of, kind_of
     folder = video_folder()
 
     def build(num_parallel_calls=None, prefetch=tf.data.AUTOTUNE, cycle_length=2):

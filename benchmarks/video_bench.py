@@ -34,7 +34,7 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
     import keras
     import numpy as np
 
-    from datakit import memory, video
+    from datakit import inmemory, memory, video
 
     keras.utils.set_random_seed(0)
     model = video.small_video_model(clip_len, size)
@@ -44,7 +44,7 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
     base = memory.rss_bytes()
     t0 = time.perf_counter()
     if mode == "in_memory":
-        data = memory.load_videos_in_memory(folder)
+        data = inmemory.load_videos_in_memory(folder)
         rng = np.random.default_rng(0)
         for _ in range(steps):
             model.train_on_batch(*data.sample_clips(16, clip_len, rng=rng))
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     keras.utils.set_random_seed(0)
     model = video.small_video_model(args.clip_len, args.size)
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-    traced = video.clip_dataset(WORK / "records_1x", traced=True, **kw).repeat()
+    traced = video.clip_dataset(WORK / "records_1x", trace=True, **kw).repeat()
     tl = timeline.trace_timeline(traced, train_step=lambda b: model.train_on_batch(*b),
                                  steps=steps)
     waits = tl.wait_fraction()[1:]  # the first step also builds the iterator

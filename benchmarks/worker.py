@@ -30,11 +30,11 @@ def _maxrss_mb() -> tuple[float, float]:
 
 def speed(job: dict) -> dict:
     from benchmarks.contenders import CONTENDERS
-    from datakit.bench import _RssSampler
+    from datakit.memory import RssSampler
     stats = load_stats(job["stats"])
     if job["name"] != "torch_DataLoader_2w":
         import tensorflow as tf  # noqa: F401  (count TensorFlow in the baseline, not the pipeline)
-    sampler = _RssSampler(0.005)  # from building the pipeline (pandas loads there) to the end
+    sampler = RssSampler(0.005)  # from building the pipeline (pandas loads there) to the end
     base = sampler.peak / 1e6
     sampler.start()
     t0 = time.perf_counter()

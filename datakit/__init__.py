@@ -7,13 +7,19 @@ variables yourself), so import it *before* TensorFlow:
 >>> os.environ["TF_CPP_MIN_LOG_LEVEL"]
 '2'
 
-The helpers live in one module per concept (see the README's map):
-:mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``),
-:mod:`datakit.basics`, :mod:`datakit.shuffle`, :mod:`datakit.mixing`,
-:mod:`datakit.interleave`, :mod:`datakit.shards`, :mod:`datakit.stats`,
-:mod:`datakit.csv`, :mod:`datakit.timeline`, :mod:`datakit.synthetic`, :mod:`datakit.bench`,
-:mod:`datakit.examples`, :mod:`datakit.records`, :mod:`datakit.sources`,
-:mod:`datakit.video`, :mod:`datakit.memory` and :mod:`datakit.plotting`.
+The names a user reaches for first are here, loaded on first use so that
+``import datakit`` stays fast and quiet (it imports neither TensorFlow nor
+Matplotlib):
+
+>>> datakit.read_records.__module__, "read_records" in dir(datakit)
+('datakit.records', True)
+
+The rest lives in one module per concept (see the README's map), layered so
+that imports run one way: bottom modules (:mod:`datakit.checks`,
+:mod:`datakit.errors`, :mod:`datakit.shuffle_buffer`,
+:mod:`datakit.interleave_cycle`) import nothing from the kit;
+:mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``) sits on
+them; tracers, plots, readers and writers above.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
+import importlib as _importlib  # noqa: E402
 from pathlib import Path as _Path  # noqa: E402
 
 __version__ = "0.1.0"
@@ -43,4 +50,32 @@ def data_path(*parts: str) -> _Path:
     return DATA_DIR.joinpath(*parts)
 
 
-__all__ = ["DATA_DIR", "data_path", "__version__"]
+#: Re-exported names and the module each comes from (imported on first access).
+_LAZY = {
+    "csv_reader_dataset": "datakit.csv",
+    "find_bad_lines": "datakit.csv",
+    "column_stats": "datakit.stats",
+    "write_shards": "datakit.shards",
+    "split_into_shards": "datakit.shards",
+    "ShardWriter": "datakit.records",
+    "read_records": "datakit.records",
+    "clip_dataset": "datakit.video",
+    "benchmark": "datakit.bench",
+    "DataError": "datakit.errors",
+}
+
+
+def __getattr__(name: str):
+    """Import a re-exported name from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'datakit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = ["DATA_DIR", "data_path", "__version__", *_LAZY]

@@ -12,7 +12,7 @@ A change that alters the elements (their order, or what a batch holds) says
 so in ``alters``.
 
 >>> import tensorflow as tf
->>> from datakit.doctor import chain_of, kind_of
+>>> from datakit.chain import chain_of, kind_of
 >>> ds = tf.data.Dataset.range(6).map(lambda x: x * 2, name="double").batch(4)
 >>> chain = chain_of(ds)
 >>> [kind_of(d) for d in chain]
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.doctor import function_of, kind_of, knob, uses_py_function
+from datakit.chain import chain_of, function_of, kind_of, knob, uses_py_function
 from datakit.tune import consumer_wait, measure
 
 CORES = os.cpu_count() or 2
@@ -214,7 +214,6 @@ def _candidates(chain, k):
 
 def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2) -> list[Advice]:
     """Changes for the bottleneck and runner-up of ``report``, each measured on a copy."""
-    from datakit.doctor import chain_of
     chain = chain_of(dataset)
     options = dataset.options()
     rows = _batched(chain)

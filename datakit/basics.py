@@ -25,6 +25,9 @@ from matplotlib.patches import Patch, Rectangle
 from . import plotting
 from .glassbox import Dataset, OpTrace
 
+__all__ = ["BatchTrace", "trace_batches", "plot_batches", "LineageTrace", "trace_lineage",
+           "plot_lineage"]
+
 
 @dataclass
 class BatchTrace:
@@ -54,7 +57,7 @@ def _owner_maps(ops: list[OpTrace], k: int, r: int) -> list[int]:
 
 def _epochs(ops: list[OpTrace], k: int) -> list[int]:
     """The repeat epoch of every step of op k (0 when there is no repeat)."""
-    reps = [i for i, op in enumerate(ops) if op.name.startswith("repeat(")]
+    reps = [i for i, op in enumerate(ops) if op.kind == "repeat"]
     n = len(ops[k].steps)
     if not reps:
         return [0] * n
@@ -75,7 +78,7 @@ def _epochs(ops: list[OpTrace], k: int) -> list[int]:
 def trace_batches(dataset: Dataset) -> BatchTrace:
     """Run a glass-box pipeline that ends in ``batch`` and say where each element went."""
     ops = dataset.trace()
-    b = max((i for i, op in enumerate(ops) if op.name.startswith("batch(")), default=None)
+    b = max((i for i, op in enumerate(ops) if op.kind == "batch"), default=None)
     if b is None or b == 0:
         raise ValueError(f"{dataset!r} has no batch() op: add one, e.g. .batch(4).")
     inputs = ops[b - 1]
@@ -83,7 +86,7 @@ def trace_batches(dataset: Dataset) -> BatchTrace:
     for j, s in enumerate(ops[b].steps):
         for src in s.sources:
             batch_of[src] = j
-    size = int(ops[b].name[len("batch("):].split(",")[0].rstrip(")"))
+    size = ops[b].args["batch_size"]
     return BatchTrace(repr(dataset), inputs.values, _epochs(ops, b - 1), batch_of, size)
 
 

@@ -22,13 +22,14 @@ minimum and median, as ``benchmarks/`` does.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from datakit.memory import rss_bytes
+from datakit.memory import RssSampler
+
+__all__ = ["BenchResult", "count_elements", "benchmark"]
 
 
 @dataclass
@@ -66,19 +67,6 @@ def count_elements(batch: Any) -> int:
         batch = batch[sorted(batch)[0]] if isinstance(batch, dict) else batch[0]
     shape = getattr(batch, "shape", ())
     return int(shape[0]) if len(shape) else 1
-
-
-class _RssSampler(threading.Thread):
-    """Samples this process's RSS (plus its children's: DataLoader workers) in the background."""
-
-    def __init__(self, every: float):
-        super().__init__(daemon=True)
-        self.every, self.stop = every, threading.Event()
-        self.peak = rss_bytes(children=True)
-
-    def run(self) -> None:
-        while not self.stop.wait(self.every):
-            self.peak = max(self.peak, rss_bytes(children=True))
 
 
 class _Progress:
@@ -125,8 +113,18 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
               progress: bool | None = None, sample_every: float = 0.005) -> BenchResult:
     """Iterate ``warmup + steps`` batches of ``dataset`` (all of it if ``steps`` is None) and time it.
 
-    ``progress=None`` draws a text bar on stderr only if the run lasts more
-    than two seconds; ``True`` / ``False`` force it on or off.
+    Args:
+        dataset: anything iterable (a ``tf.data.Dataset``, a ``DataLoader``...).
+        steps: batches to time after the warm-up; ``None``: the whole dataset.
+        warmup: batches read first and not timed (pipelines start slowly).
+        progress: ``None`` draws a text bar on stderr only if the run lasts
+            more than two seconds; ``True`` / ``False`` force it on or off.
+        sample_every: seconds between resident-memory samples.
+
+    Raises:
+        TypeError: ``dataset`` is not iterable.
+        ValueError: ``steps < 1``, ``warmup < 0``, or ``steps=None`` on a
+            dataset that repeats forever.
     """
     if steps is not None and steps < 1:
         raise ValueError(f"steps must be >= 1 (or None for the whole dataset), got {steps}")
@@ -139,7 +137,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     if steps is None and callable(card) and int(card()) == -1:  # tf.data.INFINITE_CARDINALITY
         raise ValueError("the dataset repeats forever: pass steps=... to benchmark a part of it")
     total = warmup + steps if steps is not None else known
-    sampler = _RssSampler(sample_every)
+    sampler = RssSampler(sample_every)
     before = sampler.peak
     sampler.start()
     bar = _Progress(total, progress)

@@ -10,9 +10,17 @@ statistics (:mod:`datakit.stats`). Two variants, same rows, same order:
 - ``parse="batch"``: each reader decodes its file ``LINES_PER_CHUNK`` lines
   per call and hands out rows (``unbatch``), so interleave, shuffle and batch
   see the classic chain's sequence of rows, for one call per chunk.
-- ``parse="chunk"``: the same parsed chunks stay whole, shuffled a chunk at a
-  time through a row buffer (:mod:`datakit.chunkshuffle`), then ``rebatch``:
-  no per-row dataset work at all; every row once, another order.
+- ``parse="vectorized"``: batch-then-parse, the performance guide's
+  vectorized map: ``... -> shuffle -> batch -> map(parse a batch of lines)``,
+  one call per batch.
+- ``parse="chunk"``: the ``"batch"`` readers' parsed chunks stay whole,
+  shuffled a chunk at a time through a row buffer of the same size
+  (:mod:`datakit.chunkshuffle`), then ``rebatch``: no per-row dataset work at
+  all; every row once, mixing as the row buffer's, another order.
+
+``trace=True`` builds the same chain with :mod:`datakit.timeline` stages
+(``lines``: how long the parse waited for its input; ``parse``), so a
+timeline or a benchmark of the traced reader measures this very chain.
 
 Numbers are standardized, ``(x - mean) / std``; a **missing number is filled
 with the training mean, so it becomes 0.0**; a text column becomes a one-hot
@@ -29,7 +37,7 @@ forever on a missing file in TF 2.21.
 >>> from datakit.shards import write_shards
 >>> from datakit.stats import column_stats
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "y": [10.0, 20.0, 30.0, 40.0]},
-...                      tempfile.mkdtemp(), n_shards=2)
+...                      tempfile.mkdtemp(), num_shards=2)
 >>> stats = column_stats(paths)
 >>> ds = csv_reader_dataset(paths, stats=stats, label="y", shuffle_buffer_size=None, batch_size=4)
 >>> x, y = next(iter(ds))
@@ -47,10 +55,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 
-from datakit.glassbox import AUTOTUNE
+import tensorflow as tf
+
+from datakit import timeline
+from datakit.checks import check_count, interleave_lengths
+from datakit.chunkshuffle import shuffle_chunks
+from datakit.lines import numbered_lines
 from datakit.shards import check_files
+
+__all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
+           "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
+           "feature_names", "csv_reader_dataset"]
 
 if TYPE_CHECKING:
     from datakit.stats import CsvStats
@@ -71,7 +87,13 @@ _PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
 
 @dataclass
 class BadLine:
-    """A line that does not parse: where it is, which column, why."""
+    """A line that does not parse: where it is, which column, why.
+
+    :func:`find_bad_lines` returns them; the reader raises with the same text:
+
+    >>> print(BadLine("a.csv", 7, "b (2 of 3)", "expected a number, got `abc`", "1,abc,x"))
+    bad CSV line: a.csv, line 7, column b (2 of 3): expected a number, got `abc`; raw line: `1,abc,x`
+    """
 
     file: str
     line: int
@@ -168,7 +190,6 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False):
     ``InvalidArgumentError`` with a :class:`BadLine` message. ``skip=True``
     (a 1-D chunk only): drop bad lines instead.
     """
-    import tensorflow as tf
     pattern = _row_pattern(columns, kinds, required)
 
     def message(line, number, path):
@@ -201,7 +222,6 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
     Chunk ``k`` holds lines ``2 + k * chunk`` onwards: the line numbers come
     from the chunk's index, so no per-line bookkeeping is needed.
     """
-    import tensorflow as tf
 
     def decode_chunk(k, lines):
         n = tf.size(lines, out_type=tf.int64)
@@ -209,14 +229,6 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
 
     lines = tf.data.TextLineDataset(path).skip(1).batch(chunk)
     return lines.enumerate().map(decode_chunk, num_parallel_calls=num_parallel_calls)
-
-
-def _numbered_lines(path):
-    """``(line, line number, file)`` for each data line (the header, line 1, skipped)."""
-    import tensorflow as tf
-    lines = tf.data.TextLineDataset(path).skip(1)
-    numbers = tf.data.Dataset.range(2, np.iinfo(np.int64).max)
-    return tf.data.Dataset.zip((lines, numbers, tf.data.Dataset.from_tensors(path).repeat()))
 
 
 # -- the reader ------------------------------------------------------------------
@@ -232,20 +244,11 @@ def feature_names(stats: CsvStats, label: str) -> list[str]:
 
 
 def _check_arguments(**args) -> None:
-    auto = ("n_read_threads", "n_parse_threads", "prefetch")
+    auto = ("n_parse_threads", "prefetch")
     lows = {"shuffle_buffer_size": 0, "prefetch": 0}
     for name, v in args.items():
-        low = lows.get(name, 1)
-        ok = v is None and name not in ("n_readers", "batch_size") or (
-            isinstance(v, int) and not isinstance(v, bool)
-            and (v >= low or v == AUTOTUNE and name in auto))
-        if not ok:
-            raise ValueError(f"{name}={v!r} is invalid: pass an int >= {low}"
-                             + (", None or tf.data.AUTOTUNE." if name in auto else "."))
-    threads, readers = args["n_read_threads"], args["n_readers"]
-    if threads not in (None, AUTOTUNE) and threads > readers:
-        raise ValueError(f"n_read_threads={threads} is more than n_readers={readers}: "
-                         "at most one thread per open file; lower it or pass tf.data.AUTOTUNE.")
+        check_count(name, v, lows.get(name, 1), none=name not in ("n_readers", "batch_size"),
+                    autotune=name in auto)
 
 
 def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
@@ -253,25 +256,46 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
                        stats: CsvStats, label: str, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
-                       on_bad_line: str = "raise", prefetch: int | None = 1):
+                       on_bad_line: str = "raise", prefetch: int | None = 1,
+                       trace: bool = False):
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
-    ``filepaths``: paths or glob patterns, checked up front (``check_files``).
-    ``stats``: from ``column_stats`` on the *training* files. ``label``: the
-    target column (divided by ``label_scale``; it must not be empty).
-    ``shuffle_buffer_size=None`` (or 0) reads files in sorted order, unshuffled.
-    ``parse="line"``: the classic map-per-line chain; ``parse="batch"``: each
-    reader decodes chunks of lines (``n_parse_threads`` chunks at a time per
-    reader), same rows in the same order, several times faster; ``parse="chunk"``:
-    the same parsed chunks, shuffled a chunk at a time through a row buffer of the
-    same size (:func:`datakit.chunkshuffle.shuffle_chunks`: no per-row dataset
-    work; mixing within a few percent of the row buffer's, another order).
-    ``on_bad_line="skip"`` drops bad lines and warns with a count per file.
-    ``prefetch``: the buffer of the final ``prefetch`` (0 or None: none).
     The dataset knows its length (``len(ds)``, from the files' line counts),
     which ``fit()`` uses, and checks it: a short read is an error.
+
+    Args:
+        filepaths: paths or glob patterns, checked up front (``check_files``).
+        repeat: passes over the files (``None``: forever).
+        n_readers: files read at once (``interleave``'s ``cycle_length``).
+        n_read_threads: threads reading them (``None``, at most ``n_readers``,
+            or ``tf.data.AUTOTUNE``).
+        shuffle_buffer_size: rows in the shuffle buffer; ``None`` (or 0) reads
+            files in sorted order, unshuffled.
+        n_parse_threads: parallel parse calls (``None``, an int or AUTOTUNE).
+        batch_size: rows per batch.
+        stats: from ``column_stats`` on the *training* files.
+        label: the target column (divided by ``label_scale``; never empty).
+        seed: seeds the file order and the shuffle.
+        parse: ``"line"``, the classic map-per-line chain; ``"batch"``, each
+            reader decodes chunks of lines (``n_parse_threads`` chunks at a
+            time per reader); ``"vectorized"``, batch lines then parse each
+            batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
+            readers' chunks shuffled a chunk at a time
+            (:func:`datakit.chunkshuffle.shuffle_chunks`): fastest, another order.
+        label_scale: labels are divided by it (> 0).
+        on_bad_line: ``"raise"``, or ``"skip"`` (drop bad lines, warn with a
+            count per file).
+        prefetch: the buffer of the final ``prefetch`` (0 or None: none).
+        trace: add :mod:`datakit.timeline` stages; elements become
+            ``((features, label), trace)``, for ``timeline.trace_timeline``.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a bad argument value, or a label that is not a number column.
+        FileNotFoundError: no file matches a path or pattern.
+        BadLine: (as ``InvalidArgumentError`` while iterating) a line that does
+            not parse, named with its file, line number and column.
     """
-    import tensorflow as tf
     counts: dict[str, int] = {}
     files, columns = check_files(filepaths, counts=counts)
     kinds = _kinds_for(stats, columns, files[0])
@@ -282,9 +306,14 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     _check_arguments(n_readers=n_readers, batch_size=batch_size, repeat=repeat,
                      shuffle_buffer_size=shuffle_buffer_size, n_read_threads=n_read_threads,
                      n_parse_threads=n_parse_threads, prefetch=prefetch)
-    if parse not in ("line", "batch", "chunk"):
-        raise ValueError(f"parse={parse!r}: use 'line' (classic), 'batch' (vectorized) or "
-                         "'chunk' (vectorized, shuffled a chunk at a time).")
+    interleave_lengths(n_readers, 1, n_read_threads, names=("n_readers", "n_read_threads"))
+    if parse not in ("line", "batch", "vectorized", "chunk"):
+        raise ValueError(f"parse={parse!r}: use 'line' (classic), 'batch' (each reader parses "
+                         "chunks), 'vectorized' (batch, then parse) or 'chunk' (parsed chunks "
+                         "shuffled a chunk at a time).")
+    if trace and parse == "chunk":
+        raise ValueError("trace=True traces rows; parse='chunk' has no per-row stage: "
+                         "use parse='batch' to trace the same readers.")
     if not label_scale > 0:
         raise ValueError(f"label_scale={label_scale!r}: labels are divided by it, so pass a "
                          "number > 0 (1 keeps them as they are).")
@@ -310,7 +339,8 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             init = tf.lookup.KeyValueTensorInitializer(
                 tf.constant(keys, tf.string), tf.range(1, len(keys) + 1, dtype=tf.int64))
             tables[c] = (tf.lookup.StaticHashTable(init, default_value=0), len(keys) + 1)
-    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse != "line")
+    chunked = parse in ("batch", "chunk")
+    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and chunked)
 
     def preprocess(lines, numbers, paths):
         fields = dict(zip(columns, decode(lines, numbers, paths)))
@@ -323,27 +353,31 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         chunks = decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads)
         return chunks.unbatch()
 
-    def chunks_of(path):  # the chunk variant's reader: parsed chunks, kept whole
+    def chunks_of(path):  # the chunk variant's reader: the same parsed chunks, kept whole
         return decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads)
 
     shuffle = bool(shuffle_buffer_size)
     dataset = tf.data.Dataset.list_files(files, shuffle=shuffle, seed=seed).repeat(repeat)
-    reader = {"line": _numbered_lines, "batch": rows_of, "chunk": chunks_of}[parse]
+    reader = {"batch": rows_of, "chunk": chunks_of}.get(parse, numbered_lines)
     dataset = dataset.interleave(reader, cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
     if parse == "chunk":  # no per-row dataset work: see datakit.chunkshuffle
-        from datakit.chunkshuffle import shuffle_chunks
         if shuffle:
             dataset = shuffle_chunks(dataset, shuffle_buffer_size, seed=seed)
         dataset = dataset.rebatch(batch_size)
-    if skip and parse == "line":
+    if skip and not chunked:
         pattern = _row_pattern(columns, kinds, {label})
         dataset = dataset.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
     if shuffle and parse != "chunk":
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
-    if parse == "line":
-        dataset = dataset.map(preprocess, num_parallel_calls=n_parse_threads)
-    if parse != "chunk":
+    if parse == "vectorized":
+        dataset = dataset.batch(batch_size)
+    if trace:
+        dataset = dataset.apply(timeline.between("rows" if parse == "batch" else "lines"))
+    if not chunked:
+        parse_fn = timeline.timed("parse", preprocess) if trace else preprocess
+        dataset = dataset.map(parse_fn, num_parallel_calls=n_parse_threads)
+    if parse in ("line", "batch"):
         dataset = dataset.batch(batch_size)
     if repeat is not None:
         batches = -(-sum(counts.values()) * repeat // batch_size)

@@ -29,22 +29,14 @@ TypeError: diagnose() takes a tf.data.Dataset, got list
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import tensorflow as tf
 
+from datakit.advice import advise
+from datakit.chain import ONE_TO_ONE, chain_of, describe, function_of, kind_of, knob
 from datakit.synthetic import serial
 from datakit.tune import Run, consumer_wait, measure
-
-#: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
-PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
-#: Stages that deliver one element per input element.
-ONE_TO_ONE = {"map", "prefetch", "cache", "shuffle", "options", "assert_cardinality",
-              "repeat", "take", "skip", "shard", "ignore_errors", "zip"}
-_KIND_NAMES = {"tensor_slice": "from_tensor_slices", "tensor": "from_tensors",
-               "text_line": "TextLineDataset", "t_f_record": "TFRecordDataset",
-               "fixed_length_record": "FixedLengthRecordDataset"}
 
 METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
           "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "
@@ -97,71 +89,6 @@ class Report:
                      f"{self.wait_fraction:.0%} of its time")
         lines += [str(a) for a in self.advice]
         return "\n".join(lines)
-
-
-# -- the chain -----------------------------------------------------------------------------
-
-
-def kind_of(dataset) -> str:
-    """The transformation's kind from its class: ``_ParallelMapDataset`` -> ``"map"``."""
-    name = re.sub(r"^_*(Parallel)?|Dataset(V\d)?$", "", type(dataset).__name__)
-    snake = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
-    return _KIND_NAMES.get(snake, snake)
-
-
-def chain_of(dataset) -> list:
-    """The datasets from the source to ``dataset`` (the first input of each; options skipped)."""
-    if not isinstance(dataset, tf.data.Dataset):
-        raise TypeError(f"diagnose() takes a tf.data.Dataset, got {type(dataset).__name__}")
-    chain, d = [], dataset
-    while d is not None:
-        if kind_of(d) != "options":
-            chain.append(d)
-        inputs = d._inputs()  # every DatasetV2 lists its inputs (zip: several; the first leads)
-        d = inputs[0] if inputs else None
-    return chain[::-1]
-
-
-def function_of(stage):
-    """The stage's Python function (map, filter, interleave, flat_map), or None."""
-    wrapper = getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
-    return getattr(wrapper, "_func", None)
-
-
-def uses_py_function(stage) -> bool:
-    """Does the stage's traced function (or one it calls) run a ``tf.py_function``?"""
-    wrapper = getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
-    if wrapper is None:
-        return False
-    gdef = wrapper.function.graph.as_graph_def()
-    ops = [n.op for n in gdef.node] + [n.op for f in gdef.library.function for n in f.node_def]
-    return any(op in PY_OPS for op in ops)
-
-
-def knob(stage, name: str) -> int | None:
-    """A stage's integer knob (``"batch_size"``, ``"cycle_length"``...; -1 is AUTOTUNE), or None.
-
-    >>> knob(tf.data.Dataset.range(4).batch(2), "batch_size"), knob(tf.data.Dataset.range(4), "x")
-    (2, None)
-    """
-    try:
-        return int(getattr(stage, "_" + name))
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def describe(stage) -> str:
-    """The knobs of one stage that matter for speed, as text."""
-    parts = []
-    for attr, label in (("_num_parallel_calls", "num_parallel_calls"),
-                        ("_cycle_length", "cycle_length"), ("_batch_size", "batch_size"),
-                        ("_buffer_size", "buffer_size")):
-        v = knob(stage, attr[1:])
-        if v is not None:
-            parts.append(f"{label}={'AUTOTUNE' if v == -1 else v}")
-    if uses_py_function(stage):
-        parts.append("py_function")
-    return ", ".join(parts)
 
 
 # -- the diagnosis --------------------------------------------------------------------------
@@ -319,8 +246,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
                     whole.elements_per_s, step_time, wait)
     if advise:
-        from datakit.advice import advise as _advise
-        report.advice = _advise(report, dataset, seconds=seconds)
+        report.advice = advise(report, dataset, seconds=seconds)
     return report
 
 
@@ -341,5 +267,5 @@ def plot_report(report: Report, ax=None):
     return ax
 
 
-__all__ = ["Report", "Stage", "chain_of", "describe", "diagnose", "function_of", "kind_of",
-           "knob", "overhead", "plot_report", "uses_py_function"]
+__all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
+           "plot_report"]

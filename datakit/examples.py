@@ -22,6 +22,9 @@ from collections.abc import Mapping
 import numpy as np
 import tensorflow as tf
 
+__all__ = ["to_example", "to_sequence_example", "serialize", "parse_example",
+           "parse_sequence_example"]
+
 
 # ---------------------------------------------------------------- building Examples
 def _feature(name: str, value) -> tf.train.Feature:

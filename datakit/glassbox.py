@@ -23,12 +23,21 @@ the epoch):
 >>> [s.sources for s in ops[2].steps]
 [(0, 1, 2, 3), (4, 5)]
 
+Each trace also tells which op it is and with which arguments, so tools
+never parse the display name:
+
+>>> ops[2].kind, ops[2].args
+('batch', {'batch_size': 4, 'drop_remainder': False})
+
 Ops whose algorithm is a lesson of its own (the shuffle buffer, the
-interleave cycle) live in their concept's module; this chain calls them.
+interleave cycle) live in bottom modules (:mod:`datakit.shuffle_buffer`,
+:mod:`datakit.interleave_cycle`, argument rules in :mod:`datakit.checks`)
+that this chain imports; it loads neither TensorFlow nor Matplotlib.
 """
 
 from __future__ import annotations
 
+import glob
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,8 +45,11 @@ from typing import Any
 
 import numpy as np
 
-#: Same value as ``tf.data.AUTOTUNE``.
-AUTOTUNE = -1
+from datakit.checks import AUTOTUNE, check_count, check_int, interleave_lengths
+from datakit.interleave_cycle import cycle_steps
+from datakit.shuffle_buffer import buffer_steps, check_buffer_size, replay_picks, rng_chooser
+
+__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "glassbox_shuffle"]
 
 
 @dataclass
@@ -57,6 +69,10 @@ class OpTrace:
 
     name: str
     steps: list[Step] = field(default_factory=list)
+    #: The method that made the op (``"batch"``, ``"repeat"``, ...).
+    kind: str = ""
+    #: Its arguments as passed (after checking), by name.
+    args: dict[str, Any] = field(default_factory=dict)
 
     @property
     def values(self) -> list[Any]:
@@ -149,21 +165,8 @@ def _call(fn: Callable, element: Any) -> Any:
     return fn(*element) if isinstance(element, tuple) else fn(element)
 
 
-def _check_count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    return int(value)
-
-
 def _check_parallel(num_parallel_calls: Any) -> None:
-    if num_parallel_calls is None:
-        return
-    n = _check_count("num_parallel_calls", num_parallel_calls)
-    if n != AUTOTUNE and n < 1:
-        raise ValueError(
-            f"num_parallel_calls={n} is invalid: pass None (sequential), a positive "
-            "number of calls, or tf.data.AUTOTUNE."
-        )
+    check_count("num_parallel_calls", num_parallel_calls, none=True, autotune=True)
 
 
 # ----------------------------------------------------------------------------
@@ -194,10 +197,14 @@ _Op = Callable[[Callable[[list | None], Iterator[Any]], list | None], Iterator[A
 class Dataset:
     """A pure-Python ``tf.data.Dataset`` twin: a chain of ops over plain values."""
 
-    def __init__(self, op: _Op, name: str, parent: Dataset | None = None):
+    def __init__(self, op: _Op, name: str, parent: Dataset | None = None, *,
+                 kind: str | None = None, args: dict[str, Any] | None = None):
         self._op = op
         self._name = name
         self._parent = parent
+        # What the op is, for tools (OpTrace.kind/args): the display name is for people.
+        self._kind = kind if kind is not None else name.split("(")[0]
+        self._args = dict(args or {})
 
     # -- sources -------------------------------------------------------------
 
@@ -211,7 +218,7 @@ class Dataset:
         if not 1 <= len(args) <= 3:
             raise TypeError("range() takes 1 to 3 arguments: stop, or start, stop[, step]")
         for a in args:
-            _check_count("range() argument", a)
+            check_int("range() argument", a)
         if len(args) == 3 and args[2] == 0:
             raise ValueError("range() step must not be zero")
         dtype = np.dtype(output_type if not hasattr(output_type, "as_numpy_dtype")
@@ -266,8 +273,9 @@ class Dataset:
 
     # -- transformations -------------------------------------------------------
 
-    def _chain(self, op: _Op, name: str) -> Dataset:
-        return Dataset(op, name, parent=self)
+    def _chain(self, op: _Op, name: str, **args: Any) -> Dataset:
+        """A new dataset applying ``op`` to this one; ``args`` are the op's checked arguments."""
+        return Dataset(op, name, parent=self, args=args)
 
     def repeat(self, count: int | None = None) -> Dataset:
         """Repeat the input ``count`` times (``None`` or -1: forever).
@@ -277,7 +285,7 @@ class Dataset:
         >>> [int(x) for x in Dataset.range(2).repeat(2)]
         [0, 1, 0, 1]
         """
-        n = -1 if count is None else _check_count("count", count)
+        n = -1 if count is None else check_int("count", count)
 
         def op(parent, rec):
             for epoch in itertools.count():
@@ -292,7 +300,7 @@ class Dataset:
                 if empty:
                     return
 
-        return self._chain(op, "repeat()" if count is None else f"repeat({n})")
+        return self._chain(op, "repeat()" if count is None else f"repeat({n})", count=n)
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
         """Stack ``batch_size`` consecutive elements into one.
@@ -301,8 +309,12 @@ class Dataset:
 
         >>> [b.tolist() for b in Dataset.range(5).batch(2, drop_remainder=True)]
         [[0, 1], [2, 3]]
+        >>> Dataset.range(5).batch(0)
+        Traceback (most recent call last):
+            ...
+        ValueError: batch_size=0 is invalid: a batch must hold at least one element, so pass batch_size >= 1.
         """
-        size = _check_count("batch_size", batch_size)
+        size = check_int("batch_size", batch_size)
         if size < 1:
             raise ValueError(
                 f"batch_size={size} is invalid: a batch must hold at least one element, "
@@ -329,7 +341,8 @@ class Dataset:
                 yield out
 
         extra = ", drop_remainder=True" if drop_remainder else ""
-        return self._chain(op, f"batch({size}{extra})")
+        return self._chain(op, f"batch({size}{extra})", batch_size=size,
+                           drop_remainder=bool(drop_remainder))
 
     def map(self, map_func: Callable, num_parallel_calls: int | None = None,
             deterministic: bool | None = None) -> Dataset:
@@ -381,7 +394,7 @@ class Dataset:
         >>> [int(x) for x in Dataset.range(5).take(2)], len(list(Dataset.range(5).take(-1)))
         ([0, 1], 5)
         """
-        n = _check_count("count", count)
+        n = check_int("count", count)
 
         def op(parent, rec):
             if n == 0:
@@ -401,7 +414,7 @@ class Dataset:
         >>> [int(x) for x in Dataset.range(5).skip(3)], list(Dataset.range(5).skip(-1))
         ([3, 4], [])
         """
-        n = _check_count("count", count)
+        n = check_int("count", count)
 
         def op(parent, rec):
             for pos, x in enumerate(parent()):
@@ -419,7 +432,7 @@ class Dataset:
         >>> [(int(i), int(x)) for i, x in Dataset.range(3).skip(1).enumerate(start=10)]
         [(10, 1), (11, 2)]
         """
-        first = _check_count("start", start)
+        first = check_int("start", start)
 
         def op(parent, rec):
             for pos, x in enumerate(parent()):
@@ -450,14 +463,13 @@ class Dataset:
         """Shuffle with a buffer of ``buffer_size`` slots, TensorFlow's algorithm.
 
         Its own random numbers (NumPy, from ``seed``): same elements as
-        tf.data, not the same order. The algorithm, and a way to replay
-        TensorFlow's picks, live in :mod:`datakit.shuffle`.
+        tf.data, not the same order. The algorithm lives in
+        :mod:`datakit.shuffle_buffer`; :func:`glassbox_shuffle` replays
+        TensorFlow's picks.
 
         >>> sorted(int(x) for x in Dataset.range(5).shuffle(3, seed=42))
         [0, 1, 2, 3, 4]
         """
-        from datakit.shuffle import glassbox_shuffle
-
         return glassbox_shuffle(self, buffer_size, seed, reshuffle_each_iteration)
 
     def interleave(self, map_func: Callable, cycle_length: int | None = None,
@@ -467,29 +479,31 @@ class Dataset:
 
         ``cycle_length=None`` means AUTOTUNE, as in tf.data: the number of
         CPU cores, fewer with ``num_parallel_calls`` (see
-        :func:`datakit.interleave.default_cycle_length`). Parallel calls change speed, not order (unless
+        :func:`datakit.checks.default_cycle_length`). Parallel calls change speed, not order (unless
         ``deterministic=False`` in tf.data; this twin always keeps it). The
-        cycle itself lives in :mod:`datakit.interleave`.
+        cycle itself lives in :mod:`datakit.interleave_cycle`.
 
         >>> ds = Dataset.range(1, 4).interleave(lambda n: Dataset.range(n).map(lambda _: n),
         ...                                     cycle_length=2)
         >>> [int(x) for x in ds]
         [1, 2, 2, 3, 3, 3]
+        >>> Dataset.range(3).interleave(Dataset.range, cycle_length=2, num_parallel_calls=4)
+        Traceback (most recent call last):
+            ...
+        ValueError: num_parallel_calls=4 is more than cycle_length=2: at most one call per open input; lower it or pass tf.data.AUTOTUNE.
         """
-        from datakit.interleave import check_arguments, interleave_steps
-
-        _check_parallel(num_parallel_calls)
-        cycle, block = check_arguments(cycle_length, block_length, num_parallel_calls)
+        cycle, block, _ = interleave_lengths(cycle_length, block_length, num_parallel_calls)
 
         def op(parent, rec):
-            for s in interleave_steps(parent(), lambda x: _call(map_func, x), cycle, block):
+            for s in cycle_steps(parent(), lambda x: _call(map_func, x), cycle, block):
                 if rec is not None:
                     rec.append(Step(s.value, (s.input,)))
                 yield s.value
 
         args = [f"cycle_length={cycle_length}"] if cycle_length is not None else []
         args += [f"block_length={block}"] if block != 1 else []
-        return self._chain(op, f"interleave({', '.join([_fn_name(map_func)] + args)})")
+        return self._chain(op, f"interleave({', '.join([_fn_name(map_func)] + args)})",
+                           cycle_length=cycle, block_length=block)
 
     @classmethod
     def list_files(cls, file_pattern: str | list[str], shuffle: bool | None = None,
@@ -506,8 +520,6 @@ class Dataset:
         ...     str(datakit.data_path("housing", "*.csv")), shuffle=False)]
         [b'housing.csv']
         """
-        import glob
-
         patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(file_pattern)
         patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
         names = sorted(n for p in patterns for n in glob.glob(p))
@@ -568,14 +580,67 @@ class Dataset:
         it = self._iter(recorders)
         for _ in itertools.islice(it, max_elements):
             pass
-        return [OpTrace(node._name, recorders.get(id(node), [])) for node in self._chain_list()]
+        return [OpTrace(node._name, recorders.get(id(node), []), node._kind, dict(node._args))
+                for node in self._chain_list()]
 
     def __repr__(self) -> str:
         return "Dataset." + ".".join(node._name for node in self._chain_list())
 
 
-
-
 def _fn_name(fn: Callable) -> str:
     name = getattr(fn, "__name__", type(fn).__name__)
     return "lambda" if name == "<lambda>" else name
+
+
+# ----------------------------------------------------------------------------
+# The glass-box shuffle (the algorithm: datakit.shuffle_buffer)
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class ShuffleStep(Step):
+    """A glass-box shuffle output, with the buffer it was picked from."""
+
+    slots: tuple = ()      # input position in each slot before the pick (None: empty)
+    slot: int = -1         # the slot picked
+    entered: tuple = ()    # input positions that entered just before this pick
+
+
+def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
+                     reshuffle_each_iteration: bool = True, *,
+                     picks: Iterable[int] | None = None) -> Dataset:
+    """The glass-box shuffle; ``picks`` replays given draws instead of its own RNG.
+
+    Own RNG: NumPy seeded with ``(seed, iteration)`` (iteration 0 every time if
+    ``reshuffle_each_iteration`` is false), so it is deterministic per seed but
+    not TensorFlow's order. ``picks`` (e.g. TF's, from
+    :func:`datakit.shuffle.trace_buffer`) are replayed at every iteration.
+
+    >>> gb = glassbox_shuffle(Dataset.range(5), 2, picks=[1, 1, 0, 1, 0])
+    >>> [int(x) for x in gb]
+    [1, 2, 0, 4, 3]
+    >>> a = Dataset.range(9).shuffle(4, seed=1)
+    >>> [int(x) for x in a] == [int(x) for x in Dataset.range(9).shuffle(4, seed=1)]
+    True
+    """
+    size = check_buffer_size(buffer_size)
+    if seed is not None:
+        check_int("seed", seed)
+    picks = None if picks is None else list(picks)
+    base = seed if seed is not None else np.random.SeedSequence().entropy
+    passes = itertools.count()
+
+    def op(parent, rec):
+        k = next(passes) if reshuffle_each_iteration else 0
+        choose = (replay_picks(picks) if picks is not None
+                  else rng_chooser(np.random.default_rng([base, k])))
+        for p in buffer_steps(parent(), size, choose):
+            if rec is not None:
+                rec.append(ShuffleStep(p.value, (p.position,), None, p.slots, p.slot, p.entered))
+            yield p.value
+
+    args = [str(size)] + ([f"seed={seed}"] if seed is not None else [])
+    if not reshuffle_each_iteration:
+        args.append("reshuffle_each_iteration=False")
+    return ds._chain(op, f"shuffle({', '.join(args)})", buffer_size=size, seed=seed,
+                     reshuffle_each_iteration=bool(reshuffle_each_iteration))

@@ -1,19 +1,14 @@
 """The interleave cycle, opened up: which input (file) and which line each element came from.
 
 :func:`interleave_steps` is ``tf.data``'s interleave algorithm in plain Python
-(the glass box's ``Dataset.interleave`` calls it). It keeps ``cycle_length``
-slots; it takes ``block_length`` elements from the slot it is at, then moves
-to the next slot. An empty slot is filled with the next input when the cycle
-reaches it; an exhausted one is closed and the cycle moves on (the next input
-takes that slot on the next visit). ``cycle_length=None`` means AUTOTUNE:
-the number of CPU cores.
+(it lives in :mod:`datakit.interleave_cycle`, re-exported here; the glass
+box's ``Dataset.interleave`` calls it): ``cycle_length`` slots, ``block_length``
+elements from one slot before moving to the next. Two files of three lines,
+read two at a time, one line at a time, alternate:
 
->>> steps = list(interleave_steps([3, 1, 2], lambda n: range(10 * n, 10 * n + n),
-...                               cycle_length=2, block_length=2))
->>> [s.value for s in steps]
-[30, 31, 10, 32, 20, 21]
->>> [(s.input, s.position, s.slot) for s in steps][:3]
-[(0, 0, 0), (0, 1, 0), (1, 0, 1)]
+>>> [(s.input, s.position) for s in interleave_steps(["a", "b"], lambda f: range(3),
+...                                                  cycle_length=2)]
+[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
 
 :func:`trace_sources` does the same bookkeeping for a *real* ``tf.data``
 pipeline over text files (it tags every line with its file and line
@@ -24,129 +19,20 @@ file, so you can see the cycle and the blocks.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import tensorflow as tf
+from matplotlib.patches import Patch
 
 from datakit import plotting
-from datakit.glassbox import AUTOTUNE
+from datakit.checks import cpu_cores, default_cycle_length, interleave_lengths
+from datakit.interleave_cycle import InterleaveStep, interleave_steps
+from datakit.lines import numbered_lines
 
-
-
-def cpu_cores() -> int:
-    """The number of CPU cores this process may use (TensorFlow's ``MaxParallelism``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def default_cycle_length(num_parallel_calls: int | None = None) -> int:
-    """What ``cycle_length=None`` (AUTOTUNE) becomes in TensorFlow 2.21.
-
-    Sequential interleave: the number of cores. ``num_parallel_calls=n``:
-    ``min(n, cores)``. ``num_parallel_calls=AUTOTUNE``: ``ceil(cores / 3)``
-    (each cycle slot gets ~3 threads: its own and 2 prefetching the next
-    inputs), so on a 2-core machine just 1.
-
-    >>> default_cycle_length(1)
-    1
-    """
-    cores = cpu_cores()
-    if num_parallel_calls is None:
-        return cores
-    if num_parallel_calls == AUTOTUNE:
-        return -(-cores // 3)
-    return min(int(num_parallel_calls), cores)
-
-
-def check_arguments(cycle_length: int | None, block_length: int | None,
-                    num_parallel_calls: int | None = None) -> tuple[int, int]:
-    """Validate interleave arguments; return the effective ``(cycle_length, block_length)``."""
-    if num_parallel_calls is not None and _check(
-            "num_parallel_calls", num_parallel_calls, allow_auto=True) != AUTOTUNE:
-        num_parallel_calls = int(num_parallel_calls)
-    block = 1 if block_length is None else _check("block_length", block_length, allow_auto=False)
-    if cycle_length is None or _check("cycle_length", cycle_length, allow_auto=True) == AUTOTUNE:
-        return default_cycle_length(num_parallel_calls), block
-    if num_parallel_calls not in (None, AUTOTUNE) and num_parallel_calls > cycle_length:
-        raise ValueError(
-            f"num_parallel_calls={num_parallel_calls} is more than cycle_length={cycle_length}: "
-            "at most one call per open input; lower it or pass tf.data.AUTOTUNE.")
-    return int(cycle_length), block
-
-
-@dataclass
-class InterleaveStep:
-    """One output element of an interleave and where it came from."""
-
-    value: Any
-    #: Position of the input element (e.g. the file) in the input stream.
-    input: int
-    #: Position of the value within that input's dataset.
-    position: int
-    #: The cycle slot it was read from.
-    slot: int
-
-
-def _check(name: str, value: Any, allow_auto: bool) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if int(value) < 1 and not (allow_auto and int(value) == AUTOTUNE):
-        raise ValueError(f"{name}={value} is invalid: pass an int >= 1"
-                         + (" (or None / tf.data.AUTOTUNE)." if allow_auto else "."))
-    return int(value)
-
-
-def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
-                     cycle_length: int | None = None, block_length: int | None = 1,
-                     num_parallel_calls: int | None = None) -> Iterator[InterleaveStep]:
-    """tf.data's interleave order: yield each element with its input, position and slot.
-
-    ``num_parallel_calls`` matters only for what ``cycle_length=None`` becomes
-    (:func:`default_cycle_length`); the order is the same, parallel or not.
-    """
-    cycle, block = check_arguments(cycle_length, block_length, num_parallel_calls)
-    return _steps(inputs, map_func, cycle, block)
-
-
-def _steps(inputs, map_func, cycle: int, block: int) -> Iterator[InterleaveStep]:
-    source = iter(enumerate(inputs))
-    slots: list[tuple[int, Iterator[Any], list[int]] | None] = [None] * cycle
-    end_of_input, n_open, index, in_block = False, 0, 0, 0
-
-    def advance():
-        nonlocal index, in_block
-        index, in_block = (index + 1) % cycle, 0
-
-    while not end_of_input or n_open > 0:
-        current = slots[index]
-        if current is not None:
-            pos, it, count = current
-            try:
-                value = next(it)
-            except StopIteration:
-                slots[index] = None
-                n_open -= 1
-                advance()
-                continue
-            yield InterleaveStep(value, pos, count[0], index)
-            count[0] += 1
-            in_block += 1
-            if in_block == block:
-                advance()
-        elif not end_of_input:
-            try:
-                pos, x = next(source)
-            except StopIteration:
-                end_of_input = True
-                continue
-            slots[index] = (pos, iter(map_func(x)), [0])
-            n_open += 1
-        else:
-            advance()
+__all__ = ["SourceTrace", "trace_sources", "plot_sources",
+           # re-exported: the cycle and its rule, for the lesson
+           "InterleaveStep", "interleave_steps", "cpu_cores", "default_cycle_length"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------
@@ -163,39 +49,39 @@ class SourceTrace:
     block_length: int
 
 
-def numbered_lines(path, skip_header: bool = True):
-    """``(path, line number, line)`` for each line of a text file (1-based numbers)."""
-    import tensorflow as tf
-    lines = tf.data.TextLineDataset(path)
-    numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
-    paths = tf.data.Dataset.from_tensors(path).repeat()
-    ds = tf.data.Dataset.zip((paths, numbers, lines))
-    return ds.skip(1) if skip_header else ds
-
-
 def trace_sources(files, *, cycle_length: int | None = None, block_length: int = 1,
                   num_parallel_calls: int | None = None, deterministic: bool | None = None,
                   skip_header: bool = True, max_elements: int | None = None) -> SourceTrace:
     """Run ``from_tensor_slices(files).interleave(lines of each file)`` and record the sources.
 
-    ``files`` are read in the order given (use ``tf.data.Dataset.list_files``
-    and a seed, or ``sorted``, to choose it). Each file gets a colour; lines
-    are numbered from 1 (the header, when skipped, is line 1).
+    Args:
+        files: text files, read in the order given (use
+            ``tf.data.Dataset.list_files`` and a seed, or ``sorted``, to choose it).
+        cycle_length, block_length, num_parallel_calls, deterministic: as in
+            ``tf.data.Dataset.interleave`` (checked by
+            :func:`datakit.checks.interleave_lengths`).
+        skip_header: drop each file's first line (lines are numbered from 1
+            either way, so the first data line is line 2).
+        max_elements: stop after that many elements.
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        TypeError, ValueError: bad interleave arguments.
     """
-    import tensorflow as tf
     files = [str(f) for f in files]
     for f in files:
         if not os.path.isfile(f):
             raise FileNotFoundError(f"{f}: no such file.")
-    cycle, _ = check_arguments(cycle_length, block_length, num_parallel_calls)
+    cycle, _, _ = interleave_lengths(cycle_length, block_length, num_parallel_calls)
     ds = tf.data.Dataset.from_tensor_slices(files).interleave(
-        lambda f: numbered_lines(f, skip_header), cycle_length=cycle, block_length=block_length,
+        lambda f: numbered_lines(f, skip_header=skip_header), cycle_length=cycle,
+        block_length=block_length,
         num_parallel_calls=num_parallel_calls, deterministic=deterministic)
     if max_elements is not None:
         ds = ds.take(max_elements)
     index = {f: i for i, f in enumerate(files)}
     file, line = [], []
-    for path, number, _ in ds.as_numpy_iterator():
+    for _, number, path in ds.as_numpy_iterator():
         file.append(index[path.decode()])
         line.append(int(number))
     return SourceTrace(files, np.array(file, dtype=int), np.array(line, dtype=int),
@@ -208,7 +94,6 @@ def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None
 
     The number in each cell is the line number within its file.
     """
-    from matplotlib.patches import Patch
     with plotting.style():
         n = len(trace.file)
         ax = plotting.new_axes(ax, figsize=(min(12, 1.5 + 0.35 * n), 1.9))

@@ -1,31 +1,32 @@
-"""How much memory a training input holds: RSS measurement, the all-in-memory baseline, plots.
+"""How much memory a process holds: RSS now, its peak, sampled in the background, during fit().
 
 The resident set size (RSS) is the memory the operating system counts against the
-machine. :func:`load_videos_in_memory` is the starting point streaming replaces: every
-frame of every MP4 (see :mod:`datakit.video`) decoded into one NumPy array, with the RSS
-measured after each video; :func:`memory_logger` records the RSS after every step of
-``fit()``. :func:`plot_memory_vs_data` and :func:`plot_rss_over_time` draw them.
+machine. :class:`RssSampler` tracks its peak while something runs (``bench`` uses
+it); :func:`memory_logger` records the RSS after every step of ``fit()`` and
+:func:`plot_rss_over_time` draws it. The all-in-memory video baseline that
+streaming replaces is :mod:`datakit.inmemory`.
 
 >>> 0 < rss_bytes() <= rss_bytes(children=True) and rss_bytes() <= peak_rss_bytes()
 True
->>> data = InMemoryVideos(np.arange(10, dtype=np.uint8)[:, None, None, None],
-...                       starts=np.array([0, 6]), lengths=np.array([6, 4]),
-...                       labels=np.array([1, 3]))
->>> clips, labels = data.sample_clips(4, 3, rng=np.random.default_rng(0))
->>> clips.shape, [int(c[1, 0, 0, 0] - c[0, 0, 0, 0]) for c in clips]  # consecutive frames
-((4, 3, 1, 1, 1), [1, 1, 1, 1])
+>>> sampler = RssSampler(0.001)
+>>> sampler.start(); sampler.stop.set(); sampler.join()
+>>> sampler.peak >= rss_bytes() // 2
+True
 """
 
 from __future__ import annotations
 
+import resource
+import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
+import keras
 import numpy as np
 import psutil
 
-from datakit.video import list_mp4, mp4_frame_count, read_mp4
+from datakit import plotting
+
+__all__ = ["rss_bytes", "peak_rss_bytes", "RssSampler", "memory_logger", "plot_rss_over_time"]
 
 
 def rss_bytes(children: bool = False) -> int:
@@ -45,59 +46,23 @@ def rss_bytes(children: bool = False) -> int:
 
 def peak_rss_bytes() -> int:
     """The kernel's high-water mark of this process's resident memory, in bytes (Linux)."""
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
-# ---- The starting point: every frame in one NumPy array ---------------------------------
+class RssSampler(threading.Thread):
+    """Samples this process's RSS (plus its children's: DataLoader workers) in the background.
 
-@dataclass
-class InMemoryVideos:
-    """All frames of all videos in one array, with where each video starts.
-
-    ``data_bytes[k]`` and ``rss[k]`` were measured after loading ``k + 1`` videos,
-    ``rss_before`` before the first.
+    ``start()`` it, ``stop.set()`` and ``join()`` it, then read ``peak`` (bytes).
     """
 
-    frames: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-    labels: np.ndarray
-    rss_before: int = 0
-    data_bytes: list[int] = field(default_factory=list)
-    rss: list[int] = field(default_factory=list)
+    def __init__(self, every: float):
+        super().__init__(daemon=True)
+        self.every, self.stop = every, threading.Event()
+        self.peak = rss_bytes(children=True)
 
-    def sample_clips(self, batch_size: int, clip_len: int, *, seed: int | None = None,
-                     rng: np.random.Generator | None = None):
-        """A batch ``(clips, labels)`` of random clips from random videos.
-
-        Pass ``rng`` to draw batch after batch from one generator, or ``seed``.
-        """
-        if not 1 <= clip_len <= self.lengths.min():
-            raise ValueError(f"clip_len={clip_len}: pass 1 <= clip_len <= "
-                             f"{self.lengths.min()} (the shortest video's frames).")
-        rng = rng if rng is not None else np.random.default_rng(seed)
-        idx = rng.integers(len(self.labels), size=batch_size)
-        offs = rng.integers(0, self.lengths[idx] - clip_len + 1)
-        starts = self.starts[idx] + offs
-        clips = self.frames[starts[:, None] + np.arange(clip_len)]
-        return clips, self.labels[idx]
-
-
-def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
-    """Decode every MP4 under ``directory`` into one ``(total_frames, H, W, 3)`` array."""
-    paths, labels = list_mp4(directory)
-    lengths = np.array([mp4_frame_count(p) for p in paths])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    first = read_mp4(paths[0], stop=1)
-    frames = np.empty((int(lengths.sum()),) + first.shape[1:], np.uint8)  # pages not touched yet
-    out = InMemoryVideos(frames, starts, lengths, np.array(labels), rss_bytes())
-    for p, s, n in zip(paths, starts, lengths):
-        frames[s:s + n] = read_mp4(p)
-        out.data_bytes.append(int((s + n) * frames[0].nbytes))
-        out.rss.append(rss_bytes())
-    return out
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            self.peak = max(self.peak, rss_bytes(children=True))
 
 
 # ---- Memory over time during fit() ------------------------------------------------------
@@ -107,7 +72,6 @@ def memory_logger():
 
     Read ``callback.seconds`` and ``callback.rss`` after ``fit()``.
     """
-    import keras
 
     class MemoryLogger(keras.callbacks.Callback):
         def on_train_begin(self, logs=None):
@@ -122,35 +86,9 @@ def memory_logger():
 
 # ---- Pictures ---------------------------------------------------------------------------
 
-def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
-    """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM."""
-    from datakit import plotting
-
-    mb = 1e-6
-    x = np.array(loaded.data_bytes) * mb
-    y = (np.array(loaded.rss) - loaded.rss_before) * mb
-    free = (total_memory - loaded.rss_before) * mb  # what was left when loading began
-    slope = max(np.polyfit(x, y, 1)[0] if len(x) > 1 else 1.0, 1e-3)
-    x_ext = np.geomspace(x[-1], free / slope, 50)
-    with plotting.style():
-        ax = plotting.new_axes(ax)
-        ax.plot(x, np.maximum(y, x[0] / 10), "o", ms=3, color=plotting.PALETTE[0],
-                label="measured while loading into one array")
-        ax.plot(x_ext, slope * x_ext, "--", color=plotting.PALETTE[0],
-                label=f"the same trend ({slope:.1f} MB per MB), extended")
-        ax.axhline(free, color=plotting.PALETTE[3], label="this machine's free memory")
-        ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
-               ylabel="resident memory added (MB)",
-               title="All frames in memory: memory grows with the data")
-        ax.legend(loc="upper left")
-    return ax
-
-
 def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TFRecord shards",
                        color_index: int = 1):
     """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`)."""
-    from datakit import plotting
-
     with plotting.style():
         ax = plotting.new_axes(ax)
         ax.plot(seconds, np.array(rss) * 1e-6, "-", color=plotting.epoch_color(color_index),

@@ -25,20 +25,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
 import numpy as np
+import tensorflow as tf
+from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
-from datakit.glassbox import _check_count
-from datakit.shuffle import _check_buffer_size
+from datakit.checks import check_count
+from datakit.shuffle_buffer import check_buffer_size
+
+__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "MixingStats", "mixing_stats",
+           "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
+           "plot_label_batches"]
 
 # ---------------------------------------------------------------- mixing, from real runs
-
-
-def _at_least_one(name: str, value: Any) -> int:
-    v = _check_count(name, value)
-    if v < 1:
-        raise ValueError(f"{name}={v} is invalid: pass an int >= 1.")
-    return v
 
 
 def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0) -> np.ndarray:
@@ -50,10 +51,8 @@ def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0)
     >>> o.shape, sorted(o[0].tolist())
     ((3, 5), [0, 1, 2, 3, 4])
     """
-    import tensorflow as tf
-
-    size = _check_buffer_size(buffer_size)
-    n, runs = _at_least_one("n", n), _at_least_one("runs", runs)  # repeat(-1) would never end
+    size = check_buffer_size(buffer_size)
+    n, runs = check_count("n", n), check_count("runs", runs)  # repeat(-1) would never end
     ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
     return np.stack(list(ds.as_numpy_iterator()))
 
@@ -76,7 +75,7 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     >>> m.probs[0].diagonal().tolist(), m.probs[1].sum(axis=1).tolist()
     ([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
     """
-    sizes = [_check_buffer_size(b) for b in buffer_sizes]
+    sizes = [check_buffer_size(b) for b in buffer_sizes]
     probs = np.zeros((len(sizes), n, n))
     for k, b in enumerate(sizes):
         # one count per (run, output position t) at [input position, t]
@@ -132,15 +131,13 @@ def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int =
     >>> label_batches([0, 0, 1, 1], buffer_size=1, batch_size=2).tolist()
     [[2, 0], [0, 2]]
     """
-    import tensorflow as tf
-
     labels = np.asarray(labels)
     if labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
         raise ValueError("labels must be a non-empty sequence of ints >= 0 (class ids), "
                          f"got {labels.dtype} values; map class names to 0, 1, ... first.")
     k = int(labels.max()) + 1
     ds = tf.data.Dataset.from_tensor_slices(labels).shuffle(
-        _check_buffer_size(buffer_size), seed=seed).batch(_at_least_one("batch_size", batch_size))
+        check_buffer_size(buffer_size), seed=seed).batch(check_count("batch_size", batch_size))
     return np.stack([np.bincount(b, minlength=k) for b in ds.as_numpy_iterator()])
 
 
@@ -151,10 +148,8 @@ def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict
     >>> e["shuffle then repeat"].tolist()
     [0, 0, 0, 0, 1, 1, 1, 1]
     """
-    import tensorflow as tf
-
-    size = _check_buffer_size(buffer_size)
-    n, epochs = _at_least_one("n", n), _at_least_one("epochs", epochs)  # repeat(-1): endless
+    size = check_buffer_size(buffer_size)
+    n, epochs = check_count("n", n), check_count("epochs", epochs)  # repeat(-1): endless
     base = tf.data.Dataset.range(n)
     mixed = base.repeat(epochs).enumerate().shuffle(size, seed=seed)
     per_epoch = base.shuffle(size, seed=seed).repeat(epochs).enumerate()
@@ -169,15 +164,13 @@ def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
     >>> buffer_bytes(tf.TensorSpec([224, 224, 3], tf.float32), 1000)
     602112000
     """
-    import tensorflow as tf
-
     per = 0
     for spec in tf.nest.flatten(element_spec):
         if not spec.shape.is_fully_defined() or spec.dtype == tf.string:
             raise ValueError(f"cannot size {spec}: give a spec with a full shape and a "
                              "fixed-size dtype (measure one element's nbytes instead).")
         per += spec.shape.num_elements() * spec.dtype.size
-    return per * _check_buffer_size(buffer_size)
+    return per * check_buffer_size(buffer_size)
 
 
 # ---------------------------------------------------------------- pictures
@@ -186,8 +179,6 @@ def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
 def _panels(axes, k: int, width: float, height: float) -> np.ndarray:
     """``axes`` as an array, or a new row of ``k`` panels sharing the y axis."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
         _, axes = plt.subplots(1, k, figsize=(width * k + 1, height), sharey=True,
                                constrained_layout=True)
     return np.atleast_1d(axes)
@@ -195,8 +186,6 @@ def _panels(axes, k: int, width: float, height: float) -> np.ndarray:
 
 def plot_mixing(mixing: MixingMap, axes=None):
     """P(output position | input position), one heat map per buffer size, side by side."""
-    from matplotlib.colors import BoundaryNorm
-
     k = len(mixing.buffer_sizes)
     with plotting.style():
         axes = _panels(axes, k, 3.0, 3.4)
@@ -221,9 +210,6 @@ def plot_mixing(mixing: MixingMap, axes=None):
 
 def plot_epochs(orders: dict[str, np.ndarray], ax=None):
     """Epoch of each output element, one strip per pipeline."""
-    import matplotlib.patches as mpatches
-    from matplotlib.colors import ListedColormap
-
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(8, 1.0 + 0.5 * len(orders)))
         names = list(orders)

@@ -23,6 +23,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+__all__ = ["STYLE", "PALETTE", "MUTED", "epoch_color", "style", "new_axes", "save_fig"]
+
 #: rcParams applied inside :func:`style`.
 STYLE = {
     "figure.dpi": 80,

@@ -46,22 +46,30 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from datakit.checks import interleave_lengths
+from datakit.errors import DataError
 from datakit.examples import serialize
+
+__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
+           "count_records", "check_shards", "read_records"]
 
 MANIFEST = "manifest.json"
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class RecordFileError(ValueError):
+class RecordFileError(DataError):
     """A record file is missing, truncated, corrupted or disagrees with its manifest.
 
-    ``path`` is the file, ``offset`` the byte offset where known (else None).
+    A :class:`datakit.errors.DataError`: ``path`` is the file, ``offset`` the
+    byte offset where known (else None).
+
+    >>> err = RecordFileError("a.tfrecord", "file ends inside a record", 48)
+    >>> isinstance(err, DataError), err.offset, str(err)
+    (True, 48, 'a.tfrecord (at byte 48): file ends inside a record')
     """
 
     def __init__(self, path, reason: str, offset: int | None = None):
-        self.path, self.reason, self.offset = str(path), reason, offset
-        at = f" (at byte {offset})" if offset is not None else ""
-        super().__init__(f"{self.path}{at}: {reason}")
+        super().__init__(path, reason, offset=offset)
 
 
 # ---------------------------------------------------------------- writing shards
@@ -352,10 +360,27 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
                  shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
-    All files are checked first with :func:`check_shards` (see the module docstring for what
-    that catches and costs). ``cycle_length`` files are read at once (default: up to 4), with
-    ``num_parallel_reads`` threads (default: one; try ``tf.data.AUTOTUNE`` and measure);
-    ``shuffle_files`` shuffles the file order each epoch with ``seed``.
+    Args:
+        source: a folder of shards, a file, or a list of files.
+        compression: ``"auto"`` (from the manifest or the file's first bytes),
+            ``None`` or ``"GZIP"``.
+        check_manifest: check sizes, record counts and sha256 against the
+            manifest (see the module docstring for what that catches and costs).
+        verify: one full TensorFlow pass per file, for files without a manifest.
+        cycle_length: files read at once; ``None``: up to 4;
+            ``tf.data.AUTOTUNE``: tf.data's rule
+            (:func:`datakit.checks.default_cycle_length`).
+        num_parallel_reads: reading threads (``None``: one; try
+            ``tf.data.AUTOTUNE`` and measure); at most an explicit ``cycle_length``.
+        shuffle_files: shuffle the file order each epoch, with ``seed``.
+        seed: seeds the file shuffle.
+
+    Raises:
+        RecordFileError: (a :class:`datakit.errors.DataError`) a shard is
+            truncated, corrupted, missing from its manifest's set, or disagrees
+            with the manifest, naming the file (and byte offset).
+        ValueError: bad arguments, e.g. more ``num_parallel_reads`` than
+            ``cycle_length``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
     >>> from datakit.examples import parse_example, to_example
@@ -367,12 +392,8 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
     >>> sorted(int(i) for i in ds)
     [0, 1, 2, 3, 4, 5, 6]
     """
-    if cycle_length is not None and cycle_length != tf.data.AUTOTUNE and cycle_length < 1:
-        raise ValueError(f"cycle_length={cycle_length}: pass an int >= 1 (or None)")
-    if num_parallel_reads is not None and num_parallel_reads != tf.data.AUTOTUNE \
-            and num_parallel_reads < 1:
-        raise ValueError(f"num_parallel_reads={num_parallel_reads}: pass an int >= 1, "
-                         "tf.data.AUTOTUNE or None")
+    names = ("cycle_length", "num_parallel_reads")
+    interleave_lengths(cycle_length, 1, num_parallel_reads, default_cycle=1, names=names)
     report = check_shards(source, compression, check_manifest, verify)
     comps = {r["compression"] for r in report}
     if len(comps) > 1:
@@ -382,13 +403,8 @@ def read_records(source, compression="auto", check_manifest: bool = True, verify
     files = tf.data.Dataset.from_tensor_slices([r["file"] for r in report])
     if shuffle_files:
         files = files.shuffle(len(report), seed=seed)
-    cycle = cycle_length or min(4, len(report))
-    if num_parallel_reads not in (None, tf.data.AUTOTUNE) and num_parallel_reads > cycle:
-        if cycle_length is not None:
-            raise ValueError(f"num_parallel_reads={num_parallel_reads} > cycle_length="
-                             f"{cycle_length}: a thread reads one open file, so use at most "
-                             "cycle_length threads")
-        num_parallel_reads = cycle
+    cycle, _, num_parallel_reads = interleave_lengths(
+        cycle_length, 1, num_parallel_reads, default_cycle=min(4, len(report)), names=names)
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
     parallel = {} if num_parallel_reads is None else {

@@ -12,7 +12,7 @@
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "y": [10.0, 20.0, 30.0, 40.0]},
-...                      d, n_shards=2, prefix="toy")
+...                      d, num_shards=2, prefix="toy")
 >>> [os.path.basename(p) for p in paths]
 ['toy_00.csv', 'toy_01.csv']
 >>> counts = {}
@@ -34,25 +34,38 @@ from typing import Any
 
 import numpy as np
 
+from datakit.checks import check_count
+
+__all__ = ["write_shards", "split_into_shards", "check_files"]
+
 # -- writing -------------------------------------------------------------------
 
 
-def write_shards(table: Any, folder: str | Path, *, n_shards: int, prefix: str = "part",
+def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str = "part",
                  columns: list[str] | None = None) -> list[str]:
-    """Write the rows of ``table`` into ``n_shards`` CSV files, a header line each.
+    """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
-    ``table``: a pandas DataFrame, a dict of columns, a 2-D array (give
-    ``columns``), or the path of a CSV file (its lines are copied verbatim).
     Each file is written under a temporary name, then renamed; the row counts
     go to ``folder/manifest.json``. Returns the paths, in order.
+
+    Args:
+        table: a pandas DataFrame, a dict of columns, a 2-D array (give
+            ``columns``), or the path of a CSV file (its lines are copied verbatim).
+        folder: where the shards go (created if needed).
+        num_shards: how many files (>= 1); rows are split evenly, in order.
+        prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ...
+        columns: column names for a 2-D array.
+
+    Raises:
+        TypeError: ``num_shards`` is not an int.
+        ValueError: ``num_shards < 1``, or a table without a header.
     """
     header, lines = _table_lines(table, columns)
-    if isinstance(n_shards, bool) or not isinstance(n_shards, int) or n_shards < 1:
-        raise ValueError(f"n_shards={n_shards!r} is invalid: pass an int >= 1.")
+    check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths, counts = [], {}
-    for i, chunk in enumerate(np.array_split(np.arange(len(lines)), n_shards)):
+    for i, chunk in enumerate(np.array_split(np.arange(len(lines)), num_shards)):
         path = folder / f"{prefix}_{i:02d}.csv"
         _atomic_write(path, "".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
         paths.append(str(path))
@@ -62,27 +75,39 @@ def write_shards(table: Any, folder: str | Path, *, n_shards: int, prefix: str =
 
 
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
-                      n_shards=(20, 10, 10), names=("train", "valid", "test"),
+                      num_shards=(20, 10, 10), names=("train", "valid", "test"),
                       seed: int = 42, columns: list[str] | None = None) -> dict[str, list[str]]:
     """Shuffle the rows with ``seed``, split them by ``fractions``, write each part as shards.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
     goes to exactly one file.
+
+    Args:
+        table, columns: as in :func:`write_shards`.
+        folder: where all parts' shards go.
+        fractions: the share of rows per part (>= 0, summing to 1).
+        num_shards: files per part, one int >= 1 each.
+        names: the parts' names (and file prefixes).
+        seed: seeds the row shuffle.
+
+    Raises:
+        ValueError: parts of different lengths, bad fractions or shard counts
+            (all checked before anything is written).
     """
-    if not len(fractions) == len(n_shards) == len(names):
-        raise ValueError("fractions, n_shards and names need one entry per part.")
+    if not len(fractions) == len(num_shards) == len(names):
+        raise ValueError("fractions, num_shards and names need one entry per part.")
     if any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
-    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in n_shards):
-        raise ValueError(f"n_shards={n_shards}: pass one int >= 1 per part "
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in num_shards):
+        raise ValueError(f"num_shards={num_shards}: pass one int >= 1 per part "
                          "(checked before anything is written).")
     header, lines = _table_lines(table, columns)
     order = np.random.default_rng(seed).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     out = {}
-    for name, n, lo, hi in zip(names, n_shards, bounds[:-1], bounds[1:]):
+    for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:]):
         part = _Lines(header, [lines[j] for j in order[lo:hi]])
-        out[name] = write_shards(part, folder, n_shards=n, prefix=name)
+        out[name] = write_shards(part, folder, num_shards=n, prefix=name)
     return out
 
 

@@ -30,157 +30,30 @@ but never picks from it before the current epoch is empty (at most 3 epochs
 are held); each epoch draws fresh seeds when ``reshuffle_each_iteration`` is
 true, the same seeds otherwise, so the order equals that of the unfused chain.
 
-How far a shuffle of a given buffer size mixes the data is measured and
-drawn in :mod:`datakit.mixing`.
+The algorithm itself (:func:`buffer_steps`, :func:`replay_picks`) lives in
+:mod:`datakit.shuffle_buffer` and the glass-box op (:func:`glassbox_shuffle`)
+in :mod:`datakit.glassbox`; this module re-exports them next to the tracer
+and the picture. How far a shuffle of a given buffer size mixes the data is
+measured and drawn in :mod:`datakit.mixing`.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
+import matplotlib.patches as mpatches
 import numpy as np
+import tensorflow as tf
 
 from datakit import plotting
-from datakit.glassbox import Dataset, Step, _check_count
+from datakit.checks import check_int
+from datakit.glassbox import ShuffleStep, glassbox_shuffle
+from datakit.shuffle_buffer import Pick, buffer_steps, check_buffer_size, replay_picks
 
-
-def _check_buffer_size(buffer_size: Any) -> int:
-    b = _check_count("buffer_size", buffer_size)
-    if b < 1:
-        raise ValueError(f"buffer_size={b} is invalid: the buffer must hold at least one "
-                         "element, so pass buffer_size >= 1 (1 means no shuffling).")
-    return b
-
-
-# ---------------------------------------------------------------- TensorFlow's algorithm
-
-
-class Pick(NamedTuple):
-    """One output step of the shuffle buffer."""
-
-    position: int          # input position of the element emitted
-    value: Any
-    slot: int              # slot it was taken from
-    slots: tuple           # input position in every slot before the pick (None: empty)
-    entered: tuple         # input positions that came in just before this pick
-    offset: int            # the random draw: slot = (head + offset) % buffer_size
-    size: int              # elements held when picking
-
-
-# pick(n, slots, head) -> offset in [0, n)
-Chooser = Callable[[int, tuple, int], int]
-
-
-def buffer_steps(values: Iterable[Any], buffer_size: int, choose: Chooser) -> Iterator[Pick]:
-    """Run TensorFlow's shuffle-buffer algorithm; ``choose`` makes the random draws.
-
-    >>> [p.value for p in buffer_steps("abcd", 2, replay_picks([1, 0, 1, 0]))]
-    ['b', 'a', 'd', 'c']
-    >>> # pick slot 1 ('b'): 'a' (the head) moves into slot 1, 'c' enters slot 0
-    >>> [p.slots for p in buffer_steps("abc", 2, replay_picks([1, 0, 0]))]
-    [(0, 1), (2, 0), (2, None)]
-    """
-    size = _check_buffer_size(buffer_size)
-    it = iter(values)
-    slots: list[int | None] = [None] * size
-    live: dict[int, Any] = {}
-    head = tail = 0
-    exhausted = False
-    while True:
-        entered = []
-        while not exhausted and tail - head < size:
-            try:
-                x = next(it)
-            except StopIteration:
-                exhausted = True
-                break
-            slots[tail % size] = tail
-            live[tail] = x
-            entered.append(tail)
-            tail += 1
-        n = tail - head
-        if n == 0:
-            return
-        before = tuple(slots)
-        offset = int(choose(n, before, head))
-        if not 0 <= offset < n:
-            raise ValueError(f"a pick must be in [0, {n}) with {n} elements held, got {offset}")
-        slot = (head + offset) % size
-        pos = slots[slot]
-        slots[slot], slots[head % size] = slots[head % size], None
-        head += 1
-        yield Pick(pos, live.pop(pos), slot, before, tuple(entered), offset, n)
-
-
-def replay_picks(picks: Iterable[int]) -> Chooser:
-    """A chooser that replays recorded draws (e.g. ``BufferTrace.offsets`` of TF)."""
-    it = iter(picks)
-
-    def choose(n, _slots, _head):
-        try:
-            return next(it)
-        except StopIteration:
-            raise ValueError("picks ran out: pass one pick per output element") from None
-
-    return choose
-
-
-def _rng_chooser(rng: np.random.Generator) -> Chooser:
-    return lambda n, _slots, _head: int(rng.integers(n))
-
-
-# ---------------------------------------------------------------- the glass-box op
-
-
-@dataclass
-class ShuffleStep(Step):
-    """A glass-box shuffle output, with the buffer it was picked from."""
-
-    slots: tuple = ()      # input position in each slot before the pick (None: empty)
-    slot: int = -1         # the slot picked
-    entered: tuple = ()    # input positions that entered just before this pick
-
-
-def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
-                     reshuffle_each_iteration: bool = True, *,
-                     picks: Iterable[int] | None = None) -> Dataset:
-    """The glass-box shuffle; ``picks`` replays given draws instead of its own RNG.
-
-    Own RNG: NumPy seeded with ``(seed, iteration)`` (iteration 0 every time if
-    ``reshuffle_each_iteration`` is false), so it is deterministic per seed but
-    not TensorFlow's order. ``picks`` (e.g. TF's, from :func:`trace_buffer`)
-    are replayed at every iteration.
-
-    >>> gb = glassbox_shuffle(Dataset.range(5), 2, picks=[1, 1, 0, 1, 0])
-    >>> [int(x) for x in gb]
-    [1, 2, 0, 4, 3]
-    >>> a = Dataset.range(9).shuffle(4, seed=1)
-    >>> [int(x) for x in a] == [int(x) for x in Dataset.range(9).shuffle(4, seed=1)]
-    True
-    """
-    size = _check_buffer_size(buffer_size)
-    if seed is not None:
-        _check_count("seed", seed)
-    picks = None if picks is None else list(picks)
-    base = seed if seed is not None else np.random.SeedSequence().entropy
-    passes = itertools.count()
-
-    def op(parent, rec):
-        k = next(passes) if reshuffle_each_iteration else 0
-        choose = (replay_picks(picks) if picks is not None
-                  else _rng_chooser(np.random.default_rng([base, k])))
-        for p in buffer_steps(parent(), size, choose):
-            if rec is not None:
-                rec.append(ShuffleStep(p.value, (p.position,), None, p.slots, p.slot, p.entered))
-            yield p.value
-
-    args = [str(size)] + ([f"seed={seed}"] if seed is not None else [])
-    if not reshuffle_each_iteration:
-        args.append("reshuffle_each_iteration=False")
-    return ds._chain(op, f"shuffle({', '.join(args)})")
+__all__ = ["BufferTrace", "trace_buffer", "plot_buffer",
+           # re-exported: the algorithm and the glass-box op, for the lesson
+           "Pick", "buffer_steps", "replay_picks", "ShuffleStep", "glassbox_shuffle"]
 
 
 # ---------------------------------------------------------------- buffers of a real tf.data run
@@ -224,29 +97,36 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     tagging does not change the order for a given seed), TensorFlow shuffles
     it, and the buffer at each step follows from input and output order; slots
     come from replaying TensorFlow's algorithm with its observed picks.
-    ``epoch_size`` (e.g. 10 for ``range(10).repeat(3)``) records each input's
-    epoch for colouring. ``iteration=k`` traces the (k+1)-th pass over the
-    shuffled dataset (what ``shuffle(...).repeat()`` gives as epoch k). Pass a
-    ``seed`` to compare with an untagged run.
+
+    Args:
+        dataset: a finite ``tf.data.Dataset``.
+        buffer_size, seed, reshuffle_each_iteration: as in ``Dataset.shuffle``;
+            pass a ``seed`` to compare with an untagged run.
+        epoch_size: elements per epoch (e.g. 10 for ``range(10).repeat(3)``),
+            to record each input's epoch for colouring.
+        iteration: trace the (k+1)-th pass over the shuffled dataset (what
+            ``shuffle(...).repeat()`` gives as epoch k).
+
+    Raises:
+        TypeError: ``dataset`` is not a ``tf.data.Dataset`` (or a count not an int).
+        ValueError: ``buffer_size < 1``, ``epoch_size < 1``, or an endless dataset.
 
     >>> import tensorflow as tf
     >>> t = trace_buffer(tf.data.Dataset.range(3).repeat(2), 2, seed=7, epoch_size=3)
     >>> t.epochs, sorted(t.picked)
     ([0, 0, 0, 1, 1, 1], [0, 1, 2, 3, 4, 5])
     """
-    import tensorflow as tf
-
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError("trace_buffer() needs a tf.data.Dataset; for the glass box call "
                         "glassbox.Dataset(...).shuffle(...).trace() instead.")
-    size = _check_buffer_size(buffer_size)
-    if epoch_size is not None and _check_count("epoch_size", epoch_size) < 1:
+    size = check_buffer_size(buffer_size)
+    if epoch_size is not None and check_int("epoch_size", epoch_size) < 1:
         raise ValueError("epoch_size must be >= 1: the number of elements in one epoch.")
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
         raise ValueError("trace_buffer() needs a finite dataset: take(n) a part of it first.")
     tagged = dataset.enumerate().shuffle(size, seed=seed,
                                          reshuffle_each_iteration=reshuffle_each_iteration)
-    for _ in range(_check_count("iteration", iteration)):
+    for _ in range(check_int("iteration", iteration)):
         for _ in tagged:
             pass
     picked, outputs = [], []
@@ -276,8 +156,6 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
     cell has a thick black frame, its value also appears in the output column;
     cells whose element just came in are marked with a star.
     """
-    import matplotlib.patches as mpatches
-
     n = len(trace.slots) if steps is None else min(steps, len(trace.slots))
     b = trace.buffer_size
 

@@ -4,7 +4,7 @@ Older data sets (CIFAR-10's binary version, MNIST's IDX files) are arrays on dis
 no framing and no checksums: :func:`fixed_length_dataset` cuts them into records after
 checking that the file holds a whole number of them. :func:`sql_dataset` runs a query on
 a SQLite file with ``SqlDataset`` after checking the file and the query. Both raise
-:class:`datakit.records.RecordFileError` naming the file; :func:`write_fixed_length` and
+:class:`datakit.errors.DataError` naming the file; :func:`write_fixed_length` and
 :func:`write_sqlite` make such files (atomically) to try them on.
 """
 
@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from datakit.records import RecordFileError
+from datakit.errors import DataError
+
+__all__ = ["write_fixed_length", "fixed_length_dataset", "write_sqlite", "sql_dataset"]
 
 
 # ---------------------------------------------------------------- fixed-length records
@@ -60,10 +62,10 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
         raise ValueError(f"header_bytes={header_bytes}, footer_bytes={footer_bytes}: "
                          "pass byte counts >= 0.")
     if not os.path.exists(path):
-        raise RecordFileError(path, "file is missing")
+        raise FileNotFoundError(f"{path}: file is missing")
     body = os.path.getsize(path) - header_bytes - footer_bytes
     if body <= 0 or body % record_bytes:
-        raise RecordFileError(path, f"{body} bytes between header and footer is not a whole "
+        raise DataError(path, f"{body} bytes between header and footer is not a whole "
                               f"number of {record_bytes}-byte records: check record_shape, "
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
@@ -120,16 +122,16 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
     """
     output_types = tuple(output_types)
     if not os.path.exists(path):
-        raise RecordFileError(path, "database file is missing")
+        raise FileNotFoundError(f"{path}: database file is missing")
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
-            raise RecordFileError(path, "not a SQLite database file")
+            raise DataError(path, "not a SQLite database file")
     con = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
     try:
         cur = con.execute(f"SELECT * FROM ({query}) LIMIT 0")
         ncols = len(cur.description)
     except sqlite3.Error as e:
-        raise RecordFileError(path, f"query fails: {e}") from None
+        raise DataError(path, f"query fails: {e}") from None
     finally:
         con.close()
     if ncols != len(output_types):

@@ -13,7 +13,7 @@ the pass with the file, line number, column and raw line
 >>> from datakit.shards import write_shards
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "city": ["a", "b", "a", ""]},
-...                      d, n_shards=2)
+...                      d, num_shards=2)
 >>> stats = column_stats(paths)
 >>> stats["x"].count, stats["x"].missing, stats["x"].mean
 (3, 1, 2.3333333333333335)
@@ -29,9 +29,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
+import tensorflow as tf
 
 from datakit.csv import NUMBER, NUMBER_PATTERN, TEXT, checked_decoder, decoded_chunks
 from datakit.shards import check_files
+
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
 
 
 @dataclass
@@ -67,7 +71,6 @@ class CsvStats:
 
     def to_frame(self):
         """A pandas table, one row per column (vocabularies left out)."""
-        import pandas as pd
         rows = [{k: v for k, v in vars(s).items() if k != "vocabulary"}
                 for s in self.stats.values()]
         return pd.DataFrame(rows).set_index("name")
@@ -102,7 +105,6 @@ def column_stats(filepaths, *, text_columns=(), batch_size: int = 4096) -> CsvSt
     (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
     lines are decoded at a time.
     """
-    import tensorflow as tf
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
     files, columns = check_files(filepaths)

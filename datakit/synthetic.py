@@ -24,7 +24,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from datakit.timeline import _TRACE, _stamp_around  # a traced source writes the trace record itself
+from datakit.checks import check_count, interleave_lengths
+from datakit.timeline import stamp_around, trace_record
+
+__all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
 
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
@@ -56,34 +59,42 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
                     deterministic: bool | None = None) -> tf.data.Dataset:
     """Traced rows of ``num_files`` fake files whose open and each read sleep a set time.
 
-    Files are interleaved (``cycle_length``, ``num_parallel_calls`` as in
-    ``interleave``); element ``f * rows_per_file + r`` is row ``r`` of file ``f``.
-    A sleeping call holds a thread: the pipeline gets a private pool of
+    Element ``f * rows_per_file + r`` is row ``r`` of file ``f``. A sleeping
+    call holds a thread: the pipeline gets a private pool of
     :data:`SLEEP_THREADS` threads so that sleeps overlap beyond the core count.
+
+    Args:
+        num_files, rows_per_file: the fake files and their rows (>= 1).
+        open_time, read_time: seconds an open and each read sleep (>= 0).
+        cycle_length, num_parallel_calls, deterministic: as in ``interleave``.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count < 1, a negative time, or more parallel calls than
+            ``cycle_length``.
 
     >>> from datakit.timeline import trace_timeline
     >>> tl = trace_timeline(synthetic_files(2, 3, open_time=0.001, read_time=0.001))
     >>> tl.stages, sorted(tl.ids.tolist())
     (['open', 'read'], [0, 1, 2, 3, 4, 5])
     """
-    if num_files < 1 or rows_per_file < 1 or cycle_length < 1:
-        raise ValueError("synthetic_files() needs num_files, rows_per_file, cycle_length >= 1")
-    if num_parallel_calls not in (None, tf.data.AUTOTUNE) and num_parallel_calls > cycle_length:
-        raise ValueError(f"num_parallel_calls={num_parallel_calls} > cycle_length={cycle_length}: "
-                         "interleave cannot read more files at once than it has open")
+    check_count("num_files", num_files)
+    check_count("rows_per_file", rows_per_file)
+    check_count("cycle_length", cycle_length)
+    interleave_lengths(cycle_length, 1, num_parallel_calls)
     if open_time < 0 or read_time < 0:
         raise ValueError("open_time and read_time are seconds >= 0")
 
     def read_file(f):
         opened = tf.data.Dataset.from_tensors(f).map(  # opens lazily, in the thread that reads
-            lambda f: _stamp_around(lambda: sleep_op(open_time))[1])
+            lambda f: stamp_around(lambda: sleep_op(open_time))[1])
 
         def read(t_open, r):
             row_id = f * rows_per_file + r
-            out, t_read = _stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
+            out, t_read = stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
             row_id = tf.cast(out, tf.int64)
             record = tf.concat([tf.cast(row_id, tf.float64)[None], t_open, t_read], 0)
-            return row_id, {_TRACE + "open,read": record}
+            return row_id, trace_record(["open", "read"], record)
 
         return opened.flat_map(
             lambda t: tf.data.Dataset.range(rows_per_file).map(lambda r: read(t, r)))

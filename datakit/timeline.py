@@ -19,7 +19,8 @@ a simulated one) and returns a :class:`Timeline` of plain NumPy arrays:
 (True, True)
 
 For pictures that do not depend on the machine, feed it the sleeping
-source and map of :mod:`datakit.synthetic`. Drawing is separate:
+source and map of :mod:`datakit.synthetic`; the kit's CSV reader traces
+itself with ``csv_reader_dataset(..., trace=True)``. Drawing is separate:
 :func:`plot_timeline` (a Gantt chart, one lane per stage, overlapping bars
 stacked into sub-lanes) and :func:`plot_occupancy`.
 """
@@ -38,6 +39,10 @@ import tensorflow as tf
 
 from datakit import plotting
 
+__all__ = ["tag", "timed", "between", "trace_record", "stamp_around", "stage_names",
+           "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
+           "plot_timeline", "plot_occupancy"]
+
 _TRACE = "trace:"  # the trace dict's only key: "trace:" + comma-separated stage names
 
 
@@ -53,7 +58,18 @@ def _is_traced(element: Any) -> bool:
             and len(element[1]) == 1 and next(iter(element[1])).startswith(_TRACE))
 
 
-def _stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
+def trace_record(stages: list[str], record: tf.Tensor) -> dict:
+    """The trace part of an element, for a source that stamps its own stages.
+
+    ``record`` is ``[id, start_1, end_1, start_2, end_2, ...]`` (float64), one
+    pair per stage in ``stages``; see :func:`datakit.synthetic.synthetic_files`.
+    """
+    for name in stages:
+        _check_name(name)
+    return {_TRACE + ",".join(stages): record}
+
+
+def stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
     """Run ``make()`` between two timestamps; return its output and ``[t0, t1]``."""
     t0 = tf.timestamp()
     with tf.control_dependencies([t0]):  # every op made in here waits for t0
@@ -87,7 +103,7 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
     def stage(value, trace):
         if not _is_traced((value, trace)):
             raise TypeError("timed() needs a traced dataset: start the pipeline with timeline.tag(ds)")
-        out, times = _stamp_around(lambda: fn(*value) if isinstance(value, tuple) else fn(value))
+        out, times = stamp_around(lambda: fn(*value) if isinstance(value, tuple) else fn(value))
         return out, _add_stage(trace, name, times)
 
     return stage
@@ -117,38 +133,6 @@ def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
 
     init = (tf.constant(0, tf.int64), tf.constant(-1.0, tf.float64))
     return lambda ds: ds.scan(init, arrival)
-
-
-def traced_csv_reader(filepaths, *, stats, label: str, batch_size: int = 32,
-                      shuffle_buffer_size: int = 10_000, n_readers: int = 5,
-                      n_parse_threads: int | None = 1,
-                      seed: int | None = None, trace: bool = True) -> tf.data.Dataset:
-    """The kit's batch-then-parse CSV chain (number columns only) with stages "lines" and "parse".
-
-    ``list_files -> interleave(TextLineDataset.skip(1)) -> shuffle -> batch
-    -> [lines] -> map(decode + standardize) [parse] -> prefetch(1)``; with
-    ``trace=False`` the same chain untraced (to measure what tracing costs).
-    """
-    from datakit import csv as kcsv
-    from datakit.shards import check_files
-    files, columns = check_files(filepaths)
-    nums = [c for c in columns if stats[c].kind == kcsv.NUMBER and c != label]
-    keep = [columns.index(c) for c in nums + [label]]
-    defaults = [tf.constant([stats[c].mean], tf.float32) for c in nums] + [tf.constant([], tf.float32)]
-    mean = tf.constant([stats[c].mean for c in nums], tf.float32)
-    std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
-
-    def parse(lines):
-        fields = tf.io.decode_csv(lines, defaults, select_cols=keep)
-        return (tf.stack(fields[:-1], axis=-1) - mean) / std, fields[-1]
-
-    ds = tf.data.Dataset.list_files(files, shuffle=True, seed=seed).interleave(
-        lambda f: tf.data.TextLineDataset(f).skip(1), cycle_length=n_readers)
-    ds = ds.shuffle(shuffle_buffer_size, seed=seed).batch(batch_size)
-    if not trace:
-        return ds.map(parse, num_parallel_calls=n_parse_threads).prefetch(1)
-    return ds.apply(between("lines")).map(timed("parse", parse),
-                                          num_parallel_calls=n_parse_threads).prefetch(1)
 
 
 def stage_names(element_spec: Any) -> list[str]:

@@ -22,7 +22,7 @@ TFRecord shards of ``SequenceExample`` s (one JPEG per frame) written by
 :func:`write_video_records` and decodes only the frames of each clip;
 :func:`mp4_clip_dataset` decodes MP4 files (written by :func:`write_mp4_videos`)
 with PyAV inside ``from_generator``. The starting point they replace, every
-frame in one NumPy array, is :func:`datakit.memory.load_videos_in_memory`.
+frame in one NumPy array, is :func:`datakit.inmemory.load_videos_in_memory`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import keras
 import numpy as np
+import tensorflow as tf
+from keras import layers
+
+from datakit import examples, records, timeline
+from datakit.checks import check_count
+
+__all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
+           "mp4_frame_count", "write_mp4_videos", "list_mp4", "write_video_records",
+           "clip_dataset", "mp4_clip_dataset", "small_video_model"]
 
 #: Label names, by label number: the direction the square moves.
 CLASSES = ("right", "left", "down", "up")
@@ -163,10 +173,6 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
                         quality: int = 90, compression: str | None = None,
                         overwrite: bool = False) -> list[Path]:
     """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame)."""
-    import tensorflow as tf
-
-    from datakit import examples, records
-
     _check(1 <= quality <= 100, f"quality={quality}: pass a JPEG quality in 1..100")
     encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
         lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
@@ -181,38 +187,46 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
     return [Path(p) for p in writer.paths]
 
 
-def _finish(ds, batch_size: int, shuffle_buffer: int, seed: int, drop_remainder: bool):
-    import tensorflow as tf
-
-    if shuffle_buffer > 1:
-        ds = ds.shuffle(shuffle_buffer, seed=seed)
+def _finish(ds, batch_size: int, shuffle_buffer_size: int, seed: int, drop_remainder: bool):
+    if shuffle_buffer_size > 1:
+        ds = ds.shuffle(shuffle_buffer_size, seed=seed)
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length):
-    _check(clip_len >= 1, f"clip_len={clip_len}: pass a clip length >= 1")
-    _check(batch_size >= 1, f"batch_size={batch_size}: pass batch_size >= 1")
-    _check(shuffle_buffer >= 0, f"shuffle_buffer={shuffle_buffer}: pass 0 (no shuffle) or more")
-    _check(cycle_length >= 1, f"cycle_length={cycle_length}: pass cycle_length >= 1")
+def _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length):
+    check_count("clip_len", clip_len)
+    check_count("batch_size", batch_size)
+    check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
+    check_count("cycle_length", cycle_length)
 
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                 shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
-                 drop_remainder: bool = False, with_ids: bool = False, traced: bool = False):
+                 shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
+                 drop_remainder: bool = False, with_ids: bool = False, trace: bool = False):
     """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
 
     shards -> interleave -> parse -> pick a random start -> decode only those
-    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. Elements are
-    ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8, ready
-    for ``model.fit()``; with ``with_ids=True``, dicts that also hold each
-    clip's video ``id`` and first frame ``start``. A new clip each epoch.
-    ``traced=True`` adds a :mod:`datakit.timeline` trace (stage "decode") to each element.
+    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
+
+    Args:
+        directory: the shards, from :func:`write_video_records`.
+        clip_len: frames per clip (every video must have at least that many).
+        batch_size: clips per batch.
+        shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
+        cycle_length: shards read at once, each by its own thread.
+        seed: seeds the file order, the clip starts and the shuffle.
+        drop_remainder: drop a last, smaller batch.
+        with_ids: elements are dicts that also hold each clip's video ``id``
+            and first frame ``start``; otherwise ``(clips, labels)`` with clips
+            ``(batch, clip_len, H, W, 3)`` uint8, ready for ``model.fit()``.
+        trace: add a :mod:`datakit.timeline` trace (stage "decode") to each element.
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count is out of range.
+        RecordFileError: a shard is damaged (see :func:`datakit.records.read_records`).
     """
-    import tensorflow as tf
-
-    from datakit import examples, records
-
-    _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
+    _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
     raw = records.read_records(directory, shuffle_files=True, seed=seed,
                                cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
@@ -244,26 +258,22 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
     except (records.RecordFileError, OSError, KeyError, TypeError):  # no manifest
         pass
-    if traced:
-        from datakit import timeline
-
+    if trace:
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder)
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer: int = 64, cycle_length: int = 2, seed: int = 0,
+                     shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
                      drop_remainder: bool = False):
     """Like :func:`clip_dataset`, from MP4 files decoded by PyAV, ``cycle_length`` at once.
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in Python, inside ``from_generator``.
     """
-    import tensorflow as tf
-
-    _check_pipeline_args(clip_len, batch_size, shuffle_buffer, cycle_length)
+    _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
@@ -284,7 +294,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
             decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
         cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return _finish(ds, batch_size, shuffle_buffer, seed, drop_remainder)
+    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder)
 
 
 # ---- A model that learns the task ------------------------------------------------------
@@ -295,9 +305,6 @@ def small_video_model(clip_len: int, size: int, *, num_classes: int = 4):
     Its first convolution looks at every frame of a patch at once, so it can tell
     which way the square moved; a 3-D CNN does the same but trains ~10x slower on a CPU.
     """
-    import keras
-    from keras import layers
-
     return keras.Sequential([
         keras.Input((clip_len, size, size, 3)),
         layers.Rescaling(1 / 255),

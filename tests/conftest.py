@@ -1,3 +1,5 @@
+"""Shared pytest setup: quiet TensorFlow, the notebook backend, and fixtures used by several test modules."""
+
 import os
 
 # Before anything imports TensorFlow (datakit sets the same defaults).
@@ -9,3 +11,24 @@ os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 os.environ.pop("MPLBACKEND", None)
 
 collect_ignore = ["run_notebooks.py"]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def videos():
+    """Tiny moving-square videos (see video_cases.py), made once per run."""
+    from video_cases import KW, N
+
+    from datakit import video
+    return video.make_videos(N, **KW)
+
+
+@pytest.fixture(scope="session")
+def mp4_dir(videos, tmp_path_factory):
+    """``videos`` written as MP4 files, one folder per class."""
+    from datakit import video
+    d = tmp_path_factory.mktemp("mp4")
+    video.write_mp4_videos(videos, d)
+    return d

@@ -14,7 +14,11 @@ matplotlib.use("Agg")
 
 
 @pytest.mark.parametrize("n, count, size, drop", [
-    (10, 3, 7, False), (10, 3, 7, True), (5, 1, 5, True), (4, 2, 3, False), (0, 3, 2, False),
+    pytest.param(10, 3, 7, False, id="batches-span-epochs"),
+    pytest.param(10, 3, 7, True, id="drop-remainder"),
+    pytest.param(5, 1, 5, True, id="one-exact-batch"),
+    pytest.param(4, 2, 3, False, id="short-last-batch"),
+    pytest.param(0, 3, 2, False, id="empty"),
 ])
 def test_trace_batches_repeat_then_batch(n, count, size, drop):
     bt = basics.trace_batches(Dataset.range(n).repeat(count).batch(size, drop_remainder=drop))

@@ -9,7 +9,9 @@ import tensorflow as tf
 from datakit.bench import BenchResult, benchmark, count_elements
 
 
-@pytest.mark.parametrize("n, batch, warmup", [(100, 10, 1), (101, 10, 0), (7, 3, 2)])
+@pytest.mark.parametrize("n, batch, warmup", [
+    pytest.param(100, 10, 1, id="whole-batches"), pytest.param(101, 10, 0, id="short-last-batch"),
+    pytest.param(7, 3, 2, id="warmup-most")])
 def test_counts_add_up(n, batch, warmup):
     r = benchmark(tf.data.Dataset.range(n).batch(batch), warmup=warmup, progress=False)
     batches = -(-n // batch)

@@ -56,7 +56,7 @@ def test_mixing_is_the_row_buffers():
 def test_the_chunk_reader_delivers_the_same_rows_as_the_classic_one(tmp_path):
     n = 3000
     table = {"id": np.arange(n, dtype=float), "x": np.linspace(0, 1, n), "y": np.arange(n) * 2.0}
-    paths = write_shards(table, tmp_path, n_shards=3)
+    paths = write_shards(table, tmp_path, num_shards=3)
     stats = column_stats(paths)
     args = dict(stats=stats, label="y", seed=5, batch_size=64, shuffle_buffer_size=500)
     chunk = csv_reader_dataset(paths, parse="chunk", **args)

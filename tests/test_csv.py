@@ -48,7 +48,7 @@ def sorted_rows(x, y):
 # -- the reader ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("parse", ["line", "batch"])
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized"])
 def test_reader_values_equal_pandas_after_fill_and_scaling(housing, parse):
     parts, stats = housing
     files = sorted(parts["valid"])
@@ -84,14 +84,17 @@ def test_every_row_exactly_once_per_epoch(housing):
     assert not np.array_equal(orders[0], orders[1])  # reshuffled
 
 
-@pytest.mark.parametrize("threads", [dict(), dict(n_read_threads=2, n_parse_threads=None)])
-def test_fast_variant_gives_the_same_rows_in_the_same_order(housing, threads):
+@pytest.mark.parametrize("parse, threads", [
+    pytest.param("batch", dict(), id="batch"),
+    pytest.param("batch", dict(n_read_threads=2, n_parse_threads=None), id="batch-threads"),
+    pytest.param("vectorized", dict(n_read_threads=2), id="vectorized")])
+def test_fast_variants_give_the_same_rows_in_the_same_order(housing, parse, threads):
     """Rows enter the shuffle buffer in the classic order, so one seed gives one order."""
     parts, stats = housing
     kw = dict(stats=stats, label=LABEL, seed=5, batch_size=64, shuffle_buffer_size=1000,
               repeat=2)
     xl, yl = read_all(dc.csv_reader_dataset(parts["train"], parse="line", **kw))
-    xb, yb = read_all(dc.csv_reader_dataset(parts["train"], parse="batch", prefetch=0,
+    xb, yb = read_all(dc.csv_reader_dataset(parts["train"], parse=parse, prefetch=0,
                                             **threads, **kw))
     assert len(yl) == 2 * 16512
     np.testing.assert_array_equal(xl, xb)
@@ -106,6 +109,32 @@ def test_same_seed_same_order_other_seed_other_order(housing):
     c = read_all(dc.csv_reader_dataset(parts["test"], seed=2, **kw))[1]
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("parse, stages", [
+    pytest.param("line", ["lines", "parse"], id="line"),
+    pytest.param("batch", ["rows"], id="batch"),
+    pytest.param("vectorized", ["lines", "parse"], id="vectorized")])
+def test_traced_reader_is_the_same_chain_with_stages(tmp_path, parse, stages):
+    from datakit import timeline
+    from datakit.shards import write_shards
+    rng = np.random.default_rng(0)
+    table = {"row": np.arange(200.0), "a": rng.normal(size=200), "y": rng.normal(size=200)}
+    paths = write_shards(table, tmp_path, num_shards=4, prefix="t")
+    stats = column_stats(paths)
+    kw = dict(stats=stats, label="y", batch_size=16, seed=1, n_readers=2, parse=parse)
+    traced = dc.csv_reader_dataset(paths, trace=True, **kw)
+    assert timeline.stage_names(traced.element_spec) == stages
+    plain = [b for b in dc.csv_reader_dataset(paths, **kw).as_numpy_iterator()]
+    values = [v for v, _ in traced.as_numpy_iterator()]
+    for (px, py), (tx, ty) in zip(plain, values, strict=True):
+        np.testing.assert_array_equal(px, tx)
+        np.testing.assert_array_equal(py, ty)
+    rows = np.concatenate([x[:, 0] for x, _ in plain])
+    row_mean, row_std = stats["row"].mean, stats["row"].std
+    assert sorted(np.round(rows * row_std + row_mean).astype(int).tolist()) == list(range(200))
+    tl = timeline.trace_timeline(traced)
+    assert tl.stages == stages and len(tl.ids) == (13 if parse == "vectorized" else 200)
 
 
 def test_unknown_and_empty_text_go_to_the_unk_slot(tmp_path):
@@ -128,8 +157,9 @@ BAD = [("1,2", None, "found 2 field(s), expected 3"),
        ('1,2,"open', "c (3 of 3)", "unterminated quote")]
 
 
-@pytest.mark.parametrize("parse", ["line", "batch"])
-@pytest.mark.parametrize("raw, column, reason", BAD)
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized"])
+@pytest.mark.parametrize("raw, column, reason", [pytest.param(*b, id=b[2].split(",")[0])
+                                                 for b in BAD])
 def test_bad_line_error_names_file_line_column_and_raw_line(tmp_path, parse, raw, column, reason):
     paths = five_files(tmp_path, raw)
     stats = column_stats(paths[:2])
@@ -162,7 +192,7 @@ def test_empty_label_is_a_bad_line(tmp_path):
     assert [b.reason for b in dc.find_bad_lines(paths, stats, label="a")] == ["the label is empty"]
 
 
-@pytest.mark.parametrize("parse", ["line", "batch"])
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized"])
 def test_skip_bad_lines_warns_per_file_and_keeps_the_rest(tmp_path, parse):
     paths = five_files(tmp_path, "1,abc,x")
     with open(paths[4], "a") as f:
@@ -192,18 +222,29 @@ def test_problems_with_files_are_reported_up_front(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, fix", [
-    ({"batch_size": 0}, "batch_size=0"), ({"n_readers": 0}, "n_readers=0"),
-    ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
-    ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
-    ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
-    ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6"),
-    ({"label_scale": 0}, "label_scale")])
+    pytest.param(kw, fix, id="-".join(f"{k}={v}" for k, v in kw.items())) for kw, fix in [
+        ({"batch_size": 0}, "batch_size=0"), ({"n_readers": 0}, "n_readers=0"),
+        ({"shuffle_buffer_size": -3}, "shuffle_buffer_size"), ({"parse": "fast"}, "parse="),
+        ({"label": "zzz"}, "not a column"), ({"label": "c"}, "text column"),
+        ({"n_parse_threads": 0}, "AUTOTUNE"), ({"on_bad_line": "ignore"}, "skip"),
+        ({"prefetch": -5}, "prefetch"), ({"n_read_threads": 6}, "n_read_threads=6"),
+        ({"label_scale": 0}, "label_scale")]])
 def test_bad_arguments_say_how_to_fix(tmp_path, kwargs, fix):
     paths = five_files(tmp_path, "1,2,x")
     stats = column_stats(paths[0])
     kwargs = {"label": "a", **kwargs}
     with pytest.raises(ValueError, match=fix):
         dc.csv_reader_dataset(paths, stats=stats, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    pytest.param({"batch_size": 2.5}, id="batch_size-float"),
+    pytest.param({"n_readers": None}, id="n_readers-None"),
+    pytest.param({"n_parse_threads": "4"}, id="n_parse_threads-str")])
+def test_wrong_types_raise_type_error(tmp_path, kwargs):
+    paths = five_files(tmp_path, "1,2,x")
+    with pytest.raises(TypeError, match=next(iter(kwargs))):
+        dc.csv_reader_dataset(paths, stats=column_stats(paths[0]), label="a", **kwargs)
 
 
 # -- training ----------------------------------------------------------------------

@@ -48,18 +48,19 @@ def run_until_error(iterator, error):
 
 
 @pytest.mark.parametrize("spec", [
-    [("range", 0), ("repeat", None), ("take", 5)],          # empty input repeated forever ends
-    [("range", 4), ("repeat", 0)],
-    [("range", 4), ("take", -1)],
-    [("range", 4), ("take", 10)],
-    [("range", 4), ("skip", 10)],
-    [("range", 4), ("skip", -1)],
-    [("range", 10), ("repeat", 3), ("batch", 7, False)],
-    [("range", 10), ("repeat", 3), ("batch", 7, True)],
-    [("range", 10), ("batch", 7, False), ("repeat", 3)],
-    [("slices", "dict", 5, 1), ("batch", 2, False)],
-    [("slices", "tuple", 5, 1), ("enumerate", 3), ("batch", 3, False)],
-    [("slices", "matrix", 0, 1), ("batch", 2, False)],
+    pytest.param([("range", 0), ("repeat", None), ("take", 5)], id="empty-repeated-forever-ends"),
+    pytest.param([("range", 4), ("repeat", 0)], id="repeat-0"),
+    pytest.param([("range", 4), ("take", -1)], id="take-all"),
+    pytest.param([("range", 4), ("take", 10)], id="take-more-than-there-is"),
+    pytest.param([("range", 4), ("skip", 10)], id="skip-more-than-there-is"),
+    pytest.param([("range", 4), ("skip", -1)], id="skip-all"),
+    pytest.param([("range", 10), ("repeat", 3), ("batch", 7, False)], id="batches-across-epochs"),
+    pytest.param([("range", 10), ("repeat", 3), ("batch", 7, True)], id="drop-remainder"),
+    pytest.param([("range", 10), ("batch", 7, False), ("repeat", 3)], id="batch-then-repeat"),
+    pytest.param([("slices", "dict", 5, 1), ("batch", 2, False)], id="dict-batched"),
+    pytest.param([("slices", "tuple", 5, 1), ("enumerate", 3), ("batch", 3, False)],
+                 id="tuple-enumerated-batched"),
+    pytest.param([("slices", "matrix", 0, 1), ("batch", 2, False)], id="zero-rows-batched"),
 ])
 def test_edge_cases_match_tf_data(spec):
     assert_same_elements(list(build_tf(spec).as_numpy_iterator()), list(build_glassbox(spec)),
@@ -67,12 +68,13 @@ def test_edge_cases_match_tf_data(spec):
 
 
 @pytest.mark.parametrize("data", [
-    np.arange(6).reshape(3, 2),
-    [1, 2, 3],
-    [1.5, 2.5],
-    ["a", "bc"],
-    (np.arange(3), ["x", "y", "z"]),
-    {"n": [1, 2], "s": ["p", "q"], "t": ([1.0, 2.0], [[1, 2], [3, 4]])},
+    pytest.param(np.arange(6).reshape(3, 2), id="int64-matrix"),
+    pytest.param([1, 2, 3], id="python-ints"),
+    pytest.param([1.5, 2.5], id="python-floats"),
+    pytest.param(["a", "bc"], id="strings"),
+    pytest.param((np.arange(3), ["x", "y", "z"]), id="tuple"),
+    pytest.param({"n": [1, 2], "s": ["p", "q"], "t": ([1.0, 2.0], [[1, 2], [3, 4]])},
+                 id="nested-dict"),
 ])
 def test_from_tensor_slices_matches_tf(data):
     expected = list(tf.data.Dataset.from_tensor_slices(data).as_numpy_iterator())
@@ -88,10 +90,12 @@ def test_map_unpacks_tuples_like_tf():
 
 
 @pytest.mark.parametrize("make, fix", [
-    (lambda D: D.range(3).batch(0), "batch_size >= 1"),
-    (lambda D: D.range(3).batch(-2), "batch_size >= 1"),
-    (lambda D: D.range(3).map(lambda x: x, num_parallel_calls=0), "num_parallel_calls"),
-    (lambda D: D.from_tensor_slices((np.arange(3), np.arange(4))), "same first dimension"),
+    pytest.param(lambda D: D.range(3).batch(0), "batch_size >= 1", id="batch-0"),
+    pytest.param(lambda D: D.range(3).batch(-2), "batch_size >= 1", id="batch-negative"),
+    pytest.param(lambda D: D.range(3).map(lambda x: x, num_parallel_calls=0),
+                 "num_parallel_calls", id="map-parallel-0"),
+    pytest.param(lambda D: D.from_tensor_slices((np.arange(3), np.arange(4))),
+                 "same first dimension", id="slices-unequal-lengths"),
 ])
 def test_rejects_what_tf_rejects_with_a_fix(make, fix):
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):

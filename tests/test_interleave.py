@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import glassbox, interleave
+from datakit import checks, glassbox, interleave
 from datakit.shards import write_shards
 from datakit.glassbox import Dataset
 from pipelines import assert_same_elements
@@ -48,8 +48,8 @@ def test_generated_interleaves_match_tf_data():
     for _ in range(N_CASES):
         case = random_case(rng)
         try:
-            cycle, _ = interleave.check_arguments(case["cycle_length"], case["block_length"],
-                                                  case["num_parallel_calls"])
+            cycle, _, _ = checks.interleave_lengths(case["cycle_length"], case["block_length"],
+                                                    case["num_parallel_calls"])
         except ValueError:
             kinds["invalid (both raise)"] += 1
             with pytest.raises(tf.errors.InvalidArgumentError, match="num_parallel_calls"):
@@ -94,8 +94,10 @@ def test_steps_say_where_each_element_came_from():
 
 
 @pytest.mark.parametrize("kwargs, fix", [
-    ({"cycle_length": 0}, "cycle_length=0"), ({"block_length": 0}, "block_length=0"),
-    ({"num_parallel_calls": 0}, "num_parallel_calls=0"), ({"cycle_length": 1.5}, "int")])
+    pytest.param({"cycle_length": 0}, "cycle_length=0", id="cycle_length-0"),
+    pytest.param({"block_length": 0}, "block_length=0", id="block_length-0"),
+    pytest.param({"num_parallel_calls": 0}, "num_parallel_calls=0", id="num_parallel_calls-0"),
+    pytest.param({"cycle_length": 1.5}, "int", id="cycle_length-float")])
 def test_bad_arguments_say_how_to_fix(kwargs, fix):
     with pytest.raises((ValueError, TypeError), match=fix):
         Dataset.range(3).interleave(lambda x: Dataset.range(x), **kwargs)
@@ -156,7 +158,7 @@ def test_trace_sources_of_real_files_matches_glass_box(tmp_path, cycle, block):
 
 @pytest.mark.timeout(120)
 def test_non_deterministic_parallel_interleave_keeps_every_line(tmp_path):
-    paths = write_shards({"id": np.arange(60)}, tmp_path, n_shards=6, prefix="s")
+    paths = write_shards({"id": np.arange(60)}, tmp_path, num_shards=6, prefix="s")
     trace = interleave.trace_sources(paths, cycle_length=3, num_parallel_calls=3,
                                      deterministic=False)
     assert sorted(zip(trace.file.tolist(), trace.line.tolist())) == [

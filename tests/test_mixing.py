@@ -83,11 +83,13 @@ def test_plot_mixing_draws_small_datasets():
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("call", [
-    lambda: mx.shuffled_orders(5, 2, runs=-1),
-    lambda: mx.shuffled_orders(0, 2, runs=3),
-    lambda: mx.epoch_order(5, -1, 2),
-    lambda: mx.label_batches([0, 1, 1], buffer_size=2, batch_size=0),
-    lambda: mx.label_batches([-1, 1], buffer_size=2, batch_size=1),
+    pytest.param(lambda: mx.shuffled_orders(5, 2, runs=-1), id="runs-negative"),
+    pytest.param(lambda: mx.shuffled_orders(0, 2, runs=3), id="n-0"),
+    pytest.param(lambda: mx.epoch_order(5, -1, 2), id="epochs-negative"),
+    pytest.param(lambda: mx.label_batches([0, 1, 1], buffer_size=2, batch_size=0),
+                 id="batch_size-0"),
+    pytest.param(lambda: mx.label_batches([-1, 1], buffer_size=2, batch_size=1),
+                 id="negative-label"),
 ])
 def test_bad_counts_are_refused_up_front_instead_of_running_forever(call):
     with pytest.raises(ValueError, match="invalid|ints >= 0"):

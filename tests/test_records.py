@@ -32,7 +32,8 @@ CASES = [(n, k, mode, comp) for n in (1, 37) for k in (1, 3)
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("n,k,mode,comp", CASES)
+@pytest.mark.parametrize("n,k,mode,comp", [
+    pytest.param(*c, id=f"{c[0]}records-{c[1]}shards-{c[2]}-{c[3] or 'plain'}") for c in CASES])
 def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
     w = write_ids(tmp_path, n, num_shards=k, mode=mode, max_bytes=25 * k, compression=comp)
     man = records.read_manifest(tmp_path)
@@ -52,6 +53,16 @@ def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
     # the whole folder, interleaved in parallel with shuffled files
     ds = records.read_records(tmp_path, num_parallel_reads=2, shuffle_files=True, seed=3)
     assert collections.Counter(ids_of(ds)) == collections.Counter(range(n))
+
+
+@pytest.mark.timeout(60)
+def test_autotune_cycle_with_parallel_reads_reads_everything(tmp_path):
+    # AUTOTUNE used to become a cycle of -1: "num_parallel_reads=2 > cycle_length=-1"
+    write_ids(tmp_path, 12, num_shards=3)
+    ds = records.read_records(tmp_path, cycle_length=tf.data.AUTOTUNE, num_parallel_reads=2)
+    assert sorted(ids_of(ds)) == list(range(12))
+    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"):
+        records.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
 
 
 @pytest.mark.timeout(60)

@@ -33,17 +33,17 @@ def test_split_writes_every_row_once_atomically(tmp_path):
 
 
 def test_write_shards_from_arrays_and_frames(tmp_path):
-    paths = shards.write_shards(np.arange(12.0).reshape(6, 2), tmp_path, n_shards=4,
+    paths = shards.write_shards(np.arange(12.0).reshape(6, 2), tmp_path, num_shards=4,
                                 columns=["a", "b"])
     assert [len(open(p).read().splitlines()) - 1 for p in paths] == [2, 2, 1, 1]
     with pytest.raises(ValueError, match="columns="):
-        shards.write_shards(np.arange(6.0).reshape(3, 2), tmp_path, n_shards=2)
-    with pytest.raises(ValueError, match="n_shards"):
-        shards.write_shards({"a": [1]}, tmp_path, n_shards=0)
+        shards.write_shards(np.arange(6.0).reshape(3, 2), tmp_path, num_shards=2)
+    with pytest.raises(ValueError, match="num_shards"):
+        shards.write_shards({"a": [1]}, tmp_path, num_shards=0)
 
 
 def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
-    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path, n_shards=2)
+    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path, num_shards=2)
     text = open(paths[1]).read().splitlines()
     open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
     with pytest.raises(ValueError, match="part_01.csv: 3 rows, but manifest.json says 5"):
@@ -52,6 +52,6 @@ def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
 
 def test_split_checks_every_shard_count_before_writing(tmp_path):
     table = {"x": np.arange(20)}
-    with pytest.raises(ValueError, match="n_shards"):
-        shards.split_into_shards(table, tmp_path, n_shards=(2, 0, 1))
+    with pytest.raises(ValueError, match="num_shards"):
+        shards.split_into_shards(table, tmp_path, num_shards=(2, 0, 1))
     assert list(tmp_path.iterdir()) == []

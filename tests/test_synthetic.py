@@ -9,7 +9,9 @@ from datakit import synthetic as S
 from datakit import timeline as T
 
 
-@pytest.mark.parametrize("files,rows,cycle,par", [(1, 1, 1, None), (3, 2, 2, 2), (2, 4, 3, tf.data.AUTOTUNE)])
+@pytest.mark.parametrize("files,rows,cycle,par", [
+    pytest.param(1, 1, 1, None, id="one-row"), pytest.param(3, 2, 2, 2, id="parallel-2"),
+    pytest.param(2, 4, 3, tf.data.AUTOTUNE, id="autotune")])
 def test_synthetic_files_yields_each_row_once_with_open_and_read_stages(files, rows, cycle, par):
     ds = S.synthetic_files(files, rows, open_time=0.0, read_time=0.0, cycle_length=cycle,
                            num_parallel_calls=par)
@@ -38,7 +40,7 @@ def test_serial_switches_the_runtime_help_off():
 def test_errors_say_how_to_fix_the_call():
     with pytest.raises(ValueError, match=">= 1"):
         S.synthetic_files(0)
-    with pytest.raises(ValueError, match="cannot read more files"):
+    with pytest.raises(ValueError, match="num_parallel_calls=3 is more than cycle_length=2"):
         S.synthetic_files(2, num_parallel_calls=3, cycle_length=2)
     with pytest.raises(ValueError, match="seconds >= 0"):
         S.synthetic_files(open_time=-1)

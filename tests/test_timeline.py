@@ -149,20 +149,3 @@ def test_between_tags_untraced_data_and_spans_arrivals():
     tl = T.trace_timeline(ds)
     check_invariants(tl, ["batch", "sum"], Counter(range(3)))
     assert (tl.start[1:, 0] == tl.end[:-1, 0]).all()  # each bar starts where the last one ended
-
-
-@pytest.mark.timeout(120)
-def test_traced_csv_reader_delivers_every_row_once(tmp_path):
-    from datakit.shards import write_shards
-    from datakit.stats import column_stats
-    rng = np.random.default_rng(0)
-    table = {"row": np.arange(200.0), "a": rng.normal(size=200), "y": rng.normal(size=200)}
-    paths = write_shards(table, tmp_path, n_shards=4, prefix="t")
-    stats = column_stats(paths)
-    ds = T.traced_csv_reader(paths, stats=stats, label="y", batch_size=16, seed=1, n_readers=2)
-    tl = T.trace_timeline(ds)
-    check_invariants(tl, ["lines", "parse"], Counter(range(13)))  # 13 batches: ids count batches
-    rows = np.concatenate([x[:, 0] for x, _ in T.traced_csv_reader(
-        paths, stats=stats, label="y", batch_size=16, seed=1, trace=False)])
-    row_mean, row_std = stats["row"].mean, stats["row"].std
-    assert sorted(np.round(rows * row_std + row_mean).astype(int).tolist()) == list(range(200))

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from datakit import video
-from video_cases import KW, MAX_F, MIN_F, N, SIZE, mp4_dir, videos  # noqa: F401 (fixtures)
+from video_cases import KW, MAX_F, MIN_F, N, SIZE
 
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
 

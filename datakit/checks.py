@@ -1,0 +1,163 @@
+"""The argument rules every reader and the glass box share, written once.
+
+A count is an ``int`` (a ``bool`` is not); a wrong type raises ``TypeError``,
+a bad value ``ValueError`` with the fix:
+
+>>> check_count("batch_size", 32)
+32
+>>> check_count("num_parallel_calls", AUTOTUNE, autotune=True)
+-1
+>>> check_count("batch_size", 0)
+Traceback (most recent call last):
+    ...
+ValueError: batch_size=0 is invalid: pass an int >= 1.
+>>> check_count("cycle_length", 2.0, none=True, autotune=True)
+Traceback (most recent call last):
+    ...
+TypeError: cycle_length must be an int, None or tf.data.AUTOTUNE, got 2.0
+
+The interleave rule (:func:`interleave_lengths`) resolves ``None`` and
+``AUTOTUNE`` to the cycle tf.data would use, and refuses more parallel calls
+than open inputs:
+
+>>> interleave_lengths(4, 2, num_parallel_calls=2)
+(4, 2, 2)
+>>> interleave_lengths(2, num_parallel_calls=3)
+Traceback (most recent call last):
+    ...
+ValueError: num_parallel_calls=3 is more than cycle_length=2: at most one call per open input; lower it or pass tf.data.AUTOTUNE.
+
+This module sits at the bottom of the import graph: it imports nothing from
+the kit, nor TensorFlow (``AUTOTUNE`` has ``tf.data.AUTOTUNE``'s value).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["AUTOTUNE", "check_int", "check_count", "cpu_cores", "default_cycle_length",
+           "interleave_lengths"]
+
+#: Same value as ``tf.data.AUTOTUNE``.
+AUTOTUNE = -1
+
+
+def check_int(name: str, value: Any) -> int:
+    """``value`` as an ``int``; ``TypeError`` unless it is one (``bool`` is not).
+
+    >>> check_int("seed", np.int64(3))
+    3
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return int(value)
+
+
+def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
+                autotune: bool = False) -> int | None:
+    """Check "an int >= ``minimum``, or ``None`` (if ``none``), or ``AUTOTUNE`` (if ``autotune``)".
+
+    Args:
+        name: the argument's name, for the message.
+        value: the value passed.
+        minimum: the smallest int allowed.
+        none: whether ``None`` is allowed (returned as is).
+        autotune: whether ``AUTOTUNE`` (-1) is allowed (returned as is).
+
+    Raises:
+        TypeError: ``value`` is not an int (nor an allowed ``None``).
+        ValueError: it is below ``minimum`` (and not an allowed ``AUTOTUNE``).
+
+    >>> check_count("shuffle_buffer_size", None, 0, none=True) is None
+    True
+    """
+    extra = [w for w, ok in (("None", none), ("tf.data.AUTOTUNE", autotune)) if ok]
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        kinds = ", ".join(["an int"] + extra[:-1]) + (f" or {extra[-1]}" if extra else "")
+        raise TypeError(f"{name} must be {kinds}, got {value!r}")
+    n = int(value)
+    if n < minimum and not (autotune and n == AUTOTUNE):
+        alts = ", ".join([f"an int >= {minimum}"] + extra[:-1]) + (
+            f" or {extra[-1]}" if extra else "")
+        raise ValueError(f"{name}={n} is invalid: pass {alts}.")
+    return n
+
+
+def cpu_cores() -> int:
+    """The number of CPU cores this process may use (TensorFlow's ``MaxParallelism``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_cycle_length(num_parallel_calls: int | None = None) -> int:
+    """What ``cycle_length=None`` (AUTOTUNE) becomes in TensorFlow 2.21.
+
+    Sequential interleave: the number of cores. ``num_parallel_calls=n``:
+    ``min(n, cores)``. ``num_parallel_calls=AUTOTUNE``: ``ceil(cores / 3)``
+    (each cycle slot gets ~3 threads: its own and 2 prefetching the next
+    inputs), so on a 2-core machine just 1.
+
+    >>> default_cycle_length(1)
+    1
+    """
+    cores = cpu_cores()
+    if num_parallel_calls is None:
+        return cores
+    if num_parallel_calls == AUTOTUNE:
+        return -(-cores // 3)
+    return min(int(num_parallel_calls), cores)
+
+
+def interleave_lengths(cycle_length: int | None, block_length: int | None = None,
+                       num_parallel_calls: int | None = None, *,
+                       default_cycle: int | None = None,
+                       names: tuple[str, str] = ("cycle_length", "num_parallel_calls"),
+                       ) -> tuple[int, int, int | None]:
+    """The interleave rule: return the effective ``(cycle_length, block_length, num_parallel_calls)``.
+
+    Args:
+        cycle_length: inputs open at once; ``None`` means ``default_cycle``
+            (if given, else AUTOTUNE); ``AUTOTUNE`` means tf.data's choice,
+            :func:`default_cycle_length`.
+        block_length: elements taken from an input before moving on
+            (``None``: 1).
+        num_parallel_calls: ``None`` (sequential), an int >= 1 or ``AUTOTUNE``.
+            When the cycle was not given explicitly, more calls than the
+            resolved cycle are lowered to it (a call per open input).
+        default_cycle: what ``cycle_length=None`` means for this reader.
+        names: the caller's names for cycle_length and num_parallel_calls,
+            for messages (e.g. ``("n_readers", "n_read_threads")``).
+
+    Raises:
+        TypeError: an argument is not an int (nor an allowed ``None``).
+        ValueError: a value is out of range, or ``num_parallel_calls`` is more
+            than an explicit ``cycle_length``.
+
+    >>> interleave_lengths(AUTOTUNE, num_parallel_calls=2)[0] == min(2, cpu_cores())
+    True
+    >>> interleave_lengths(None, num_parallel_calls=8, default_cycle=4)
+    (4, 1, 4)
+    """
+    cycle_name, calls_name = names
+    calls = check_count(calls_name, num_parallel_calls, none=True, autotune=True)
+    block = check_count("block_length", block_length, none=True)
+    cycle = check_count(cycle_name, cycle_length, none=True, autotune=True)
+    block = 1 if block is None else block
+    if cycle is None or cycle == AUTOTUNE:
+        cycle = (default_cycle if cycle is None and default_cycle is not None
+                 else default_cycle_length(calls))
+        if calls not in (None, AUTOTUNE) and calls > cycle:
+            calls = cycle
+        return cycle, block, calls
+    if calls not in (None, AUTOTUNE) and calls > cycle:
+        raise ValueError(
+            f"{calls_name}={calls} is more than {cycle_name}={cycle}: at most one call per "
+            "open input; lower it or pass tf.data.AUTOTUNE.")
+    return cycle, block, calls
