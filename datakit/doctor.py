@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.advice import advise
+from datakit.advice import advise as measured_advice
 from datakit.chain import ONE_TO_ONE, chain_of, describe, function_of, kind_of, knob
 from datakit.synthetic import serial
 from datakit.tune import Run, consumer_wait, measure
@@ -246,7 +246,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
                     whole.elements_per_s, step_time, wait)
     if advise:
-        report.advice = advise(report, dataset, seconds=seconds)
+        report.advice = measured_advice(report, dataset, seconds=seconds)
     return report
 
 
