@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from benchmarks.tuning import cli, run_child
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -69,11 +69,7 @@ def run(rounds: int, rows: int, log=print) -> dict:
                 steps = timed // batch if name != "kit_classic" else timed // (4 * batch)
                 job = {"name": name, "batch": batch, "steps": steps, "paths": paths,
                        "stats": str(stats_path)}
-                cmd = [sys.executable, "-m", "benchmarks.fit_reader", "--one", json.dumps(job)]
-                p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
-                res = next((json.loads(line[7:]) for line in p.stdout.splitlines()
-                            if line.startswith("RESULT ")), None) or {
-                    "error": (p.stderr.strip().splitlines() or ["?"])[-1][:300]}
+                res = run_child("benchmarks.fit_reader", json.dumps(job), timeout=900)
                 results.setdefault((name, batch), []).append(res)
                 log(f"fit-style round {r + 1} batch {batch} {name}: "
                     + (f"{res['tf_function_rows_per_s']:,.0f} rows/s in tf.function, "
@@ -117,19 +113,9 @@ def report(out: dict) -> str:
 
 
 def main(argv=None) -> int:
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.fit_reader")
-    ap.add_argument("--one")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args(argv)
-    if args.one:
-        print("RESULT " + json.dumps(one(json.loads(args.one))), flush=True)
-        return 0
-    t = time.time()
-    print(report(run(1 if args.quick else args.rounds, 100_000 if args.quick else 1_000_000)))
-    print(f"({time.time() - t:.0f} s)")
-    return 0
+    return cli("python -m benchmarks.fit_reader", argv, lambda a: one(json.loads(a.one)),
+               lambda a: report(run(1 if a.quick else a.rounds,
+                                    100_000 if a.quick else 1_000_000)), rounds=3)
 
 
 if __name__ == "__main__":

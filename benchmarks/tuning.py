@@ -105,16 +105,37 @@ def one(name: str, budget: float) -> dict:
                                         for k, v in row["knobs"].items()}} for row in r.table]}
 
 
+def run_child(module: str, one: str, *extra: str, timeout: float) -> dict:
+    """``python -m <module> --one <one> ...`` in a fresh process; its RESULT line, or an error."""
+    cmd = [sys.executable, "-m", module, "--one", one, *extra]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    return next((json.loads(line[7:]) for line in p.stdout.splitlines()
+                 if line.startswith("RESULT ")), None) or {
+        "error": (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+
+
+def cli(prog: str, argv, one, full, **options) -> int:
+    """A benchmark's command line: ``--one X`` prints one RESULT line, else the full report."""
+    import argparse
+    ap = argparse.ArgumentParser(prog=prog)
+    ap.add_argument("--one")
+    ap.add_argument("--quick", action="store_true")
+    for name, default in options.items():
+        ap.add_argument(f"--{name}", type=type(default), default=default)
+    args = ap.parse_args(argv)
+    print("RESULT " + json.dumps(one(args)) if args.one else full(args), flush=True)
+    return 0
+
+
 def run_all(budget: float, log=print) -> list[dict]:
     out = []
     for name in PIPELINES:
-        cmd = [sys.executable, "-m", "benchmarks.tuning", "--one", name, "--budget", str(budget)]
         t = time.time()
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=20 * budget)
-        res = next((json.loads(line[7:]) for line in p.stdout.splitlines()
-                    if line.startswith("RESULT ")), None)
-        if res is None:
-            res = {"pipeline": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1][:300]}
+        res = run_child("benchmarks.tuning", name, "--budget", str(budget), timeout=20 * budget)
+        res.setdefault("pipeline", name)
         out.append(res)
         log(f"tuning {name}: {time.time() - t:.0f} s, "
             + (f"best {res['best']}" if "error" not in res else f"ERROR {res['error']}"))
@@ -175,17 +196,8 @@ def update_results(path: Path, *, quick: bool = False, log=print) -> None:
 
 
 def main(argv=None) -> int:
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.tuning")
-    ap.add_argument("--one")
-    ap.add_argument("--budget", type=float, default=90)
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args(argv)
-    if args.one:
-        print("RESULT " + json.dumps(one(args.one, args.budget)), flush=True)
-        return 0
-    print(report(run_all(20 if args.quick else args.budget)))
-    return 0
+    return cli("python -m benchmarks.tuning", argv, lambda a: one(a.one, a.budget),
+               lambda a: report(run_all(20 if a.quick else a.budget)), budget=90.0)
 
 
 if __name__ == "__main__":
