@@ -174,7 +174,8 @@ def report(results: list[dict]) -> str:
     return "\n".join(L) + "\n"
 
 
-MARKER = "<!-- issue 15: tuning table and fit()-style reader; python -m benchmarks --doctor-only -->"
+MARKER = ("<!-- issue 15: tuning table and fit()-style reader; "
+          "python -m benchmarks --doctor-only -->")
 
 
 def sections(*, quick: bool = False, log=print) -> str:

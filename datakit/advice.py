@@ -61,7 +61,7 @@ def _det(stage):
 
 
 def reapply(stage, inp, **changes):
-    """Apply ``stage``'s transformation (same function and knobs, ``changes`` overriding) to ``inp``."""
+    """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
     kind, name = kind_of(stage), getattr(stage, "_name", None)
     knobs = {k: changes.get(k, knob(stage, k))
             for k in ("num_parallel_calls", "cycle_length", "block_length", "batch_size",

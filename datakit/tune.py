@@ -19,7 +19,7 @@ On 2 shared cores AUTOTUNE often loses (DESIGN.md section 5): measure.
 >>> tune(build, {"cycle_length": [1, 2]})
 Traceback (most recent call last):
 ...
-ValueError: tune(): cycle_length is not an argument of build(); its arguments are ['num_parallel_calls', 'batch_size']
+ValueError: tune(): build() has no argument 'cycle_length' (it takes num_parallel_calls, batch_size)
 """
 
 from __future__ import annotations
@@ -174,7 +174,8 @@ class TuneResult:
     seconds: float = 0.0
 
     def __str__(self) -> str:
-        lines = ["| configuration | knobs | rows/s (median) | × AUTOTUNE everywhere, median (min) |",
+        lines = ["| configuration | knobs | rows/s (median) "
+                 "| × AUTOTUNE everywhere, median (min) |",
                  "|---|---|--:|--:|"]
         for r in self.table:
             lines.append(f"| {r['config']} | {_label(r['knobs'])} | {r['rows_per_s']:,.0f} | "
@@ -192,8 +193,8 @@ def _check_space(build, space: dict) -> list[str]:
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     for knob, values in space.items():
         if not takes_any and knob not in params:
-            raise ValueError(f"tune(): {knob} is not an argument of build(); its arguments "
-                             f"are {list(params)}")
+            raise ValueError(f"tune(): build() has no argument {knob!r} (it takes "
+                             f"{', '.join(params)})")
         if not isinstance(values, (list, tuple)) or not values:
             raise ValueError(f"tune(): space[{knob!r}] must be a non-empty list of values")
     return list(params)
