@@ -39,7 +39,8 @@ def _csv(batch):
                                   n_read_threads=n_read_threads, n_parse_threads=n_parse_threads,
                                   prefetch=prefetch)
     A = tf.data.AUTOTUNE
-    return build, {"n_read_threads": [None, 2, A], "n_parse_threads": [1, 2, 5, A],
+    # n_read_threads: the reader accepts None or an int (not AUTOTUNE) since the merge of main
+    return build, {"n_read_threads": [None, 2], "n_parse_threads": [1, 2, 5, A],
                    "prefetch": [0, 1, 2, A]}
 
 
