@@ -3,7 +3,9 @@
 Options: ``--rounds N`` (default 3), ``--rows-timed N`` rows timed per
 throughput run (default 131,072, after a ~10,000-row warm-up),
 ``--quick`` (a 100,000-row data set, 1 round: to check the harness),
-``--no-video`` (skip the video benchmark that follows the CSV one).
+``--no-video`` (skip the video benchmark that follows the CSV one),
+``--no-doctor`` / ``--doctor-only`` (skip, or run only, the tuning table and
+the fit()-style reader comparison of ``benchmarks/tuning.py``).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -59,7 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     ap.add_argument("--no-video", action="store_true", help="skip benchmarks/video_bench.py")
+    ap.add_argument("--no-doctor", action="store_true",
+                    help="skip the tuning table and the fit()-style reader (benchmarks/tuning.py)")
+    ap.add_argument("--doctor-only", action="store_true",
+                    help="run only those, replacing their sections of --out")
     args = ap.parse_args(argv)
+    if args.doctor_only:
+        from benchmarks import tuning
+        tuning.update_results(Path(args.out), quick=args.quick, log=log)
+        return 0
     rows = 100_000 if args.quick else 1_000_000
     rounds = 1 if args.quick else args.rounds
     rows_timed = min(args.rows_timed, rows // 4)
@@ -106,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
 
     text = report(speed, memory, mixing, overlap, rows=rows, rounds=rounds,
                   rows_timed=rows_timed, minutes=(time.time() - started) / 60)
+    if not args.no_doctor:
+        from benchmarks import tuning
+        text += tuning.sections(quick=args.quick, log=log)
     Path(args.out).write_text(text)
     print(text)
     log(f"wrote {args.out}")

@@ -13,6 +13,10 @@ statistics (:mod:`datakit.stats`). Two variants, same rows, same order:
 - ``parse="vectorized"``: batch-then-parse, the performance guide's
   vectorized map: ``... -> shuffle -> batch -> map(parse a batch of lines)``,
   one call per batch.
+- ``parse="chunk"``: the ``"batch"`` readers' parsed chunks stay whole,
+  shuffled a chunk at a time through a row buffer of the same size
+  (:mod:`datakit.chunkshuffle`), then ``rebatch``: no per-row dataset work at
+  all; every row once, mixing as the row buffer's, another order.
 
 ``trace=True`` builds the same chain with :mod:`datakit.timeline` stages
 (``lines``: from the parse asking for its input to its arrival, so time
@@ -58,6 +62,7 @@ import tensorflow as tf
 from datakit import timeline
 from datakit.checks import check_count, interleave_lengths
 from datakit.errors import DataError
+from datakit.chunkshuffle import shuffle_chunks
 from datakit.lines import numbered_lines
 from datakit.shards import check_files, is_blank
 
@@ -400,7 +405,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         parse: ``"line"``, the classic map-per-line chain; ``"batch"``, each
             reader decodes chunks of lines (``n_parse_threads`` chunks at a
             time per reader); ``"vectorized"``, batch lines then parse each
-            batch. Same rows in the same order.
+            batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
+            readers' chunks shuffled a chunk at a time
+            (:func:`datakit.chunkshuffle.shuffle_chunks`): fastest, another order.
         label_scale: labels are divided by it (> 0).
         on_bad_line: ``"raise"``, or ``"skip"`` (drop bad lines, warn with a
             count per file).
@@ -438,9 +445,13 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                      shuffle_buffer_size=shuffle_buffer_size, n_read_threads=n_read_threads,
                      n_parse_threads=n_parse_threads, prefetch=prefetch)
     interleave_lengths(n_readers, 1, n_read_threads, names=("n_readers", "n_read_threads"))
-    if parse not in ("line", "batch", "vectorized"):
+    if parse not in ("line", "batch", "vectorized", "chunk"):
         raise ValueError(f"parse={parse!r}: use 'line' (classic), 'batch' (each reader parses "
-                         "chunks) or 'vectorized' (batch, then parse).")
+                         "chunks), 'vectorized' (batch, then parse) or 'chunk' (parsed chunks "
+                         "shuffled a chunk at a time).")
+    if trace and parse == "chunk":
+        raise ValueError("trace=True traces rows; parse='chunk' has no per-row stage: "
+                         "use parse='batch' to trace the same readers.")
     if not label_scale > 0:
         raise ValueError(f"label_scale={label_scale!r}: labels are divided by it, so pass a "
                          "number > 0 (1 keeps them as they are).")
@@ -477,8 +488,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
 
     tables = {c: (lookup(list(stats[c].vocabulary), 1), len(stats[c].vocabulary) + 1)
               for c in features if kinds[c] == TEXT}
+    chunked = parse in ("batch", "chunk")
     label_table = lookup(classes[label], 0) if classes else None
-    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and parse == "batch",
+    decode = checked_decoder(columns, kinds, {label}, defaults, skip=skip and chunked,
                              classes=classes)
 
     def preprocess(lines, numbers, paths):
@@ -507,6 +519,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                                 expected=expected(path))
         return chunks.unbatch()
 
+    def chunks_of(path):  # the chunk variant's reader: the same parsed chunks, kept whole
+        return decoded_chunks(path, preprocess, num_parallel_calls=n_parse_threads,
+                              expected=expected(path))
+
     shuffle = bool(shuffle_buffer_size)
     total = sum(counts.values())
     if shuffle:  # a buffer larger than what it can ever hold only costs memory
@@ -516,22 +532,26 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     if shuffle:
         dataset = dataset.shuffle(len(files), seed=seed)  # what list_files(shuffle=True) does
     dataset = dataset.repeat(repeat)
-    dataset = dataset.interleave(rows_of if parse == "batch" else lines_of,
-                                 cycle_length=n_readers, block_length=1,
+    reader = {"batch": rows_of, "chunk": chunks_of}.get(parse, lines_of)
+    dataset = dataset.interleave(reader, cycle_length=n_readers, block_length=1,
                                  num_parallel_calls=n_read_threads)
-    if skip and parse != "batch":
+    if parse == "chunk":  # no per-row dataset work: see datakit.chunkshuffle
+        if shuffle:
+            dataset = shuffle_chunks(dataset, shuffle_buffer_size, seed=seed)
+        dataset = dataset.rebatch(batch_size)
+    if skip and not chunked:
         pattern = _row_pattern(columns, kinds, {label}, classes)
         dataset = dataset.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
-    if shuffle:
+    if shuffle and parse != "chunk":
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
     if parse == "vectorized":
         dataset = dataset.batch(batch_size)
     if trace:
         dataset = dataset.apply(timeline.between("rows" if parse == "batch" else "lines"))
-    if parse != "batch":
+    if not chunked:
         parse_fn = timeline.timed("parse", preprocess) if trace else preprocess
         dataset = dataset.map(parse_fn, num_parallel_calls=n_parse_threads)
-    if parse != "vectorized":
+    if parse in ("line", "batch"):
         dataset = dataset.batch(batch_size)
     if repeat is not None:
         batches = -(-total * repeat // batch_size)

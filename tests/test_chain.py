@@ -1,0 +1,37 @@
+"""The chain of any pipeline, read from the dataset: kinds, names, functions, knobs."""
+
+import tensorflow as tf
+
+from datakit.chain import chain_of, describe, function_of, kind_of, knob, uses_py_function
+from datakit.synthetic import work
+
+
+def plus_one(x):
+    return x + 1
+
+
+def times_two(x):
+    return x * 2
+
+
+def test_the_chain_is_recovered_with_names_kinds_and_knobs():
+    ds = tf.data.Dataset.from_tensor_slices([1.0, 2.0]).map(times_two, num_parallel_calls=2,
+                                                             name="double")
+    ds = ds.cache().shuffle(4, seed=1).batch(2).prefetch(1).with_options(tf.data.Options())
+    chain = chain_of(ds)
+    assert [kind_of(d) for d in chain] == [
+        "from_tensor_slices", "map", "cache", "shuffle", "batch", "prefetch"]
+    assert chain[1]._name == "double" and function_of(chain[1]) is times_two
+    assert describe(chain[1]) == "num_parallel_calls=2"
+    assert describe(chain[4]) == "batch_size=2"
+
+
+def test_py_function_is_spotted():
+    ds = tf.data.Dataset.range(3).map(work(0.0)).map(plus_one)
+    chain = chain_of(ds)
+    assert [uses_py_function(d) for d in chain] == [False, True, False]
+
+
+def test_knob_reads_integers_and_autotune():
+    ds = tf.data.Dataset.range(4).map(plus_one, num_parallel_calls=tf.data.AUTOTUNE)
+    assert knob(ds, "num_parallel_calls") == -1 and knob(ds, "batch_size") is None

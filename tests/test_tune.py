@@ -1,0 +1,47 @@
+"""Throughput measured as fit() consumes it, and the knob tuner against AUTOTUNE."""
+
+import pytest
+import tensorflow as tf
+
+from datakit.synthetic import work
+from datakit.tune import AUTOTUNE, measure, tune
+
+
+@pytest.mark.parametrize("call, error", [
+    pytest.param(lambda: tune(3, {"x": [1]}), TypeError, id="build-not-callable"),
+    pytest.param(lambda: tune(lambda x=1: None, {"x": []}), ValueError, id="no-candidates"),
+    pytest.param(lambda: tune(lambda x=1: None, {"y": [1]}), ValueError, id="unknown-knob"),
+    pytest.param(lambda: tune(lambda x=1: None, {"x": [1]}, budget_s=0), ValueError,
+                 id="no-budget"),
+])
+def test_bad_arguments_are_rejected(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.timeout(120)
+def test_tune_returns_a_best_within_the_space_and_a_table_against_autotune():
+    def build(num_parallel_calls=None, batch_size=4, prefetch=0):
+        ds = tf.data.Dataset.range(400).map(work(0.001), num_parallel_calls=num_parallel_calls)
+        ds = ds.batch(batch_size)
+        return ds.prefetch(prefetch) if prefetch else ds
+
+    space = {"num_parallel_calls": [None, 2, AUTOTUNE], "batch_size": [4, 16],
+             "prefetch": [0, 1, AUTOTUNE]}
+    result = tune(build, space, budget_s=8, seconds=0.15, rounds=2)
+    assert all(result.best[k] in v for k, v in space.items())
+    assert result.defaults == {"num_parallel_calls": None, "batch_size": 4, "prefetch": 0}
+    assert result.autotune == {"num_parallel_calls": AUTOTUNE, "batch_size": 4,
+                               "prefetch": AUTOTUNE}
+    assert [r["config"] for r in result.table] == [
+        "doctor-tuned", "AUTOTUNE everywhere", "num_parallel_calls=AUTOTUNE",
+        "prefetch=AUTOTUNE", "defaults"]
+    auto = result.table[1]
+    assert auto["vs_autotune"] == pytest.approx(1.0)
+    assert all(r["rows_per_s"] > 0 and len(r["runs"]) >= 1 for r in result.table)
+    assert str(result).count("\n") == len(result.table) + 1
+
+
+def test_measure_counts_rows_and_stops_at_the_end():
+    r = measure(tf.data.Dataset.range(50).batch(10), seconds=5.0)
+    assert (r.elements, r.rows, r.exhausted) == (4, 40, True)
