@@ -72,8 +72,10 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     """Where each input position ends up, over ``runs`` real shuffles per buffer size.
 
     >>> m = measure_mixing(4, [1, 4], runs=10, seed=0)
-    >>> m.probs[0].diagonal().tolist(), m.probs[1].sum(axis=1).tolist()
-    ([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
+    >>> m.probs[0].diagonal().tolist()    # buffer 1: nothing moves
+    [1.0, 1.0, 1.0, 1.0]
+    >>> m.probs[1].sum(axis=1).round(9).tolist()   # each input lands somewhere (sums of tenths)
+    [1.0, 1.0, 1.0, 1.0]
     """
     sizes = [check_buffer_size(b) for b in buffer_sizes]
     probs = np.zeros((len(sizes), n, n))
