@@ -385,6 +385,15 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     The dataset knows its length (``len(ds)``, from the files' line counts),
     which ``fit()`` uses, and checks it: a short read is an error.
 
+    Checkpoints: TensorFlow refuses to save an iterator of this dataset as it is
+    (``FailedPreconditionError: ... EagerPyFunc is stateful``), because the
+    bad-line message is built by a ``tf.py_function``. That function keeps no
+    state, so saving is safe once you say so: wrap the reader with
+    :func:`datakit.checkpoint.ignore_external_state` (it sets
+    ``tf.data.Options().experimental_external_state_policy = IGNORE``); an
+    iterator restored mid-epoch, in another process too, then gives the rest of
+    the epoch exactly once (``tests/test_checkpoint.py``).
+
     Args:
         filepaths: paths or glob patterns, checked up front (``check_files``).
         repeat: passes over the files (``None``: forever).
