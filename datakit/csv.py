@@ -362,11 +362,6 @@ def _check_arguments(**args) -> None:
 MAX_BUFFER = 2**31 - 1
 
 
-def _has_blank_line(path: str) -> bool:
-    with open(path, "rb") as f:
-        return any(is_blank(line) for line in f.read().split(b"\n")[1:-1])
-
-
 def _table(mapping: dict):
     init = tf.lookup.KeyValueTensorInitializer(
         tf.constant(list(mapping), tf.string), tf.constant(list(mapping.values()), tf.int64))
@@ -436,9 +431,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             not parse, named with its file, line number and column.
     """
     counts: dict[str, int] = {}
-    files, columns = check_files(filepaths, counts=counts)
+    blank: set[str] = set()  # files holding a blank line: the one read of check_files tells
+    files, columns = check_files(filepaths, counts=counts, blank=blank)
     sizes, file_rows = {f: os.path.getsize(f) for f in files}, dict(counts)
-    with_blanks = [f for f in files if _has_blank_line(f)]
+    with_blanks = [f for f in files if f in blank]
     kinds = _kinds_for(stats, columns, files[0])
     if label not in stats.columns:
         raise ValueError(f"label={label!r} is not a column of the statistics; they have "

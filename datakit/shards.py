@@ -168,8 +168,8 @@ def data_lines(data: bytes) -> int:
     return sum(1 for line in lines[1:] if not is_blank(line))
 
 
-def check_files(filepaths: str | Path | list, *, counts: dict | None = None
-                ) -> tuple[list[str], list[str]]:
+def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
+                blank: set | None = None) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
 
     Paths are resolved by :func:`datakit.paths.resolve_files` (an existing
@@ -179,7 +179,10 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None
     from the first file's, a file that disagrees with its ``manifest.json``
     (rows, bytes, sha256, or a set that lists other files). Blank lines are
     skipped, as the ``csv`` module and pandas do. ``counts``, if given,
-    receives the number of rows of each file.
+    receives the number of rows of each file; ``blank``, if given, receives
+    the files that hold a blank line between the header and the last line
+    (so a reader knows, without reading them again, which files need it
+    to skip blank lines).
     """
     files = resolve_files(filepaths)
     header = None
@@ -216,6 +219,8 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None
                             f"{first_file}; all shards must have the same columns", line=1)
         rows = data_lines(data)
         total += rows
+        if blank is not None and any(is_blank(line) for line in data.split(b"\n")[1:-1]):
+            blank.add(path)
         if manifest.set_of_file(manifests[folder], name) is not None:
             manifest.check(folder, files=[name], counts={name: rows}, man=manifests[folder])
         kept.append(path)

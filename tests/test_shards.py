@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,3 +56,13 @@ def test_split_checks_every_shard_count_before_writing(tmp_path):
     with pytest.raises(ValueError, match="num_shards"):
         shards.split_into_shards(table, tmp_path, num_shards=(2, 0, 1))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_check_files_reports_the_files_with_a_blank_line(tmp_path):
+    (tmp_path / "a.csv").write_text("x\n1\n\n2\n")       # a blank line inside
+    (tmp_path / "b.csv").write_text("x\n3\n4\n")         # only the final newline
+    (tmp_path / "c.csv").write_text("x\n5\n \t\n6")      # whitespace-only line, no final newline
+    blank, counts = set(), {}
+    files, _ = shards.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
+    assert sorted(Path(f).name for f in blank) == ["a.csv", "c.csv"]
+    assert [counts[f] for f in files] == [2, 2, 2]
