@@ -63,6 +63,35 @@ def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 2
 
 
+# A folder under data/generated/ named in a notebook's code: `GENERATED / "x"`,
+# `DATA_DIR / "generated" / "x"`, `data_path("generated", "x")` or "../data/generated/x".
+GENERATED_FOLDER = re.compile(r"""(?:GENERATED\s*/\s*|["']generated["']\s*/\s*|"""
+                              r"""data_path\(\s*["']generated["']\s*,\s*|data/generated/)"""
+                              r"""["']?([\w.-]+)""")
+
+
+def generated_folders(nb: nbformat.NotebookNode) -> set[str]:
+    """The folders under data/generated/ that a notebook's code names."""
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    return set(GENERATED_FOLDER.findall(code))
+
+
+def test_no_two_notebooks_write_the_same_generated_folder():
+    """The browser test runs notebooks two at a time: one re-splitting a folder another reads
+    made notebook 04 fail with a file gone (CI, stop 17). Each notebook owns its folders."""
+    owners: dict[str, list[str]] = {}
+    for path in NOTEBOOKS:
+        for folder in generated_folders(nbformat.read(path, as_version=4)):
+            owners.setdefault(folder, []).append(path.name)
+    assert {f: names for f, names in owners.items() if len(names) > 1} == {}
+
+
+def test_generated_folders_are_found_in_every_spelling():
+    nb = _nb(new_code_cell('a = GENERATED / "one"\nb = DATA_DIR / "generated" / "two"\n'
+                           'c = data_path("generated", "three")\nd = Path("../data/generated/four")'))
+    assert generated_folders(nb) == {"one", "two", "three", "four"}
+
+
 # The checker itself must catch what it claims to catch.
 
 def _nb(*cells):
