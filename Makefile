@@ -26,8 +26,11 @@ lab: $(VENV)/.installed-notebook+video
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 
+# Two pytest workers (pytest-xdist), one test file or notebook per worker at a time: most
+# tests wait on sleeps, servers or a browser, so two cores carry two of them.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test+video
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness.
 bench: $(VENV)/.installed-test+video+bench

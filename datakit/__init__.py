@@ -35,8 +35,11 @@ from pathlib import Path as _Path  # noqa: E402
 
 __version__ = "0.1.0"
 
-#: The repository's ``data/`` folder (shipped data sets, each with a SOURCE.md).
-DATA_DIR = _Path(__file__).resolve().parent.parent / "data"
+#: The repository's ``data/`` folder (shipped data sets, each with a SOURCE.md; generated
+#: files go under ``data/generated/``). ``DATAKIT_DATA_DIR`` points the kit at another copy,
+#: as the browser test does so that its notebooks never write the repository's own files.
+DATA_DIR = _Path(_os.environ.get("DATAKIT_DATA_DIR")
+                 or _Path(__file__).resolve().parent.parent / "data").resolve()
 
 
 def data_path(*parts: str) -> _Path:

@@ -2,7 +2,8 @@
 
 One JupyterLab server on a free loopback port, with a token, serves a
 temporary copy of ``notebooks/`` (so running them never rewrites the stored
-notebooks; the rest of the repository is linked in, so relative paths hold).
+notebooks; the rest of the repository is linked in, so relative paths hold, but
+``data/generated`` is a fresh folder, named to the kit by ``DATAKIT_DATA_DIR``).
 Playwright drives the system's Chromium (Debian's ``chromium`` package;
 ``playwright install`` downloads are not used). For every notebook: open it,
 Run All, wait until no cell is queued or running and the kernel is idle, and
@@ -90,11 +91,19 @@ def lab(tmp_path_factory):
     work = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", work / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for entry in ROOT.iterdir():  # data/, datakit/, ... so paths relative to a notebook hold
-        if entry.name not in ("notebooks", ".git", ".venv", "build"):
+    for entry in ROOT.iterdir():  # datakit/, ... so paths relative to a notebook hold
+        if entry.name not in ("notebooks", "data", ".git", ".venv", "build"):
             (work / entry.name).symlink_to(entry)
+    # data/ with its shipped sets linked in but a fresh generated/: what the notebooks write
+    # here never touches the repository's data/generated, which nbval's run of the same
+    # notebooks may be using at the same time (`make test` runs tests in parallel).
+    (work / "data" / "generated").mkdir(parents=True)
+    for entry in (ROOT / "data").iterdir():
+        if entry.name != "generated":
+            (work / "data" / entry.name).symlink_to(entry)
     port, token = _free_port(), uuid.uuid4().hex
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(work / ".jupyter"),
+    env = dict(os.environ, DATAKIT_DATA_DIR=str(work / "data"),
+               JUPYTER_CONFIG_DIR=str(work / ".jupyter"),
                JUPYTERLAB_WORKSPACES_DIR=str(work / ".workspaces"), PYDEVD_DISABLE_FILE_VALIDATION="1")
     env.pop("MPLBACKEND", None)
     log = open(work / "lab.log", "w")

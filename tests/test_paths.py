@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import datakit
 from datakit.paths import resolve_files
 
 
@@ -45,3 +49,20 @@ def test_resolve_rejects_non_paths_and_nothing():
         resolve_files(3)
     with pytest.raises(ValueError, match="No files"):
         resolve_files([])
+
+
+
+def _data_path_in_a_fresh_process(**env) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != "DATAKIT_DATA_DIR"}
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", "import datakit; print(datakit.data_path('generated', 'x'))"],
+        env=environ, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_data_path_is_the_repository_data_folder_unless_DATAKIT_DATA_DIR_says_otherwise(tmp_path):
+    """The browser test points its notebooks at a copy of data/ with DATAKIT_DATA_DIR."""
+    repo_data = Path(datakit.__file__).resolve().parent.parent / "data"
+    assert _data_path_in_a_fresh_process() == str(repo_data / "generated" / "x")
+    elsewhere = _data_path_in_a_fresh_process(DATAKIT_DATA_DIR=str(tmp_path))
+    assert elsewhere == str(tmp_path.resolve() / "generated" / "x")
