@@ -268,12 +268,14 @@ def batch_explorer(n: int = 10):
     rep = w.IntSlider(3, 1, 4, description="repeat")
     size = w.IntSlider(7, 1, 12, description="batch_size")
     drop = w.Checkbox(False, description="drop_remainder")
-    order = w.ToggleButtons(options=["repeat, batch", "batch, repeat"], description="order")
+    order = w.ToggleButtons(options=["repeat, batch", "batch, repeat"])
+    # A Label beside the buttons: ToggleButtons' own description wraps above them, clipped.
+    labelled_order = w.HBox([w.Label("order"), order])
 
     def draw(repeat, batch_size, drop_remainder, order):
         plot_batches(batch_data(n, repeat, batch_size, drop_remainder, order))
 
-    return _panel([rep, size, drop, order],
+    return _panel([rep, size, drop, labelled_order],
                   dict(repeat=rep, batch_size=size, drop_remainder=drop, order=order), draw)
 
 
