@@ -192,6 +192,8 @@ def test_tally_and_plot_delivery():
     assert ax.get_title() and ax.get_xlabel() == "element"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["trainer A", "trainer B"]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["1x", "2x", "never"]
+    assert len(ax.patches) == 0 and len(ax.get_images()) == 1  # only the counts are drawn
+    assert all(float(x).is_integer() for x in ax.get_xticks())  # elements are whole numbers
 
 
 def test_plot_scaling_draws_each_pipeline_and_its_ideal():

@@ -166,6 +166,8 @@ def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=No
     """
     import numpy as np
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     from datakit.plotting import MUTED, PALETTE, new_axes, style
 
@@ -180,14 +182,16 @@ def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=No
         ax.imshow(counts, aspect="auto", cmap=cmap, vmin=-0.5, vmax=top + 0.5,
                   interpolation="nearest")
         ax.set_yticks(range(len(rows)), list(rows))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # elements are whole numbers
         ax.set_xlabel("element")
         ax.set_title(title)
-        for k in range(1, top + 1):  # a legend entry per count that occurs
-            if (counts == k).any():
-                ax.bar(0, 0, color=cmap(k), label=f"{k}x")
+        # A legend entry per count that occurs: handles only, nothing drawn on the axes
+        # (a zero-height bar with an edge left a grey tick at element 0).
+        handles = [Patch(color=cmap(k), label=f"{k}x") for k in range(1, top + 1)
+                   if (counts == k).any()]
         if (counts == 0).any():
-            ax.bar(0, 0, color="white", edgecolor=MUTED, label="never")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            handles.append(Patch(facecolor="white", edgecolor=MUTED, label="never"))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return ax
 
 
