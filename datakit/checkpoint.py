@@ -26,14 +26,11 @@ function keeps. When the function keeps none, say so with
 :func:`ignore_external_state` (the restoring process rebuilds the function
 from its own code).
 
-The kit's readers (checked by ``tests/test_checkpoint.py``, saved mid-epoch
-and restored in another process, every record once): ``video.clip_dataset``
-resumes as it is, its random clip starts included (``Dataset.random`` state
-is saved). ``csv.csv_reader_dataset`` is refused, in both variants: its
-bad-line message is built by a ``tf.py_function`` inside ``checked_decoder``
-(in the per-line map, or in the readers the chunked variant keeps open in its
-interleave). That function keeps no state, so wrap the reader:
-``ignore_external_state(csv_reader_dataset(...))`` resumes exactly.
+The kit's readers resume as they are (checked by ``tests/test_checkpoint.py``,
+saved mid-epoch and restored in another process, every record once):
+``video.clip_dataset``, its random clip starts included (``Dataset.random``
+state is saved), and ``csv.csv_reader_dataset`` in every parse mode (its
+bad-line message is a ``tf.numpy_function`` declared ``stateful=False``).
 """
 
 from __future__ import annotations

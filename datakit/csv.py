@@ -248,16 +248,18 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
     pattern = _row_pattern(columns, kinds, required, classes)
 
     def message(line, number, path):
-        raw = line.numpy().decode("utf-8", "replace")
+        raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes) or (
             None, "bad line")
-        return str(BadLine(path.numpy().decode(), int(number), column, reason, raw))
+        return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
     def fail(lines, numbers, paths):
         ok = tf.reshape(tf.strings.regex_full_match(lines, pattern), [-1])
         i = tf.argmin(tf.cast(ok, tf.int32))
         row = [tf.gather(tf.reshape(t, [-1]), i) for t in (lines, numbers, paths)]
-        text = tf.py_function(message, row, tf.string)
+        # Stateless (it keeps nothing between calls), so an iterator over the reader can be
+        # saved in a checkpoint as it is: a stateful py_function makes TensorFlow refuse.
+        text = tf.numpy_function(message, row, tf.string, stateful=False)
         return tf.debugging.Assert(False, [text], name="bad_csv_line") or tf.constant(False)
 
     def decode(lines, numbers, paths):
@@ -380,14 +382,11 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     The dataset knows its length (``len(ds)``, from the files' line counts),
     which ``fit()`` uses, and checks it: a short read is an error.
 
-    Checkpoints: TensorFlow refuses to save an iterator of this dataset as it is
-    (``FailedPreconditionError: ... EagerPyFunc is stateful``), because the
-    bad-line message is built by a ``tf.py_function``. That function keeps no
-    state, so saving is safe once you say so: wrap the reader with
-    :func:`datakit.checkpoint.ignore_external_state` (it sets
-    ``tf.data.Options().experimental_external_state_policy = IGNORE``); an
-    iterator restored mid-epoch, in another process too, then gives the rest of
-    the epoch exactly once (``tests/test_checkpoint.py``).
+    Checkpoints: an iterator over it can be saved mid-epoch with
+    ``tf.train.Checkpoint(iterator=it)`` and restored, in another process too,
+    to give the rest of the epoch exactly once (``tests/test_checkpoint.py``).
+    Its bad-line message is built in Python by a ``tf.numpy_function`` declared
+    stateless; a stateful ``tf.py_function`` would make TensorFlow refuse.
 
     Args:
         filepaths: paths or glob patterns, checked up front (``check_files``).
