@@ -30,8 +30,6 @@ def plain_pipeline(n: int = 200, seed: int = 7):
     return ds.batch(16).prefetch(2)
 
 
-
-
 def check_resumes(recipe, kwargs, n_first, tmp_path):
     """Save after ``n_first`` elements, resume elsewhere; return (whole run, first + rest)."""
     build = ck.build(recipe, kwargs)

@@ -51,7 +51,6 @@ def test_resolve_rejects_non_paths_and_nothing():
         resolve_files([])
 
 
-
 def _data_path_in_a_fresh_process(**env) -> str:
     environ = {k: v for k, v in os.environ.items() if k != "DATAKIT_DATA_DIR"}
     environ.update(env)
