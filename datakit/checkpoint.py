@@ -19,12 +19,13 @@ disk (a shuffle buffer is saved element by element).
 >>> [int(x) for x in first + rest] == whole, sorted(whole) == list(range(8))
 (True, True)
 
-A pipeline holding a ``tf.py_function`` (or ``numpy_function``) cannot be
-saved by default: TensorFlow refuses with ``FailedPreconditionError: ...
-EagerPyFunc is stateful``, since it cannot know what Python state the
-function keeps. When the function keeps none, say so with
-:func:`ignore_external_state` (the restoring process rebuilds the function
-from its own code).
+A pipeline holding a ``tf.py_function`` (or a ``numpy_function`` created with
+the default ``stateful=True``) cannot be saved: TensorFlow refuses with
+``FailedPreconditionError: ... EagerPyFunc is stateful``, since it cannot know
+what Python state the function keeps. When the function keeps none, say so:
+``tf.numpy_function(..., stateful=False)`` where you create it, or
+:func:`ignore_external_state` for the whole pipeline (the restoring process
+rebuilds the function from its own code).
 
 The kit's readers resume as they are (checked by ``tests/test_checkpoint.py``,
 saved mid-epoch and restored in another process, every record once):
