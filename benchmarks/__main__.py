@@ -206,7 +206,7 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
         else:
             L.append(f"| {name} | {n:,} | {r['maxrss_mb']:,.0f} | {r['maxrss_growth_mb']:,.0f} "
                      f"| {r['elements_per_s']:,.0f} |")
-    L.append("\n## Tracing overhead (datakit.timeline on the batch-then-parse chain)\n")
+    L.append("\n## Tracing overhead (datakit.perf.timeline on the batch-then-parse chain)\n")
     L.append("`csv_reader_dataset(parse=\"vectorized\", trace=True)` vs the same chain with `trace=False`: "
              "rows/s ratio per round (1.00 = free).\n")
     L.append("| batch | traced / untraced rows/s, median (min) | overhead (median) |")
@@ -230,7 +230,7 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
                      f"{_med([o['mean_wait_fraction'] for o in ok]):.2f} |")
     L.append("\n## Shuffle thoroughness (one epoch over the first 4 files, 200,000 rows in "
              "the 1M run; batch 32)\n")
-    L.append("Row ids are numbered in file order. Measured with `datakit.mixing.mixing_stats` on "
+    L.append("Row ids are numbered in file order. Measured with `datakit.see.mixing.mixing_stats` on "
              "the order the rows came out: mean displacement (rows), Spearman rank correlation "
              "between input and output order (1 = unshuffled, 0 = no trace of the order), and "
              "distinct files per batch of 32. All TensorFlow readers use a 10,000-line buffer "

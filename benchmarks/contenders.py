@@ -24,14 +24,14 @@ def _mean_std(stats):
 
 def kit_fast(paths, stats, batch_size, seed):
     """The kit's fast variant: each reader parses chunks of its file, rows go to the shuffle."""
-    from datakit import csv as kcsv
+    from datakit.readers import csv_files as kcsv
     return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
                                    seed=seed, parse="batch")
 
 
 def kit_classic(paths, stats, batch_size, seed):
     """The classic per-line chain (map per line, then batch), as csv_reader_dataset builds it."""
-    from datakit import csv as kcsv
+    from datakit.readers import csv_files as kcsv
     return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
                                    seed=seed, parse="line")
 
@@ -54,7 +54,7 @@ def classic_plain(paths, stats, batch_size, seed):
 
 def _kit_vectorized(paths, stats, batch_size, seed, trace):
     """The kit's batch-then-parse chain, traced for timelines or not: one builder, one flag."""
-    from datakit import csv as kcsv
+    from datakit.readers import csv_files as kcsv
     return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
                                    seed=seed, parse="vectorized", n_parse_threads=1, trace=trace)
 

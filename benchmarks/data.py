@@ -19,7 +19,7 @@ def make_csv(rows: int = 1_000_000, files: int = 20, *, seed: int = 2024,
     ``row_id`` numbers rows in file order (file 0 first), which is what the
     shuffle comparison needs; ``target`` is a noisy linear function of x1..x7.
     """
-    from datakit.shards import write_shards
+    from datakit.readers.csv_files.shards import write_shards
     folder = folder or WORK / f"csv_{rows}"
     stats_path = folder / "stats.pkl"
     paths = sorted(str(p) for p in folder.glob("part_*.csv"))
@@ -42,7 +42,7 @@ def make_csv(rows: int = 1_000_000, files: int = 20, *, seed: int = 2024,
 
 
 def _write_stats(paths, stats_path):
-    from datakit.stats import column_stats
+    from datakit.readers.csv_files.stats import column_stats
     with open(stats_path, "wb") as f:
         pickle.dump(column_stats(paths), f)
 

@@ -7,8 +7,8 @@ batch. At batch 32 a Python ``for`` loop costs more per batch than a fast
 reader (DESIGN.md section 5), so a Python-loop benchmark measures the loop.
 Here each contender (from ``benchmarks.contenders``) runs in its own process
 and is timed twice on fresh pipelines: drained inside a ``tf.function``
-(``datakit.tune.measure``, which also sums each batch so nothing is
-optimized away) and from a Python ``for`` loop (``datakit.bench.benchmark``),
+(``datakit.perf.tune.measure``, which also sums each batch so nothing is
+optimized away) and from a Python ``for`` loop (``datakit.perf.bench.benchmark``),
 over the same number of rows after the same warm-up. Rounds alternate the
 contenders; ratios to pandas are taken within a round.
 """
@@ -30,21 +30,21 @@ CONTENDERS = ("kit_chunk", "kit_fast", "pandas_in_memory", "kit_classic")
 def kit_chunk(paths, stats, batch_size, seed):
     """The kit's reader with parse="chunk": parsed chunks shuffled a chunk at a time."""
     from benchmarks.data import LABEL
-    from datakit import csv as kcsv
+    from datakit.readers import csv_files as kcsv
     return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
                                    seed=seed, parse="chunk")
 BATCHES = (32, 1024)
 
 
 def one(job: dict) -> dict:
-    import datakit  # noqa: F401
     import tensorflow as tf  # noqa: F401
 
+    import datakit  # noqa: F401
     from benchmarks.contenders import CONTENDERS as BUILD
     from benchmarks.data import load_stats
-    from datakit.bench import benchmark
-    from datakit.memory import peak_rss_bytes
-    from datakit.tune import measure
+    from datakit.perf.bench import benchmark
+    from datakit.perf.memory import peak_rss_bytes
+    from datakit.perf.tune import measure
     stats = load_stats(job["stats"])
     batch, steps = job["batch"], job["steps"]
     warmup = max(2, 10_000 // batch)
@@ -89,7 +89,7 @@ def report(out: dict) -> str:
          "(issue 15)\n",
          f"{out['rows']:,} generated rows in 20 files; each contender in its own process, "
          f"{out['timed']:,} rows timed after a ~10,000-row warm-up (the classic chain: a "
-         f"quarter of that), first drained inside a `tf.function` (`datakit.tune.measure`, as "
+         f"quarter of that), first drained inside a `tf.function` (`datakit.perf.tune.measure`, as "
          f"Keras `fit()` pulls batches), then from a Python `for` loop on a fresh pipeline. "
          f"{out['rounds']} rounds alternating the contenders; *× pandas* is the per-round "
          f"ratio, median (min). The machine was shared (about 8 people on 2 cores).\n",

@@ -17,15 +17,15 @@ import argparse
 import glob
 import statistics
 
-import datakit  # noqa: F401  (quiets TensorFlow)
 import tensorflow as tf
 
+import datakit  # noqa: F401  (quiets TensorFlow)
 from benchmarks import contenders as C
 from benchmarks.data import LABEL, WORK, load_stats
-from datakit import bench
-from datakit import csv as kcsv
-from datakit.lines import numbered_lines
-from datakit.shards import check_files
+from datakit.perf import bench
+from datakit.readers import csv_files as kcsv
+from datakit.readers.csv_files.shards import check_files
+from datakit.readers.text_lines import numbered_lines
 
 
 def variants(paths, stats, B):

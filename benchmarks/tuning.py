@@ -2,12 +2,12 @@
 
     python -m benchmarks.tuning [--budget 90] [--quick]
 
-Four pipelines, each tuned by ``datakit.tune.tune`` in its own process (so
+Four pipelines, each tuned by ``datakit.perf.tune.tune`` in its own process (so
 one does not heat the next one's caches): the kit's CSV reader
 (``parse="batch"``) at batch 32 and 1024 on the benchmark's generated rows,
-the TFRecord video clip pipeline (``datakit.video.clip_dataset``, its knobs
-changed on a copy with ``datakit.advice``), and the sleeping synthetic
-pipeline (``datakit.synthetic``). Throughput is consumed inside a
+the TFRecord video clip pipeline (``datakit.readers.video.clips.clip_dataset``, its knobs
+changed on a copy with ``datakit.doctor.advice``), and the sleeping synthetic
+pipeline (``datakit.perf.synthetic``). Throughput is consumed inside a
 ``tf.function`` (as ``fit()`` does); the final comparison alternates the
 configurations, and ratios to AUTOTUNE are taken within a round.
 """
@@ -29,7 +29,7 @@ def _csv(batch):
     import tensorflow as tf
 
     from benchmarks.data import LABEL, load_stats, make_csv
-    from datakit.csv import csv_reader_dataset
+    from datakit.readers.csv_files.reader import csv_reader_dataset
     paths, stats_path = make_csv(1_000_000, 20)
     stats = load_stats(stats_path)
 
@@ -46,7 +46,7 @@ def _csv(batch):
 
 def video_folder() -> Path:
     """TFRecord shards of 48 synthetic 64x64 videos (written once, fixed seed)."""
-    from datakit import video
+    from datakit.readers import video
     folder = HERE / "work" / "doctor_videos"
     if not (folder / "manifest.json").exists():
         video.write_video_records(video.make_videos(48, size=64, min_frames=24, max_frames=48,
@@ -57,9 +57,9 @@ def video_folder() -> Path:
 def _video():
     import tensorflow as tf
 
-    from datakit import video
-    from datakit.advice import assemble, reapply
-    from datakit.chain import chain_of, kind_of
+    from datakit.doctor.advice import assemble, reapply
+    from datakit.doctor.chain import chain_of, kind_of
+    from datakit.readers import video
     folder = video_folder()
 
     def build(num_parallel_calls=None, prefetch=tf.data.AUTOTUNE, cycle_length=2):
@@ -78,7 +78,7 @@ def _video():
 def _synthetic():
     import tensorflow as tf
 
-    from datakit.synthetic import synthetic_files, work
+    from datakit.perf.synthetic import synthetic_files, work
     A = tf.data.AUTOTUNE
 
     def build(cycle_length=1, read_threads=None, map_calls=None, prefetch=0):
@@ -97,7 +97,7 @@ BUILDERS = {"csv_batch32": lambda: _csv(32), "csv_batch1024": lambda: _csv(1024)
 
 def one(name: str, budget: float) -> dict:
     import datakit  # noqa: F401  (quiet TensorFlow)
-    from datakit.tune import tune
+    from datakit.perf.tune import tune
     build, space = BUILDERS[name]()
     r = tune(build, space, budget_s=budget, rounds=3)
     show = {k: ("AUTOTUNE" if v == -1 else v) for k, v in r.best.items()}
@@ -145,7 +145,7 @@ def run_all(budget: float, log=print) -> list[dict]:
 
 def report(results: list[dict]) -> str:
     L = ["\n## Tuning: defaults, AUTOTUNE everywhere, doctor-tuned (issue 15)\n",
-         "`datakit.tune.tune(build, space, budget_s=...)` per pipeline, each in its own process: "
+         "`datakit.perf.tune.tune(build, space, budget_s=...)` per pipeline, each in its own process: "
          "a search one knob at a time from the defaults, then the configurations measured "
          "side by side, alternating, 3 rounds; rows/s drained inside a `tf.function` (as "
          "`fit()` consumes). *× AUTOTUNE* is the per-round ratio to the same pipeline with "

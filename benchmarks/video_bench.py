@@ -8,7 +8,7 @@ Rows:
   RSS measured before any data was touched (TensorFlow + model);
 - clips/s of ``clip_dataset`` (TFRecord + JPEG) vs ``mp4_clip_dataset`` (PyAV);
 - the fraction of each training step spent waiting for input
-  (``datakit.timeline`` for the TFRecord path, ``next()`` timed for MP4).
+  (``datakit.perf.timeline`` for the TFRecord path, ``next()`` timed for MP4).
 Data goes under ``benchmarks/work/video`` (ignored by git), made with fixed seeds.
 """
 
@@ -29,12 +29,14 @@ MB = 1e-6
 
 def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None:
     """Train in this process, print one JSON line with memory numbers."""
-    import datakit  # noqa: F401
     import av  # noqa: F401  (its libraries count as "before" for both modes)
     import keras
     import numpy as np
 
-    from datakit import inmemory, memory, video
+    import datakit  # noqa: F401
+    from datakit.perf import memory
+    from datakit.readers import video
+    from datakit.readers.video import in_memory
 
     keras.utils.set_random_seed(0)
     model = video.small_video_model(clip_len, size)
@@ -44,7 +46,7 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
     base = memory.rss_bytes()
     t0 = time.perf_counter()
     if mode == "in_memory":
-        data = inmemory.load_videos_in_memory(folder)
+        data = in_memory.load_videos_in_memory(folder)
         rng = np.random.default_rng(0)
         for _ in range(steps):
             model.train_on_batch(*data.sample_clips(16, clip_len, rng=rng))
@@ -68,7 +70,7 @@ def _run_child(mode: str, folder: Path, args) -> dict:
 
 def _make_data(n: int, size: int) -> None:
     """MP4 files for 1x and 4x (nested: 1x is the first n videos) and the same as shards."""
-    from datakit import video
+    from datakit.readers import video
 
     stamp = WORK / f"done-{n}-{size}"
     if stamp.exists():
@@ -84,7 +86,7 @@ def _make_data(n: int, size: int) -> None:
 
 
 def _clips_per_s(make, steps: int, repeats: int = 3) -> float:
-    from datakit import bench
+    from datakit.perf import bench
 
     return statistics.median(
         bench.benchmark(make().repeat(), steps, warmup=2, progress=False).elements_per_s
@@ -116,10 +118,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         return _child(args.child[0], args.child[1], args.clip_len, args.size, args.steps)
 
-    import datakit  # noqa: F401
     import keras
 
-    from datakit import timeline, video
+    import datakit  # noqa: F401
+    from datakit.perf import timeline
+    from datakit.readers import video
 
     lines: list[str] = []
 

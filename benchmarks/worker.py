@@ -17,12 +17,12 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import numpy as np  # noqa: E402
 
 from benchmarks.data import COLUMNS, load_stats  # noqa: E402
-from datakit.bench import benchmark  # noqa: E402
+from datakit.perf.bench import benchmark  # noqa: E402
 
 
 def _maxrss_mb() -> tuple[float, float]:
     """Kernel high-water marks (own process, largest waited-for child), in MB."""
-    from datakit.memory import peak_rss_bytes
+    from datakit.perf.memory import peak_rss_bytes
     own = peak_rss_bytes() / 1e6
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / 1e6
     return own, kids
@@ -30,7 +30,7 @@ def _maxrss_mb() -> tuple[float, float]:
 
 def speed(job: dict) -> dict:
     from benchmarks.contenders import CONTENDERS
-    from datakit.memory import RssSampler
+    from datakit.perf.memory import RssSampler
     stats = load_stats(job["stats"])
     if job["name"] != "torch_DataLoader_2w":
         import tensorflow as tf  # noqa: F401  (count TensorFlow in the baseline, not the pipeline)
@@ -52,13 +52,13 @@ def speed(job: dict) -> dict:
 
 
 def _mixing_stats(order, labels, batch_size):
-    """The kit's own mixing measures (datakit.mixing.mixing_stats) as a plain dict."""
-    from datakit.mixing import mixing_stats
+    """The kit's own mixing measures (datakit.see.mixing.mixing_stats) as a plain dict."""
+    from datakit.see.mixing import mixing_stats
     return vars(mixing_stats(order[None, :], labels=labels, batch_size=batch_size))
 
 
 def mixing(job: dict) -> dict:
-    """Read one whole epoch and measure how far the row ids moved (datakit.mixing.mixing_stats)."""
+    """Read one whole epoch and measure how far the row ids moved (datakit.see.mixing.mixing_stats)."""
     from benchmarks.contenders import CONTENDERS
     stats = load_stats(job["stats"])
     ds = CONTENDERS[job["name"]](job["paths"], stats, job["batch"], job["seed"])
@@ -78,8 +78,8 @@ def mixing(job: dict) -> dict:
 
 def overlap(job: dict) -> dict:
     """Producer and consumer of equal cost (sleeps): ideal time / measured, without and with prefetch."""
-    from datakit import synthetic as S
-    from datakit import timeline as T
+    from datakit.perf import synthetic as S
+    from datakit.perf import timeline as T
     cost, n = job["cost"], job["n"]
     out = {}
     for name, prefetch in [("no_prefetch", 0), ("prefetch(1)", 1), ("prefetch(4)", 4)]:

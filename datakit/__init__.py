@@ -12,12 +12,12 @@ The names a user reaches for first are here, loaded on first use so that
 Matplotlib):
 
 >>> datakit.read_records.__module__, "read_records" in dir(datakit)
-('datakit.records', True)
+('datakit.readers.tfrecords', True)
 
 The rest lives in one module per concept (see the README's map), layered so
-that imports run one way: bottom modules (:mod:`datakit.checks`,
-:mod:`datakit.errors`, :mod:`datakit.shuffle_buffer`,
-:mod:`datakit.interleave_cycle`) import nothing from the kit;
+that imports run one way: bottom modules (:mod:`datakit.core.arguments`,
+:mod:`datakit.core.errors`, :mod:`datakit.glassbox.shuffle_buffer`,
+:mod:`datakit.glassbox.interleave_cycle`) import nothing from the kit;
 :mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``) sits on
 them; tracers, plots, readers and writers above.
 """
@@ -55,16 +55,16 @@ def data_path(*parts: str) -> _Path:
 
 #: Re-exported names and the module each comes from (imported on first access).
 _LAZY = {
-    "csv_reader_dataset": "datakit.csv",
-    "find_bad_lines": "datakit.csv",
-    "column_stats": "datakit.stats",
-    "write_shards": "datakit.shards",
-    "split_into_shards": "datakit.shards",
-    "ShardWriter": "datakit.records",
-    "read_records": "datakit.records",
-    "clip_dataset": "datakit.video",
-    "benchmark": "datakit.bench",
-    "DataError": "datakit.errors",
+    "csv_reader_dataset": "datakit.readers.csv_files.reader",
+    "find_bad_lines": "datakit.readers.csv_files.reader",
+    "column_stats": "datakit.readers.csv_files.stats",
+    "write_shards": "datakit.readers.csv_files.shards",
+    "split_into_shards": "datakit.readers.csv_files.shards",
+    "ShardWriter": "datakit.readers.tfrecords",
+    "read_records": "datakit.readers.tfrecords",
+    "clip_dataset": "datakit.readers.video.clips",
+    "benchmark": "datakit.perf.bench",
+    "DataError": "datakit.core.errors",
 }
 
 

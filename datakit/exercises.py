@@ -9,9 +9,9 @@ another order: a seed, or ``shuffle`` in another place).
 
 The references are the kit's production helpers, so your plain ``tf.data``
 code is checked against them: ``"csv_reader"`` (notebook 05, the numeric
-columns of :func:`datakit.csv.csv_reader_dataset`), ``"example"`` (notebook
-07, :func:`datakit.examples.to_example`) and ``"clip_pipeline"`` (notebook 08,
-:func:`datakit.video.clip_dataset`). :func:`compare` works on any two
+columns of :func:`datakit.readers.csv_files.reader.csv_reader_dataset`), ``"example"`` (notebook
+07, :func:`datakit.readers.tf_example.to_example`) and ``"clip_pipeline"`` (notebook 08,
+:func:`datakit.readers.video.clips.clip_dataset`). :func:`compare` works on any two
 datasets or lists:
 
 >>> compare([1, 2, 3], [1, 2, 3]).ok
@@ -29,8 +29,9 @@ True
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -317,7 +318,7 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
                 n_parse_threads=5, batch_size=32, *, stats, label, seed=None,
                 label_scale: float = 1.0):
     """The classic reader's elements: (standardized numeric features, label / label_scale)."""
-    from datakit.csv import NUMBER, csv_reader_dataset
+    from datakit.readers.csv_files.reader import NUMBER, csv_reader_dataset
     n = sum(c != label and stats[c].kind == NUMBER for c in stats.columns)
     ds = csv_reader_dataset(filepaths, repeat, n_readers, n_read_threads, shuffle_buffer_size,
                             n_parse_threads, batch_size, stats=stats, label=label, seed=seed,
@@ -326,12 +327,12 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
 
 
 def _examples(rows):
-    from datakit.examples import to_example
+    from datakit.readers.tf_example import to_example
     return [to_example(row) for row in rows]
 
 
 def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
-    from datakit.video import clip_dataset
+    from datakit.readers.video.clips import clip_dataset
     return clip_dataset(directory, clip_len=clip_len, batch_size=batch_size, seed=seed, **kwargs)
 
 

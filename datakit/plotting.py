@@ -15,9 +15,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes

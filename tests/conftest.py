@@ -21,14 +21,14 @@ def videos():
     """Tiny moving-square videos (see video_cases.py), made once per run."""
     from video_cases import KW, N
 
-    from datakit import video
+    from datakit.readers import video
     return video.make_videos(N, **KW)
 
 
 @pytest.fixture(scope="session")
 def mp4_dir(videos, tmp_path_factory):
     """``videos`` written as MP4 files, one folder per class."""
-    from datakit import video
+    from datakit.readers import video
     d = tmp_path_factory.mktemp("mp4")
     video.write_mp4_videos(videos, d)
     return d

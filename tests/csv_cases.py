@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import datakit
-from datakit.shards import split_into_shards
+from datakit.readers.csv_files.shards import split_into_shards
 
 LABEL = "median_house_value"
 

@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import glassbox
-from datakit.elements import leaves as _leaves
-from datakit.elements import map_structure
+from datakit.glassbox.elements import leaves as _leaves
+from datakit.glassbox.elements import map_structure
 
 
 def _np_map(x: Any, f) -> Any:

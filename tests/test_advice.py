@@ -3,10 +3,10 @@
 import pytest
 import tensorflow as tf
 
-from datakit import doctor
-from datakit.advice import assemble
-from datakit.chain import chain_of, kind_of
-from datakit.synthetic import work
+from datakit.doctor import diagnosis
+from datakit.doctor.advice import assemble
+from datakit.doctor.chain import chain_of, kind_of
+from datakit.perf.synthetic import work
 
 SLOW = 0.006
 
@@ -18,7 +18,7 @@ def times_two(x):
 @pytest.mark.timeout(180)
 def test_advice_parallelizes_the_bottleneck_and_keeps_the_elements():
     ds = tf.data.Dataset.range(120).map(work(SLOW), name="decode").batch(4)
-    report = doctor.diagnose(ds, step_time=0.001, seconds=0.15, repeats=1)
+    report = diagnosis.diagnose(ds, step_time=0.001, seconds=0.15, repeats=1)
     changes = {a.change.split(":")[0]: a for a in report.advice if a.stage == "decode"}
     par = changes["parallelize it"]
     assert par.gain is not None and par.gain > 0 and not par.alters

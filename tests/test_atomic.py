@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from datakit import atomic
+from datakit.core import atomic
 
 pytestmark = pytest.mark.timeout(60)
 

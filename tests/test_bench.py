@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.bench import BenchResult, benchmark, count_elements
+from datakit.perf.bench import BenchResult, benchmark, count_elements
 
 
 @pytest.mark.parametrize("n, batch, warmup", [

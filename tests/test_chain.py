@@ -2,8 +2,8 @@
 
 import tensorflow as tf
 
-from datakit.chain import chain_of, describe, function_of, kind_of, knob, uses_py_function
-from datakit.synthetic import work
+from datakit.doctor.chain import chain_of, describe, function_of, kind_of, knob, uses_py_function
+from datakit.perf.synthetic import work
 
 
 def plus_one(x):

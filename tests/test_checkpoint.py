@@ -12,13 +12,12 @@ from collections import Counter
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from csv_cases import LABEL, housing_parts
-from datakit import checkpoint as ck
-from datakit import csv as dc
-from datakit import video
-from datakit.stats import column_stats
 from pipelines import assert_same_elements
+
+from datakit.readers import checkpoint as ck
+from datakit.readers import video
+from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -70,7 +69,7 @@ def test_csv_reader_resumes_in_another_process(housing, tmp_path, parse):
     parts, stats = housing
     kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse=parse,
                   batch_size=64, shuffle_buffer_size=500)
-    whole, _ = check_resumes("datakit.csv:csv_reader_dataset", kwargs, 7, tmp_path)
+    whole, _ = check_resumes("datakit.readers.csv_files.reader:csv_reader_dataset", kwargs, 7, tmp_path)
     _rows_once(whole, parts["valid"])
 
 
@@ -95,7 +94,7 @@ def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):
     video.write_video_records(videos, shards, num_shards=3)
     kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer_size=5, seed=2,
                   with_ids=True)
-    whole, _ = check_resumes("datakit.video:clip_dataset", kwargs, 2, tmp_path)
+    whole, _ = check_resumes("datakit.readers.video.clips:clip_dataset", kwargs, 2, tmp_path)
     ids = np.concatenate([b["id"] for b in whole])
     assert sorted(ids.tolist()) == sorted(v_id for v_id in range(len(videos)))
 
@@ -128,4 +127,4 @@ def test_bad_calls_say_how_to_fix_them(tmp_path, call, error, match):
 def test_a_failing_resume_reports_the_child_error(tmp_path):
     _, path = ck.save_midway(ck.shuffled_range(10, 2), 1, tmp_path)
     with pytest.raises(RuntimeError, match="resuming process failed"):
-        ck.resume_in_fresh_process("datakit.checkpoint:no_such_recipe", path)
+        ck.resume_in_fresh_process("datakit.readers.checkpoint:no_such_recipe", path)

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from datakit.combining import PARTIAL_CACHE_WARNING
-from datakit.glassbox import Dataset
 from pipelines import assert_same_elements
+
+from datakit.glassbox.combining import PARTIAL_CACHE_WARNING
+from datakit.glassbox.dataset import Dataset
 
 
 @pytest.mark.parametrize("make", [

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import examples, exercises, video
-from datakit.stats import column_stats
+from datakit import exercises
+from datakit.readers import tf_example, video
+from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -103,7 +104,7 @@ def test_unknown_exercise_lists_the_known_ones():
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory):
-    from datakit.shards import write_shards
+    from datakit.readers.csv_files.shards import write_shards
     rng = np.random.default_rng(0)
     table = {"a": rng.normal(size=200).round(3), "b": rng.normal(size=200).round(3),
              "t": ["x", "y"] * 100, "y": rng.normal(size=200).round(3)}
@@ -140,5 +141,5 @@ def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):
 
 
 def test_a_serialized_round_trip_still_matches():
-    parsed = [tf.train.Example.FromString(examples.serialize(by_hand(r))) for r in ROWS]
+    parsed = [tf.train.Example.FromString(tf_example.serialize(by_hand(r))) for r in ROWS]
     assert exercises.check("example", parsed, ROWS).ok

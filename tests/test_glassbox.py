@@ -8,15 +8,15 @@ from collections import Counter
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from datakit import glassbox
-from datakit.glassbox import Dataset
 from pipelines import (
     assert_same_elements,
     build_glassbox,
     build_tf,
     random_pipeline,
 )
+
+from datakit import glassbox
+from datakit.glassbox.dataset import Dataset
 
 N_PIPELINES = 400
 NEW_OPS = ["cache", "zip", "concatenate", "choose", "lengths", "window", "padded_batch",

@@ -1,10 +1,10 @@
 """The package's shape: imports run one way, no cycles, no private imports, a curated API.
 
-The layers are declared here, bottom first. A module may import modules of its
-own layer or of layers below it, never above; bottom modules and the glass box
-import neither TensorFlow nor Matplotlib. A new module must be placed in a layer.
-Imports under ``if TYPE_CHECKING:`` are annotations only (they never run) and
-are not edges.
+The layers are the package's top-level folders (and two top-level modules), declared
+here bottom first; a module's layer is read from its path, so a new module is placed by
+where it is saved. A module may import its own layer or the layers below it, never above;
+``core`` and ``glassbox`` import neither TensorFlow nor Matplotlib. No two modules import
+each other, even through imports made only for type annotations.
 """
 
 from __future__ import annotations
@@ -20,38 +20,43 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "datakit"
 
+#: The layers, bottom first: each is a top-level part of the package (a sub-package or a
+#: module), so a module's layer is read from its path. A module may import its own layer
+#: or the layers below it, never above.
 LAYERS = [
-    ("bottom: rules, errors, pure algorithms",
-     ["errors", "checks", "shuffle_buffer", "interleave_cycle", "atomic", "manifest", "paths",
-      "elements"]),
-    ("the glass box", ["glassbox", "variable_length", "combining"]),
-    ("building blocks",
-     ["plotting", "lines", "examples", "shards", "memory", "tables", "checkpoint", "chain",
-      "chunkshuffle"]),
-    ("tracers and pictures",
-     ["basics", "shuffle", "interleave", "mixing", "timeline", "bench", "sources_mix",
-      "animation", "tune"]),
-    ("readers and writers", ["records", "sources", "synthetic", "csv", "video"]),
-    ("built on readers", ["stats", "inmemory", "exercises", "cluster"]),
-    ("interactive widgets", ["widgets"]),
-    ("the doctor: diagnosis and measured advice", ["advice", "doctor"]),
+    ("core", "errors, argument rules, paths, atomic writes, manifests"),
+    ("glassbox", "the pure-Python twin of tf.data and its algorithms"),
+    ("plotting", "the one figure style"),
+    ("perf", "timelines, throughput, memory, synthetic sources, the tuner"),
+    ("readers", "CSV, TFRecord and Examples, fixed-length, SQLite, video"),
+    ("see", "pictures of batches, shuffles, mixing, interleave, sampling; widgets"),
+    ("doctor", "the pipeline's chain, each stage's cost, measured advice"),
+    ("cluster", "the tf.data service on loopback and on real machines"),
+    ("exercises", "feedback on write-it-yourself answers"),
 ]
-LAYER = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
-PURE = {"errors", "checks", "shuffle_buffer", "interleave_cycle", "elements", "glassbox",
-        "variable_length", "combining"}
+LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
+#: Layers that import neither TensorFlow nor Matplotlib (nor anything heavy).
+PURE = ("core", "glassbox")
 HEAVY = ("tensorflow", "matplotlib", "keras", "pandas")
 
 
-def modules() -> list[str]:
-    """Kit modules: ``datakit/<name>.py`` files and ``datakit/<name>/`` sub-packages."""
-    files = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    return sorted(files | {p.parent.name for p in PACKAGE.glob("*/__init__.py")})
+def module_files() -> list[Path]:
+    """Every ``.py`` file of the package but the top-level ``__init__``."""
+    return sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
 
 
-def sources(name: str) -> list[Path]:
-    """The files of kit module ``name`` (every file of a sub-package)."""
-    path = PACKAGE / f"{name}.py"
-    return [path] if path.exists() else sorted((PACKAGE / name).glob("*.py"))
+def dotted(path: Path) -> str:
+    """``datakit/readers/csv_files/reader.py`` -> ``datakit.readers.csv_files.reader``."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {dotted(p): p for p in module_files()}
+
+
+def layer_of(module: str) -> str:
+    """The layer a module belongs to: its first part under ``datakit``."""
+    return module.split(".")[1]
 
 
 def _runtime_nodes(tree: ast.Module):
@@ -66,61 +71,67 @@ def _runtime_nodes(tree: ast.Module):
         todo.extend(ast.iter_child_nodes(node))
 
 
-def imports(path: Path) -> list[tuple[str, list[str], int]]:
+def imports(path: Path, *, runtime_only: bool = True) -> list[tuple[str, list[str], int]]:
     """``(module imported, names imported from it, line)`` for each import statement."""
+    tree = ast.parse(path.read_text())
+    nodes = _runtime_nodes(tree) if runtime_only else ast.walk(tree)
     out = []
-    for node in _runtime_nodes(ast.parse(path.read_text())):
+    for node in nodes:
         if isinstance(node, ast.Import):
             out += [(a.name, [], node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:  # relative: from . import x / from .x import y
-                base = "datakit" + ("." + base if base else "")
+            if node.level:  # relative: resolved against the importing module's package
+                pkg = dotted(path).split(".")
+                pkg = pkg if path.name == "__init__.py" else pkg[:-1]
+                pkg = pkg[:len(pkg) - node.level + 1]
+                base = ".".join(pkg + ([base] if base else []))
             out.append((base, [a.name for a in node.names], node.lineno))
     return out
 
 
-def kit_edges(name: str) -> set[str]:
-    """The kit modules ``datakit/<name>.py`` imports (anywhere but TYPE_CHECKING)."""
+def kit_edges(module: str, *, runtime_only: bool = True) -> set[str]:
+    """The kit modules ``module`` imports (``from datakit.x import y`` counts ``datakit.x.y``
+    when that is a module)."""
     edges = set()
-    for mod, names, _ in [i for path in sources(name) for i in imports(path)]:
-        if mod == "datakit":
-            edges |= {n for n in names if n in modules()}
-        elif mod.startswith("datakit."):
-            edges.add(mod.split(".")[1])
-    return edges - {name}
+    for mod, names, _ in imports(MODULES[module], runtime_only=runtime_only):
+        if mod == "datakit" or mod.startswith("datakit."):
+            subs = {f"{mod}.{n}" for n in names} & set(MODULES)
+            edges |= subs or ({mod} & set(MODULES))
+    return edges - {module}
 
 
-def test_every_module_has_a_layer():
-    unplaced = sorted(set(modules()) - set(LAYER))
+def test_every_module_is_in_a_layer():
+    unplaced = sorted({layer_of(m) for m in MODULES} - set(LAYER))
     assert not unplaced, f"place {unplaced} in LAYERS in tests/test_imports.py"
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in modules()])
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)])
 def test_imports_run_downward(name):
-    if name not in LAYER:
-        pytest.skip("not placed yet: see test_every_module_has_a_layer")
-    upward = {m for m in kit_edges(name) if LAYER.get(m, -1) > LAYER[name]}
-    assert not upward, (f"{name} ({LAYERS[LAYER[name]][0]}) imports {sorted(upward)} from a "
+    upward = {m for m in kit_edges(name) if LAYER[layer_of(m)] > LAYER[layer_of(name)]}
+    assert not upward, (f"{name} (layer {layer_of(name)}) imports {sorted(upward)} from a "
                         "higher layer: move the shared part down, or the importer up")
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(PURE)])
-def test_bottom_and_glassbox_import_no_heavy_library(name):
-    heavy = [(m, line) for m, _, line in imports(PACKAGE / f"{name}.py")
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
+                                  if layer_of(m) in PURE])
+def test_core_and_glassbox_import_no_heavy_library(name):
+    heavy = [(m, line) for m, _, line in imports(MODULES[name], runtime_only=False)
              if m.split(".")[0] in HEAVY]
     assert not heavy
-    if LAYER[name] == 0:
-        assert kit_edges(name) <= set(LAYERS[0][1])
+    if layer_of(name) == "core":
+        assert {layer_of(m) for m in kit_edges(name)} <= {"core"}
 
 
-def test_no_import_cycle():
-    graph = {m: kit_edges(m) for m in modules()}
+def test_no_import_cycle_between_modules_type_checking_imports_included():
+    graph = {m: kit_edges(m, runtime_only=False) for m in MODULES}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m, path):
         state[m] = 1
         for n in sorted(graph.get(m, ())):
+            if n.startswith(m + "."):
+                continue  # a package's __init__ re-exporting its own modules
             if state.get(n) == 1:
                 raise AssertionError("import cycle: " + " -> ".join(path + [m, n]))
             if n not in state:
@@ -159,10 +170,10 @@ def test_no_module_imports_another_modules_private_name(folder):
     assert not found, "private names used across modules: " + "; ".join(found)
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in modules()])
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)])
 def test_every_module_has_all_and_it_names_real_things(name):
-    module = importlib.import_module(f"datakit.{name}")
-    assert hasattr(module, "__all__"), f"datakit/{name}.py has no __all__"
+    module = importlib.import_module(name)
+    assert hasattr(module, "__all__"), f"{MODULES[name]} has no __all__"
     missing = [n for n in module.__all__ if not hasattr(module, n)]
     assert not missing and len(set(module.__all__)) == len(module.__all__)
 
@@ -179,8 +190,8 @@ def _loaded_after(statement: str) -> list[str]:
 @pytest.mark.parametrize("statement", [
     pytest.param("import datakit", id="datakit"),
     pytest.param("import datakit.glassbox", id="glassbox"),
-    pytest.param("import datakit.checks, datakit.errors, datakit.shuffle_buffer, "
-                 "datakit.interleave_cycle", id="bottom")])
+    pytest.param("import " + ", ".join(m for m in sorted(MODULES) if layer_of(m) == "core"),
+                 id="core")])
 def test_light_imports_load_neither_tensorflow_nor_matplotlib(statement):
     assert _loaded_after(statement) == []
 
@@ -194,12 +205,11 @@ def test_lazy_reexports_resolve_to_their_modules():
         datakit.nope  # noqa: B018
 
 
-def test_readme_module_table_matches_the_package_and_its_layers():
+def test_readme_module_map_is_the_folder_tree():
+    """The README lists every module file once, under the layer its folder says."""
     rows = [line.split("|")[1:3] for line in (ROOT / "README.md").read_text().splitlines()
             if line.startswith("| ") and "`datakit." in line]
-    listed = {cell.strip().strip("`").removeprefix("datakit."): layer.strip()
-              for layer, cell in rows}
-    assert set(listed) == set(modules())
-    labels = [{listed[m] for m in mods if m in listed} for _, mods in LAYERS]
-    assert all(len(s) == 1 for s in labels), "one README layer label per declared layer"
-    assert len({s.pop() for s in labels}) == len(LAYERS), "a label per layer, none shared"
+    listed = {cell.strip().strip("`"): layer.strip().strip("`").rstrip("/") for layer, cell in rows}
+    files = {m for m, p in MODULES.items() if p.name not in ("__init__.py", "__main__.py")}
+    assert set(listed) == files
+    assert {m: layer_of(m) for m in files} == listed

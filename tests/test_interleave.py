@@ -7,11 +7,13 @@ import random
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from datakit import checks, glassbox, interleave
-from datakit.shards import write_shards
-from datakit.glassbox import Dataset
 from pipelines import assert_same_elements
+
+from datakit import glassbox
+from datakit.core import arguments
+from datakit.glassbox.dataset import Dataset
+from datakit.readers.csv_files.shards import write_shards
+from datakit.see import interleave
 
 N_CASES = 300
 
@@ -48,7 +50,7 @@ def test_generated_interleaves_match_tf_data():
     for _ in range(N_CASES):
         case = random_case(rng)
         try:
-            cycle, _, _ = checks.interleave_lengths(case["cycle_length"], case["block_length"],
+            cycle, _, _ = arguments.interleave_lengths(case["cycle_length"], case["block_length"],
                                                     case["num_parallel_calls"])
         except ValueError:
             kinds["invalid (both raise)"] += 1

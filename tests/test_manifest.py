@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from datakit import manifest
-from datakit.atomic import temporary_path
-from datakit.errors import DataError
+from datakit.core import manifest
+from datakit.core.atomic import temporary_path
+from datakit.core.errors import DataError
 
 
 def commit(folder, name, files, kind="csv"):

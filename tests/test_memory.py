@@ -1,4 +1,4 @@
-"""Tests for datakit.memory: RSS now and at its peak, sampled in the background, during fit()."""
+"""Tests for datakit.perf.memory: RSS now and at its peak, sampled in the background, during fit()."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 from video_cases import SIZE
 
-from datakit import memory, video
+from datakit.perf import memory
+from datakit.readers import video
 
 matplotlib.use("Agg")
 

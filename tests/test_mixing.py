@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import mixing as mx
+from datakit.see import mixing as mx
 
 
 def test_elements_move_forward_at_most_buffer_size_minus_one():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import datakit
-from datakit.paths import resolve_files
+from datakit.core.paths import resolve_files
 
 
 @pytest.fixture

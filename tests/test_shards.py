@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from csv_cases import housing_parts
 
 import datakit
-from csv_cases import housing_parts
-from datakit import shards
+from datakit.readers.csv_files import shards
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -15,11 +15,11 @@ import random
 import numpy as np
 import pytest
 import tensorflow as tf
+from pipelines import assert_same_elements
 from tensorflow.python.data.util import random_seed as tf_data_seed
 
-from datakit import shuffle as sh
-from datakit.glassbox import Dataset
-from pipelines import assert_same_elements
+from datakit.glassbox.dataset import Dataset
+from datakit.see import shuffle as sh
 
 # (n, repeat before shuffle) x buffer sizes (1, small, equal to input, larger) x seeds x reshuffle
 SOURCES = [(0, 1), (1, 1), (2, 1), (5, 1), (7, 1), (4, 3), (10, 3)]

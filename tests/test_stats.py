@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
-
 from csv_cases import five_files, housing_parts
-from datakit import stats as ds
-from datakit.csv import NUMBER, TEXT
+
+from datakit.readers.csv_files import stats as ds
+from datakit.readers.csv_files.reader import NUMBER, TEXT
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -65,7 +65,7 @@ def test_column_stats_reports_a_bad_line_too(tmp_path):
 
 
 def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
-    from datakit import stats as st
+    from datakit.readers.csv_files import stats as st
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     with pytest.raises(ValueError, match="needs a header line"):
@@ -80,8 +80,8 @@ def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
 
 
 def test_columns_keeps_those_in_that_order_and_ignores_the_rest(tmp_path):
-    from datakit.shards import write_shards
-    from datakit.tables import passengers
+    from datakit.readers.csv_files.demo_tables import passengers
+    from datakit.readers.csv_files.shards import write_shards
     paths = write_shards(passengers(120, seed=2), tmp_path, num_shards=3)
     stats = ds.column_stats(paths, columns=["fare", "class", "age"])
     assert stats.columns == ["fare", "class", "age"] and list(stats.stats) == stats.columns

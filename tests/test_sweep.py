@@ -23,10 +23,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import csv as dc
-from datakit import examples, glassbox, records, shards, sources, video
-from datakit.errors import DataError
-from datakit.stats import column_stats
+from datakit import glassbox
+from datakit.core.errors import DataError
+from datakit.readers import csv_files as dc
+from datakit.readers import fixed_length, sqlite, tf_example, tfrecords, video
+from datakit.readers.csv_files import shards
+from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -289,7 +291,8 @@ def set_overwrite_fewer(d, st):  # the old third shard must not be read with the
 
 KILL_SPLIT = """
     import os, signal, numpy as np
-    from datakit import atomic, shards
+    from datakit.core import atomic
+    from datakit.readers.csv_files import shards
     d = {d!r}
     table = {{"x": np.arange(40.0), "y": np.arange(40.0)}}
     shards.split_into_shards(table, d, num_shards=(3, 2, 2), seed=1)
@@ -338,31 +341,31 @@ def kill_split_after_switch(d, st):
 
 # ---------------------------------------------------------------- TFRecord
 def _records(d, n=7, num_shards=3, **kw):
-    with records.ShardWriter(d, num_shards=num_shards, **kw) as w:
+    with tfrecords.ShardWriter(d, num_shards=num_shards, **kw) as w:
         for i in range(n):
-            w.write(examples.to_example({"id": i}))
+            w.write(tf_example.to_example({"id": i}))
     return w.paths
 
 
 def ids(ds) -> list[int]:
-    return sorted(int(examples.parse_example(s, {"id": tf.int64})["id"]) for s in ds)
+    return sorted(int(tf_example.parse_example(s, {"id": tf.int64})["id"]) for s in ds)
 
 
 def tfr_good(d, st):
     _records(d)
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_truncated_boundary(d, st):
     p = _records(d)[1]
-    p.write_bytes(p.read_bytes()[:records.record_offsets(p)[1]])
-    return ids(records.read_records(d))
+    p.write_bytes(p.read_bytes()[:tfrecords.record_offsets(p)[1]])
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_cut_mid_record_no_manifest(d, st):
     p = _records(d)[1]
     p.write_bytes(p.read_bytes()[:-3])
-    return ids(records.read_records(d, check_manifest=False))
+    return ids(tfrecords.read_records(d, check_manifest=False))
 
 
 def tfr_flipped_no_manifest(d, st):
@@ -371,12 +374,12 @@ def tfr_flipped_no_manifest(d, st):
     data = bytearray(p.read_bytes())
     data[14] ^= 0x55
     p.write_bytes(bytes(data))
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_zero_records(d, st):
     _records(d, n=0)
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_manifest_lists_fewer(d, st):
@@ -387,7 +390,7 @@ def tfr_manifest_lists_fewer(d, st):
     s["totals"] = {"files": 2, "records": s["totals"]["records"] - gone["records"],
                    "bytes": s["totals"]["bytes"] - gone["bytes"]}
     (d / "manifest.json").write_text(json.dumps(man))
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_manifest_totals(d, st):
@@ -395,42 +398,43 @@ def tfr_manifest_totals(d, st):
     man = json.loads((d / "manifest.json").read_text())
     man["sets"]["shard"]["totals"]["records"] = 3
     (d / "manifest.json").write_text(json.dumps(man))
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_beside_csv_set(d, st):
     csv_paths = _set(d)
     _records(d)
-    return ids(records.read_records(d)) + read(csv_paths, st)
+    return ids(tfrecords.read_records(d)) + read(csv_paths, st)
 
 
 def tfr_missing_shard(d, st):
     _records(d)[2].unlink()
-    return ids(records.read_records(d))
+    return ids(tfrecords.read_records(d))
 
 
 def tfr_empty_file(d, st):
     write(d, "a.tfrecord", b"")
-    return ids(records.read_records(d / "a.tfrecord"))
+    return ids(tfrecords.read_records(d / "a.tfrecord"))
 
 
 def tfr_gzip_as_plain(d, st):
     _records(d, compression="GZIP")
-    return ids(records.read_records(d, compression=None))
+    return ids(tfrecords.read_records(d, compression=None))
 
 
 def tfr_cycle_length_str(d, st):
     _records(d)
-    return ids(records.read_records(d, cycle_length="2"))
+    return ids(tfrecords.read_records(d, cycle_length="2"))
 
 
 KILL_WRITER = """
     import os, signal
-    from datakit import atomic, examples, records
+    from datakit.core import atomic
+    from datakit.readers import tf_example, tfrecords
     d = {d!r}
-    with records.ShardWriter(d, num_shards=2) as w:
+    with tfrecords.ShardWriter(d, num_shards=2) as w:
         for i in range(20):
-            w.write(examples.to_example({{"id": i}}))
+            w.write(tf_example.to_example({{"id": i}}))
     calls, real = [0], os.replace
     def replace(a, b):
         calls[0] += 1
@@ -438,11 +442,11 @@ KILL_WRITER = """
             os.kill(os.getpid(), signal.SIGKILL)
         real(a, b)
     atomic.os.replace = replace
-    with records.ShardWriter(d, num_shards=3, overwrite=True) as w:
+    with tfrecords.ShardWriter(d, num_shards=3, overwrite=True) as w:
         for i in range(100, 160):
             if i == {mid_write}:
                 os.kill(os.getpid(), signal.SIGKILL)
-            w.write(examples.to_example({{"id": i}}))
+            w.write(tf_example.to_example({{"id": i}}))
 """
 
 
@@ -450,8 +454,8 @@ def _kill_writer(d, st, k=0, mid_write=0):
     proc = run_script(KILL_WRITER.format(d=str(d), k=k, mid_write=mid_write))
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     hidden = [n for n in os.listdir(d) if n.endswith(".tmp")]
-    got = ids(records.read_records(d))
-    with records.ShardWriter(d, num_shards=1, prefix="next") as w:  # the next writer
+    got = ids(tfrecords.read_records(d))
+    with tfrecords.ShardWriter(d, num_shards=1, prefix="next") as w:  # the next writer
         w.write(b"x")
     left = [n for n in os.listdir(d) if n.endswith(".tmp")]
     return [got == list(range(20)) or got == list(range(100, 160)), bool(hidden), left]
@@ -467,19 +471,19 @@ def kill_tfr_mid_commit(d, st):
 
 # ---------------------------------------------------------------- fixed-length and SQLite
 def fixed_good(d, st):
-    p = sources.write_fixed_length(d / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
-    return sorted(r.tolist() for r in sources.fixed_length_dataset(p, [2], np.int16)
+    p = fixed_length.write_fixed_length(d / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    return sorted(r.tolist() for r in fixed_length.fixed_length_dataset(p, [2], np.int16)
                   .as_numpy_iterator())
 
 
 def fixed_truncated(d, st):
-    p = sources.write_fixed_length(d / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    p = fixed_length.write_fixed_length(d / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
     p.write_bytes(p.read_bytes()[:-1])
-    return list(sources.fixed_length_dataset(p, [2], np.int16))
+    return list(fixed_length.fixed_length_dataset(p, [2], np.int16))
 
 
 def fixed_missing(d, st):
-    return list(sources.fixed_length_dataset(d / "nope.bin", [2], np.int16))
+    return list(fixed_length.fixed_length_dataset(d / "nope.bin", [2], np.int16))
 
 
 def _db(d, name="t.db"):
@@ -495,7 +499,7 @@ def _db(d, name="t.db"):
 
 def sql_rows(p, query, types):
     return sorted(tuple(v.item() if hasattr(v, "item") else v for v in r)
-                  for r in sources.sql_dataset(p, query, types).as_numpy_iterator())
+                  for r in sqlite.sql_dataset(p, query, types).as_numpy_iterator())
 
 
 def sql_text_in_real(d, st):
@@ -538,19 +542,19 @@ def sql_bad_query(d, st):
 
 # ---------------------------------------------------------------- Examples
 def example_2_63(d, st):
-    return examples.to_example({"a": 2**63})
+    return tf_example.to_example({"a": 2**63})
 
 
 def example_list_2_63(d, st):
-    return examples.to_example({"a": [7, 2**63]})
+    return tf_example.to_example({"a": [7, 2**63]})
 
 
 def example_uint64(d, st):
-    return examples.to_example({"a": np.array([2**64 - 1], np.uint64)})
+    return tf_example.to_example({"a": np.array([2**64 - 1], np.uint64)})
 
 
 def example_int64_edges(d, st):
-    ex = examples.to_example({"a": [-2**63, 2**63 - 1]})
+    ex = tf_example.to_example({"a": [-2**63, 2**63 - 1]})
     return list(ex.features.feature["a"].int64_list.value)
 
 
@@ -558,7 +562,7 @@ def example_int64_edges(d, st):
 VIDEO = """
     import sys
     from pathlib import Path
-    from datakit import video
+    from datakit.readers import video
     d = Path({d!r})
     paths = sorted(video.write_mp4_videos(video.make_videos(6, size=16, min_frames=12,
                                                             max_frames=14, seed=0), d))
@@ -694,20 +698,20 @@ CASES = [
     (kill_split_at_switch, ["old", []]),
     (kill_split_after_switch, ["new", []]),
     (tfr_good, list(range(7))),
-    (tfr_truncated_boundary, E(records.RecordFileError, "shard-00001-of-00003.tfrecord",
+    (tfr_truncated_boundary, E(tfrecords.RecordFileError, "shard-00001-of-00003.tfrecord",
                                "manifest says")),
-    (tfr_cut_mid_record_no_manifest, E(records.RecordFileError,
+    (tfr_cut_mid_record_no_manifest, E(tfrecords.RecordFileError,
                                        "shard-00001-of-00003.tfrecord", "at byte")),
-    (tfr_flipped_no_manifest, E(records.RecordFileError, "shard-00000-of-00003.tfrecord",
+    (tfr_flipped_no_manifest, E(tfrecords.RecordFileError, "shard-00000-of-00003.tfrecord",
                                 "at byte 12", "corrupted record")),
-    (tfr_zero_records, E(records.RecordFileError, "hold no records")),
+    (tfr_zero_records, E(tfrecords.RecordFileError, "hold no records")),
     (tfr_manifest_lists_fewer, E(DataError, "shard-00002-of-00003.tfrecord",
                                  "does not list it")),
     (tfr_manifest_totals, E(DataError, "manifest.json", "totals")),
     (tfr_beside_csv_set, list(range(7)) + [float(i) for i in range(10)]),
-    (tfr_missing_shard, E(records.RecordFileError, "shard-00002-of-00003.tfrecord", "missing")),
-    (tfr_empty_file, E(records.RecordFileError, "a.tfrecord", "empty")),
-    (tfr_gzip_as_plain, E(records.RecordFileError, "shard-00000-of-00003.tfrecord.gz", "GZIP")),
+    (tfr_missing_shard, E(tfrecords.RecordFileError, "shard-00002-of-00003.tfrecord", "missing")),
+    (tfr_empty_file, E(tfrecords.RecordFileError, "a.tfrecord", "empty")),
+    (tfr_gzip_as_plain, E(tfrecords.RecordFileError, "shard-00000-of-00003.tfrecord.gz", "GZIP")),
     (tfr_cycle_length_str, E(TypeError, "cycle_length")),
     (kill_tfr_mid_write, [True, True, []]),
     (kill_tfr_mid_commit, [True, True, []]),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from datakit import synthetic as S
-from datakit import timeline as T
+from datakit.perf import synthetic as S
+from datakit.perf import timeline as T
 
 
 @pytest.mark.parametrize("files,rows,cycle,par", [

@@ -12,8 +12,8 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datakit import synthetic as S
-from datakit import timeline as T
+from datakit.perf import synthetic as S
+from datakit.perf import timeline as T
 
 matplotlib.use("Agg")
 
@@ -154,7 +154,7 @@ def test_between_tags_untraced_data_and_spans_request_to_arrival():
 
 def test_between_leaves_a_gap_while_downstream_is_busy():
     """Back-pressure: a slow stage downstream asks late, so the bars have gaps, not work."""
-    from datakit import synthetic
+    from datakit.perf import synthetic
     ds = tf.data.Dataset.range(6).apply(T.between("src")).map(
         T.timed("slow", synthetic.work(0.02)))
     tl = T.trace_timeline(synthetic.serial(ds))

@@ -3,8 +3,8 @@
 import pytest
 import tensorflow as tf
 
-from datakit.synthetic import work
-from datakit.tune import AUTOTUNE, measure, tune
+from datakit.perf.synthetic import work
+from datakit.perf.tune import AUTOTUNE, measure, tune
 
 
 @pytest.mark.parametrize("call, error", [

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from datakit.glassbox import Dataset
-from datakit.variable_length import pad_batch, window_positions
 from pipelines import assert_same_elements
+
+from datakit.glassbox.dataset import Dataset
+from datakit.glassbox.variable_length import pad_batch, window_positions
 
 WORDS = ["a", "bb", "", "ccc dd", "e"]
 

@@ -7,9 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 import tensorflow as tf
+from video_cases import KW, MAX_F, MIN_F, SIZE, N
 
-from datakit import video
-from video_cases import KW, MAX_F, MIN_F, N, SIZE
+from datakit.readers import video
 
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
 
@@ -72,9 +72,9 @@ def test_mp4_round_trip(videos, mp4_dir):
 
 @pytest.mark.timeout(120)
 def test_every_video_is_in_the_shards_exactly_once(videos, shards):
-    from datakit import examples, records
+    from datakit.readers import tf_example, tfrecords
 
-    ds = records.read_records(shards).map(lambda s: examples.parse_sequence_example(
+    ds = tfrecords.read_records(shards).map(lambda s: tf_example.parse_sequence_example(
         s, {"id": tf.int64, "label": tf.int64, "length": tf.int64}, {"frames": tf.string}))
     got = {}
     for ctx, seq in ds:

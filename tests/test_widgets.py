@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit import animation, basics, interleave, timeline, widgets
-from datakit.glassbox import Dataset
+from datakit.glassbox.dataset import Dataset
+from datakit.perf import timeline
+from datakit.see import animation, batches, interleave, widgets
 
 matplotlib.use("Agg")
 
@@ -66,11 +67,11 @@ def test_batch_data_is_the_real_batches_and_the_glass_box(n, rep, size, drop, or
     else:
         real = tf.data.Dataset.range(n).batch(size, drop_remainder=drop).repeat(rep)
         glass = Dataset.range(n).batch(size, drop_remainder=drop).repeat(rep)
-    batches = [b.tolist() for b in real.as_numpy_iterator()]
+    real_batches = [b.tolist() for b in real.as_numpy_iterator()]
     rebuilt = [[bt.values[i] for i, b in enumerate(bt.batch_of) if b == j]
-               for j in range(len(batches))]
-    assert rebuilt == batches
-    gb = basics.trace_batches(glass)
+               for j in range(len(real_batches))]
+    assert rebuilt == real_batches
+    gb = batches.trace_batches(glass)
     if order == "repeat, batch":  # the glass box traces the same stream
         assert (gb.values, gb.epochs, gb.batch_of) == (bt.values, bt.epochs, bt.batch_of)
 

@@ -2,5 +2,7 @@
 
 from datakit.cluster.serve import main
 
+__all__: list[str] = []
+
 if __name__ == "__main__":
     main()

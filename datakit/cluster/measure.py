@@ -29,7 +29,7 @@ def sleepy_range(n: int, seconds: float):
     """``Dataset.range(n)`` whose elements each take ``seconds`` to make, in the graph.
 
     A sleep holds a thread, not a core, and unlike a ``py_function`` (see
-    :mod:`datakit.synthetic`) it runs on a service worker, which has no Python.
+    :mod:`datakit.perf.synthetic`) it runs on a service worker, which has no Python.
     """
     import tensorflow as tf
     from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op

@@ -1,0 +1,182 @@
+"""Write files so that a reader sees the old version or the new one, never a mix.
+
+Two helpers, one idea: nothing is visible under its final name until it is
+complete and on disk.
+
+- :func:`atomic_file` (and :func:`write_atomic` for bytes or text) writes one
+  file under a unique hidden temporary name in the same folder
+  (``.name.<pid>-<random>.tmp``), ``fsync`` s it, renames it over the final
+  name (``os.replace``, atomic on POSIX) and ``fsync`` s the folder. On any
+  error the temporary file is removed.
+- :func:`commit_set` replaces a whole *set* of files (the shards of a table)
+  at once. The new files get names no reader trusts yet (a ``.g<N>`` tag when
+  a name is still listed), the manifest is switched in one atomic write, and
+  only then are the old files deleted. Readers trust only what the manifest
+  lists (:mod:`datakit.core.manifest`), so a writer killed at any moment leaves the
+  old set or the new one readable.
+
+The PID in every temporary name lets the next writer tell a dead writer's
+leftovers from a live one's: :func:`clean_leftovers` removes them.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> p = write_atomic(os.path.join(d, "a.txt"), "hello\\n")
+>>> open(p).read(), os.listdir(d)
+('hello\\n', ['a.txt'])
+
+This module imports nothing from the kit but :mod:`datakit.core.errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
+           "clean_leftovers", "is_temporary", "generation_name", "commit_set"]
+
+_TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]+\.tmp$")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary file of :func:`atomic_file` (hidden, ``.<pid>-<hex>.tmp``)."""
+    return bool(_TMP.match(os.path.basename(name)))
+
+
+def temporary_path(path: str | os.PathLike) -> Path:
+    """A fresh temporary name beside ``path``: hidden, with this process's PID in it."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
+
+def fsync_folder(folder: str | os.PathLike) -> None:
+    """Flush a folder's entries (the renames in it) to disk."""
+    fd = os.open(os.fspath(folder), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path to write; on a clean exit it becomes ``path``, atomically.
+
+    The temporary file is in the same folder (so the rename is atomic),
+    ``fsync`` ed before the rename, and the folder after it. On an exception
+    it is deleted and ``path`` is left as it was.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with atomic_file(d / "x.bin") as tmp:
+    ...     _ = tmp.write_bytes(b"12")
+    >>> (d / "x.bin").read_bytes()
+    b'12'
+    """
+    path = Path(path)
+    tmp = temporary_path(path)
+    try:
+        yield tmp
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_folder(path.parent)
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` (bytes, or text written as UTF-8 with no newline translation) atomically."""
+    path = Path(path)
+    with atomic_file(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file)."""
+    fd = os.open(os.fspath(folder), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_leftovers(folder: str | os.PathLike, names=()) -> list[str]:
+    """Delete temporary files of writers that died, and the given ``names``; return what went.
+
+    A temporary file whose PID is a running process is left alone (another
+    writer is busy with it).
+    """
+    folder = Path(folder)
+    removed = []
+    for entry in os.scandir(folder):
+        m = _TMP.match(entry.name)
+        if (m and not _alive(int(m.group(1)))) or entry.name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return sorted(removed)
+
+
+def generation_name(name: str, generation: int) -> str:
+    """``name`` tagged with a generation before its extensions: ``part_00.g2.csv``."""
+    stem, dot, ext = name.partition(".")
+    ext = re.sub(r"^g\d+\.", "", ext)
+    return f"{stem}.g{generation}{dot}{ext}"
+
+
+def commit_set(folder: str | os.PathLike, staged: dict[str, Path], *, listed, generation: int,
+               announce, switch) -> list[str]:
+    """Move a new generation of files into ``folder`` and switch to it in one atomic step.
+
+    ``staged``: wanted name -> a complete temporary file in ``folder``.
+    ``listed``: the names readers trust now (the old set); a new file whose
+    wanted name is listed gets a generation tag (:func:`generation_name`)
+    so that no trusted file is touched before the switch. The steps:
+    ``announce(new names)`` (record them as not yet trusted), rename the
+    temporary files (after ``fsync``), ``switch(new names)`` (the one atomic
+    step: the caller rewrites its manifest with :func:`write_atomic`), then
+    delete the old files. Returns the new names, in ``staged`` order. Call it
+    under :func:`folder_lock`.
+    """
+    folder, listed = Path(folder), set(listed)
+    finals = [w if w not in listed else generation_name(w, generation) for w in staged]
+    announce(finals)
+    for tmp, final in zip(staged.values(), finals):
+        _fsync_file(tmp)
+        os.replace(tmp, folder / final)
+    fsync_folder(folder)
+    switch(finals)
+    for old in listed - set(finals):
+        (folder / old).unlink(missing_ok=True)
+    fsync_folder(folder)
+    return finals

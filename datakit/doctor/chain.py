@@ -1,0 +1,126 @@
+"""The chain of any ``tf.data`` pipeline, recovered from the dataset itself.
+
+Every ``tf.data.Dataset`` keeps its input dataset(s) and, for ``map``,
+``filter``, ``interleave`` and ``flat_map``, the Python function it was given,
+and each transformation keeps the ``name=`` you passed. :func:`chain_of` walks
+from a dataset back to its source; :func:`kind_of`, :func:`function_of`,
+:func:`knob`, :func:`setting`, :func:`input_of`, :func:`name_of` and
+:func:`uses_py_function` read each stage. This is the one module of the kit that reads
+TensorFlow's private attributes: when a TensorFlow release renames one, only this file
+changes.
+:mod:`datakit.doctor.diagnosis` times the chain's prefixes; :mod:`datakit.doctor.advice`
+rebuilds changed copies of it.
+
+>>> import tensorflow as tf
+
+__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops", "input_of",
+           "kind_of", "knob", "name_of", "setting", "uses_py_function"]
+>>> def double(x):
+...     return x * 2
+>>> ds = tf.data.Dataset.range(8).map(double, name="double").batch(4).prefetch(1)
+>>> [(kind_of(d), name_of(d)) for d in chain_of(ds)]
+[('range', None), ('map', 'double'), ('batch', None), ('prefetch', None)]
+>>> function_of(chain_of(ds)[1]) is double, describe(chain_of(ds)[2])
+(True, 'batch_size=4')
+"""
+
+from __future__ import annotations
+
+import re
+
+import tensorflow as tf
+
+#: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
+PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
+#: Stages that deliver one element per input element.
+ONE_TO_ONE = {"map", "prefetch", "cache", "shuffle", "options", "assert_cardinality",
+              "repeat", "take", "skip", "shard", "ignore_errors", "zip"}
+_KIND_NAMES = {"tensor_slice": "from_tensor_slices", "tensor": "from_tensors",
+               "text_line": "TextLineDataset", "t_f_record": "TFRecordDataset",
+               "fixed_length_record": "FixedLengthRecordDataset"}
+
+def kind_of(dataset) -> str:
+    """The transformation's kind from its class: ``_ParallelMapDataset`` -> ``"map"``."""
+    name = re.sub(r"^_*(Parallel)?|Dataset(V\d)?$", "", type(dataset).__name__)
+    snake = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    return _KIND_NAMES.get(snake, snake)
+
+
+def chain_of(dataset) -> list:
+    """The datasets from the source to ``dataset`` (the first input of each; options skipped)."""
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"diagnose() takes a tf.data.Dataset, got {type(dataset).__name__}")
+    chain, d = [], dataset
+    while d is not None:
+        if kind_of(d) != "options":
+            chain.append(d)
+        d = input_of(d)  # every DatasetV2 lists its inputs (zip: several; the first leads)
+    return chain[::-1]
+
+
+def input_of(stage):
+    """The dataset ``stage`` reads from (its first input), or None for a source."""
+    inputs = stage._inputs()
+    return inputs[0] if inputs else None
+
+
+def name_of(stage) -> str | None:
+    """The ``name=`` the stage was given, or None."""
+    return getattr(stage, "_name", None)
+
+
+def setting(stage, name: str):
+    """A stage's setting as TensorFlow keeps it (``"drop_remainder"``, ``"filename"``,
+    ``"reshuffle_each_iteration"``, ``"deterministic"``...), or None when it has none."""
+    return getattr(stage, "_" + name, None)
+
+
+def _wrapper(stage):
+    return getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
+
+
+def function_of(stage):
+    """The stage's Python function (map, filter, interleave, flat_map), or None."""
+    return getattr(_wrapper(stage), "_func", None)
+
+
+def graph_ops(stage, *, library: bool = True) -> list[str] | None:
+    """The op types of the stage's traced function (and of the functions it calls, with
+    ``library``), or None for a stage without a function."""
+    wrapper = _wrapper(stage)
+    if wrapper is None:
+        return None
+    gdef = wrapper.function.graph.as_graph_def()
+    ops = [n.op for n in gdef.node]
+    return ops + [n.op for f in gdef.library.function for n in f.node_def] if library else ops
+
+
+def uses_py_function(stage) -> bool:
+    """Does the stage's traced function (or one it calls) run a ``tf.py_function``?"""
+    return any(op in PY_OPS for op in graph_ops(stage) or ())
+
+
+def knob(stage, name: str) -> int | None:
+    """A stage's integer knob (``"batch_size"``, ``"cycle_length"``...; -1 is AUTOTUNE), or None.
+
+    >>> knob(tf.data.Dataset.range(4).batch(2), "batch_size"), knob(tf.data.Dataset.range(4), "x")
+    (2, None)
+    """
+    try:
+        return int(setting(stage, name))
+    except (TypeError, ValueError):
+        return None
+
+
+def describe(stage) -> str:
+    """The knobs of one stage that matter for speed, as text."""
+    parts = []
+    for attr, label in (("_num_parallel_calls", "num_parallel_calls"),
+                        ("_cycle_length", "cycle_length"), ("_batch_size", "batch_size"),
+                        ("_buffer_size", "buffer_size")):
+        v = knob(stage, attr[1:])
+        if v is not None:
+            parts.append(f"{label}={'AUTOTUNE' if v == -1 else v}")
+    if uses_py_function(stage):
+        parts.append("py_function")
+    return ", ".join(parts)

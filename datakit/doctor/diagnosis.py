@@ -1,0 +1,280 @@
+"""The pipeline doctor: which stage of any ``tf.data`` pipeline limits it, measured.
+
+:func:`diagnose` takes a dataset you built (not only the kit's), walks its
+chain of transformations back to the source (every ``tf.data.Dataset`` keeps
+its input and its Python function), and times each *prefix* of the chain
+with the runtime's hidden help off (no injected prefetch, no automatic map
+parallelization or fusion, autotune off; see :func:`datakit.perf.synthetic.serial`).
+A stage's own cost is the time of its prefix minus the time of the prefix
+before it, per element of the pipeline's output (each prefix is timed in
+groups of elements, and the measuring loop's own time per element is
+subtracted) (a ``cache`` is filled first,
+so its cost is negative: the time it saves). Then it times the pipeline
+as you built it (runtime help on) and how long a consumer taking
+``step_time`` per element waits. Stages are named by the ``name=`` you gave
+(``ds.map(decode, name="decode")``), otherwise by kind and position.
+:mod:`datakit.doctor.advice` proposes changes for the bottleneck and measures them.
+
+>>> import tensorflow as tf
+>>> from datakit.perf.synthetic import work
+>>> ds = tf.data.Dataset.range(40).map(lambda x: x + 1).map(work(0.004), name="slow")
+>>> report = diagnose(ds.batch(4), seconds=0.2, advise=False)
+>>> [s.name for s in report.stages], report.bottleneck.name
+(['range #0', 'map #1', 'slow', 'batch #3'], 'slow')
+>>> diagnose([1, 2, 3])
+Traceback (most recent call last):
+...
+TypeError: diagnose() takes a tf.data.Dataset, got list
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tensorflow as tf
+
+from datakit.doctor.advice import advise as measured_advice
+from datakit.doctor.chain import (
+    ONE_TO_ONE,
+    chain_of,
+    describe,
+    function_of,
+    input_of,
+    kind_of,
+    knob,
+    name_of,
+)
+from datakit.perf.synthetic import serial
+from datakit.perf.tune import Run, consumer_wait, measure
+
+METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
+          "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "
+          "your own num_parallel_calls and prefetch kept. Whole pipeline: as you built it, "
+          "runtime help on.")
+
+
+@dataclass
+class Stage:
+    """One transformation of the chain and what it costs (seconds, per element)."""
+
+    index: int
+    name: str              # your name= if given, else "<kind> #<index>"
+    kind: str              # map, batch, interleave, range, from_tensor_slices, ...
+    detail: str            # knobs that matter: num_parallel_calls, batch size, py_function...
+    per_output: float      # elements of this stage per element of the pipeline's output
+    elements_per_s: float  # the prefix ending here, alone, in this stage's own elements
+    prefix_s: float        # the prefix's time per output element of the pipeline
+    cost_s: float          # this stage's own share: prefix_s minus the previous prefix_s
+    exact: bool = True     # per_output known (whole epochs, kind, cardinality); False: sampled
+    dataset: object = field(default=None, repr=False)  # the prefix, a tf.data.Dataset
+
+
+@dataclass
+class Report:
+    """What :func:`diagnose` measured. ``stages`` run from the source to the output."""
+
+    stages: list[Stage]
+    bottleneck: Stage
+    runner_up: Stage | None
+    elements_per_s: float   # the whole pipeline as built (runtime help on)
+    step_time: float
+    wait_fraction: float    # of a consumer's time spent waiting, at step_time per element
+    advice: list = field(default_factory=list)   # datakit.doctor.advice.Advice, bottleneck first
+    method: str = METHOD
+
+    def __str__(self) -> str:
+        total = sum(max(s.cost_s, 0.0) for s in self.stages) or 1e-12
+        lines = [f"{'stage':24s} {'kind':18s} {'own cost/elem':>14s} {'share':>6s}  detail"]
+        for s in self.stages:
+            mark = "  <- bottleneck" if s is self.bottleneck else ""
+            approx = " " if s.exact else "~"
+            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {approx}{s.cost_s * 1e6:10,.0f} us "
+                         f"{max(s.cost_s, 0) / total:6.0%}  {s.detail}{mark}")
+        if not all(s.exact for s in self.stages):
+            lines.append("~: a stage upstream of it has an output count that was not known "
+                         "or counted (1 per input assumed)")
+        lines.append(f"whole pipeline as built: {self.elements_per_s:,.0f} elements/s; "
+                     f"a consumer at {self.step_time * 1e3:g} ms/step waits "
+                     f"{self.wait_fraction:.0%} of its time")
+        lines += [str(a) for a in self.advice]
+        return "\n".join(lines)
+
+
+# -- the diagnosis --------------------------------------------------------------------------
+
+
+#: Largest group: each prefix is timed in groups of elements (``prefix.batch(group)``), so
+#: that the measuring loop's hand-off per element (~100 us here, more than many stages) is
+#: paid once per group, as a later ``batch`` would pay it. The group is sized from a short
+#: probe to last about ``seconds / 8``; elements that cannot be grouped go one by one.
+MAX_GROUP = 256
+_OVERHEAD: dict[tuple, float] = {}
+
+
+def group_size(dataset, seconds: float) -> int:
+    """How many elements of ``dataset`` to time as one group (from a short probe)."""
+    probe = measure(serial(dataset), seconds / 4)
+    if not probe.elements:
+        return 1
+    return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
+
+
+def _timed(dataset, seconds: float, group: int) -> Run:
+    """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
+    if group > 1:
+        try:
+            r = measure(serial(dataset.batch(group)), seconds)
+            if r.elements:  # else too short to group: one by one
+                return Run(r.rows, r.rows, r.seconds, r.first_s, r.exhausted, r.total_rows,
+                           r.total_rows)
+        except (tf.errors.InvalidArgumentError, ValueError, TypeError):  # shapes differ
+            pass
+    return measure(serial(dataset), seconds)
+
+
+def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
+    """Seconds per element that the measuring loop itself takes for elements shaped like ``spec``.
+
+    Timed on an element of zeros repeated (in groups of ``group``), and subtracted
+    from a prefix's time, so that a prefix of many small elements is not charged
+    for the loop.
+    """
+    key = (repr(spec), group)
+    if key not in _OVERHEAD:
+        def zeros(s):
+            shape = [d if d is not None else 1 for d in s.shape] if s.shape.rank is not None else []
+            return tf.fill(shape, tf.constant("" if s.dtype == tf.string else 0, s.dtype))
+        try:
+            element = tf.nest.map_structure(zeros, spec)
+        except (TypeError, ValueError, AttributeError):  # ragged, sparse, nested datasets...
+            return 0.0
+        run = _timed(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
+        _OVERHEAD[key] = 1 / run.elements_per_s if run.elements else 0.0
+    return _OVERHEAD[key]
+
+
+def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
+    """Output elements per input element of an interleave, flat_map or filter, on a sample.
+
+    The stage is re-applied to the first few elements of its input (2 files
+    for a reader, 256 elements for a filter) and its output counted.
+    """
+    kind, fn = kind_of(stage), function_of(stage)
+    if fn is None or kind not in ("interleave", "flat_map", "filter"):
+        return None
+    m = 256 if kind == "filter" else 2
+    if runs[k - 1].exhausted:
+        m = min(m, runs[k - 1].count)
+    if m < 1:
+        return None
+    inp = input_of(stage).take(m)
+    if kind == "interleave":
+        cycle = knob(stage, "cycle_length")
+        sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
+                                block_length=knob(stage, "block_length"))
+    else:
+        sample = getattr(inp, kind)(fn)
+    run = measure(serial(sample), 10 * seconds)
+    return run.count / m if run.exhausted else None
+
+
+def _fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
+    """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
+    kind = kind_of(stage)
+    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
+        return runs[k].count / runs[k - 1].count, True
+    if kind in ONE_TO_ONE:
+        return 1.0, True
+    if kind == "batch" and knob(stage, "batch_size"):
+        return 1.0 / knob(stage, "batch_size"), True
+    if kind == "unbatch":
+        dims = [s.shape[0] for s in tf.nest.flatten(input_of(stage).element_spec)
+                if getattr(s, "shape", None) is not None and s.shape.rank]
+        if dims and dims[0] is not None:
+            return float(dims[0]), True
+    a, b = int(input_of(stage).cardinality()), int(stage.cardinality())
+    if a > 0 and b > 0:
+        return b / a, True
+    sampled = _sample_fan(stage, runs, k, seconds)
+    return (sampled, False) if sampled else (1.0, False)
+
+
+def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
+             advise: bool = True) -> Report:
+    """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
+
+    Args:
+        dataset: any ``tf.data.Dataset`` (its chain is recovered from it).
+        step_time: seconds your training step takes per element of ``dataset``.
+        seconds: how long each measurement runs (each prefix ``repeats`` times).
+        repeats: runs per prefix; the fastest counts.
+        advise: also propose changes for the bottleneck and runner-up and measure
+            each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
+
+    Raises:
+        TypeError: ``dataset`` is not a ``tf.data.Dataset``.
+        ValueError: ``step_time < 0``, ``seconds <= 0`` or ``repeats < 1``.
+    """
+    chain = chain_of(dataset)
+    if step_time < 0 or seconds <= 0 or repeats < 1:
+        raise ValueError(f"step_time={step_time}, seconds={seconds}, repeats={repeats}: pass "
+                         "step_time >= 0, seconds > 0 and repeats >= 1")
+    notes = {}
+    for k, d in enumerate(chain):
+        if kind_of(d) == "cache":  # steady state: fill it first (later prefixes share it)
+            fill = max(20 * seconds, 30.0)
+            filled = measure(serial(d), fill).exhausted
+            notes[k] = "filled, timed from memory" if filled else \
+                f"not filled in {fill:g} s: timed while filling"
+    groups = [group_size(d, seconds) for d in chain]
+    runs: list[Run] = [None] * len(chain)
+    for _ in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
+        for k, d in enumerate(chain):
+            r = _timed(d, seconds, groups[k])
+            if runs[k] is None or r.elements_per_s > runs[k].elements_per_s:
+                runs[k] = r
+    fans = [(1.0, True)] + [_fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
+    stages, prev = [], 0.0
+    for k, d in enumerate(chain):
+        per_output, exact = 1.0, True
+        for fan, ok in fans[k + 1:]:
+            per_output /= fan
+            exact = exact and ok
+        rate = runs[k].elements_per_s
+        own = 1 / rate - overhead(d.element_spec, seconds, groups[k]) if rate > 0 else float("inf")
+        prefix = per_output * max(own, 0.0)
+        kind = kind_of(d)
+        name = name_of(d) or f"{kind} #{k}"
+        detail = ", ".join(x for x in (describe(d), notes.get(k, "")) if x)
+        stages.append(Stage(k, name, kind, detail, per_output, rate, prefix,
+                            prefix - prev, exact, d))
+        prev = prefix
+    ranked = sorted(stages, key=lambda s: -s.cost_s)
+    whole = measure(dataset, seconds, repeats=repeats)
+    wait = consumer_wait(dataset, step_time, seconds)
+    report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
+                    whole.elements_per_s, step_time, wait)
+    if advise:
+        report.advice = measured_advice(report, dataset, seconds=seconds)
+    return report
+
+
+def plot_report(report: Report, ax=None):
+    """Bars of each stage's own cost per output element (us), the bottleneck in red; the Axes."""
+    import matplotlib.pyplot as plt
+    ax = ax or plt.subplots(figsize=(7, 0.45 * len(report.stages) + 1.5))[1]
+    names = [s.name for s in report.stages][::-1]
+    costs = [max(s.cost_s, 0.0) * 1e6 for s in report.stages][::-1]
+    colors = ["tab:red" if s is report.bottleneck else "tab:blue" for s in report.stages][::-1]
+    ax.barh(names, costs, color=colors)
+    if report.step_time:
+        ax.axvline(report.step_time * 1e6, color="k", ls="--", label="your step time")
+        ax.legend(loc="lower right")
+    ax.set_xlabel("own cost per output element (us), runtime help off")
+    ax.set_ylabel("stage (source at the top)")
+    ax.set_title(f"Where the time goes: bottleneck {report.bottleneck.name!r}")
+    return ax
+
+
+__all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
+           "plot_report"]

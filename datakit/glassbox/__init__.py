@@ -1,0 +1,21 @@
+"""A pure-Python twin of ``tf.data.Dataset``, and the algorithms it is made of.
+
+:class:`Dataset` mirrors the ``tf.data`` methods the course teaches, element for element,
+and its ``trace()`` tells what each op held at each step. Its algorithms live beside it:
+the shuffle buffer, the interleave cycle, the variable-length and combining ops. Importing
+the glass box loads neither TensorFlow nor Matplotlib.
+"""
+
+from datakit.glassbox.dataset import (
+    AUTOTUNE,
+    CacheStep,
+    Dataset,
+    OpTrace,
+    ShuffleStep,
+    SourceStep,
+    Step,
+    glassbox_shuffle,
+)
+
+__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "SourceStep", "CacheStep",
+           "glassbox_shuffle"]

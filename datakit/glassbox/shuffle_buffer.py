@@ -1,0 +1,118 @@
+"""TensorFlow's shuffle-buffer algorithm in plain Python, with pluggable random draws.
+
+``Dataset.shuffle(buffer_size)`` keeps a buffer of ``buffer_size`` slots. It
+fills the buffer with the first elements, then, for every output, picks a
+random slot, emits its element and lets the next input element in; at the
+end of the input it drains what is left. :func:`buffer_steps` runs it and
+yields every pick with the buffer it was made from; ``choose`` makes the
+draws (:func:`replay_picks` replays recorded ones, e.g. TensorFlow's):
+
+>>> [p.value for p in buffer_steps("abcd", 2, replay_picks([1, 0, 1, 0]))]
+['b', 'a', 'd', 'c']
+>>> list(buffer_steps("abc", 0, replay_picks([])))
+Traceback (most recent call last):
+    ...
+ValueError: buffer_size=0 is invalid: the buffer must hold at least one element, so pass buffer_size >= 1 (1 means no shuffling).
+
+The glass box's ``Dataset.shuffle`` runs it; :mod:`datakit.see.shuffle` traces
+and draws real ``tf.data`` runs with it. This module sits at the bottom of
+the import graph: it imports only :mod:`datakit.core.arguments`, and no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from datakit.core.arguments import check_int
+
+__all__ = ["Pick", "Chooser", "check_buffer_size", "buffer_steps", "replay_picks",
+           "rng_chooser"]
+
+
+def check_buffer_size(buffer_size: Any) -> int:
+    """``buffer_size`` as an int >= 1 (``TypeError`` / ``ValueError`` otherwise)."""
+    b = check_int("buffer_size", buffer_size)
+    if b < 1:
+        raise ValueError(f"buffer_size={b} is invalid: the buffer must hold at least one "
+                         "element, so pass buffer_size >= 1 (1 means no shuffling).")
+    return b
+
+
+class Pick(NamedTuple):
+    """One output step of the shuffle buffer."""
+
+    position: int          # input position of the element emitted
+    value: Any
+    slot: int              # slot it was taken from
+    slots: tuple           # input position in every slot before the pick (None: empty)
+    entered: tuple         # input positions that came in just before this pick
+    offset: int            # the random draw: slot = (head + offset) % buffer_size
+    size: int              # elements held when picking
+
+
+#: ``choose(n, slots, head) -> offset`` in ``[0, n)``.
+Chooser = Callable[[int, tuple, int], int]
+
+
+def buffer_steps(values: Iterable[Any], buffer_size: int, choose: Chooser) -> Iterator[Pick]:
+    """Run TensorFlow's shuffle-buffer algorithm; ``choose`` makes the random draws.
+
+    >>> # pick slot 1 ('b'): 'a' (the head) moves into slot 1, 'c' enters slot 0
+    >>> [p.slots for p in buffer_steps("abc", 2, replay_picks([1, 0, 0]))]
+    [(0, 1), (2, 0), (2, None)]
+    """
+    size = check_buffer_size(buffer_size)
+    return _steps(values, size, choose)
+
+
+def _steps(values: Iterable[Any], size: int, choose: Chooser) -> Iterator[Pick]:
+    it = iter(values)
+    slots: list[int | None] = [None] * size
+    live: dict[int, Any] = {}
+    head = tail = 0
+    exhausted = False
+    while True:
+        entered = []
+        while not exhausted and tail - head < size:
+            try:
+                x = next(it)
+            except StopIteration:
+                exhausted = True
+                break
+            slots[tail % size] = tail
+            live[tail] = x
+            entered.append(tail)
+            tail += 1
+        n = tail - head
+        if n == 0:
+            return
+        before = tuple(slots)
+        offset = int(choose(n, before, head))
+        if not 0 <= offset < n:
+            raise ValueError(f"a pick must be in [0, {n}) with {n} elements held, got {offset}")
+        slot = (head + offset) % size
+        pos = slots[slot]
+        slots[slot], slots[head % size] = slots[head % size], None
+        head += 1
+        yield Pick(pos, live.pop(pos), slot, before, tuple(entered), offset, n)
+
+
+def replay_picks(picks: Iterable[int]) -> Chooser:
+    """A chooser that replays recorded draws (e.g. ``BufferTrace.offsets`` of TF)."""
+    it = iter(picks)
+
+    def choose(n, _slots, _head):
+        try:
+            return next(it)
+        except StopIteration:
+            raise ValueError("picks ran out: pass one pick per output element") from None
+
+    return choose
+
+
+def rng_chooser(rng: np.random.Generator) -> Chooser:
+    """A chooser that draws uniformly with a NumPy generator."""
+    return lambda n, _slots, _head: int(rng.integers(n))

@@ -1,0 +1,3 @@
+"""Measuring pipelines: timelines, throughput, memory, synthetic sources, and the tuner."""
+
+__all__: list[str] = []

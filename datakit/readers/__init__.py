@@ -1,0 +1,10 @@
+"""Helpers that read files into ``tf.data`` (and write the files they read).
+
+CSV (:mod:`~datakit.readers.csv_files`), TFRecord shards (:mod:`~datakit.readers.tfrecords`)
+and ``tf.train.Example`` s (:mod:`~datakit.readers.tf_example`), fixed-length binary records
+(:mod:`~datakit.readers.fixed_length`), SQLite (:mod:`~datakit.readers.sqlite`), video
+(:mod:`~datakit.readers.video`), numbered text lines, and iterator checkpoints. Each checks
+its files up front and names the file (and line) in every error.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,192 @@
+"""Resume a ``tf.data`` pipeline mid-epoch: an iterator checkpoint saved here, restored in a fresh process.
+
+``tf.train.Checkpoint(iterator=it).save(path)`` stores where an iterator is:
+the position of every op, the shuffle buffer's contents, the files an
+interleave has open and how far it read them. A new process rebuilds the
+*same* pipeline, restores the checkpoint into a new iterator, and goes on
+with the rest of the epoch. :func:`save_midway` takes ``n`` elements and
+saves; :func:`resume_in_fresh_process` starts another Python process that
+rebuilds the pipeline from a *recipe* (``"module:function"``, a function
+returning the dataset, called with ``kwargs``), restores, and returns what
+that process read; :func:`checkpoint_bytes` is what the checkpoint costs on
+disk (a shuffle buffer is saved element by element).
+
+>>> import tempfile
+>>> recipe, kwargs = "datakit.readers.checkpoint:shuffled_range", {"n": 8, "buffer_size": 4, "seed": 1}
+>>> whole = [int(x) for x in shuffled_range(**kwargs)]
+>>> first, path = save_midway(shuffled_range(**kwargs), 3, tempfile.mkdtemp())
+>>> rest = resume_in_fresh_process(recipe, path, kwargs=kwargs)
+>>> [int(x) for x in first + rest] == whole, sorted(whole) == list(range(8))
+(True, True)
+
+A pipeline holding a ``tf.py_function`` (or a ``numpy_function`` created with
+the default ``stateful=True``) cannot be saved: TensorFlow refuses with
+``FailedPreconditionError: ... EagerPyFunc is stateful``, since it cannot know
+what Python state the function keeps. When the function keeps none, say so:
+``tf.numpy_function(..., stateful=False)`` where you create it, or
+:func:`ignore_external_state` for the whole pipeline (the restoring process
+rebuilds the function from its own code).
+
+The kit's readers resume as they are (checked by ``tests/test_checkpoint.py``,
+saved mid-epoch and restored in another process, every record once):
+``video.clip_dataset``, its random clip starts included (``Dataset.random``
+state is saved), and ``csv.csv_reader_dataset`` in every parse mode (its
+bad-line message is a ``tf.numpy_function`` declared ``stateful=False``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
+           "shuffled_range", "to_numpy", "build", "main"]
+
+
+def to_numpy(element: Any) -> Any:
+    """An element with every tensor turned into NumPy (structure kept): picklable, comparable."""
+    import tensorflow as tf
+
+    return tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, element)
+
+
+def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int | None = None):
+    """A recipe: ``range(n).shuffle(buffer_size, seed=seed)``, batched if ``batch_size`` is given.
+
+    >>> [int(x) for x in shuffled_range(4, 1)]
+    [0, 1, 2, 3]
+    """
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.range(n).shuffle(buffer_size, seed=seed)
+    return ds.batch(batch_size) if batch_size else ds
+
+
+def ignore_external_state(dataset):
+    """``dataset`` with the option that lets an iterator holding a ``py_function`` be saved.
+
+    Only right when the Python function keeps no state between calls: the
+    checkpoint will not hold any.
+    """
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
+    return dataset.with_options(options)
+
+
+def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]:
+    """Read ``n`` elements of ``dataset``, then save its iterator: ``(elements read, checkpoint path)``.
+
+    Raises:
+        ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements.
+    """
+    import tensorflow as tf
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n={n!r}: pass how many elements to read before saving (an int >= 0).")
+    it = iter(dataset)
+    taken = []
+    for _ in range(n):
+        try:
+            taken.append(to_numpy(next(it)))
+        except StopIteration:
+            raise ValueError(f"the dataset ended after {len(taken)} elements, before n={n}: "
+                             "save earlier (a smaller n).") from None
+    path = tf.train.Checkpoint(iterator=it).save(os.path.join(os.fspath(directory), "iterator"))
+    return taken, path
+
+
+def checkpoint_bytes(path: str) -> int:
+    """Bytes on disk of the checkpoint ``path`` (its ``.index`` and ``.data-*`` files).
+
+    Raises:
+        FileNotFoundError: no checkpoint files start with ``path``.
+    """
+    folder, stem = os.path.split(os.fspath(path))
+    files = [f for f in os.listdir(folder or ".") if f.startswith(stem + ".")]
+    if not files:
+        raise FileNotFoundError(f"no checkpoint files {path}.index / {path}.data-*: pass the "
+                                "path save_midway() or Checkpoint.save() returned.")
+    return sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+
+
+def build(recipe: str, kwargs: dict):
+    """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the fresh process runs).
+
+    >>> [int(x) for x in build("datakit.readers.checkpoint:shuffled_range", {"n": 3, "buffer_size": 1})]
+    [0, 1, 2]
+    """
+    module, sep, name = recipe.partition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"recipe={recipe!r}: write it 'package.module:function' (a function "
+                         "that returns the dataset, importable in a fresh process).")
+    fn: Callable = getattr(importlib.import_module(module), name)
+    return fn(**kwargs)
+
+
+def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = None,
+                            timeout: float = 300, max_elements: int | None = None) -> list[Any]:
+    """In a new Python process: rebuild ``recipe(**kwargs)``, restore ``path``, read to the end.
+
+    Returns the elements that process read (NumPy, structure kept). The
+    recipe must build the same pipeline as the one saved (same ops, same
+    seeds); ``kwargs`` must be picklable.
+
+    Args:
+        recipe: ``"package.module:function"``, importable from the current directory.
+        path: the checkpoint, as :func:`save_midway` returns it.
+        kwargs: arguments for the recipe.
+        timeout: seconds before the process is killed (``subprocess.TimeoutExpired``).
+        max_elements: stop after this many (for an endless pipeline).
+
+    Raises:
+        RuntimeError: the process failed; the message holds its error output.
+    """
+    if not isinstance(recipe, str) or ":" not in recipe:
+        raise ValueError(f"recipe={recipe!r}: write it 'package.module:function'.")
+    with tempfile.TemporaryDirectory() as tmp:
+        job, out = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
+        with open(job, "wb") as f:
+            pickle.dump({"recipe": recipe, "kwargs": kwargs or {}, "path": os.fspath(path),
+                         "max_elements": max_elements}, f)
+        # the child imports what this process can: same sys.path (the kit, the caller's folder)
+        here = [os.getcwd(), str(Path(__file__).resolve().parent.parent)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(here + [p for p in sys.path if p])}
+        done = subprocess.run([sys.executable, "-m", "datakit.readers.checkpoint", job, out], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"the resuming process failed (exit {done.returncode}):\n"
+                               + done.stderr[-3000:])
+        with open(out, "rb") as f:
+            return pickle.load(f)
+
+
+def main(argv: list[str]) -> None:
+    """The fresh process: ``python -m datakit.readers.checkpoint job.pkl out.pkl``."""
+    import tensorflow as tf
+
+    import datakit  # noqa: F401  (quiets TensorFlow before it loads)
+
+    with open(argv[0], "rb") as f:
+        job = pickle.load(f)
+    it = iter(build(job["recipe"], job["kwargs"]))
+    tf.train.Checkpoint(iterator=it).restore(job["path"]).assert_consumed()
+    rest = []
+    for x in it:
+        rest.append(to_numpy(x))
+        if job["max_elements"] is not None and len(rest) >= job["max_elements"]:
+            break
+    with open(argv[1], "wb") as f:
+        pickle.dump(rest, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

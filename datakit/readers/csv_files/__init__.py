@@ -1,0 +1,36 @@
+"""CSV files into ``tf.data``: statistics, shards, and the complete reader.
+
+>>> from datakit.readers import csv_files
+>>> csv_files.csv_reader_dataset.__module__
+'datakit.readers.csv_files.reader'
+"""
+
+from datakit.readers.csv_files.reader import (
+    LINES_PER_CHUNK,
+    NUMBER,
+    NUMBER_PATTERN,
+    OOV,
+    TEXT,
+    BadLine,
+    checked_decoder,
+    class_names,
+    csv_reader_dataset,
+    decoded_chunks,
+    describe_bad_line,
+    feature_names,
+    find_bad_lines,
+)
+from datakit.readers.csv_files.shards import (
+    check_files,
+    data_lines,
+    is_blank,
+    split_into_shards,
+    write_shards,
+)
+from datakit.readers.csv_files.stats import ColumnStats, CsvStats, column_stats, infer_kinds
+
+__all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
+           "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
+           "feature_names", "class_names", "csv_reader_dataset",
+           "write_shards", "split_into_shards", "check_files", "is_blank", "data_lines",
+           "ColumnStats", "CsvStats", "infer_kinds", "column_stats"]

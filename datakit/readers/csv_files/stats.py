@@ -1,0 +1,257 @@
+"""Full-pass column statistics of CSV shards: the tf.Transform idea, in one streaming pass.
+
+Preprocessing needs numbers learned from the data (a mean to subtract, a
+vocabulary to look text up in). They must come from the *training* files
+only, and from all of them, in a pass before training: :func:`column_stats`
+reads the files once with ``tf.data`` (chunk by chunk, never all in memory)
+and returns, per column, count, missing, mean, std (population, ddof=0), min
+and max for numbers; the vocabulary with counts for text. A bad line stops
+the pass with the file, line number, column and raw line
+(:mod:`datakit.readers.csv_files.reader`).
+
+>>> import tempfile, os
+>>> from datakit.readers.csv_files.shards import write_shards
+>>> d = tempfile.mkdtemp()
+>>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "city": ["a", "b", "a", ""]},
+...                      d, num_shards=2)
+>>> stats = column_stats(paths)
+>>> stats["x"].count, stats["x"].missing, stats["x"].mean
+(3, 1, 2.3333333333333335)
+>>> stats["city"].vocabulary, stats["city"].missing
+({'a': 2, 'b': 1}, 1)
+"""
+
+from __future__ import annotations
+
+import csv as _csv
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from datakit.core.errors import DataError
+from datakit.readers.csv_files.reader import (
+    NUMBER,
+    NUMBER_PATTERN,
+    TEXT,
+    checked_decoder,
+    decoded_chunks,
+)
+from datakit.readers.csv_files.shards import check_files
+
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
+
+
+@dataclass
+class ColumnStats:
+    """Full-pass statistics of one column (numbers: ``std`` is the population std, ddof=0)."""
+
+    name: str
+    kind: str
+    count: int = 0
+    missing: int = 0
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+    #: Text: value -> count, most frequent first (ties: alphabetical), at most ``max_vocabulary``.
+    vocabulary: dict[str, int] | None = None
+    #: Text: how many non-empty values fell outside the (capped) vocabulary.
+    unknown: int = 0
+
+
+@dataclass
+class CsvStats:
+    """What :func:`column_stats` learned: the chosen columns and their statistics.
+
+    ``columns`` are the columns kept (in the order asked for); ``header`` is the
+    files' full header, which readers check their files against.
+    """
+
+    columns: list[str]
+    stats: dict[str, ColumnStats] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    rows: int = 0
+    header: list[str] | None = None
+
+    def __post_init__(self):
+        if self.header is None:
+            self.header = list(self.columns)
+
+    def __getitem__(self, name: str) -> ColumnStats:
+        return self.stats[name]
+
+    def kinds(self) -> dict[str, str]:
+        """Each header column's kind; a column left out is read as text and ignored."""
+        return {c: self.stats[c].kind if c in self.stats else TEXT for c in self.header}
+
+    def to_frame(self):
+        """A pandas table, one row per column (vocabularies left out)."""
+        rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
+                for s in self.stats.values()]
+        return pd.DataFrame(rows).set_index("name")
+
+
+def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, str]:
+    """Guess each column's kind from the first ``n_rows``: number if every non-empty value is."""
+    limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
+            reader = _csv.reader(f)
+            columns = next(reader, None)
+            if columns is None:
+                raise DataError(path, "the file is empty; a CSV file needs a header line")
+            unknown = [c for c in text_columns if c not in columns]
+            if unknown:
+                raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
+            seen = [row for _, row in zip(range(n_rows), reader) if any(v.strip() for v in row)]
+    except UnicodeDecodeError as e:
+        raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
+            from None
+    except _csv.Error as e:
+        raise DataError(path, f"the csv module cannot read it: {e}", line=reader.line_num) \
+            from None
+    finally:
+        _csv.field_size_limit(limit)
+    num = re.compile(NUMBER_PATTERN)
+    kinds = {}
+    for j, c in enumerate(columns):
+        values = [r[j] for r in seen if j < len(r) and r[j] != ""]
+        is_num = c not in text_columns and all(num.fullmatch(v) for v in values)
+        kinds[c] = NUMBER if is_num else TEXT
+    return kinds
+
+
+def _choose(columns, header: list[str], path: str) -> list[str]:
+    if columns is None:
+        return list(header)
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns={columns!r}: pass a list of column names.")
+    unknown = [c for c in columns if c not in header]
+    if unknown or len(set(columns)) != len(columns) or not columns:
+        raise ValueError(f"columns={list(columns)!r}: " + (
+            f"{unknown} not in the header of {path}" if unknown else "pass each name once")
+            + f"; the header is {header}.")
+    return list(columns)
+
+
+def _cap(counts: Counter, limit: int | None) -> tuple[dict[str, int], int]:
+    """The most frequent values (ties: by value), at most ``limit``; and how many were left out."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    kept = ranked if limit is None else ranked[:limit]
+    return dict(kept), sum(n for _, n in ranked[len(kept):])
+
+
+def _limits(max_vocabulary, text: list[str]) -> dict[str, int | None]:
+    if isinstance(max_vocabulary, dict):
+        unknown = sorted(set(max_vocabulary) - set(text))
+        if unknown:
+            raise ValueError(f"max_vocabulary names {unknown}, which are not kept text columns "
+                             f"(those are {text}).")
+        limits = {c: max_vocabulary.get(c) for c in text}
+    else:
+        limits = {c: max_vocabulary for c in text}
+    for c, n in limits.items():
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None "
+                             "for no cap.")
+    return limits
+
+
+def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(),
+                 batch_size: int = 4096) -> CsvStats:
+    """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
+
+    Numbers (``nan`` and ``inf`` keep the column a number column and count as
+    missing): count, missing, mean, std (ddof=0), min, max, combined chunk
+    by chunk (Chan's formula), in float64. Text: vocabulary with counts; an empty
+    field counts as missing. Kinds are inferred from the first rows
+    (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
+    lines are decoded at a time.
+
+    Args:
+        columns: the columns to keep, in that order (default: all). The others are
+            ignored here and by every reader given these statistics.
+        max_vocabulary: keep each text column's most frequent values, at most this
+            many (ties broken by value, so the result is deterministic); the rest
+            count as unknown (``unknown``). An int for every text column, or a dict
+            ``{column: int}``.
+
+    Raises:
+        ValueError: a name in ``columns`` is not in the header (the message lists it).
+
+    >>> import tempfile
+    >>> from datakit.readers.csv_files.shards import write_shards
+    >>> paths = write_shards({"id": [1, 2, 3, 4], "city": ["b", "a", "c", "a"], "y": [1, 0, 1, 0]},
+    ...                      tempfile.mkdtemp(), num_shards=1)
+    >>> stats = column_stats(paths, columns=["city", "y"], max_vocabulary=2)
+    >>> stats.columns, stats["city"].vocabulary, stats["city"].unknown
+    (['city', 'y'], {'a': 2, 'b': 1}, 1)
+    >>> column_stats(paths, columns=["town"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', 'city', 'y'].
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
+    files, header = check_files(filepaths)
+    kinds = infer_kinds(files[0], text_columns=text_columns)
+    if list(kinds) != header:
+        raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
+                         "that fields are separated by commas and that line 1 is the header.")
+    chosen = _choose(columns, header, files[0])
+    limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT])
+    kinds = {c: kinds[c] if c in chosen else TEXT for c in header}  # others: read, ignored
+    columns = header
+    defaults = [tf.constant([np.nan], tf.float64) if kinds[c] == NUMBER else tf.constant([""])
+                for c in columns]
+    decode = checked_decoder(columns, kinds, set(), defaults)
+
+    def chunks_of(path):
+        return decoded_chunks(path, decode, chunk=batch_size)
+
+    chunks = tf.data.Dataset.from_tensor_slices(files).interleave(chunks_of, cycle_length=1)
+    acc = {c: ColumnStats(c, kinds[c]) for c in chosen}
+    moments = {c: (0, 0.0, 0.0) for c in chosen if kinds[c] == NUMBER}
+    vocab: dict[str, Counter] = {c: Counter() for c in chosen if kinds[c] == TEXT}
+    rows = 0
+    for batch in chunks.prefetch(1).as_numpy_iterator():
+        rows += len(batch[0])
+        for c, values in zip(columns, batch):
+            if c not in acc:
+                continue
+            s = acc[c]
+            if kinds[c] == NUMBER:
+                v = values[np.isfinite(values)]  # nan and inf: missing
+                s.missing += len(values) - len(v)
+                if len(v):
+                    part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())
+                    moments[c] = _combine(moments[c], part)
+                    s.min = float(v.min()) if s.min is None else min(s.min, float(v.min()))
+                    s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
+            else:
+                keys, counts = np.unique(values, return_counts=True)
+                vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist())))
+    for c in chosen:
+        s = acc[c]
+        if kinds[c] == NUMBER:
+            n, mean, m2 = moments[c]
+            s.count = n
+            s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
+        else:
+            s.missing = vocab[c].pop("", 0)
+            s.count = sum(vocab[c].values())
+            s.vocabulary, s.unknown = _cap(vocab[c], limits[c])
+    return CsvStats(chosen, acc, files, rows, header)
+
+
+def _combine(a, b):
+    """Chan et al.: merge (count, mean, sum of squared deviations) of two parts."""
+    (na, ma, qa), (nb, mb, qb) = a, b
+    n = na + nb
+    delta = mb - ma
+    return n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n

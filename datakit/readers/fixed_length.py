@@ -1,0 +1,68 @@
+"""Fixed-length binary records: arrays on disk with no framing, cut into records.
+
+Older data sets (CIFAR-10's binary version, MNIST's IDX files) are arrays on disk with
+no framing and no checksums: :func:`fixed_length_dataset` cuts them into records after
+checking that the file holds a whole number of them, and raises
+:class:`datakit.core.errors.DataError` naming the file when it does not.
+:func:`write_fixed_length` makes such a file (atomically) to try it on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from datakit.core.atomic import write_atomic
+from datakit.core.errors import DataError
+
+__all__ = ["write_fixed_length", "fixed_length_dataset"]
+
+
+def write_fixed_length(path, array, header: bytes = b"") -> Path:
+    """Write ``array`` (one row a record) as raw little-endian bytes after ``header``, atomically.
+
+    >>> import tempfile
+    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    >>> p.stat().st_size
+    12
+    """
+    path, arr = Path(path), np.ascontiguousarray(array)
+    if arr.ndim < 1 or arr.shape[0] == 0:
+        raise ValueError("array must hold at least one record (its first axis)")
+    write_atomic(path, bytes(header) + arr.astype(arr.dtype.newbyteorder("<")).tobytes())
+    return path
+
+
+def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
+                         footer_bytes: int = 0) -> tf.data.Dataset:
+    """Read a file of fixed-size binary records as a dataset of arrays of ``record_shape``.
+
+    The file size is checked first: bytes left over after the last whole record mean a wrong
+    ``record_shape``/``dtype``/header, or a truncated file.
+
+    >>> import tempfile
+    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    >>> [r.tolist() for r in fixed_length_dataset(p, [2], np.int16).as_numpy_iterator()]
+    [[0, 1], [2, 3], [4, 5]]
+    """
+    dtype = tf.as_dtype(dtype)
+    record_bytes = int(np.prod(record_shape, dtype=np.int64)) * dtype.size
+    if record_bytes < 1:
+        raise ValueError(f"record_shape={record_shape!r} gives empty records")
+    if header_bytes < 0 or footer_bytes < 0:
+        raise ValueError(f"header_bytes={header_bytes}, footer_bytes={footer_bytes}: "
+                         "pass byte counts >= 0.")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: file is missing")
+    body = os.path.getsize(path) - header_bytes - footer_bytes
+    if body <= 0 or body % record_bytes:
+        raise DataError(path, f"{body} bytes between header and footer is not a whole "
+                              f"number of {record_bytes}-byte records: check record_shape, "
+                              "dtype and header_bytes, or the file is truncated")
+    ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
+                                          footer_bytes)
+    shape = list(record_shape)
+    return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

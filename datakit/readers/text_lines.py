@@ -1,0 +1,34 @@
+"""Text lines numbered as a text editor numbers them, as a ``tf.data`` pipeline.
+
+>>> import datakit, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "a.csv")
+>>> _ = open(path, "w").write("x,y\\n1,2\\n3,4\\n")
+>>> [(line, int(n)) for line, n, _ in numbered_lines(path).as_numpy_iterator()]
+[(b'1,2', 2), (b'3,4', 3)]
+>>> [int(n) for _, n, _ in numbered_lines(path, skip_header=False).as_numpy_iterator()]
+[1, 2, 3]
+
+The CSV reader (:mod:`datakit.readers.csv_files.reader`) and the interleave tracer
+(:mod:`datakit.see.interleave`) both read lines this way, so a line number in an
+error message and in a picture mean the same line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["numbered_lines"]
+
+
+def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
+    """``(line, line number, path)`` for each line of a text file (numbers from 1).
+
+    With ``skip_header`` (the default) line 1 is dropped and the first
+    element is line 2.
+    """
+    lines = tf.data.TextLineDataset(path)
+    numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
+    paths = tf.data.Dataset.from_tensors(path).repeat()
+    ds = tf.data.Dataset.zip((lines, numbers, paths))
+    return ds.skip(1) if skip_header else ds

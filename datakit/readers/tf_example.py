@@ -1,0 +1,194 @@
+"""``tf.train.Example`` and ``SequenceExample``: build them from plain values, parse them back.
+
+An ``Example`` is a dict from feature names to flat lists of bytes, int64 or float32;
+a ``SequenceExample`` adds, per name, a list of such lists (one per step: a frame, a
+word). :func:`to_example` and :func:`to_sequence_example` take plain Python and NumPy
+values, :func:`serialize` writes them the same way in every process, and
+:func:`parse_example` / :func:`parse_sequence_example` read them back with a short spec
+(a dtype, ``(dtype, shape)``, or ``(dtype, None)`` for variable length). Writing them
+into files is :mod:`datakit.readers.tfrecords`.
+
+>>> ex = to_example({"id": 7, "name": "seven", "xy": [0.5, 1.5]})
+>>> sorted(ex.features.feature)
+['id', 'name', 'xy']
+>>> list(ex.features.feature["xy"].float_list.value)
+[0.5, 1.5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["to_example", "to_sequence_example", "serialize", "parse_example",
+           "parse_sequence_example"]
+
+
+# ---------------------------------------------------------------- building Examples
+def _feature(name: str, value) -> tf.train.Feature:
+    if isinstance(value, tf.train.Feature):
+        return value
+    if isinstance(value, (bytes, str)):
+        value = [value]
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, (bytes, str)) for v in value):  # not via NumPy: it drops trailing b"\0"
+        vals = [v.encode() if isinstance(v, str) else v for v in value]
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
+    if np.ndim(value) == 0:
+        value = [value]
+    _check_int64(name, value)
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(f"feature {name!r} has shape {arr.shape}: a feature holds a flat list; "
+                         "flatten it (and store the shape as another feature) or use "
+                         "tf.io.serialize_tensor")
+    if arr.size == 0 and not isinstance(value, np.ndarray):
+        raise ValueError(f"feature {name!r} is an empty list, so its type is unknown: pass "
+                         "np.array([], dtype=np.int64) (or float32 / object for bytes)")
+    kind = arr.dtype.kind
+    if kind in "SUO":
+        vals = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.tolist()]
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
+    if kind in "biu":
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=arr.astype(np.int64)))
+    if kind == "f":
+        return tf.train.Feature(float_list=tf.train.FloatList(value=arr.astype(np.float32)))
+    raise ValueError(f"feature {name!r}: cannot store dtype {arr.dtype}; use bytes/str, ints or "
+                     "floats")
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _check_int64(name: str, value) -> None:
+    """Ints that int64 cannot hold would wrap around (2**63 -> -2**63) or turn a list to floats."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "u" and value.size and value.max() > _INT64.max:
+            big = int(value.max())
+        elif value.dtype.kind == "O":
+            big = next((v for v in value.ravel().tolist() if isinstance(v, int)
+                        and not _INT64.min <= v <= _INT64.max), None)
+        else:
+            return
+    else:
+        big = next((v for v in value if isinstance(v, (int, np.integer)) and not isinstance(
+            v, bool) and not _INT64.min <= int(v) <= _INT64.max), None)
+    if big is not None:
+        raise ValueError(f"feature {name!r}: {big} does not fit in int64 (an Example stores "
+                         f"ints as int64, {_INT64.min}..{_INT64.max}); store it as bytes "
+                         "(str(value)) or as a float")
+
+
+def _features(values: Mapping) -> tf.train.Features:
+    if not isinstance(values, Mapping):
+        raise TypeError(f"expected a dict of feature name -> value, got {type(values).__name__}")
+    return tf.train.Features(feature={str(k): _feature(str(k), v) for k, v in values.items()})
+
+
+def to_example(features: Mapping) -> tf.train.Example:
+    """Build a ``tf.train.Example`` from plain values: bytes/str, ints, floats, or 1-D lists of them.
+
+    >>> ex = to_example({"label": 2, "pixels": np.array([0, 255], np.uint8)})
+    >>> list(ex.features.feature["pixels"].int64_list.value)
+    [0, 255]
+    >>> len(ex.SerializeToString())
+    37
+    """
+    return tf.train.Example(features=_features(features))
+
+
+_LISTS = {"bytes_list": tf.train.BytesList, "int64_list": tf.train.Int64List,
+          "float_list": tf.train.FloatList}
+
+
+def to_sequence_example(context: Mapping, sequences: Mapping) -> tf.train.SequenceExample:
+    """Build a ``tf.train.SequenceExample``: ``context`` as in :func:`to_example`, and for each
+    sequence name a list of steps (each step a value or a 1-D list; a 2-D array is one row a step).
+
+    >>> se = to_sequence_example({"label": 1}, {"frames": [b"a", b"bb", b"ccc"]})
+    >>> len(se.feature_lists.feature_list["frames"].feature)
+    3
+    """
+    lists = {}
+    for name, steps in sequences.items():
+        if isinstance(steps, (bytes, str, int, float, np.generic)) or (
+                isinstance(steps, np.ndarray) and steps.ndim == 0):
+            raise ValueError(f"sequence {name!r} must be a list of steps, got one value")
+        feats = [None if isinstance(s, (list, tuple)) and not s else _feature(f"{name}[{i}]", s)
+                 for i, s in enumerate(steps)]  # an empty step takes the others' type
+        kind = next((f.WhichOneof("kind") for f in feats if f is not None), "int64_list")
+        empty = tf.train.Feature(**{kind: _LISTS[kind]()})
+        feats = [empty if f is None else f for f in feats]
+        lists[str(name)] = tf.train.FeatureList(feature=feats)
+    return tf.train.SequenceExample(context=_features(context),
+                                    feature_lists=tf.train.FeatureLists(feature_list=lists))
+
+
+def serialize(message) -> bytes:
+    """Serialize an Example/SequenceExample with its feature names sorted.
+
+    Plain ``SerializeToString()`` writes a message's map fields in an order that can change
+    from one Python process to the next, so the same data would give different files and
+    checksums; this order does not.
+
+    >>> serialize(to_example({"b": 1, "a": 2})) == serialize(to_example({"a": 2, "b": 1}))
+    True
+    """
+    return message.SerializeToString(deterministic=True)
+
+
+# ---------------------------------------------------------------- parsing
+def _spec(spec: Mapping, sequence: bool = False) -> dict:
+    """Expand shorthand: a dtype is a scalar per record (per step); ``(dtype, shape)`` a fixed
+    shape; ``(dtype, None)`` a variable length list (ragged). tf.io feature objects pass through."""
+    out = {}
+    for name, s in spec.items():
+        if not isinstance(s, (tuple, tf.dtypes.DType)):
+            out[name] = s
+            continue
+        dtype, shape = (s, ()) if isinstance(s, tf.dtypes.DType) else s
+        if shape is None:
+            out[name] = tf.io.RaggedFeature(dtype)
+        elif sequence:
+            out[name] = tf.io.FixedLenSequenceFeature(shape, dtype)
+        else:
+            out[name] = tf.io.FixedLenFeature(shape, dtype)
+    return out
+
+
+def parse_example(serialized, spec: Mapping):
+    """Parse one serialized Example (or a batch of them) with ``spec``; usable in ``Dataset.map``.
+
+    ``spec`` maps names to ``tf.io`` features or shorthand: ``tf.int64`` (a scalar),
+    ``(tf.float32, [2])`` (a fixed shape), ``(tf.int64, None)`` (variable length, ragged).
+
+    >>> s = to_example({"id": 3, "xs": [1, 2, 3]}).SerializeToString()
+    >>> out = parse_example(s, {"id": tf.int64, "xs": (tf.int64, None)})
+    >>> int(out["id"]), out["xs"].numpy().tolist()
+    (3, [1, 2, 3])
+    """
+    serialized = tf.convert_to_tensor(serialized, tf.string)
+    if serialized.shape.rank == 0:
+        return tf.io.parse_single_example(serialized, _spec(spec))
+    return tf.io.parse_example(serialized, _spec(spec))
+
+
+def parse_sequence_example(serialized, context_spec: Mapping, sequence_spec: Mapping):
+    """Parse one serialized SequenceExample (or a batch) into ``(context, sequences)``.
+
+    Sequence shorthand: ``tf.string`` is one value per step, ``(tf.float32, [3])`` a fixed
+    vector per step, ``(tf.int64, None)`` a variable-length list per step (ragged).
+
+    >>> s = to_sequence_example({"label": 1}, {"f": [b"a", b"b"]}).SerializeToString()
+    >>> ctx, seq = parse_sequence_example(s, {"label": tf.int64}, {"f": tf.string})
+    >>> int(ctx["label"]), seq["f"].numpy().tolist()
+    (1, [b'a', b'b'])
+    """
+    serialized = tf.convert_to_tensor(serialized, tf.string)
+    cs, ss = _spec(context_spec), _spec(sequence_spec, sequence=True)
+    if serialized.shape.rank == 0:
+        return tf.io.parse_single_sequence_example(serialized, cs, ss)
+    ctx, seq, _lengths = tf.io.parse_sequence_example(serialized, cs, ss)
+    return ctx, seq

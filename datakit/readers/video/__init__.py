@@ -1,0 +1,27 @@
+"""Video into ``tf.data``: synthetic videos, MP4 files, ``SequenceExample`` shards, clips.
+
+>>> from datakit.readers import video
+>>> video.clip_dataset.__module__
+'datakit.readers.video.clips'
+"""
+
+from datakit.readers.video.clips import (
+    CLASSES,
+    Video,
+    clip_dataset,
+    iter_videos,
+    list_mp4,
+    make_video,
+    make_videos,
+    mp4_clip_dataset,
+    mp4_frame_count,
+    read_mp4,
+    small_video_model,
+    write_mp4,
+    write_mp4_videos,
+    write_video_records,
+)
+
+__all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
+           "mp4_frame_count", "write_mp4_videos", "list_mp4", "write_video_records",
+           "clip_dataset", "mp4_clip_dataset", "small_video_model"]

@@ -1,0 +1,94 @@
+"""The doctor names the slow stage it was not told about; advice and tuning run on copies.
+
+Planted costs are sleeps (``synthetic.work``: a sleep holds a thread, not a
+core) at least ~10x every other stage's, so the answer does not depend on a
+busy shared machine. No test asserts a time, only which stage was named.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from datakit.doctor import diagnosis  # noqa: E402
+from datakit.perf.synthetic import synthetic_files, work  # noqa: E402
+
+SLOW = 0.006  # seconds per element of a planted stage; light stages cost ~25-100 us
+
+
+def plus_one(x):
+    return x + 1
+
+
+def times_two(x):
+    return x * 2
+
+
+def heavy_map_among_light():
+    ds = tf.data.Dataset.range(200).map(plus_one).map(times_two, name="scale")
+    return ds.map(work(SLOW), name="decode").map(plus_one).batch(8)
+
+
+def heavy_interleave_body():
+    def read(f):
+        return tf.data.Dataset.range(40).map(work(SLOW))
+    ds = tf.data.Dataset.range(6).interleave(read, cycle_length=2, name="read_files")
+    return ds.map(plus_one).batch(8).map(times_two)
+
+
+def heavy_work_after_batch():
+    ds = tf.data.Dataset.range(800).map(plus_one).map(times_two).batch(16)
+    return ds.map(work(16 * SLOW), name="augment").prefetch(1)
+
+
+def slow_reader():
+    ds = synthetic_files(4, 50, open_time=0.0, read_time=SLOW)
+    return ds.map(lambda i, trace: i + 1).map(times_two).batch(10)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("build, expected", [
+    pytest.param(heavy_map_among_light, "decode", id="heavy-map-among-light"),
+    pytest.param(heavy_interleave_body, "read_files", id="heavy-interleave-body"),
+    pytest.param(heavy_work_after_batch, "augment", id="heavy-work-after-batch"),
+    pytest.param(slow_reader, "interleave #1", id="slow-reader"),
+])
+def test_diagnose_names_the_planted_slow_stage(build, expected):
+    report = diagnosis.diagnose(build(), seconds=0.15, repeats=3, advise=False)
+    assert report.bottleneck.name == expected, str(report)
+    assert report.bottleneck.cost_s == max(s.cost_s for s in report.stages)
+    assert report.stages[-1].per_output == pytest.approx(1.0)
+
+
+def test_per_output_counts_batches_and_filters():
+    ds = tf.data.Dataset.range(64).filter(lambda x: x % 2 == 0).batch(8)
+    report = diagnosis.diagnose(ds, seconds=0.5, repeats=1, advise=False)
+    assert [round(s.per_output) for s in report.stages] == [16, 8, 1]
+    assert all(s.exact for s in report.stages)
+
+
+def test_plot_report_draws_one_bar_per_stage():
+    report = diagnosis.diagnose(tf.data.Dataset.range(20).map(plus_one).batch(5), seconds=0.1,
+                             repeats=1, advise=False)
+    fig, ax = plt.subplots()
+    assert diagnosis.plot_report(report, ax=ax) is ax
+    assert len(ax.patches) == 3 and ax.get_title() and ax.get_xlabel()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param(lambda: diagnosis.diagnose(tf.data.Dataset.range(3), step_time=-1),
+                 id="negative-step-time"),
+    pytest.param(lambda: diagnosis.diagnose(tf.data.Dataset.range(3), repeats=0), id="no-repeats"),
+])
+def test_bad_values_are_rejected(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_not_a_dataset_is_rejected():
+    with pytest.raises(TypeError, match="tf.data.Dataset"):
+        diagnosis.diagnose([1, 2])
