@@ -12,9 +12,6 @@ changes.
 rebuilds changed copies of it.
 
 >>> import tensorflow as tf
-
-__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops", "input_of",
-           "kind_of", "knob", "name_of", "setting", "uses_py_function"]
 >>> def double(x):
 ...     return x * 2
 >>> ds = tf.data.Dataset.range(8).map(double, name="double").batch(4).prefetch(1)
@@ -29,6 +26,9 @@ from __future__ import annotations
 import re
 
 import tensorflow as tf
+
+__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops", "input_of",
+           "kind_of", "knob", "name_of", "setting", "uses_py_function"]
 
 #: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")

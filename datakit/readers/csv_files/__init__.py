@@ -27,7 +27,8 @@ from datakit.readers.csv_files.shards import (
     split_into_shards,
     write_shards,
 )
-from datakit.readers.csv_files.stats import ColumnStats, CsvStats, column_stats, infer_kinds
+from datakit.readers.csv_files.schema import ColumnStats, CsvStats
+from datakit.readers.csv_files.stats import column_stats, infer_kinds
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",

@@ -54,7 +54,6 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
@@ -62,6 +61,7 @@ from datakit.core.arguments import check_count, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
+from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats
 from datakit.readers.csv_files.shards import check_files, is_blank
 from datakit.readers.text_lines import numbered_lines
 
@@ -69,10 +69,6 @@ __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLin
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
            "feature_names", "class_names", "csv_reader_dataset"]
 
-if TYPE_CHECKING:
-    from datakit.readers.csv_files.stats import CsvStats
-
-NUMBER, TEXT = "number", "text"
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.

@@ -27,73 +27,16 @@ import csv as _csv
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import tensorflow as tf
 
 from datakit.core.errors import DataError
-from datakit.readers.csv_files.reader import (
-    NUMBER,
-    NUMBER_PATTERN,
-    TEXT,
-    checked_decoder,
-    decoded_chunks,
-)
+from datakit.readers.csv_files.reader import NUMBER_PATTERN, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 from datakit.readers.csv_files.shards import check_files
 
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
-
-
-@dataclass
-class ColumnStats:
-    """Full-pass statistics of one column (numbers: ``std`` is the population std, ddof=0)."""
-
-    name: str
-    kind: str
-    count: int = 0
-    missing: int = 0
-    mean: float | None = None
-    std: float | None = None
-    min: float | None = None
-    max: float | None = None
-    #: Text: value -> count, most frequent first (ties: alphabetical), at most ``max_vocabulary``.
-    vocabulary: dict[str, int] | None = None
-    #: Text: how many non-empty values fell outside the (capped) vocabulary.
-    unknown: int = 0
-
-
-@dataclass
-class CsvStats:
-    """What :func:`column_stats` learned: the chosen columns and their statistics.
-
-    ``columns`` are the columns kept (in the order asked for); ``header`` is the
-    files' full header, which readers check their files against.
-    """
-
-    columns: list[str]
-    stats: dict[str, ColumnStats] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
-    rows: int = 0
-    header: list[str] | None = None
-
-    def __post_init__(self):
-        if self.header is None:
-            self.header = list(self.columns)
-
-    def __getitem__(self, name: str) -> ColumnStats:
-        return self.stats[name]
-
-    def kinds(self) -> dict[str, str]:
-        """Each header column's kind; a column left out is read as text and ignored."""
-        return {c: self.stats[c].kind if c in self.stats else TEXT for c in self.header}
-
-    def to_frame(self):
-        """A pandas table, one row per column (vocabularies left out)."""
-        rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
-                for s in self.stats.values()]
-        return pd.DataFrame(rows).set_index("name")
 
 
 def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, str]:
