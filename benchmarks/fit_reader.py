@@ -4,7 +4,8 @@
 
 Keras ``fit()`` pulls batches inside a ``tf.function``: no Python loop per
 batch. At batch 32 a Python ``for`` loop costs more per batch than a fast
-reader (DESIGN.md section 5), so a Python-loop benchmark measures the loop.
+reader (about 100 us a batch here, a ceiling near 314k rows/s), so a Python-loop
+benchmark measures the loop.
 Here each contender (from ``benchmarks.contenders``) runs in its own process
 and is timed twice on fresh pipelines: drained inside a ``tf.function``
 (``datakit.perf.tune.measure``, which also sums each batch so nothing is
