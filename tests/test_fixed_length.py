@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from error_cases import raises_naming
 
-from datakit.core.errors import DataError
 from datakit.readers import fixed_length
-
-
-def raises_naming(path, fn, *args, **kw):
-    with pytest.raises(DataError) as info:
-        fn(*args, **kw)
-    assert info.value.path == str(path) and str(path) in str(info.value)
-    return info.value
 
 
 @pytest.mark.timeout(60)

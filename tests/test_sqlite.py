@@ -6,16 +6,9 @@ import sqlite3
 
 import pytest
 import tensorflow as tf
+from error_cases import raises_naming
 
-from datakit.core.errors import DataError
 from datakit.readers import sqlite
-
-
-def raises_naming(path, fn, *args, **kw):
-    with pytest.raises(DataError) as info:
-        fn(*args, **kw)
-    assert info.value.path == str(path) and str(path) in str(info.value)
-    return info.value
 
 
 @pytest.mark.timeout(60)

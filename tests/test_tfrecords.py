@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 import tensorflow as tf
+from error_cases import raises_naming as raises_naming_error
 
 from datakit.readers import tf_example, tfrecords
 
@@ -101,10 +102,8 @@ def test_record_offsets_match_the_framing(shards):
 
 
 def raises_naming(path, fn, *args, **kw):
-    with pytest.raises(tfrecords.RecordFileError) as info:
-        fn(*args, **kw)
-    assert info.value.path == str(path) and str(path) in str(info.value)
-    return info.value
+    """The RecordFileError ``fn`` raises, which names ``path``."""
+    return raises_naming_error(path, fn, *args, error=tfrecords.RecordFileError, **kw)
 
 
 @pytest.mark.timeout(60)
