@@ -14,12 +14,12 @@ Matplotlib):
 >>> datakit.read_records.__module__, "read_records" in dir(datakit)
 ('datakit.readers.tfrecords', True)
 
-The rest lives in one module per concept (see the README's map), layered so
-that imports run one way: bottom modules (:mod:`datakit.core.arguments`,
-:mod:`datakit.core.errors`, :mod:`datakit.glassbox.shuffle_buffer`,
-:mod:`datakit.glassbox.interleave_cycle`) import nothing from the kit;
-:mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``) sits on
-them; tracers, plots, readers and writers above.
+The rest lives in one module per concept, in folders that are the layers (see the
+README's map), and imports run one way, down the list: :mod:`datakit.core` (errors,
+argument rules, paths, atomic writes, manifests) imports nothing from the kit;
+:mod:`datakit.glassbox` (a pure-Python twin of ``tf.data.Dataset``) sits on it; then
+the figure style, ``perf``, ``readers``, ``see``, ``doctor``, ``cluster`` and
+``exercises``.
 """
 
 from __future__ import annotations
