@@ -38,11 +38,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AUTOTUNE", "check_int", "check_count", "cpu_cores", "default_cycle_length",
-           "interleave_lengths"]
+__all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
+           "cpu_cores", "default_cycle_length", "interleave_lengths"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1
+
+#: The largest shuffle buffer TensorFlow takes (a larger one crashes it).
+MAX_SHUFFLE_BUFFER = 2**31 - 1
 
 
 def check_int(name: str, value: Any) -> int:
@@ -86,6 +89,28 @@ def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
             f" or {extra[-1]}" if extra else "")
         raise ValueError(f"{name}={n} is invalid: pass {alts}.")
     return n
+
+
+def check_shuffle_buffer(value: int, elements: int | None = None, *,
+                         what: str = "elements") -> int:
+    """A checked shuffle buffer size, capped at the ``elements`` it can ever hold.
+
+    A buffer larger than the elements of an epoch shuffles no better and only
+    costs memory; one of ``2**31`` or more crashes TensorFlow, so it is refused.
+    ``value`` has been checked as a count already (``check_count``).
+
+    >>> check_shuffle_buffer(10_000, elements=516)
+    516
+    >>> check_shuffle_buffer(2**31, what="rows")
+    Traceback (most recent call last):
+    ...
+    ValueError: shuffle_buffer_size=2147483648: TensorFlow cannot hold more than 2,147,483,647 elements in a shuffle buffer; pass at most the number of rows (a larger buffer shuffles no better).
+    """
+    if value > MAX_SHUFFLE_BUFFER:
+        raise ValueError(f"shuffle_buffer_size={value}: TensorFlow cannot hold more than "
+                         f"{MAX_SHUFFLE_BUFFER:,} elements in a shuffle buffer; pass at most the "
+                         f"number of {what} (a larger buffer shuffles no better).")
+    return value if elements is None else min(value, max(1, elements))
 
 
 def cpu_cores() -> int:
