@@ -93,7 +93,8 @@ def test_from_tensor_slices_matches_tf(data):
 
 def test_map_unpacks_tuples_like_tf():
     data = (np.arange(4), np.arange(4) * 10)
-    expected = list(tf.data.Dataset.from_tensor_slices(data).map(lambda x, y: x + y).as_numpy_iterator())
+    expected = list(tf.data.Dataset.from_tensor_slices(data).map(lambda x, y: x + y)
+                    .as_numpy_iterator())
     assert_same_elements(expected, list(Dataset.from_tensor_slices(data).map(lambda x, y: x + y)))
 
 
@@ -163,3 +164,70 @@ def test_trace_tells_each_ops_kind_and_arguments_without_parsing_names():
     assert ops[2].args == {"buffer_size": 3, "seed": 1, "reshuffle_each_iteration": True}
     assert ops[3].args == {"batch_size": 4, "drop_remainder": True}
     assert ops[4].args == {"cycle_length": 2, "block_length": 1}
+
+
+def test_every_op_says_its_kind_and_arguments(tmp_path):
+    d = Dataset.range(6)
+    cases = {
+        "range": (d, {"start": 0, "stop": 6, "step": 1, "output_type": "int64"}),
+        "take": (d.take(4), {"count": 4}),
+        "skip": (d.skip(1), {"count": 1}),
+        "enumerate": (d.enumerate(3), {"start": 3}),
+        "map": (d.map(abs), {}),
+        "filter": (d.filter(lambda x: x > 2), {}),
+        "unbatch": (d.batch(2).unbatch(), {}),
+        "padded_batch": (d.map(lambda n: [n]).padded_batch(2), {
+            "batch_size": 2, "padded_shapes": None, "padding_values": None,
+            "drop_remainder": False}),
+        "ragged_batch": (d.ragged_batch(3), {"batch_size": 3, "drop_remainder": False}),
+        "window": (d.window(2), {"size": 2, "shift": 2, "stride": 1, "drop_remainder": False}),
+        "cache": (d.cache(str(tmp_path / "c")), {"filename": str(tmp_path / "c")}),
+        "sample_from_datasets": (Dataset.sample_from_datasets([d, d], seed=3), {
+            "weights": [1.0, 1.0], "seed": 3, "stop_on_empty_dataset": False,
+            "rerandomize_each_iteration": False}),
+        "choose_from_datasets": (Dataset.choose_from_datasets([d], Dataset.range(0, 1)),
+                                 {"stop_on_empty_dataset": True}),
+    }
+    for kind, (ds, args) in cases.items():
+        last = ds.trace()[-1]
+        assert (last.kind, last.args) == (kind, args), kind
+    # the kind is the method, whatever the display name says
+    assert Dataset.from_iterable([1], name="my rows").trace()[0].kind == "from_iterable"
+
+
+@pytest.mark.parametrize("make, argument", [
+    pytest.param(lambda: Dataset.range(3).map(abs, name="m"), "name", id="map-name"),
+    pytest.param(lambda: Dataset.range(3).batch(2, name="b"), "name", id="batch-name"),
+    pytest.param(lambda: Dataset.range(3).batch(2).unbatch(name="u"), "name", id="unbatch-name"),
+    pytest.param(lambda: Dataset.range(3).map(abs, num_parallel_calls=2, deterministic=False),
+                 "deterministic", id="map-deterministic-false"),
+    pytest.param(lambda: Dataset.range(3).interleave(Dataset.range, cycle_length=1,
+                                                     num_parallel_calls=1, deterministic=False),
+                 "deterministic", id="interleave-deterministic-false"),
+    pytest.param(lambda: Dataset.range(3).batch(2, deterministic=True), "deterministic",
+                 id="deterministic-without-parallel-calls"),
+    pytest.param(lambda: Dataset.range(3).ragged_batch(2, row_splits_dtype=tf.int32),
+                 "row_splits_dtype", id="ragged-row-splits"),
+])
+def test_an_ignored_tf_data_argument_warns_naming_it(make, argument):
+    with pytest.warns(glassbox.IgnoredArgumentWarning, match=f"{argument}=") as caught:
+        ds = make()
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert len(list(ds)) > 0
+
+
+def test_arguments_the_glass_box_honours_do_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Dataset.range(3).map(abs, num_parallel_calls=2, deterministic=True).batch(2)
+        Dataset.range(3).map(lambda n: [n]).ragged_batch(2, row_splits_dtype=tf.int64)
+
+
+def test_iterating_records_nothing_and_tracing_does_not_use_up_shuffles():
+    from datakit.glassbox.recording import NO_RECORDER
+    ds = Dataset.range(8).shuffle(8, seed=5)
+    traced = [int(x) for x in ds.trace()[-1].values]
+    assert [int(x) for x in ds] == traced          # the trace did not use iteration 0 up
+    assert traced != [int(x) for x in ds]          # iteration 1 reshuffles
+    assert len(NO_RECORDER) == 0

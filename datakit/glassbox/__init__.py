@@ -16,6 +16,7 @@ from datakit.glassbox.dataset import (
     Step,
     glassbox_shuffle,
 )
+from datakit.glassbox.recording import IgnoredArgumentWarning
 
 __all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "SourceStep", "CacheStep",
-           "glassbox_shuffle"]
+           "glassbox_shuffle", "IgnoredArgumentWarning"]

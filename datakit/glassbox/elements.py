@@ -154,7 +154,7 @@ def map_structure(fn: Callable, *elements: Any) -> Any:
     """
     first = elements[0]
     if isinstance(first, tuple):
-        return tuple(map_structure(fn, *parts) for parts in zip(*elements))
+        return tuple(map_structure(fn, *parts) for parts in zip(*elements, strict=True))
     if isinstance(first, dict):
         return {k: map_structure(fn, *(e[k] for e in elements)) for k in first}
     return fn(*elements)
@@ -177,13 +177,14 @@ def pad(value: Any, shape: tuple[int, ...], padding_value: Any) -> np.ndarray:
 
     >>> pad(np.array([b"a"], dtype=object), (2,), b"").tolist()
     [b'a', b'']
-    >>> pad(np.array([1, 2, 3]), (2,), 0)
+    >>> pad(np.array([1, 2, 3]), (2,), 0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
         ...
-    ValueError: cannot pad an element of shape (3,) to (2,): it is larger; give padded_shapes at least the longest element's size (or None: the batch's longest).
+    ValueError: cannot pad an element of shape (3,) to (2,): it is larger; give padded_shapes at
+    least the longest element's size (or None: the batch's longest).
     """
     arr = np.asarray(value)
-    if arr.ndim != len(shape) or any(a > s for a, s in zip(arr.shape, shape)):
+    if arr.ndim != len(shape) or any(a > s for a, s in zip(arr.shape, shape, strict=True)):
         raise ValueError(
             f"cannot pad an element of shape {arr.shape} to {tuple(shape)}: "
             + ("it is larger; give padded_shapes at least the longest element's size "

@@ -13,10 +13,12 @@ CPU cores (:func:`datakit.core.arguments.default_cycle_length`).
 [30, 31, 10, 32, 20, 21]
 >>> [(s.input, s.position, s.slot) for s in steps][:3]
 [(0, 0, 0), (0, 1, 0), (1, 0, 1)]
->>> interleave_steps([1], range, cycle_length=1, num_parallel_calls=2)
+>>> interleave_steps([1], range, cycle_length=1,  # doctest: +NORMALIZE_WHITESPACE
+...                  num_parallel_calls=2)
 Traceback (most recent call last):
     ...
-ValueError: num_parallel_calls=2 is more than cycle_length=1: at most one call per open input; lower it or pass tf.data.AUTOTUNE.
+ValueError: num_parallel_calls=2 is more than cycle_length=1: at most one call per open input; lower
+it or pass tf.data.AUTOTUNE.
 
 The glass box's ``Dataset.interleave`` runs it; :mod:`datakit.see.interleave`
 traces and draws real ``tf.data`` runs. This module sits at the bottom of the
@@ -49,7 +51,7 @@ class InterleaveStep:
 
 @dataclass
 class SlotEvent:
-    """An input's stay in a cycle slot: opened before output ``opened``, closed before ``closed``."""
+    """An input's stay in a slot: opened before output ``opened``, closed before ``closed``."""
 
     input: int
     slot: int
@@ -98,7 +100,7 @@ def interleave_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[A
 
 def cycle_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
                 cycle: int, block: int, events: list | None = None) -> Iterator[InterleaveStep]:
-    """The cycle itself, for lengths already checked (:func:`datakit.core.arguments.interleave_lengths`).
+    """The cycle itself, for lengths already checked (by ``interleave_lengths``).
 
     ``events``, if a list, collects a :class:`SlotEvent` for every input opened.
     """

@@ -9,27 +9,32 @@ draws (:func:`replay_picks` replays recorded ones, e.g. TensorFlow's):
 
 >>> [p.value for p in buffer_steps("abcd", 2, replay_picks([1, 0, 1, 0]))]
 ['b', 'a', 'd', 'c']
->>> list(buffer_steps("abc", 0, replay_picks([])))
+>>> list(buffer_steps("abc", 0, replay_picks([])))  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
     ...
-ValueError: buffer_size=0 is invalid: the buffer must hold at least one element, so pass buffer_size >= 1 (1 means no shuffling).
+ValueError: buffer_size=0 is invalid: the buffer must hold at least one element, so pass buffer_size
+>= 1 (1 means no shuffling).
 
-The glass box's ``Dataset.shuffle`` runs it; :mod:`datakit.see.shuffle` traces
-and draws real ``tf.data`` runs with it. This module sits at the bottom of
-the import graph: it imports only :mod:`datakit.core.arguments`, and no TensorFlow.
+The glass box's ``Dataset.shuffle`` runs it (:func:`shuffle_op` builds the op,
+whose steps are :class:`ShuffleStep`); :mod:`datakit.see.shuffle` traces and
+draws real ``tf.data`` runs with it. This module imports only
+:mod:`datakit.core.arguments` and the glass box's bottom modules, and no TensorFlow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from datakit.core.arguments import check_int
+from datakit.glassbox.elements import Step
+from datakit.glassbox.recording import Op, check_name
 
 __all__ = ["Pick", "Chooser", "check_buffer_size", "buffer_steps", "replay_picks",
-           "rng_chooser"]
+           "rng_chooser", "ShuffleStep", "shuffle_op"]
 
 
 def check_buffer_size(buffer_size: Any) -> int:
@@ -116,3 +121,47 @@ def replay_picks(picks: Iterable[int]) -> Chooser:
 def rng_chooser(rng: np.random.Generator) -> Chooser:
     """A chooser that draws uniformly with a NumPy generator."""
     return lambda n, _slots, _head: int(rng.integers(n))
+
+
+@dataclass
+class ShuffleStep(Step):
+    """A glass-box shuffle output, with the buffer it was picked from."""
+
+    slots: tuple = ()      # input position in each slot before the pick (None: empty)
+    slot: int = -1         # the slot picked
+    entered: tuple = ()    # input positions that entered just before this pick
+
+
+def shuffle_op(buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
+               *, picks: Iterable[int] | None = None, name: str | None = None) -> Op:
+    """The glass box's ``shuffle``: NumPy draws from ``(seed, iteration)``, or ``picks`` replayed.
+
+    >>> shuffle_op(4, seed=2**64)
+    Traceback (most recent call last):
+        ...
+    ValueError: seed=18446744073709551616: pass an int that fits in 64 bits
+    """
+    size = check_buffer_size(buffer_size)
+    if seed is not None:  # any int64, as tf.data takes (-1 included): as an unsigned seed
+        seed = check_int("seed", seed)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
+    check_name("shuffle", name)
+    picks = None if picks is None else list(picks)
+    base = seed % 2**64 if seed is not None else np.random.SeedSequence().entropy
+    started = [0]  # iterations started so far; a trace() does not use them up
+
+    def run(parent, rec):
+        k = rec.iteration(started)
+        choose = (replay_picks(picks) if picks is not None else rng_chooser(
+            np.random.default_rng([base, k if reshuffle_each_iteration else 0])))
+        for p in buffer_steps(parent(), size, choose):
+            rec.append(ShuffleStep(p.value, (p.position,), None, p.slots, p.slot, p.entered))
+            yield p.value
+
+    shown = [str(size)] + ([f"seed={seed}"] if seed is not None else [])
+    if not reshuffle_each_iteration:
+        shown.append("reshuffle_each_iteration=False")
+    return Op(run, f"shuffle({', '.join(shown)})", "shuffle",
+              dict(buffer_size=size, seed=seed,
+                   reshuffle_each_iteration=bool(reshuffle_each_iteration)))

@@ -1,17 +1,16 @@
-"""Variable-length data in the glass box: ``padded_batch``, ``ragged_batch``, ``unbatch``, ``window``, ``flat_map``.
+"""Variable-length data in the glass box: padded and ragged batches, unbatch, windows, flat_map.
 
-The methods of :class:`VariableLengthOps` become methods of
-:class:`datakit.glassbox.Dataset`, with ``tf.data``'s names, arguments and
-defaults; the algorithms are plain functions here (:func:`pad_batch`,
-:func:`windows`):
+The functions here build the ops that :class:`datakit.glassbox.Dataset`'s
+methods of these names chain, with ``tf.data``'s arguments and defaults; the
+algorithms are plain functions (:func:`pad_batch`, :func:`windows`):
 
 >>> pad_batch([np.array([1, 2, 3]), np.array([4])]).tolist()
 [[1, 2, 3], [4, 0, 0]]
 >>> [list(w) for w in window_positions(7, 3, shift=2)]
 [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]]
 
-This module imports nothing from the kit but the bottom modules
-(:mod:`datakit.glassbox.elements`, :mod:`datakit.core.arguments`), nor TensorFlow.
+This module imports only :mod:`datakit.core.arguments` and the glass box's
+bottom modules (elements, recording, transformations), and no TensorFlow.
 """
 
 from __future__ import annotations
@@ -34,19 +33,22 @@ from datakit.glassbox.elements import (
     slice_element,
     stack,
 )
+from datakit.glassbox.recording import Op, check_name, warn_ignored
+from datakit.glassbox.transformations import batcher
 
-__all__ = ["VariableLengthOps", "batcher", "pad_batch", "ragged_batch_of", "window_positions", "windows"]
+__all__ = ["pad_batch", "ragged_batch_of", "windows", "window_positions", "padded_batch",
+           "ragged_batch", "unbatch", "window", "flat_map"]
 
 
 def _part(spec: Any, key: Any, element: Any) -> Any:
     """The part of ``padded_shapes`` / ``padding_values`` for one component of ``element``."""
-    if spec is None or not isinstance(spec, (tuple, dict)) or not isinstance(element, (tuple, dict)):
+    if not isinstance(spec, (tuple, dict)) or not isinstance(element, (tuple, dict)):
         return spec
     return spec[key]
 
 
 def pad_batch(items: list[Any], padded_shapes: Any = None, padding_values: Any = None) -> Any:
-    """Stack ``items`` after padding each component to ``padded_shapes`` (None: the batch's longest).
+    """Stack ``items``, each component padded to ``padded_shapes`` (None: the batch's longest).
 
     ``padding_values`` default to 0 (``b""`` for strings); one value for a
     structure pads every component with it.
@@ -120,151 +122,95 @@ def window_positions(n: int, size: int, shift: int | None = None, stride: int = 
     return [p for p, _ in windows(range(n), size, shift or size, stride, drop_remainder)]
 
 
-class VariableLengthOps:
-    """The variable-length methods of ``glassbox.Dataset`` (mixed into it)."""
+def padded_batch(batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
+                 drop_remainder: bool = False, name: str | None = None) -> Op:
+    """``batch`` that pads each component to ``padded_shapes`` (None: the batch's longest)."""
+    size = check_count("batch_size", batch_size)
+    check_name("padded_batch", name)
 
-    def padded_batch(self, batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
-                     drop_remainder: bool = False, name: str | None = None):
-        """Like ``batch``, padding each component to ``padded_shapes`` (None: the batch's longest).
+    def make(buf):
+        return pad_batch(buf, padded_shapes, padding_values)
 
-        >>> from datakit.glassbox.dataset import Dataset
-        >>> ds = Dataset.range(1, 4).map(lambda n: np.arange(n))
-        >>> [b.tolist() for b in ds.padded_batch(2)]
-        [[[0, 0], [0, 1]], [[0, 1, 2]]]
-        >>> [b.tolist() for b in ds.padded_batch(3, padded_shapes=[4], padding_values=-1)]
-        [[[0, -1, -1, -1], [0, 1, -1, -1], [0, 1, 2, -1]]]
-        """
-        size = check_count("batch_size", batch_size)
-
-        def make(buf):
-            return pad_batch(buf, padded_shapes, padding_values)
-
-        args = dict(batch_size=size, padded_shapes=padded_shapes, padding_values=padding_values,
-                    drop_remainder=bool(drop_remainder))
-        return self._chain(batcher(size, drop_remainder, make), _name("padded_batch", args), **args)
-
-    def ragged_batch(self, batch_size: int, drop_remainder: bool = False,
-                     row_splits_dtype: Any = np.int64, name: str | None = None):
-        """Batch elements of different lengths without padding (rows of a ``RaggedTensor``).
-
-        Iterating gives what tf.data's ``as_numpy_iterator()`` gives: an
-        ordinary array when the rows happen to have one length, else an
-        object array of rows.
-
-        >>> from datakit.glassbox.dataset import Dataset
-        >>> [b.tolist() for b in Dataset.range(4).map(lambda n: np.arange(n)).ragged_batch(2)]
-        [[array([], dtype=int64), array([0])], [array([0, 1]), array([0, 1, 2])]]
-        """
-        size = check_count("batch_size", batch_size)
-        args = dict(batch_size=size, drop_remainder=bool(drop_remainder))
-        return self._chain(batcher(size, drop_remainder, ragged_batch_of),
-                           _name("ragged_batch", args), **args)
-
-    def unbatch(self, name: str | None = None):
-        """Split each element along its first axis: the inverse of ``batch``.
-
-        >>> from datakit.glassbox.dataset import Dataset
-        >>> [int(x) for x in Dataset.range(5).batch(2).unbatch()]
-        [0, 1, 2, 3, 4]
-        """
-
-        def op(parent, rec):
-            for pos, x in enumerate(parent()):
-                lengths = {len(leaf) if np.ndim(leaf) else None for leaf in leaves(x)}
-                if None in lengths or len(lengths) != 1:
-                    raise ValueError(
-                        "unbatch() needs every component to have a first axis of one length, "
-                        f"got {sorted(lengths, key=str)}; batch first, or unbatch only the "
-                        "batched components (map).")
-                for i in range(lengths.pop()):
-                    y = slice_element(x, i)
-                    if rec is not None:
-                        rec.append(Step(y, (pos,)))
-                    yield y
-
-        return self._chain(op, "unbatch()")
-
-    def window(self, size: int, shift: int | None = None, stride: int = 1,
-               drop_remainder: bool = False, name: str | None = None):
-        """A dataset of windows, each a *dataset* of ``size`` elements (tuples: a tuple of datasets).
-
-        A window starts every ``shift`` inputs (default ``size``) and takes
-        every ``stride``-th one; the last windows are shorter unless
-        ``drop_remainder=True``. Flatten with ``flat_map(lambda w: w.batch(size))``.
-
-        >>> from datakit.glassbox.dataset import Dataset
-        >>> ds = Dataset.range(5).window(3, shift=1, drop_remainder=True)
-        >>> [[int(x) for x in w] for w in ds]
-        [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
-        >>> [b.tolist() for b in ds.flat_map(lambda w: w.batch(3))]
-        [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
-        """
-        n = check_count("size", size)
-        step = n if shift is None else check_count("shift", shift)
-        by = check_count("stride", stride)
-        from_values = type(self).from_iterable
-
-        def as_datasets(values: list[Any]) -> Any:
-            flat = [from_values(list(col), name=f"<window of {len(values)}>")
-                    for col in zip(*[leaves(v) for v in values])]
-            return pack(values[0], flat)
-
-        def op(parent, rec):
-            for positions, values in windows(parent(), n, step, by, drop_remainder):
-                w = as_datasets(values)
-                if rec is not None:
-                    rec.append(Step(w, tuple(positions)))
-                yield w
-
-        args = dict(size=n, shift=step, stride=by, drop_remainder=bool(drop_remainder))
-        return self._chain(op, _name("window", args, first="size"), **args)
-
-    def flat_map(self, map_func: Callable, name: str | None = None):
-        """Map each element to a dataset and chain those datasets one after another.
-
-        >>> from datakit.glassbox.dataset import Dataset
-        >>> [int(x) for x in Dataset.range(1, 4).flat_map(lambda n: Dataset.range(n))]
-        [0, 0, 1, 0, 1, 2]
-        """
-        dataset_type = type(self)
-
-        def op(parent, rec):
-            for pos, x in enumerate(parent()):
-                inner = call(map_func, x)
-                if not isinstance(inner, dataset_type):
-                    raise TypeError("flat_map() expects map_func to return a Dataset, got "
-                                    f"{type(inner).__name__}; use map() for plain values.")
-                for y in inner:
-                    if rec is not None:
-                        rec.append(Step(y, (pos,)))
-                    yield y
-
-        return self._chain(op, f"flat_map({function_name(map_func)})")
+    args = dict(batch_size=size, padded_shapes=padded_shapes, padding_values=padding_values,
+                drop_remainder=bool(drop_remainder))
+    return Op(batcher(size, drop_remainder, make), _name("padded_batch", args), "padded_batch",
+              args)
 
 
-def batcher(size: int, drop_remainder: bool, make: Callable[[list[Any]], Any]):
-    """The op of a batch-like method: groups of ``size`` inputs, made into one by ``make``."""
+def ragged_batch(batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = np.int64,
+                 name: str | None = None) -> Op:
+    """Batch elements of different lengths without padding (rows of a ``RaggedTensor``).
 
-    def op(parent, rec):
-        buf: list[Any] = []
-        start = 0
+    ``as_numpy_iterator()`` shows no row splits, so ``row_splits_dtype`` only warns here.
+    """
+    size = check_count("batch_size", batch_size)
+    if np.dtype(getattr(row_splits_dtype, "as_numpy_dtype", row_splits_dtype)) != np.int64:
+        warn_ignored("ragged_batch", "row_splits_dtype", row_splits_dtype, "its rows show no "
+                     "row splits: as_numpy_iterator() gives the rows", stacklevel=3)
+    check_name("ragged_batch", name)
+    args = dict(batch_size=size, drop_remainder=bool(drop_remainder))
+    return Op(batcher(size, drop_remainder, ragged_batch_of), _name("ragged_batch", args),
+              "ragged_batch", args)
+
+
+def unbatch(name: str | None = None) -> Op:
+    """Each element split along its first axis: the inverse of ``batch``."""
+    check_name("unbatch", name)
+
+    def run(parent, rec):
         for pos, x in enumerate(parent()):
-            if not buf:
-                start = pos
-            buf.append(x)
-            if len(buf) == size:
-                out = make(buf)
-                if rec is not None:
-                    rec.append(Step(out, tuple(range(start, start + size))))
-                buf = []
-                yield out
-        if buf and not drop_remainder:
-            out = make(buf)
-            if rec is not None:
-                rec.append(Step(out, tuple(range(start, start + len(buf)))))
-            yield out
+            lengths = {len(leaf) if np.ndim(leaf) else None for leaf in leaves(x)}
+            if None in lengths or len(lengths) != 1:
+                raise ValueError(
+                    "unbatch() needs every component to have a first axis of one length, "
+                    f"got {sorted(lengths, key=str)}; batch first, or unbatch only the "
+                    "batched components (map).")
+            for i in range(lengths.pop()):
+                y = slice_element(x, i)
+                rec.append(Step(y, (pos,)))
+                yield y
 
-    return op
+    return Op(run, "unbatch()", "unbatch")
+
+
+def window(make_dataset: Callable[..., Any], size: int, shift: int | None = None,
+           stride: int = 1, drop_remainder: bool = False, name: str | None = None) -> Op:
+    """Windows of ``size`` inputs, each made a dataset by ``make_dataset(values, name=...)``."""
+    n = check_count("size", size)
+    step = n if shift is None else check_count("shift", shift)
+    by = check_count("stride", stride)
+    check_name("window", name)
+
+    def as_datasets(values: list[Any]) -> Any:
+        flat = [make_dataset(list(col), name=f"<window of {len(values)}>")
+                for col in zip(*[leaves(v) for v in values], strict=True)]
+        return pack(values[0], flat)
+
+    def run(parent, rec):
+        for positions, values in windows(parent(), n, step, by, drop_remainder):
+            w = as_datasets(values)
+            rec.append(Step(w, tuple(positions)))
+            yield w
+
+    args = dict(size=n, shift=step, stride=by, drop_remainder=bool(drop_remainder))
+    return Op(run, _name("window", args, first="size"), "window", args)
+
+
+def flat_map(dataset_type: type, map_func: Callable, name: str | None = None) -> Op:
+    """Each element mapped to a ``dataset_type`` dataset, those chained one after another."""
+    check_name("flat_map", name)
+
+    def run(parent, rec):
+        for pos, x in enumerate(parent()):
+            inner = call(map_func, x)
+            if not isinstance(inner, dataset_type):
+                raise TypeError("flat_map() expects map_func to return a Dataset, got "
+                                f"{type(inner).__name__}; use map() for plain values.")
+            for y in inner:
+                rec.append(Step(y, (pos,)))
+                yield y
+
+    return Op(run, f"flat_map({function_name(map_func)})", "flat_map")
 
 
 def _name(method: str, args: dict[str, Any], first: str = "batch_size") -> str:
