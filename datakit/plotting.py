@@ -20,10 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["STYLE", "PALETTE", "MUTED", "epoch_color", "style", "new_axes", "save_fig"]
+__all__ = ["STYLE", "PALETTE", "MUTED", "epoch_color", "style", "new_axes", "stacked_bars",
+           "save_fig"]
 
 #: rcParams applied inside :func:`style`.
 STYLE = {
@@ -64,6 +66,23 @@ def new_axes(ax: Axes | None = None, figsize: tuple[float, float] | None = None)
     if ax is not None:
         return ax
     fig, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"])
+    return ax
+
+
+def stacked_bars(ax: Axes, counts: np.ndarray, label: str) -> Axes:
+    """One bar per row of ``counts`` (``[bar, part]``), its parts stacked, ``f"{label} {part}"``.
+
+    >>> with style():
+    ...     ax = stacked_bars(new_axes(), np.array([[2, 1], [0, 3]]), "label")
+    >>> [round(p.get_height()) for p in ax.patches], ax.get_legend_handles_labels()[1]
+    ([2, 0, 1, 3], ['label 0', 'label 1'])
+    """
+    counts = np.asarray(counts)
+    bottom = np.zeros(len(counts))
+    for j in range(counts.shape[1]):
+        ax.bar(np.arange(len(counts)), counts[:, j], bottom=bottom, width=1.0,
+               color=epoch_color(j), ec="white", lw=.3, label=f"{label} {j}")
+        bottom += counts[:, j]
     return ax
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from datakit import plotting
+from datakit.core.arguments import check_int
 
 __all__ = ["describe_pick", "plot_pick", "shuffle_animation", "interleave_animation"]
 
@@ -35,8 +36,17 @@ def _label(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
+def _check_step(trace, step: Any) -> int:
+    """``step`` as an output step of ``trace`` (``TypeError`` / ``ValueError`` otherwise)."""
+    step = check_int("step", step)
+    if not 0 <= step < len(trace.slots):
+        raise ValueError(f"step={step} is outside the run: pass 0 <= step < {len(trace.slots)}")
+    return step
+
+
 def describe_pick(trace, step: int) -> str:
     """One line saying what happens at output step ``step`` of a buffer trace."""
+    step = _check_step(trace, step)
     p = trace.picked[step]
     came = ", ".join(_label(trace.inputs[i]) for i in trace.entered[step]) or "nothing"
     return (f"step {step}: picked slot {trace.picked_slot[step]} (value "
@@ -53,8 +63,7 @@ def plot_pick(trace, step: int, ax=None, *, title: str | None = None):
     """
     import matplotlib.patches as mpatches
 
-    if not 0 <= step < len(trace.slots):
-        raise ValueError(f"step={step} is outside the run: pass 0 <= step < {len(trace.slots)}")
+    step = _check_step(trace, step)
     b, n = trace.buffer_size, len(trace.slots)
 
     def color(p):

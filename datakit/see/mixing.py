@@ -35,7 +35,7 @@ from datakit import plotting
 from datakit.core.arguments import check_count
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
-__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "MixingStats", "mixing_stats",
+__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "MixingStats", "mixing_stats",
            "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
            "plot_label_batches"]
 
@@ -78,10 +78,21 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     [1.0, 1.0, 1.0, 1.0]
     """
     sizes = [check_buffer_size(b) for b in buffer_sizes]
+    return mixing_map({b: shuffled_orders(n, b, runs, seed=seed) for b in sizes})
+
+
+def mixing_map(orders: dict[int, np.ndarray]) -> MixingMap:
+    """The :class:`MixingMap` of shuffled orders (``[run, output step] -> input position``) by buffer size.
+
+    >>> mixing_map({2: np.array([[1, 0], [0, 1]])}).probs[0].tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    sizes = list(orders)
+    runs, n = np.atleast_2d(orders[sizes[0]]).shape
     probs = np.zeros((len(sizes), n, n))
     for k, b in enumerate(sizes):
         # one count per (run, output position t) at [input position, t]
-        np.add.at(probs[k], (shuffled_orders(n, b, runs, seed=seed), np.arange(n)), 1)
+        np.add.at(probs[k], (np.atleast_2d(orders[b]), np.arange(n)), 1)
     return MixingMap(n, runs, sizes, probs / max(runs, 1))
 
 
@@ -231,13 +242,8 @@ def plot_label_batches(counts: dict[int, np.ndarray], axes=None):
     """Label composition of every batch, one panel per buffer size."""
     with plotting.style():
         axes = _panels(axes, len(counts), 2.8, 2.8)
-        for ax, (b, c) in zip(axes, counts.items()):
-            bottom = np.zeros(len(c))
-            for lab in range(c.shape[1]):
-                ax.bar(np.arange(len(c)), c[:, lab], bottom=bottom, width=1.0,
-                       color=plotting.epoch_color(lab), ec="white", lw=.3,
-                       label=f"label {lab}")
-                bottom += c[:, lab]
+        for ax, (b, c) in zip(axes, counts.items(), strict=False):
+            plotting.stacked_bars(ax, c, "label")
             ax.set_title(f"buffer_size={b}")
             ax.set_xlabel("batch")
         axes[0].set_ylabel("elements per label")

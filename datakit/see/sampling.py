@@ -152,11 +152,7 @@ def plot_source_batches(counts: np.ndarray, ax=None, *, title: str = "What each 
     """Stacked bars: the elements of each source (or label) in every batch."""
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(7, 2.8))
-        bottom = np.zeros(len(counts))
-        for j in range(counts.shape[1]):
-            ax.bar(np.arange(len(counts)), counts[:, j], bottom=bottom, width=1.0,
-                   color=plotting.epoch_color(j), ec="white", lw=.3, label=f"{label} {j}")
-            bottom += counts[:, j]
+        plotting.stacked_bars(ax, counts, label)
         ax.set_xlabel("batch")
         ax.set_ylabel("elements")
         ax.set_title(title)
