@@ -7,6 +7,8 @@ import pytest
 
 from datakit.core import arguments
 from datakit.core.arguments import AUTOTUNE
+from datakit.perf import bench, synthetic
+from datakit.readers import fixed_length
 
 
 @pytest.mark.parametrize("value, kw, expected", [
@@ -57,3 +59,38 @@ def test_autotune_cycle_becomes_tf_datas_choice_not_minus_one():
 def test_more_calls_than_an_explicit_cycle_names_the_callers_arguments():
     with pytest.raises(ValueError, match="n_read_threads=6 is more than n_readers=5"):
         arguments.interleave_lengths(5, 1, 6, names=("n_readers", "n_read_threads"))
+
+
+@pytest.mark.parametrize("value, error", [
+    pytest.param(float("nan"), ValueError, id="nan"),
+    pytest.param(float("inf"), ValueError, id="inf"),
+    pytest.param(-1, ValueError, id="negative"),
+    pytest.param("0.01", TypeError, id="text"),
+    pytest.param(True, TypeError, id="bool"),
+    pytest.param(None, TypeError, id="none"),
+])
+def test_check_seconds_refuses_what_is_not_a_duration(value, error):
+    with pytest.raises(error, match="step_time"):
+        arguments.check_seconds("step_time", value)
+
+
+def test_check_count_says_the_callers_fix():
+    with pytest.raises(ValueError, match=r"^buffer_size=0 is invalid: the buffer holds one\.$"):
+        arguments.check_count("buffer_size", 0, fix="the buffer holds one")
+    with pytest.raises(TypeError, match="buffer_size must be an int"):  # types first
+        arguments.check_count("buffer_size", 1.5, fix="the buffer holds one")
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param(lambda: bench.benchmark([1, 2], steps=1.5), id="bench-steps-float"),
+    pytest.param(lambda: bench.benchmark([1, 2], warmup="1"), id="bench-warmup-text"),
+    pytest.param(lambda: synthetic.work("0.1"), id="work-seconds-text"),
+    pytest.param(lambda: synthetic.synthetic_files(2, open_time=None),
+                 id="synthetic-open-time-none"),
+    pytest.param(lambda: fixed_length.fixed_length_dataset("x.bin", [2], "int16",
+                                                           header_bytes="4"),
+                 id="fixed-length-header-text"),
+])
+def test_wrong_types_raise_type_error_before_any_work(call):
+    with pytest.raises(TypeError, match="must be"):
+        call()

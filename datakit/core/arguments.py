@@ -33,13 +33,14 @@ the kit, nor TensorFlow (``AUTOTUNE`` has ``tf.data.AUTOTUNE``'s value).
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
 import numpy as np
 
 __all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
-           "cpu_cores", "default_cycle_length", "interleave_lengths"]
+           "check_seconds", "cpu_cores", "default_cycle_length", "interleave_lengths"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1
@@ -60,7 +61,7 @@ def check_int(name: str, value: Any) -> int:
 
 
 def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
-                autotune: bool = False) -> int | None:
+                autotune: bool = False, fix: str = "") -> int | None:
     """Check "an int >= ``minimum``, or ``None`` (if ``none``), or ``AUTOTUNE`` (if ``autotune``)".
 
     Args:
@@ -69,6 +70,7 @@ def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
         minimum: the smallest int allowed.
         none: whether ``None`` is allowed (returned as is).
         autotune: whether ``AUTOTUNE`` (-1) is allowed (returned as is).
+        fix: what the message says after "is invalid: " (default: the ints allowed).
 
     Raises:
         TypeError: ``value`` is not an int (nor an allowed ``None``).
@@ -76,6 +78,10 @@ def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
 
     >>> check_count("shuffle_buffer_size", None, 0, none=True) is None
     True
+    >>> check_count("batch_size", 0, fix="a batch holds at least one element: pass 1 or more")
+    Traceback (most recent call last):
+        ...
+    ValueError: batch_size=0 is invalid: a batch holds at least one element: pass 1 or more.
     """
     extra = [w for w, ok in (("None", none), ("tf.data.AUTOTUNE", autotune)) if ok]
     if value is None and none:
@@ -87,8 +93,30 @@ def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
     if n < minimum and not (autotune and n == AUTOTUNE):
         alts = ", ".join([f"an int >= {minimum}"] + extra[:-1]) + (
             f" or {extra[-1]}" if extra else "")
-        raise ValueError(f"{name}={n} is invalid: pass {alts}.")
+        raise ValueError(f"{name}={n} is invalid: {fix or 'pass ' + alts}.")
     return n
+
+
+def check_seconds(name: str, value: Any) -> float:
+    """``value`` as a duration: a finite number of seconds >= 0 (``bool`` and text are not).
+
+    >>> check_seconds("step_time", 0.01), check_seconds("open_time", 0)
+    (0.01, 0.0)
+    >>> check_seconds("seconds", float("nan"))
+    Traceback (most recent call last):
+        ...
+    ValueError: seconds=nan is invalid: pass seconds >= 0 (a finite number).
+    >>> check_seconds("step_time", "0.01")
+    Traceback (most recent call last):
+        ...
+    TypeError: step_time must be a number of seconds, got '0.01'
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{name}={seconds} is invalid: pass seconds >= 0 (a finite number).")
+    return seconds
 
 
 def check_shuffle_buffer(value: int, elements: int | None = None, *,

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from datakit.core.arguments import check_int
+from datakit.core.arguments import check_count, check_int
 from datakit.glassbox.elements import Step
 from datakit.glassbox.recording import Op, check_name
 
@@ -39,11 +39,8 @@ __all__ = ["Pick", "Chooser", "check_buffer_size", "buffer_steps", "replay_picks
 
 def check_buffer_size(buffer_size: Any) -> int:
     """``buffer_size`` as an int >= 1 (``TypeError`` / ``ValueError`` otherwise)."""
-    b = check_int("buffer_size", buffer_size)
-    if b < 1:
-        raise ValueError(f"buffer_size={b} is invalid: the buffer must hold at least one "
-                         "element, so pass buffer_size >= 1 (1 means no shuffling).")
-    return b
+    return check_count("buffer_size", buffer_size, fix="the buffer must hold at least one "
+                       "element, so pass buffer_size >= 1 (1 means no shuffling)")
 
 
 class Pick(NamedTuple):

@@ -88,10 +88,8 @@ def batch(batch_size: int, drop_remainder: bool = False, num_parallel_calls: int
     ValueError: batch_size=0 is invalid: a batch must hold at least one element, so pass batch_size
     >= 1.
     """
-    size = check_int("batch_size", batch_size)
-    if size < 1:
-        raise ValueError(f"batch_size={size} is invalid: a batch must hold at least one element, "
-                         "so pass batch_size >= 1.")
+    size = check_count("batch_size", batch_size, fix="a batch must hold at least one "
+                       "element, so pass batch_size >= 1")
     check_count("num_parallel_calls", num_parallel_calls, none=True, autotune=True)
     check_deterministic("batch", deterministic, num_parallel_calls)
     check_name("batch", name)

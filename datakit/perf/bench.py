@@ -28,6 +28,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from datakit.core.arguments import check_count
 from datakit.perf.memory import RssSampler
 
 __all__ = ["BenchResult", "count_elements", "benchmark"]
@@ -101,10 +102,9 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
         ValueError: ``steps < 1``, ``warmup < 0``, or ``steps=None`` on a
             dataset that repeats forever.
     """
-    if steps is not None and steps < 1:
-        raise ValueError(f"steps must be >= 1 (or None for the whole dataset), got {steps}")
-    if warmup < 0:
-        raise ValueError(f"warmup must be >= 0, got {warmup}")
+    check_count("steps", steps, none=True,
+                fix="steps must be >= 1 (or None for the whole dataset)")
+    check_count("warmup", warmup, 0)
     if not hasattr(dataset, "__iter__"):
         raise TypeError(f"benchmark() takes an iterable dataset, got {type(dataset).__name__}")
     known = _known_length(dataset)

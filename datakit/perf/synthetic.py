@@ -24,7 +24,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, interleave_lengths
+from datakit.core.arguments import check_count, check_seconds, interleave_lengths
 from datakit.perf.timeline import stamp_around, trace_record
 
 __all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
@@ -38,8 +38,8 @@ def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
 
 def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
     """A stand-in map function that sleeps ``seconds`` (+ ``per_item`` per element of a batch)."""
-    if seconds < 0 or per_item < 0:
-        raise ValueError("work() takes seconds >= 0 and per_item >= 0")
+    check_seconds("seconds", seconds)
+    check_seconds("per_item", per_item)
 
     def fn(x):
         n = tf.cast(tf.size(x), tf.float64)
@@ -82,8 +82,8 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
     check_count("rows_per_file", rows_per_file)
     check_count("cycle_length", cycle_length)
     interleave_lengths(cycle_length, 1, num_parallel_calls)
-    if open_time < 0 or read_time < 0:
-        raise ValueError("open_time and read_time are seconds >= 0")
+    check_seconds("open_time", open_time)
+    check_seconds("read_time", read_time)
 
     def read_file(f):
         opened = tf.data.Dataset.from_tensors(f).map(  # opens lazily, in the thread that reads

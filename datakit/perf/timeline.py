@@ -38,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import plotting
+from datakit.core.arguments import check_count, check_seconds
 
 __all__ = ["tag", "timed", "between", "busy_fraction", "trace_record", "stamp_around", "stage_names",
            "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
@@ -205,8 +206,8 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
     Each step calls ``train_step(element)`` if given, else sleeps ``step_time``.
     """
     names = stage_names(dataset.element_spec)
-    if step_time < 0 or (steps is not None and steps < 1):
-        raise ValueError("step_time must be >= 0 and steps >= 1 (or None for the whole dataset)")
+    check_seconds("step_time", step_time)
+    check_count("steps", steps, none=True, fix="pass steps >= 1 (or None for the whole dataset)")
     ids, step, times, req, got, fin = [], [], [], [], [], []
     t0 = time.time()
     iterator = iter(dataset)

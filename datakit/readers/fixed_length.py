@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
@@ -52,9 +53,8 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     record_bytes = int(np.prod(record_shape, dtype=np.int64)) * dtype.size
     if record_bytes < 1:
         raise ValueError(f"record_shape={record_shape!r} gives empty records")
-    if header_bytes < 0 or footer_bytes < 0:
-        raise ValueError(f"header_bytes={header_bytes}, footer_bytes={footer_bytes}: "
-                         "pass byte counts >= 0.")
+    header_bytes = check_count("header_bytes", header_bytes, 0)
+    footer_bytes = check_count("footer_bytes", footer_bytes, 0)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: file is missing")
     body = os.path.getsize(path) - header_bytes - footer_bytes

@@ -119,8 +119,9 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
     >>> s.mean_displacement, s.rank_correlation, s.single_label_batches, s.labels_per_batch
     (0.0, 1.0, 1.0, 1.0)
     """
-    if labels is not None and (batch_size is None or batch_size < 1):
-        raise ValueError("with labels, pass batch_size >= 1 to count labels per batch")
+    if labels is not None:
+        check_count("batch_size", batch_size, none=False,
+                    fix="with labels, pass batch_size >= 1 to count labels per batch")
     orders = np.atleast_2d(np.asarray(orders))
     runs, n = orders.shape
     moved = np.arange(n) - orders              # > 0: came out later than it went in

@@ -47,7 +47,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import plotting
-from datakit.core.arguments import check_int
+from datakit.core.arguments import check_count, check_int
 from datakit.glassbox.dataset import ShuffleStep, glassbox_shuffle
 from datakit.glassbox.shuffle_buffer import Pick, buffer_steps, check_buffer_size, replay_picks
 
@@ -120,8 +120,8 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
         raise TypeError("trace_buffer() needs a tf.data.Dataset; for the glass box call "
                         "glassbox.Dataset(...).shuffle(...).trace() instead.")
     size = check_buffer_size(buffer_size)
-    if epoch_size is not None and check_int("epoch_size", epoch_size) < 1:
-        raise ValueError("epoch_size must be >= 1: the number of elements in one epoch.")
+    check_count("epoch_size", epoch_size, none=True,
+                fix="epoch_size must be >= 1: the number of elements in one epoch")
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
         raise ValueError("trace_buffer() needs a finite dataset: take(n) a part of it first.")
     tagged = dataset.enumerate().shuffle(size, seed=seed,

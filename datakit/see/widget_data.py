@@ -20,13 +20,12 @@ ValueError: lengths[0]=-2 is invalid: pass an int >= 0.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_count, check_int
+from datakit.core.arguments import check_count, check_int, check_seconds
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
@@ -203,13 +202,10 @@ def timeline_data(num_parallel_calls: int = 1, prefetch: int = 0, step_time: flo
     >>> timeline_data(step_time=float("nan"))
     Traceback (most recent call last):
         ...
-    ValueError: step_time=nan is invalid: pass seconds >= 0 (a float).
+    ValueError: step_time=nan is invalid: pass seconds >= 0 (a finite number).
     """
     from datakit.perf import timeline
 
-    if isinstance(step_time, bool) or not isinstance(step_time, (int, float, np.number)):
-        raise TypeError(f"step_time must be a number of seconds, got {step_time!r}")
-    if not math.isfinite(step_time) or step_time < 0:
-        raise ValueError(f"step_time={step_time} is invalid: pass seconds >= 0 (a float).")
+    step_time = check_seconds("step_time", step_time)
     return timeline.trace_timeline(timeline_pipeline(num_parallel_calls, prefetch, **pipeline),
                                    step_time=step_time)
