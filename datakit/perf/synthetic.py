@@ -25,7 +25,7 @@ from typing import Any
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_seconds, interleave_lengths
-from datakit.perf.timeline import stamp_around, trace_record
+from datakit.perf.stamps import stamp_around, trace_record
 
 __all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
 

@@ -19,7 +19,8 @@ a simulated one) and returns a :class:`Timeline` of plain NumPy arrays:
 (True, True)
 
 For pictures that do not depend on the machine, feed it the sleeping
-source and map of :mod:`datakit.perf.synthetic`; the kit's CSV reader traces
+source and map of :mod:`datakit.perf.synthetic` (the record's format is in
+:mod:`datakit.perf.stamps`); the kit's CSV reader traces
 itself with ``csv_reader_dataset(..., trace=True)``. Drawing is separate:
 :func:`plot_timeline` (a Gantt chart, one lane per stage, overlapping bars
 stacked into sub-lanes) and :func:`plot_occupancy`.
@@ -27,7 +28,6 @@ stacked into sub-lanes) and :func:`plot_occupancy`.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,57 +39,16 @@ import tensorflow as tf
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_seconds
+from datakit.perf.stamps import TRACE, add_stage, check_stage_name, is_traced, stamp_around
 
-__all__ = ["tag", "timed", "between", "busy_fraction", "trace_record", "stamp_around", "stage_names",
-           "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
+__all__ = ["tag", "timed", "between", "busy_fraction", "stage_names", "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
            "plot_timeline", "plot_occupancy"]
-
-_TRACE = "trace:"  # the trace dict's only key: "trace:" + comma-separated stage names
-
 
 def tag(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """Start tracing: each element ``x`` becomes ``(x, trace)``, the trace holding its position."""
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"tag() takes a tf.data.Dataset, got {type(dataset).__name__}")
-    return dataset.enumerate().map(lambda i, x: (x, {_TRACE: tf.cast(i, tf.float64)[None]}))
-
-
-def _is_traced(element: Any) -> bool:
-    return (isinstance(element, tuple) and len(element) == 2 and isinstance(element[1], dict)
-            and len(element[1]) == 1 and next(iter(element[1])).startswith(_TRACE))
-
-
-def trace_record(stages: list[str], record: tf.Tensor) -> dict:
-    """The trace part of an element, for a source that stamps its own stages.
-
-    ``record`` is ``[id, start_1, end_1, start_2, end_2, ...]`` (float64), one
-    pair per stage in ``stages``; see :func:`datakit.perf.synthetic.synthetic_files`.
-    """
-    for name in stages:
-        _check_name(name)
-    return {_TRACE + ",".join(stages): record}
-
-
-def stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
-    """Run ``make()`` between two timestamps; return its output and ``[t0, t1]``."""
-    t0 = tf.timestamp()
-    with tf.control_dependencies([t0]):  # every op made in here waits for t0
-        out = tf.nest.map_structure(tf.identity, make())
-    with tf.control_dependencies([t0, *tf.nest.flatten(out)]):
-        t1 = tf.timestamp()
-    return out, tf.stack([t0, t1])
-
-
-def _add_stage(trace: dict, name: str, times: tf.Tensor) -> dict:
-    (key, record), = trace.items()
-    shape = tf.concat([tf.shape(record)[:-1], [2]], 0)  # one row per element, also in a batch
-    key += ("," if key != _TRACE else "") + name
-    return {key: tf.concat([record, tf.broadcast_to(times, shape)], -1)}
-
-
-def _check_name(name: str) -> None:
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w ]*", name):
-        raise ValueError(f"stage name must be a short word such as 'parse', got {name!r}")
+    return dataset.enumerate().map(lambda i, x: (x, {TRACE: tf.cast(i, tf.float64)[None]}))
 
 
 def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]:
@@ -98,14 +57,14 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
     ``fn`` sees the element as it would without tracing; ``fn=None`` only
     stamps the time the element passed this point (a zero-length stage).
     """
-    _check_name(name)
+    check_stage_name(name)
     fn = fn if fn is not None else (lambda *x: x[0] if len(x) == 1 else x)
 
     def stage(value, trace):
-        if not _is_traced((value, trace)):
+        if not is_traced((value, trace)):
             raise TypeError("timed() needs a traced dataset: start the pipeline with timeline.tag(ds)")
         out, times = stamp_around(lambda: fn(*value) if isinstance(value, tuple) else fn(value))
-        return out, _add_stage(trace, name, times)
+        return out, add_stage(trace, name, times)
 
     return stage
 
@@ -123,7 +82,7 @@ def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     is downstream was busy or its buffer was full (back-pressure), so a
     lane with gaps is a stage that could go faster than it is asked to.
     """
-    _check_name(name)
+    check_stage_name(name)
 
     def asked(_):  # runs when zip asks for the next element: the request time
         return tf.timestamp()
@@ -131,11 +90,11 @@ def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     def arrival(count, element):
         requested, element = element
         now = tf.timestamp()
-        if _is_traced(element):
+        if is_traced(element):
             value, trace = element
         else:  # not traced yet: tag it here too
-            value, trace = element, {_TRACE: tf.cast(count, tf.float64)[None]}
-        return count + 1, (value, _add_stage(trace, name, tf.stack([requested, now])))
+            value, trace = element, {TRACE: tf.cast(count, tf.float64)[None]}
+        return count + 1, (value, add_stage(trace, name, tf.stack([requested, now])))
 
     def apply(ds: tf.data.Dataset) -> tf.data.Dataset:
         requests = tf.data.Dataset.from_tensors(0).repeat().map(asked)
@@ -159,9 +118,9 @@ def busy_fraction(tl: Timeline, stage: int) -> float:
 
 def stage_names(element_spec: Any) -> list[str]:
     """The stages a traced dataset records, in pipeline order."""
-    if not _is_traced(element_spec):
+    if not is_traced(element_spec):
         raise TypeError("not a traced dataset: start it with timeline.tag(ds) or a traced source")
-    names = next(iter(element_spec[1]))[len(_TRACE):]
+    names = next(iter(element_spec[1]))[len(TRACE):]
     return names.split(",") if names else []
 
 
