@@ -59,24 +59,14 @@ def layer_of(module: str) -> str:
     return module.split(".")[1]
 
 
-def _runtime_nodes(tree: ast.Module):
-    """Every node except those under ``if TYPE_CHECKING:``."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            todo.extend(node.orelse)
-            continue
-        yield node
-        todo.extend(ast.iter_child_nodes(node))
+def imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """``(module imported, names imported from it, line)`` for each import statement.
 
-
-def imports(path: Path, *, runtime_only: bool = True) -> list[tuple[str, list[str], int]]:
-    """``(module imported, names imported from it, line)`` for each import statement."""
-    tree = ast.parse(path.read_text())
-    nodes = _runtime_nodes(tree) if runtime_only else ast.walk(tree)
+    Imports made only for type annotations (under ``if TYPE_CHECKING:``) count like any
+    other: they are edges of the import graph all the same.
+    """
     out = []
-    for node in nodes:
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out += [(a.name, [], node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -90,11 +80,11 @@ def imports(path: Path, *, runtime_only: bool = True) -> list[tuple[str, list[st
     return out
 
 
-def kit_edges(module: str, *, runtime_only: bool = True) -> set[str]:
+def kit_edges(module: str) -> set[str]:
     """The kit modules ``module`` imports (``from datakit.x import y`` counts ``datakit.x.y``
     when that is a module)."""
     edges = set()
-    for mod, names, _ in imports(MODULES[module], runtime_only=runtime_only):
+    for mod, names, _ in imports(MODULES[module]):
         if mod == "datakit" or mod.startswith("datakit."):
             subs = {f"{mod}.{n}" for n in names} & set(MODULES)
             edges |= subs or ({mod} & set(MODULES))
@@ -116,7 +106,7 @@ def test_imports_run_downward(name):
 @pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
                                   if layer_of(m) in PURE])
 def test_core_and_glassbox_import_no_heavy_library(name):
-    heavy = [(m, line) for m, _, line in imports(MODULES[name], runtime_only=False)
+    heavy = [(m, line) for m, _, line in imports(MODULES[name])
              if m.split(".")[0] in HEAVY]
     assert not heavy
     if layer_of(name) == "core":
@@ -124,7 +114,7 @@ def test_core_and_glassbox_import_no_heavy_library(name):
 
 
 def test_no_import_cycle_between_modules_type_checking_imports_included():
-    graph = {m: kit_edges(m, runtime_only=False) for m in MODULES}
+    graph = {m: kit_edges(m) for m in MODULES}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m, path):
@@ -176,6 +166,69 @@ def test_every_module_has_all_and_it_names_real_things(name):
     assert hasattr(module, "__all__"), f"{MODULES[name]} has no __all__"
     missing = [n for n in module.__all__ if not hasattr(module, n)]
     assert not missing and len(set(module.__all__)) == len(module.__all__)
+
+
+def _is_import_block(node: ast.stmt) -> bool:
+    """An import, or an ``if`` / ``try`` made of imports (``if TYPE_CHECKING:``, fallbacks)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(node, (ast.If, ast.Try)):
+        inner = node.body + node.orelse + [s for h in getattr(node, "handlers", []) for s in h.body]
+        return all(_is_import_block(s) or isinstance(s, ast.Pass) for s in inner)
+    return False
+
+
+def _top_level_names(tree: ast.Module) -> list[tuple[str, int]]:
+    """``(name, line)`` of everything a module defines at its top level (not what it imports)."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append((node.name, node.lineno))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [(n.id, node.lineno) for t in targets for n in ast.walk(t)
+                      if isinstance(n, ast.Name)]
+    return found
+
+
+#: Violations in modules being changed on other branches when these checks came in, each
+#: fixed after the merge; strict, so a fixed one fails here until it is taken off the list.
+PENDING = {
+    "all-names": {"datakit.doctor.advice", "datakit.exercises",
+                  "datakit.readers.csv_files.reader", "datakit.readers.csv_files.shards"},
+    "all-first": {"datakit.doctor.advice", "datakit.doctor.diagnosis", "datakit.perf.tune",
+                  "datakit.readers.csv_files.chunk_shuffle"},
+}
+
+
+def _modules(check: str) -> list:
+    pending = pytest.mark.xfail(strict=True, reason="fixed after merging the other branches")
+    return [pytest.param(m, id=m, marks=[pending] if m in PENDING[check] else [])
+            for m in sorted(MODULES)]
+
+
+@pytest.mark.parametrize("name", _modules("all-names"))
+def test_every_public_top_level_name_is_in_all(name):
+    module = importlib.import_module(name)
+    public = [(n, line) for n, line in _top_level_names(ast.parse(MODULES[name].read_text()))
+              if not n.startswith("_")]
+    missing = [f"{n} (line {line})" for n, line in public if n not in module.__all__]
+    assert not missing, (f"{MODULES[name].relative_to(ROOT)}: public names missing from "
+                         f"__all__: {', '.join(missing)} (add them, or start them with _)")
+
+
+@pytest.mark.parametrize("name", _modules("all-first"))
+def test_all_comes_right_after_the_imports(name):
+    body = ast.parse(MODULES[name].read_text()).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    first = next((node for node in body if not _is_import_block(node)), None)
+    targets = (first.targets if isinstance(first, ast.Assign)
+               else [first.target] if isinstance(first, ast.AnnAssign) else [])
+    is_all = [ast.unparse(t) for t in targets] == ["__all__"]
+    where = f"line {first.lineno}: {ast.unparse(first)[:60]!r}" if first else "the end"
+    assert is_all, (f"{MODULES[name].relative_to(ROOT)}: __all__ must come right after the "
+                    f"imports, found {where} first")
 
 
 def _loaded_after(statement: str) -> list[str]:
