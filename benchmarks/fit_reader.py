@@ -84,7 +84,8 @@ def report(out: dict) -> str:
 
     def ratios(name, batch, key):
         a, b = res.get((name, batch), []), res.get(("pandas_in_memory", batch), [])
-        return [x[key] / y[key] for x, y in zip(a, b) if "error" not in x and "error" not in y]
+        return [x[key] / y[key] for x, y in zip(a, b, strict=False)
+                if "error" not in x and "error" not in y]
 
     L = ["\n## The reader as `fit()` consumes it (inside a `tf.function`) vs a Python loop "
          "(issue 15)\n",

@@ -145,8 +145,8 @@ def run_all(budget: float, log=print) -> list[dict]:
 
 def report(results: list[dict]) -> str:
     L = ["\n## Tuning: defaults, AUTOTUNE everywhere, doctor-tuned (issue 15)\n",
-         "`datakit.perf.tune.tune(build, space, budget_s=...)` per pipeline, each in its own process: "
-         "a search one knob at a time from the defaults, then the configurations measured "
+         "`datakit.perf.tune.tune(build, space, budget_s=...)` per pipeline, each in its own "
+         "process: a search one knob at a time from the defaults, then the configurations measured "
          "side by side, alternating, 3 rounds; rows/s drained inside a `tf.function` (as "
          "`fit()` consumes). *× AUTOTUNE* is the per-round ratio to the same pipeline with "
          "every knob that accepts it set to `tf.data.AUTOTUNE`, median (min) over rounds. "

@@ -179,7 +179,8 @@ def _write_results(lines: list[str]) -> None:
     out = ROOT / "benchmarks" / "RESULTS_video.md"
     out.write_text(
         "# Benchmarks: the video that does not fit in memory\n\n"
-        f"Made by `make bench` (`python -m benchmarks.video_bench`) on {time.strftime('%Y-%m-%d')}. "
+        "Made by `make bench` (`python -m benchmarks.video_bench`) on "
+        f"{time.strftime('%Y-%m-%d')}. "
         f"Machine: {os.cpu_count()} logical cores, {platform.machine()}; each memory run is "
         "its own process (peak RSS from getrusage).\n\n```\n" + "\n".join(lines) + "\n```\n")
     print(f"wrote {out.relative_to(ROOT)}")

@@ -58,7 +58,7 @@ def _mixing_stats(order, labels, batch_size):
 
 
 def mixing(job: dict) -> dict:
-    """Read one whole epoch and measure how far the row ids moved (datakit.see.mixing.mixing_stats)."""
+    """Read one whole epoch and measure how far the row ids moved (``mixing.mixing_stats``)."""
     from benchmarks.contenders import CONTENDERS
     stats = load_stats(job["stats"])
     ds = CONTENDERS[job["name"]](job["paths"], stats, job["batch"], job["seed"])
@@ -77,7 +77,7 @@ def mixing(job: dict) -> dict:
 
 
 def overlap(job: dict) -> dict:
-    """Producer and consumer of equal cost (sleeps): ideal time / measured, without and with prefetch."""
+    """Producer and consumer of equal cost (sleeps): ideal / measured, with and without prefetch."""
     from datakit.perf import synthetic as S
     from datakit.perf import timeline as T
     cost, n = job["cost"], job["n"]

@@ -1,4 +1,4 @@
-"""Shared pytest setup: quiet TensorFlow, the notebook backend, and fixtures used by several test modules."""
+"""Shared pytest setup: quiet TensorFlow, the notebook backend, fixtures several test files use."""
 
 import os
 

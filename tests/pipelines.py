@@ -204,14 +204,16 @@ def build_glassbox(spec: list[tuple]) -> glassbox.Dataset:
 
 def assert_same_elements(expected: list[Any], actual: list[Any], context: str = "") -> None:
     """Equal structure, values, shapes and dtypes, element for element."""
-    assert len(actual) == len(expected), f"{context}: {len(actual)} elements, tf.data has {len(expected)}"
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        assert type(a) is type(e) or not isinstance(e, (tuple, dict)), f"{context}[{i}]: {a!r} vs {e!r}"
+    assert len(actual) == len(expected), (f"{context}: {len(actual)} elements, tf.data has "
+                                          f"{len(expected)}")
+    for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
+        assert type(a) is type(e) or not isinstance(e, (tuple, dict)), (
+            f"{context}[{i}]: {a!r} vs {e!r}")
         if isinstance(e, dict):
             assert sorted(a) == sorted(e), f"{context}[{i}]: keys {sorted(a)} vs {sorted(e)}"
         le, la = _leaves(e), _leaves(a)
         assert len(le) == len(la), f"{context}[{i}]: structure {a!r} vs {e!r}"
-        for x, y in zip(le, la):
+        for x, y in zip(le, la, strict=False):
             x, y = np.asarray(x), np.asarray(y)
             if x.dtype == object and x.ndim == 1 and x.size and isinstance(x[0], np.ndarray):
                 # a ragged batch: rows of different lengths

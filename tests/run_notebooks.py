@@ -32,7 +32,8 @@ def clean(nb: nbformat.NotebookNode) -> None:
 
 def run(path: Path, timeout: int = 900) -> float:
     nb = nbformat.read(path, as_version=4)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=timeout, kernel_name="python3",

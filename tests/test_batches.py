@@ -35,7 +35,7 @@ def test_trace_batches_batch_then_repeat_cuts_each_epoch():
     assert bt.epochs == [e for e in range(3) for _ in range(10)]
     # each epoch has its own short batch: batches never cross epochs
     for b in set(bt.batch_of):
-        assert len({e for e, x in zip(bt.epochs, bt.batch_of) if x == b}) == 1
+        assert len({e for e, x in zip(bt.epochs, bt.batch_of, strict=False) if x == b}) == 1
     assert max(bt.batch_of) == 5
 
 
@@ -47,7 +47,7 @@ def test_trace_batches_matches_the_glass_box_output_on_random_pipelines():
         ds = ds.batch(size, drop_remainder=rng.random() < 0.5)
         bt = batches.trace_batches(ds)
         rebuilt = {}
-        for v, b in zip(bt.values, bt.batch_of):
+        for v, b in zip(bt.values, bt.batch_of, strict=False):
             if b is not None:
                 rebuilt.setdefault(b, []).append(int(v))
         assert [rebuilt[b] for b in sorted(rebuilt)] == [x.tolist() for x in ds]

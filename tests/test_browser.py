@@ -105,7 +105,8 @@ def lab(tmp_path_factory):
     port, token = _free_port(), uuid.uuid4().hex
     env = dict(os.environ, DATAKIT_DATA_DIR=str(work / "data"),
                JUPYTER_CONFIG_DIR=str(work / ".jupyter"),
-               JUPYTERLAB_WORKSPACES_DIR=str(work / ".workspaces"), PYDEVD_DISABLE_FILE_VALIDATION="1")
+               JUPYTERLAB_WORKSPACES_DIR=str(work / ".workspaces"),
+               PYDEVD_DISABLE_FILE_VALIDATION="1")
     env.pop("MPLBACKEND", None)
     log = open(work / "lab.log", "w")
     proc = subprocess.Popen(

@@ -34,7 +34,7 @@ def test_loader_keeps_each_video_where_it_says(videos, loaded):
     assert loaded.lengths.tolist() == [len(v.frames) for v in order]
     assert loaded.labels.tolist() == [v.label for v in order]
     assert loaded.starts.tolist() == np.cumsum([0] + loaded.lengths.tolist()[:-1]).tolist()
-    assert all(b > a for a, b in zip(loaded.data_bytes, loaded.data_bytes[1:]))
+    assert all(b > a for a, b in zip(loaded.data_bytes, loaded.data_bytes[1:], strict=False))
 
 
 def test_plot_returns_its_axes(loaded):

@@ -150,10 +150,11 @@ def test_trace_sources_of_real_files_matches_glass_box(tmp_path, cycle, block):
     files = sorted(str(p) for p in make_files(tmp_path, sizes).glob("*.txt"))
     trace = interleave.trace_sources(files, cycle_length=cycle, block_length=block,
                                      skip_header=False)
-    lines = {f: [(i, j) for j in range(1, n + 1)] for i, (f, n) in enumerate(zip(files, sizes))}
+    lines = {f: [(i, j) for j in range(1, n + 1)]
+             for i, (f, n) in enumerate(zip(files, sizes, strict=False))}
     expected = [s.value for s in interleave.interleave_steps(
         files, lambda f: lines[f], cycle_length=cycle, block_length=block)]
-    assert list(zip(trace.file.tolist(), trace.line.tolist())) == expected
+    assert list(zip(trace.file.tolist(), trace.line.tolist(), strict=False)) == expected
     # every line exactly once
     assert sorted(expected) == sorted(x for f in files for x in lines[f])
 
@@ -163,7 +164,7 @@ def test_non_deterministic_parallel_interleave_keeps_every_line(tmp_path):
     paths = write_shards({"id": np.arange(60)}, tmp_path, num_shards=6, prefix="s")
     trace = interleave.trace_sources(paths, cycle_length=3, num_parallel_calls=3,
                                      deterministic=False)
-    assert sorted(zip(trace.file.tolist(), trace.line.tolist())) == [
+    assert sorted(zip(trace.file.tolist(), trace.line.tolist(), strict=False)) == [
         (f, line) for f in range(6) for line in range(2, 12)]
 
 

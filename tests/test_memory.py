@@ -1,4 +1,4 @@
-"""Tests for datakit.perf.memory: RSS now and at its peak, sampled in the background, during fit()."""
+"""datakit.perf.memory: RSS now and at its peak, sampled in the background, during fit()."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ def test_trace_sample_tags_match_the_values():
     t = sm.trace_sample([tf.data.Dataset.range(50), tf.data.Dataset.range(1000, 1020)],
                         weights=[0.5, 0.5], seed=4)
     assert len(t.values) == 70
-    for s, p, v in zip(t.sources, t.positions, t.values):
+    for s, p, v in zip(t.sources, t.positions, t.values, strict=False):
         assert int(v) == (0 if s == 0 else 1000) + p
     assert Counter(t.sources.tolist()) == {0: 50, 1: 20}
     again = sm.trace_sample([tf.data.Dataset.range(50), tf.data.Dataset.range(1000, 1020)],

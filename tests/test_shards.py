@@ -44,7 +44,8 @@ def test_write_shards_from_arrays_and_frames(tmp_path):
 
 
 def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
-    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path, num_shards=2)
+    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path,
+                                num_shards=2)
     text = open(paths[1]).read().splitlines()
     open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
     with pytest.raises(ValueError, match="part_01.csv: has .* bytes, manifest says"):

@@ -88,7 +88,8 @@ def test_generated_cases_match_tensorflow():
         assert_same_elements(expected, t.outputs, context=ctx)
         # each element leaves exactly once; every output was in its step's buffer
         assert sorted(t.picked) == list(range(total)), ctx
-        for step, (p, slots, slot) in enumerate(zip(t.picked, t.slots, t.picked_slot)):
+        for step, (p, slots, slot) in enumerate(zip(t.picked, t.slots, t.picked_slot,
+                                                    strict=False)):
             assert p in t.buffer_positions[step] and slots[slot] == p, ctx
         # fill, steady state, drain
         assert t.sizes == [min(b, total - step) for step in range(total)], ctx

@@ -1,4 +1,4 @@
-"""The synthetic timing source: which rows it yields, its argument checks, and serial()'s options."""
+"""The synthetic timing source: which rows it yields, its argument checks, serial()'s options."""
 
 from __future__ import annotations
 

@@ -121,7 +121,8 @@ def test_sub_lanes_never_overlap_and_use_as_few_lanes_as_possible(spans):
         s, e = start[lane == k][idx], end[lane == k][idx]
         assert (s[1:] >= e[:-1]).all()
     # As many lanes as the most intervals open at one instant (half-open [a, b)).
-    depth = max((sum(1 for a, b in zip(start, end) if a <= t < b) for t in start), default=0)
+    depth = max((sum(1 for a, b in zip(start, end, strict=False) if a <= t < b) for t in start),
+                default=0)
     assert (lane.max() + 1 if len(lane) else 0) == max(depth, 1 if len(lane) else 0)
 
 
@@ -142,10 +143,13 @@ def test_errors_say_how_to_fix_the_call():
         T.between("a,b")
     with pytest.raises(ValueError, match="stage name"):
         T.timed("")
+    with pytest.raises(TypeError, match="stage name must be a str"):
+        T.timed(3)
 
 
 def test_between_tags_untraced_data_and_spans_request_to_arrival():
-    ds = tf.data.Dataset.range(7).batch(3).apply(T.between("batch")).map(T.timed("sum", tf.reduce_sum))
+    ds = (tf.data.Dataset.range(7).batch(3).apply(T.between("batch"))
+          .map(T.timed("sum", tf.reduce_sum)))
     tl = T.trace_timeline(ds)
     check_invariants(tl, ["batch", "sum"], Counter(range(3)))
     assert (tl.start[1:, 0] >= tl.end[:-1, 0]).all()  # asked only after the previous arrived

@@ -88,7 +88,7 @@ def test_interleave_data_is_the_real_interleave_with_one_lane_per_slot(cycle, bl
     plain = files.interleave(lambda f: tf.data.TextLineDataset(f).skip(1),
                              cycle_length=cycle, block_length=block)
     ids = [int(x) for x in plain]  # each file's lines are 100 * file + row
-    assert ids == [100 * f + (ln - 2) for f, ln in zip(trace.file, trace.line)]
+    assert ids == [100 * f + (ln - 2) for f, ln in zip(trace.file, trace.line, strict=False)]
     assert trace.slot is not None and set(trace.slot.tolist()) <= set(range(cycle))
     empty = [e for e in trace.events if e.opened == e.closed]
     assert [e.input for e in empty] == [widget_data.UNEVEN_LENGTHS.index(0)]  # the empty file shows
@@ -111,7 +111,8 @@ def test_timeline_data_runs_the_real_pipeline(calls, prefetch):
 def test_animations_are_small_self_contained_html():
     html = animation.shuffle_animation(widget_data.stepper_data(12, 4, 42, True, 0))
     assert "<script" in html and len(html) < 300_000
-    html = animation.interleave_animation(widget_data.interleave_data(widget_data.UNEVEN_LENGTHS, 2, 1))
+    trace = widget_data.interleave_data(widget_data.UNEVEN_LENGTHS, 2, 1)
+    html = animation.interleave_animation(trace)
     assert "<script" in html and len(html) < 300_000
 
 

@@ -22,10 +22,11 @@ than open inputs:
 
 >>> interleave_lengths(4, 2, num_parallel_calls=2)
 (4, 2, 2)
->>> interleave_lengths(2, num_parallel_calls=3)
+>>> interleave_lengths(2, num_parallel_calls=3)  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
     ...
-ValueError: num_parallel_calls=3 is more than cycle_length=2: at most one call per open input; lower it or pass tf.data.AUTOTUNE.
+ValueError: num_parallel_calls=3 is more than cycle_length=2: at most one call per open input; lower
+it or pass tf.data.AUTOTUNE.
 
 This module sits at the bottom of the import graph: it imports nothing from
 the kit, nor TensorFlow (``AUTOTUNE`` has ``tf.data.AUTOTUNE``'s value).
@@ -129,10 +130,12 @@ def check_shuffle_buffer(value: int, elements: int | None = None, *,
 
     >>> check_shuffle_buffer(10_000, elements=516)
     516
-    >>> check_shuffle_buffer(2**31, what="rows")
+    >>> check_shuffle_buffer(2**31, what="rows")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: shuffle_buffer_size=2147483648: TensorFlow cannot hold more than 2,147,483,647 elements in a shuffle buffer; pass at most the number of rows (a larger buffer shuffles no better).
+    ValueError: shuffle_buffer_size=2147483648: TensorFlow cannot hold more than 2,147,483,647
+    elements in a shuffle buffer; pass at most the number of rows (a larger buffer shuffles no
+    better).
     """
     if value > MAX_SHUFFLE_BUFFER:
         raise ValueError(f"shuffle_buffer_size={value}: TensorFlow cannot hold more than "
@@ -173,7 +176,7 @@ def interleave_lengths(cycle_length: int | None, block_length: int | None = None
                        default_cycle: int | None = None,
                        names: tuple[str, str] = ("cycle_length", "num_parallel_calls"),
                        ) -> tuple[int, int, int | None]:
-    """The interleave rule: return the effective ``(cycle_length, block_length, num_parallel_calls)``.
+    """The interleave rule: the effective ``(cycle_length, block_length, num_parallel_calls)``.
 
     Args:
         cycle_length: inputs open at once; ``None`` means ``default_cycle``

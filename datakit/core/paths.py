@@ -14,14 +14,16 @@
 >>> d = tempfile.mkdtemp()
 >>> for name in ("a.csv", "b.csv", "run[1].csv", "run1.csv"):
 ...     open(os.path.join(d, name), "w").close()
->>> [os.path.basename(p) for p in resolve_files([os.path.join(d, "*.csv"), os.path.join(d, ".", "a.csv")])]
+>>> patterns = [os.path.join(d, "*.csv"), os.path.join(d, ".", "a.csv")]
+>>> [os.path.basename(p) for p in resolve_files(patterns)]
 ['a.csv', 'b.csv', 'run1.csv', 'run[1].csv']
 >>> [os.path.basename(p) for p in resolve_files(os.path.join(d, "run[1].csv"))]
 ['run[1].csv']
->>> resolve_files(d)
+>>> resolve_files(d)  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-IsADirectoryError: ... is a folder, not a file: pass the files in it, or a pattern such as '.../*.csv'
+IsADirectoryError: ... is a folder, not a file: pass the files in it, or a pattern such as
+'.../*.csv'
 
 This module imports nothing from the kit (bottom layer).
 """

@@ -86,7 +86,7 @@ def _known_length(dataset: Any) -> int | None:
 
 def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int = 1,
               progress: bool | None = None, sample_every: float = 0.005) -> BenchResult:
-    """Iterate ``warmup + steps`` batches of ``dataset`` (all of it if ``steps`` is None) and time it.
+    """Iterate ``warmup + steps`` batches of ``dataset`` (all if ``steps`` is None) and time it.
 
     Args:
         dataset: anything iterable (a ``tf.data.Dataset``, a ``DataLoader``...).

@@ -61,7 +61,7 @@ def stamp_around(make: Callable[[], Any]) -> tuple[Any, tf.Tensor]:
 
 
 def add_stage(trace: dict, name: str, times: tf.Tensor) -> dict:
-    """``trace`` with stage ``name`` appended, stamped ``times`` (``[t0, t1]``; per row of a batch)."""
+    """``trace`` with stage ``name`` appended, stamped ``times`` (``[t0, t1]``, each row)."""
     (key, record), = trace.items()
     shape = tf.concat([tf.shape(record)[:-1], [2]], 0)  # one row per element, also in a batch
     key += ("," if key != TRACE else "") + name
@@ -70,5 +70,7 @@ def add_stage(trace: dict, name: str, times: tf.Tensor) -> dict:
 
 def check_stage_name(name: str) -> None:
     """A stage name is a short word (it goes in the trace key, comma-separated)."""
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w ]*", name):
+    if not isinstance(name, str):
+        raise TypeError(f"stage name must be a str such as 'parse', got {name!r}")
+    if not re.fullmatch(r"[A-Za-z][\w ]*", name):
         raise ValueError(f"stage name must be a short word such as 'parse', got {name!r}")

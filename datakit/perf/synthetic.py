@@ -91,7 +91,8 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
 
         def read(t_open, r):
             row_id = f * rows_per_file + r
-            out, t_read = stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
+            out, t_read = stamp_around(
+                lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
             row_id = tf.cast(out, tf.int64)
             record = tf.concat([tf.cast(row_id, tf.float64)[None], t_open, t_read], 0)
             return row_id, trace_record(["open", "read"], record)

@@ -41,7 +41,8 @@ from datakit import plotting
 from datakit.core.arguments import check_count, check_seconds
 from datakit.perf.stamps import TRACE, add_stage, check_stage_name, is_traced, stamp_around
 
-__all__ = ["tag", "timed", "between", "busy_fraction", "stage_names", "Timeline", "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
+__all__ = ["tag", "timed", "between", "busy_fraction", "stage_names", "Timeline",
+           "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
            "plot_timeline", "plot_occupancy"]
 
 def tag(dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -62,7 +63,8 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
 
     def stage(value, trace):
         if not is_traced((value, trace)):
-            raise TypeError("timed() needs a traced dataset: start the pipeline with timeline.tag(ds)")
+            raise TypeError("timed() needs a traced dataset: start the pipeline with "
+                            "timeline.tag(ds)")
         out, times = stamp_around(lambda: fn(*value) if isinstance(value, tuple) else fn(value))
         return out, add_stage(trace, name, times)
 
@@ -70,7 +72,8 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
 
 
 def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
-    """For ``apply``: stage ``name`` spans from when this point was asked for an element to its arrival.
+    """For ``apply``: stage ``name`` spans from when this point was asked for an element to its
+    arrival.
 
     On a dataset that is not traced yet it also tags the elements.
 
@@ -110,7 +113,7 @@ def busy_fraction(tl: Timeline, stage: int) -> float:
         return 0.0
     order = np.argsort(b0)
     covered, reach = 0.0, -np.inf
-    for a, b in zip(b0[order], b1[order]):  # union of intervals
+    for a, b in zip(b0[order], b1[order], strict=True):  # union of intervals
         covered += max(0.0, b - max(a, reach))
         reach = max(reach, b)
     return float(covered / max(b1.max() - b0.min(), 1e-12))
@@ -189,7 +192,10 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
         step.append(np.full(len(record), len(req) - 1))
         times.append(record[:, 1:].reshape(-1, len(names), 2))
     t = np.concatenate(times) - origin if times else np.zeros((0, len(names), 2))
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
+
+    def cat(xs, dt):
+        return np.concatenate(xs) if xs else np.zeros(0, dt)
+
     return Timeline(names, cat(ids, np.int64), cat(step, np.int64), t[..., 0], t[..., 1],
                     np.array(req) - origin, np.array(got) - origin, np.array(fin) - origin,
                     origin - t0)
@@ -259,7 +265,7 @@ def plot_timeline(tl: Timeline, ax=None, *, title: str = "Timeline", occupancy_a
                                          np.arange(len(tl.received)))]:
             sub = sub_lanes(b0, b1) if len(b0) else np.zeros(0, int)
             n = int(sub.max() + 1) if len(sub) else 1
-            for a, b, k, s in zip(b0, b1, sub, st):
+            for a, b, k, s in zip(b0, b1, sub, st, strict=True):
                 thin = b - a < span / 150  # a white edge would hide a thin bar
                 ax.barh(y + k, max(b - a, span / 400), left=a, height=0.8,
                         color=plotting.epoch_color(int(s)), edgecolor="white",

@@ -26,7 +26,8 @@ def write_fixed_length(path, array, header: bytes = b"") -> Path:
     """Write ``array`` (one row a record) as raw little-endian bytes after ``header``, atomically.
 
     >>> import tempfile
-    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin",
+    ...                        np.arange(6, dtype=np.int16).reshape(3, 2))
     >>> p.stat().st_size
     12
     """
@@ -45,7 +46,8 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     ``record_shape``/``dtype``/header, or a truncated file.
 
     >>> import tempfile
-    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin", np.arange(6, dtype=np.int16).reshape(3, 2))
+    >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin",
+    ...                        np.arange(6, dtype=np.int16).reshape(3, 2))
     >>> [r.tolist() for r in fixed_length_dataset(p, [2], np.int16).as_numpy_iterator()]
     [[0, 1], [2, 3], [4, 5]]
     """

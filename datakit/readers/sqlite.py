@@ -48,7 +48,7 @@ def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
             decl = ", ".join(f"{c} {_SQL_TYPES.get(v.dtype.kind, 'BLOB')}"
                              for c, v in cols.items())
             con.execute(f"CREATE TABLE {table} ({decl})")
-            rows = zip(*(v.tolist() for v in cols.values()))
+            rows = zip(*(v.tolist() for v in cols.values()), strict=True)
             con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
             con.commit()
         finally:
@@ -64,7 +64,8 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
 
     >>> import tempfile
     >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "x": [0.5, 1.5]})
-    >>> [(int(i), float(x)) for i, x in sql_dataset(p, "SELECT id, x FROM t", (tf.int64, tf.float64))]
+    >>> ds = sql_dataset(p, "SELECT id, x FROM t", (tf.int64, tf.float64))
+    >>> [(int(i), float(x)) for i, x in ds]
     [(1, 0.5), (2, 1.5)]
     """
     output_types = tuple(tf.as_dtype(t) for t in output_types)
@@ -114,7 +115,7 @@ def _check_values(con, path, query, names, output_types) -> None:
     """One pass in SQLite: values TensorFlow would silently turn into 0, '' or wrap around."""
     cols = [f"c{i}" for i in range(len(names))]
     tests = []
-    for c, t in zip(cols, output_types):
+    for c, t in zip(cols, output_types, strict=True):
         kinds, out_of_range = _allowed(t)
         bad = f"{c} IS NULL OR typeof({c}) NOT IN ({kinds})"
         if out_of_range:

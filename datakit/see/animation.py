@@ -1,4 +1,4 @@
-"""One step at a time: a single shuffle pick drawn, and stored animations for readers without a kernel.
+"""One step at a time: a shuffle pick drawn, and stored animations for readers without a kernel.
 
 :func:`plot_pick` draws the shuffle buffer of a real run (a
 :class:`datakit.see.shuffle.BufferTrace`) just before output step ``step``: the
@@ -134,7 +134,7 @@ def shuffle_animation(trace, *, steps: int | None = None, interval: int = 700,
 
 
 def interleave_animation(trace, *, interval: int = 500, dpi: int = 55) -> str:
-    """A real interleave's output (a :class:`datakit.see.interleave.SourceTrace`), one element per frame."""
+    """A real interleave's output (a ``SourceTrace`` of ``datakit.see.interleave``), per frame."""
     import copy
 
     import matplotlib.pyplot as plt

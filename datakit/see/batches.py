@@ -105,7 +105,7 @@ def plot_batches(bt: BatchTrace, ax: Axes | None = None, title: str | None = Non
     with plotting.style():
         n = len(bt.values)
         ax = plotting.new_axes(ax, figsize=(max(6, 0.32 * n + 1), 1.9))
-        for i, (v, e, b) in enumerate(zip(bt.values, bt.epochs, bt.batch_of)):
+        for i, (v, e, b) in enumerate(zip(bt.values, bt.epochs, bt.batch_of, strict=True)):
             dropped = b is None
             ax.add_patch(Rectangle((i, 0), 0.94, 1, facecolor=plotting.MUTED if dropped
                                    else plotting.epoch_color(e), hatch="//" if dropped else None,
@@ -162,7 +162,7 @@ def trace_lineage(dataset: Dataset) -> LineageTrace:
     for op in ops[1:]:
         root = [root[s.sources[0]] for s in op.steps]
         row: list[Any] = [None] * n
-        for r, s in zip(root, op.steps):
+        for r, s in zip(root, op.steps, strict=True):
             row[r] = s.value
         rows.append(row)
     return LineageTrace([op.name for op in ops], rows)
@@ -178,7 +178,8 @@ def plot_lineage(lt: LineageTrace, ax: Axes | None = None, title: str | None = N
             for i, v in enumerate(row):
                 gone = v is None
                 ax.add_patch(Rectangle((i, y), 0.92, 0.8, edgecolor="white",
-                                       facecolor=plotting.MUTED if gone else plotting.epoch_color(r)))
+                                       facecolor=(plotting.MUTED if gone
+                                                  else plotting.epoch_color(r))))
                 ax.text(i + 0.46, y + 0.4, "" if gone else _label(v), ha="center",
                         va="center", fontsize=8, color="white", fontweight="bold")
             ax.text(-0.3, y + 0.4, lt.ops[r], ha="right", va="center", fontsize=9)

@@ -109,7 +109,7 @@ def _add_slots(trace: SourceTrace, skip_header: bool) -> None:
     steps = list(cycle_steps(lengths, range, trace.cycle_length, trace.block_length, events))
     steps = steps[:len(trace.file)]
     expected = [(s.input, s.position + 1 + int(skip_header)) for s in steps]
-    if expected == list(zip(trace.file.tolist(), trace.line.tolist())):
+    if expected == list(zip(trace.file.tolist(), trace.line.tolist(), strict=True)):
         trace.slot = np.array([s.slot for s in steps], dtype=int)
         trace.events = [e for e in events if e.opened <= len(steps)]
 
@@ -128,7 +128,7 @@ def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None
         ax = plotting.new_axes(ax, figsize=(min(12, 2.5 + 0.35 * n), 1.2 + 0.45 * lanes))
         names = labels or [os.path.basename(f) for f in trace.files]
         slot = trace.slot if trace.slot is not None else np.zeros(n, dtype=int)
-        for i, (f, ln, k) in enumerate(zip(trace.file, trace.line, slot)):
+        for i, (f, ln, k) in enumerate(zip(trace.file, trace.line, slot, strict=True)):
             ax.add_patch(plotting.plt.Rectangle((i, k), 1, 0.9, facecolor=plotting.epoch_color(f),
                                                 edgecolor="white", linewidth=1.5))
             if n <= 40:

@@ -35,7 +35,8 @@ from datakit import plotting
 from datakit.core.arguments import check_count
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
-__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "MixingStats", "mixing_stats",
+__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "MixingStats",
+           "mixing_stats",
            "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
            "plot_label_batches"]
 
@@ -82,7 +83,7 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
 
 
 def mixing_map(orders: dict[int, np.ndarray]) -> MixingMap:
-    """The :class:`MixingMap` of shuffled orders (``[run, output step] -> input position``) by buffer size.
+    """The :class:`MixingMap` of shuffled orders (``[run, step] -> input position``) by buffer size.
 
     >>> mixing_map({2: np.array([[1, 0], [0, 1]])}).probs[0].tolist()
     [[0.5, 0.5], [0.5, 0.5]]
@@ -206,7 +207,7 @@ def plot_mixing(mixing: MixingMap, axes=None):
         levels = np.array([0, .5, 1, 2, 4, 8, 16]) / mixing.n  # multiples of uniform chance
         levels = levels[levels < 1]  # probabilities end at 1 (small n: 16 / n is more)
         norm = BoundaryNorm(np.append(levels, 1.0), 256, extend="neither")
-        for ax, b, p in zip(axes, mixing.buffer_sizes, mixing.probs):
+        for ax, b, p in zip(axes, mixing.buffer_sizes, mixing.probs, strict=False):
             im = ax.imshow(p.T, origin="lower", cmap="magma_r", norm=norm, interpolation="nearest",
                            extent=(-.5, mixing.n - .5, -.5, mixing.n - .5), aspect="equal")
             x = np.arange(mixing.n)

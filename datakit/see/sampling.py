@@ -60,7 +60,7 @@ class SourceTrace:
 def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None, *,
                  seed: int | None = None, stop_on_empty_dataset: bool = False,
                  max_elements: int | None = None) -> SourceTrace:
-    """Run ``tf.data.Dataset.sample_from_datasets`` over tagged sources; say where each element came from.
+    """Run the real ``sample_from_datasets`` over tagged sources: where each element came from.
 
     Args:
         datasets: the sources (``tf.data.Dataset``).

@@ -183,7 +183,7 @@ def _interleave(lengths: tuple[int, ...], cycle_length: int, block_length: int):
 def timeline_pipeline(num_parallel_calls: int = 1, prefetch: int = 0, *, parse_time: float = 0.015,
                       open_time: float = 0.03, read_time: float = 0.01, files: int = 2,
                       rows: int = 5):
-    """The sleeping source of notebook 06 + a traced parse, runtime help off (what you set is all)."""
+    """The sleeping source of notebook 06 and a traced parse, runtime help off (yours is all)."""
     from datakit.perf import synthetic, timeline
 
     calls = check_count("num_parallel_calls", num_parallel_calls, autotune=True)
