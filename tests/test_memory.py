@@ -46,3 +46,10 @@ def test_rss_plot_returns_its_axes():
     ax = memory.plot_rss_over_time([0.0, 1.0, 2.0], [1e8, 2e8, 2e8])
     assert ax.lines[0].get_ydata().tolist() == [100.0, 200.0, 200.0]
     assert ax.get_ylim()[0] == 0
+
+
+@pytest.mark.parametrize("every, error", [(0, ValueError), (-1.0, ValueError),
+                                          (float("nan"), ValueError), ("0.1", TypeError)])
+def test_sampler_refuses_an_interval_that_is_not_a_pause(every, error):
+    with pytest.raises(error, match="sample_every"):
+        memory.RssSampler(every)

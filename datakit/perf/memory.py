@@ -25,6 +25,7 @@ import numpy as np
 import psutil
 
 from datakit import plotting
+from datakit.core.arguments import check_seconds
 
 __all__ = ["rss_bytes", "peak_rss_bytes", "RssSampler", "memory_logger", "plot_rss_over_time"]
 
@@ -57,7 +58,10 @@ class RssSampler(threading.Thread):
 
     def __init__(self, every: float):
         super().__init__(daemon=True)
-        self.every, self.stop = every, threading.Event()
+        if not check_seconds("sample_every", every):
+            raise ValueError("sample_every=0 would sample without a pause: pass seconds > 0, "
+                             "e.g. 0.05.")
+        self.every, self.stop = float(every), threading.Event()
         self.peak = rss_bytes(children=True)
 
     def run(self) -> None:
