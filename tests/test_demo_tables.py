@@ -1,4 +1,4 @@
-"""datakit.readers.csv_files.demo_tables: the generated passenger list survives a CSV round trip, per seed."""
+"""csv_files.demo_tables: the generated passenger list survives a CSV round trip, per seed."""
 
 from __future__ import annotations
 

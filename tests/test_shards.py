@@ -11,7 +11,7 @@ import pytest
 from csv_cases import housing_parts
 
 import datakit
-from datakit.readers.csv_files import shards
+from datakit.readers.csv_files import file_checks, shards
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -44,11 +44,12 @@ def test_write_shards_from_arrays_and_frames(tmp_path):
 
 
 def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
-    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path, num_shards=2)
+    paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path,
+                                num_shards=2)
     text = open(paths[1]).read().splitlines()
     open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
     with pytest.raises(ValueError, match="part_01.csv: has .* bytes, manifest says"):
-        shards.check_files(paths)
+        file_checks.check_files(paths)
 
 
 def test_split_checks_every_shard_count_before_writing(tmp_path):
@@ -65,6 +66,6 @@ def test_check_files_reports_the_files_with_a_blank_line(tmp_path):
     (tmp_path / "b.csv").write_text("x\n3\n4\n")         # only the final newline
     (tmp_path / "c.csv").write_text("x\n5\n \t\n6")      # whitespace-only line, no final newline
     blank, counts = set(), {}
-    files, _ = shards.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
+    files, _ = file_checks.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
     assert sorted(Path(f).name for f in blank) == ["a.csv", "c.csv"]
     assert [counts[f] for f in files] == [2, 2, 2]

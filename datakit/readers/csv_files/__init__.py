@@ -6,6 +6,7 @@
 """
 
 from datakit.readers.csv_files.decoding import LINES_PER_CHUNK, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.file_checks import check_files, data_lines, is_blank
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
     BadLine,
@@ -14,14 +15,8 @@ from datakit.readers.csv_files.grammar import (
 )
 from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.reader import OOV, csv_reader_dataset, feature_names
-from datakit.readers.csv_files.shards import (
-    check_files,
-    data_lines,
-    is_blank,
-    split_into_shards,
-    write_shards,
-)
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats, class_names
+from datakit.readers.csv_files.shards import split_into_shards, write_shards
 from datakit.readers.csv_files.stats import column_stats, infer_kinds
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",

@@ -34,19 +34,22 @@ __all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "unchanged", "decoded_
 LINES_PER_CHUNK = 1024
 
 
-def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, classes=None):
+def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, classes=None,
+                    ignored=frozenset()):
     """``decode(lines, numbers, paths)``: ``decode_csv`` that names the first bad line.
 
     ``numbers`` and ``paths`` give each line's line number and file, in the
     same shape as ``lines``; they are only read when a line is bad, to raise
     ``InvalidArgumentError`` with a :class:`BadLine` message. ``skip=True``
-    (a 1-D chunk only): drop bad lines instead. ``classes``: a text label's values.
+    (a 1-D chunk only): drop bad lines instead. ``classes``: a text label's values;
+    ``ignored``: the columns left out of the statistics (named as such in a message).
     """
     pattern = row_pattern(columns, kinds, required, classes)
 
     def message(line, number, path):
         raw = line.decode("utf-8", "replace")
-        column, reason = describe_bad_line(raw, columns, kinds, required, classes) or (
+        column, reason = describe_bad_line(raw, columns, kinds, required, classes,
+                                           ignored=ignored) or (
             None, "bad line")
         return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
@@ -127,7 +130,10 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
 
 
 def checked_lines(path, expected=None, *, skip_blank: bool = False):
-    """:func:`datakit.readers.text_lines.numbered_lines`, checked first, blank lines dropped if asked."""
+    """A file's ``(line, number, path)`` elements (``text_lines.numbered_lines``), checked first.
+
+    ``expected``: see :func:`unchanged`; ``skip_blank``: drop blank lines.
+    """
     out = numbered_lines(path)
     if expected is not None:
         out = unchanged(path, expected, (tf.constant(""), tf.constant(0, tf.int64), path)

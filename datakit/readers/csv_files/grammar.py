@@ -24,19 +24,22 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 
+from datakit.readers.csv_files.file_checks import check_files, is_blank
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
-from datakit.readers.csv_files.shards import check_files, is_blank
 
-__all__ = ["NUMBER_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern", "describe_bad_line",
-           "find_bad_lines", "warn_skipped"]
+__all__ = ["NUMBER_PATTERN", "FINITE_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern",
+           "describe_bad_line", "find_bad_lines", "warn_skipped"]
 
 #: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
 #: included. Each alternative starts differently and no two quantifiers compete for the
 #: same characters, so matching (and failing) takes time linear in the line's length.
 NUMBER_PATTERN = (r" *[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
                   r"|(?i:nan|inf(?:inity)?)) *")
+#: A label's number: finite (a label is never missing, and ``nan`` is missing).
+FINITE_PATTERN = r" *[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)? *"
 _PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
-             TEXT: r'(?:"(?:[^"]|"")*"|[^",]*)'}
+             TEXT: r'(?:"(?:[^"]|"")*"|[^",]*)',
+             "label": f'(?:{FINITE_PATTERN}|"{FINITE_PATTERN}")'}
 #: How much of a bad line an error message shows.
 RAW_SHOWN = 200
 
@@ -47,8 +50,8 @@ class BadLine:
 
     :func:`find_bad_lines` returns them; the reader raises with the same text:
 
-    >>> print(BadLine("a.csv", 7, "b (2 of 3)", "expected a number, got `abc`", "1,abc,x"))
-    bad CSV line: a.csv, line 7, column b (2 of 3): expected a number, got `abc`; raw line: `1,abc,x`
+    >>> print(BadLine("a.csv", 7, "b (2 of 3)", "expected a number, got `ab`", "1,ab,x"))
+    bad CSV line: a.csv, line 7, column b (2 of 3): expected a number, got `ab`; raw line: `1,ab,x`
     """
 
     file: str
@@ -68,6 +71,8 @@ class BadLine:
 def _field_pattern(kind: str, required: bool) -> str:
     # A text field already matches the empty string: a `?` on it would give the regex
     # engine two ways to match each empty field, and a bad line exponential backtracking.
+    if required and kind == NUMBER:
+        return _PATTERNS["label"]
     return _PATTERNS[kind] + ("" if required or kind == TEXT else "?")
 
 
@@ -89,10 +94,12 @@ def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
                       required: set[str] = frozenset(),
-                      classes: dict[str, list[str]] | None = None) -> tuple[str | None, str] | None:
+                      classes: dict[str, list[str]] | None = None, *,
+                      ignored=frozenset()) -> tuple[str | None, str] | None:
     """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
 
-    ``classes`` maps a text label to the values it may take.
+    ``classes`` maps a text label to the values it may take; ``ignored`` names
+    the columns the statistics left out (still parsed, so the message says so).
 
     >>> describe_bad_line('1,abc', ["a", "b"], {"a": NUMBER, "b": NUMBER})
     ('b (2 of 2)', 'expected a number, got `abc`')
@@ -107,7 +114,12 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
         pat = re.compile(_column_pattern(col, kinds, required, classes) + "(?=,|$)")
         m = pat.match(raw, pos)
         if not m:
-            return where, _field_reason(raw, pos, col, kinds, required, classes)
+            reason = _field_reason(raw, pos, col, kinds, required, classes)
+            if col in ignored:
+                reason += (" (columns= leaves this column out, but every field of a line is "
+                           "still parsed: fix the quote, or skip the line with "
+                           "on_bad_line='skip')")
+            return where, reason
         pos = m.end()
         if k < n - 1:
             if pos >= len(raw):
@@ -132,6 +144,9 @@ def _field_reason(raw: str, pos: int, col: str, kinds, required, classes) -> str
         return 'a quote inside a field must be doubled ("") and the field quoted'
     if not field:
         return "the label is empty" if col in required else "expected a number"
+    if col in required and re.fullmatch(_PATTERNS[NUMBER], field):
+        value = field.strip(' "')
+        return f"the label is `{value}`, not a finite number (a label is never missing)"
     shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
     return f"expected a number, got `{shown}`"
 
@@ -147,6 +162,7 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
     kinds = kinds_for(stats, columns, files[0])
     classes = label_classes(stats, label)
     pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes))
+    ignored = set(columns) - set(stats.columns)
     bad = []
     for path in files:
         with open(path, "rb") as f:
@@ -154,7 +170,7 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
                 if number > 1 and not is_blank(line) and not pattern.fullmatch(line):
                     column, reason = describe_bad_line(line, columns, kinds, {label} - {None},
-                                                       classes)
+                                                       classes, ignored=ignored)
                     bad.append(BadLine(path, number, column, reason, line))
     return bad
 

@@ -22,8 +22,8 @@ readers). A new mode is one builder and one entry in :data:`PARSE_MODES`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import tensorflow as tf
 

@@ -9,10 +9,10 @@ with a message that says how to fix the call.
 >>> stats = CsvStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
 >>> ReadOptions(stats, "y", batch_size=64).batch_size
 64
->>> ReadOptions(stats, "y", parse="fast")
+>>> ReadOptions(stats, "y", parse="fast")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-ValueError: parse='fast': use 'line' (classic), 'batch' (each reader parses chunks), 'vectorized' (batch, then parse) or 'chunk' (parsed chunks shuffled a chunk at a time).
+ValueError: parse='fast': use 'line' (classic), 'batch' (each reader parses chunks), ...
 >>> ReadOptions(stats, "y", batch_size=2.5)
 Traceback (most recent call last):
     ...
@@ -45,7 +45,7 @@ class ReadOptions:
     """
 
     stats: CsvStats
-    label: str
+    label: str | None
     repeat: int | None = 1
     n_readers: int = 5
     n_read_threads: int | None = None
@@ -88,12 +88,29 @@ class ReadOptions:
         if not isinstance(self.stats, CsvStats):
             raise TypeError(f"stats must be the CsvStats that column_stats returns, got "
                             f"{type(self.stats).__name__}.")
-        if self.label not in self.stats.columns:
+        if self.label is None and self.stats.label is None:
+            raise ValueError("label=None reads rows without the label, but these statistics do "
+                             "not say which column the label was: compute them with "
+                             "column_stats(..., label=...).")
+        if self.label is not None and self.label not in self.stats.columns:
             raise ValueError(f"label={self.label!r} is not a column of the statistics; they "
                              f"have {self.stats.columns}.")
+        if not self.features:
+            raise ValueError(f"no feature column: the statistics keep only the label "
+                             f"{self.target!r}; keep more columns (column_stats(columns=...)).")
         if self.classes and self.label_scale != 1.0:
             raise ValueError(f"label_scale={self.label_scale!r}: {self.label!r} is a text "
                              "label (a class index); leave label_scale at 1.")
+
+    @property
+    def target(self) -> str:
+        """The label's column: ``label``, or for rows without it (``None``) the statistics'."""
+        return self.stats.label if self.label is None else self.label
+
+    @property
+    def features(self) -> list[str]:
+        """The feature columns: the statistics' columns but the label."""
+        return [c for c in self.stats.columns if c != self.target]
 
     @property
     def mode(self) -> ParseMode:

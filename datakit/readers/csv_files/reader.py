@@ -56,11 +56,11 @@ import tensorflow as tf
 from datakit.core.arguments import check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.decoding import checked_decoder, checked_lines, decoded_chunks
+from datakit.readers.csv_files.file_checks import check_files
 from datakit.readers.csv_files.grammar import find_bad_lines, row_pattern, warn_skipped
 from datakit.readers.csv_files.modes import Plan
 from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
-from datakit.readers.csv_files.shards import check_files
 
 __all__ = ["OOV", "feature_names", "csv_reader_dataset"]
 
@@ -68,9 +68,12 @@ __all__ = ["OOV", "feature_names", "csv_reader_dataset"]
 OOV = "[UNK]"
 
 
-def feature_names(stats: CsvStats, label: str, output: str = "matrix") -> list[str]:
+def feature_names(stats: CsvStats, label: str | None, output: str = "matrix") -> list[str]:
     """What each feature is: the matrix columns (numbers, then one-hot slots per text column),
-    or with ``output="dict"`` the dict's keys (the kept columns, label left out)."""
+    or with ``output="dict"`` the dict's keys (the kept columns, label left out).
+
+    ``label=None``: the statistics' own label is left out (rows for prediction)."""
+    label = stats.label if label is None else label
     if output == "dict":
         return [c for c in stats.columns if c != label]
     names = [c for c in stats.columns if c != label and stats[c].kind == NUMBER]
@@ -100,8 +103,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     a bad line in the error (or, for a mode that decodes chunks, with
     ``on_bad_line="skip"``, bad lines are dropped).
     """
-    stats, label, classes = opts.stats, opts.label, opts.classes
-    features = [c for c in stats.columns if c != label]
+    stats, label, classes, features = opts.stats, opts.label, opts.classes, opts.features
     nums = [c for c in features if kinds[c] == NUMBER]
     mean = tf.constant([stats[c].mean for c in nums], tf.float32)
     std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
@@ -111,20 +113,23 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     tables = {c: (_lookup(list(stats[c].vocabulary), 1), len(stats[c].vocabulary) + 1)
               for c in features if kinds[c] == TEXT}
     label_table = _lookup(classes[label], 0) if classes else None
-    decode = checked_decoder(columns, kinds, {label}, defaults,
-                             skip=opts.skip and opts.mode.decodes_chunks, classes=classes)
+    decode = checked_decoder(columns, kinds, {label} - {None}, defaults,
+                             skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
+                             ignored=set(columns) - set(stats.columns))
 
     def preprocess(lines, numbers, paths):
         fields = dict(zip(columns, decode(lines, numbers, paths), strict=True))
-        y = label_table.lookup(fields[label]) if classes else fields[label] / opts.label_scale
         scaled = (tf.stack([fields[c] for c in nums], axis=-1) - mean) / std if nums else None
         if opts.output == "dict":
-            named = {c: scaled[..., nums.index(c)] if c in nums else fields[c] for c in features}
-            return named, y
-        x = [scaled] if nums else []
-        for c, (table, depth) in tables.items():
-            x.append(tf.one_hot(table.lookup(fields[c]), depth, dtype=tf.float32))
-        return tf.concat(x, axis=-1), y
+            x = {c: scaled[..., nums.index(c)] if c in nums else fields[c] for c in features}
+        else:
+            x = tf.concat([scaled] * bool(nums) + [
+                tf.one_hot(table.lookup(fields[c]), depth, dtype=tf.float32)
+                for c, (table, depth) in tables.items()], axis=-1)
+        if label is None:  # rows for prediction
+            return x
+        y = label_table.lookup(fields[label]) if classes else fields[label] / opts.label_scale
+        return x, y
 
     return preprocess
 
@@ -132,7 +137,10 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
 def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
     """The reader's functions for these files: preprocess, line and chunk readers, skipping."""
     kinds = kinds_for(opts.stats, columns, files[0])
-    empty = [c for c in columns if c != opts.label and kinds[c] == NUMBER
+    if opts.label is not None and opts.label not in columns:
+        raise ValueError(f"label={opts.label!r} is not in the header of {files[0]}: to read "
+                         "rows without the label (for prediction), pass label=None.")
+    empty = [c for c in columns if c in opts.features and kinds[c] == NUMBER
              and opts.stats[c].mean is None]
     if empty:
         raise DataError(opts.stats.files[0] if opts.stats.files else files[0],
@@ -146,7 +154,7 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
-    pattern = row_pattern(columns, kinds, {opts.label}, opts.classes)
+    pattern = row_pattern(columns, kinds, {opts.label} - {None}, opts.classes)
 
     def expected(path):
         return expect_bytes.lookup(path), expect_rows.lookup(path)
@@ -179,6 +187,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     The dataset knows its length (``len(ds)``, from the files' line counts),
     which ``fit()`` uses, and checks it: a short read is an error.
 
+    For serving, save the statistics beside the model (``stats.save(path)``)
+    and load them where it predicts (``CsvStats.load(path)``), so new rows are
+    preprocessed exactly as the training rows.
+
     Checkpoints: an iterator over it can be saved mid-epoch with
     ``tf.train.Checkpoint(iterator=it)`` and restored, in another process too,
     to give the rest of the epoch exactly once (``tests/test_checkpoint.py``).
@@ -197,17 +209,22 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         batch_size: rows per batch.
         stats: from ``column_stats`` on the *training* files; only its ``columns``
             are read (the others are skipped).
-        label: the target column, never empty. A number is divided by
-            ``label_scale``; a text label becomes a class index, its position in
-            the label's vocabulary in ``stats`` (:func:`class_names`), so training
-            and serving agree; a value outside it is a bad line.
+        label: the target column, never empty nor ``nan`` (such a line is a bad
+            line). A number is divided by ``label_scale``. Text labels are
+            accepted too: a text label becomes a class index, its position in the
+            label's classes in ``stats``, sorted (:func:`class_names`), so
+            training and serving agree; a value outside them is a bad line.
+            ``None``: rows without the label, for prediction (the statistics
+            must name their label: ``column_stats(..., label=...)``); the
+            elements are then the features alone.
         seed: seeds the file order and the shuffle.
         parse: ``"line"``, the classic map-per-line chain; ``"batch"``, each
             reader decodes chunks of lines (``n_parse_threads`` chunks at a
             time per reader); ``"vectorized"``, batch lines then parse each
             batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
             readers' chunks shuffled a chunk at a time
-            (:func:`datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`): fastest, another order.
+            (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`): fastest, another
+            order.
         label_scale: labels are divided by it (> 0).
         on_bad_line: ``"raise"``, or ``"skip"`` (drop bad lines, warn with a
             count per file).
