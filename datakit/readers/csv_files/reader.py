@@ -178,7 +178,7 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
 def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_read_threads: int | None = None, shuffle_buffer_size: int | None = 10_000,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
-                       stats: CsvStats, label: str, seed: int | None = None,
+                       stats: CsvStats, label: str | None, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
                        on_bad_line: str = "raise", prefetch: int | None = 1,
                        trace: bool = False, output: str = "matrix"):
@@ -238,7 +238,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
 
     Raises:
         TypeError: a count is not an int.
-        ValueError: a bad argument value, or a label that is not a kept column.
+        ValueError: a bad argument value, a label that is not a kept column, a text
+            label whose classes ``max_vocabulary`` cut, or no feature column.
+        DataError: a file the up-front checks refuse (``check_files``), named.
         FileNotFoundError: no file matches a path or pattern.
         BadLine: (as ``InvalidArgumentError`` while iterating) a line that does
             not parse, named with its file, line number and column.
