@@ -24,7 +24,7 @@ from benchmarks import contenders as C
 from benchmarks.data import LABEL, WORK, load_stats
 from datakit.perf import bench
 from datakit.readers import csv_files as kcsv
-from datakit.readers.csv_files.shards import check_files
+from datakit.readers.csv_files.file_checks import check_files
 from datakit.readers.text_lines import numbered_lines
 
 

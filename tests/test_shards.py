@@ -11,7 +11,7 @@ import pytest
 from csv_cases import housing_parts
 
 import datakit
-from datakit.readers.csv_files import shards
+from datakit.readers.csv_files import file_checks, shards
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,13 +49,15 @@ def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
     text = open(paths[1]).read().splitlines()
     open(paths[1], "w").write("\n".join(text[:-2]) + "\n")
     with pytest.raises(ValueError, match="part_01.csv: has .* bytes, manifest says"):
-        shards.check_files(paths)
+        file_checks.check_files(paths)
 
 
 def test_split_checks_every_shard_count_before_writing(tmp_path):
     table = {"x": np.arange(20)}
     with pytest.raises(ValueError, match="num_shards"):
         shards.split_into_shards(table, tmp_path, num_shards=(2, 0, 1))
+    with pytest.raises(TypeError, match=r"num_shards\[1\] must be an int"):
+        shards.split_into_shards(table, tmp_path, num_shards=(2, 2.5, 1))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -64,6 +66,6 @@ def test_check_files_reports_the_files_with_a_blank_line(tmp_path):
     (tmp_path / "b.csv").write_text("x\n3\n4\n")         # only the final newline
     (tmp_path / "c.csv").write_text("x\n5\n \t\n6")      # whitespace-only line, no final newline
     blank, counts = set(), {}
-    files, _ = shards.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
+    files, _ = file_checks.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
     assert sorted(Path(f).name for f in blank) == ["a.csv", "c.csv"]
     assert [counts[f] for f in files] == [2, 2, 2]

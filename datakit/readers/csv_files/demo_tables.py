@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from datakit.core.arguments import check_count
+
 __all__ = ["passengers"]
 
 _SURNAMES = ["Smith", "Andersson", "Brown", "Kelly", "Sage", "Goodwin", "Johnson", "Rice",
@@ -33,8 +35,7 @@ def passengers(n: int = 891, *, seed: int = 0):
     """A pandas DataFrame of ``n`` invented passengers, the same for the same ``seed``."""
     import pandas as pd
 
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n={n!r}: pass the number of rows, an int >= 1.")
+    check_count("n", n)  # the number of rows
     rng = np.random.default_rng(seed)
     klass = rng.choice(3, size=n, p=[0.24, 0.21, 0.55])
     sex = np.where(rng.random(n) < 0.65, "male", "female")
@@ -48,7 +49,8 @@ def passengers(n: int = 891, *, seed: int = 0):
         name = f"{rng.choice(_SURNAMES)}, {titles[s]} {rng.choice(_FIRST[s])}"
         names.append(name + (f' ("{rng.choice(_FIRST[s])}")' if rng.random() < 0.1 else ""))
     has_cabin = rng.random(n) < np.array([0.8, 0.15, 0.03])[klass]
-    cabins = [f"{rng.choice(list('ABCDEFG'))}{rng.integers(1, 130)}" if c else "" for c in has_cabin]
+    cabins = [f"{rng.choice(list('ABCDEFG'))}{rng.integers(1, 130)}" if c else ""
+              for c in has_cabin]
     prefix = rng.choice(["", "", "", "PC ", "A/5 ", "STON/O2. "], size=n)
     return pd.DataFrame({
         "id": np.arange(1, n + 1),
@@ -59,7 +61,7 @@ def passengers(n: int = 891, *, seed: int = 0):
         "age": age,
         "siblings": rng.poisson(0.5, n),
         "parents": rng.poisson(0.4, n),
-        "ticket": [f"{p}{t}" for p, t in zip(prefix, rng.integers(1000, 400_000, n))],
+        "ticket": [f"{p}{t}" for p, t in zip(prefix, rng.integers(1000, 400_000, n), strict=True)],
         "fare": fare,
         "cabin": cabins,
         "port": rng.choice(["S", "C", "Q", ""], size=n, p=[0.72, 0.19, 0.085, 0.005]),

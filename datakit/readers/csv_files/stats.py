@@ -7,7 +7,7 @@ reads the files once with ``tf.data`` (chunk by chunk, never all in memory)
 and returns, per column, count, missing, mean, std (population, ddof=0), min
 and max for numbers; the vocabulary with counts for text. A bad line stops
 the pass with the file, line number, column and raw line
-(:mod:`datakit.readers.csv_files.reader`).
+(:mod:`datakit.readers.csv_files.grammar`).
 
 >>> import tempfile, os
 >>> from datakit.readers.csv_files.shards import write_shards
@@ -26,21 +26,28 @@ from __future__ import annotations
 import csv as _csv
 import re
 import sys
+import warnings
 from collections import Counter
 
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
-from datakit.readers.csv_files.reader import NUMBER_PATTERN, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.decoding import checked_decoder, decoded_chunks
+from datakit.readers.csv_files.file_checks import check_files
+from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
-from datakit.readers.csv_files.shards import check_files
 
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
 
 
 def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, str]:
-    """Guess each column's kind from the first ``n_rows``: number if every non-empty value is."""
+    """Guess each column's kind from the first ``n_rows``: number if every non-empty value is.
+
+    A UTF-8 byte order mark at the start of the file is stripped (not part of
+    the first column's name), as :func:`~datakit.readers.csv_files.file_checks.check_files` does.
+    """
     limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
@@ -51,7 +58,8 @@ def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, 
             unknown = [c for c in text_columns if c not in columns]
             if unknown:
                 raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
-            seen = [row for _, row in zip(range(n_rows), reader) if any(v.strip() for v in row)]
+            seen = [row for _, row in zip(range(n_rows), reader, strict=False)
+                    if any(v.strip() for v in row)]
     except UnicodeDecodeError as e:
         raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
             from None
@@ -74,8 +82,10 @@ def _choose(columns, header: list[str], path: str) -> list[str]:
         return list(header)
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise TypeError(f"columns={columns!r}: pass a list of column names.")
+    if not columns:
+        raise ValueError(f"columns=[]: keep at least one column; the header is {header}.")
     unknown = [c for c in columns if c not in header]
-    if unknown or len(set(columns)) != len(columns) or not columns:
+    if unknown or len(set(columns)) != len(columns):
         raise ValueError(f"columns={list(columns)!r}: " + (
             f"{unknown} not in the header of {path}" if unknown else "pass each name once")
             + f"; the header is {header}.")
@@ -89,7 +99,11 @@ def _cap(counts: Counter, limit: int | None) -> tuple[dict[str, int], int]:
     return dict(kept), sum(n for _, n in ranked[len(kept):])
 
 
-def _limits(max_vocabulary, text: list[str]) -> dict[str, int | None]:
+def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:
+    if isinstance(max_vocabulary, dict) and label in max_vocabulary:
+        raise ValueError(f"max_vocabulary names the label {label!r}: column_stats never caps "
+                         "the label (a label needs every class); leave it out of the dict.")
+    text = [c for c in text if c != label]
     if isinstance(max_vocabulary, dict):
         unknown = sorted(set(max_vocabulary) - set(text))
         if unknown:
@@ -98,15 +112,14 @@ def _limits(max_vocabulary, text: list[str]) -> dict[str, int | None]:
         limits = {c: max_vocabulary.get(c) for c in text}
     else:
         limits = {c: max_vocabulary for c in text}
-    for c, n in limits.items():
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None "
-                             "for no cap.")
-    return limits
+    for c, n in limits.items():  # None: no cap
+        check_count(f"max_vocabulary[{c!r}]" if isinstance(max_vocabulary, dict)
+                    else "max_vocabulary", n, none=True)
+    return {**limits, **({label: None} if label is not None else {})}
 
 
-def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(),
-                 batch_size: int = 4096) -> CsvStats:
+def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
+                 text_columns=(), batch_size: int = 4096) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -119,13 +132,17 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     Args:
         columns: the columns to keep, in that order (default: all). The others are
             ignored here and by every reader given these statistics.
+        label: the target column, if you know it: recorded in the statistics (so
+            rows without it can be read for prediction, ``label=None`` in the
+            reader) and never capped by ``max_vocabulary``.
         max_vocabulary: keep each text column's most frequent values, at most this
             many (ties broken by value, so the result is deterministic); the rest
-            count as unknown (``unknown``). An int for every text column, or a dict
-            ``{column: int}``.
+            count as unknown (``unknown``). An int for every text column (but the
+            label), or a dict ``{column: int}``.
 
     Raises:
-        ValueError: a name in ``columns`` is not in the header (the message lists it).
+        ValueError: a name in ``columns`` is not in the header (the message lists it),
+            or ``label`` is not a kept column.
 
     >>> import tempfile
     >>> from datakit.readers.csv_files.shards import write_shards
@@ -137,22 +154,23 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     >>> column_stats(paths, columns=["town"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', 'city', 'y'].
+    ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', ...].
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
+    check_count("batch_size", batch_size)  # lines decoded per call
     files, header = check_files(filepaths)
     kinds = infer_kinds(files[0], text_columns=text_columns)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
     chosen = _choose(columns, header, files[0])
-    limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT])
+    if label is not None and label not in chosen:
+        raise ValueError(f"label={label!r} is not a kept column; the columns are {chosen}.")
+    limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT], label)
     kinds = {c: kinds[c] if c in chosen else TEXT for c in header}  # others: read, ignored
     columns = header
     defaults = [tf.constant([np.nan], tf.float64) if kinds[c] == NUMBER else tf.constant([""])
                 for c in columns]
-    decode = checked_decoder(columns, kinds, set(), defaults)
+    decode = checked_decoder(columns, kinds, set(), defaults, ignored=set(header) - set(chosen))
 
     def chunks_of(path):
         return decoded_chunks(path, decode, chunk=batch_size)
@@ -164,7 +182,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     rows = 0
     for batch in chunks.prefetch(1).as_numpy_iterator():
         rows += len(batch[0])
-        for c, values in zip(columns, batch):
+        for c, values in zip(columns, batch, strict=True):
             if c not in acc:
                 continue
             s = acc[c]
@@ -178,7 +196,8 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
                     s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
             else:
                 keys, counts = np.unique(values, return_counts=True)
-                vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist())))
+                vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist(),
+                                         strict=True)))
     for c in chosen:
         s = acc[c]
         if kinds[c] == NUMBER:
@@ -188,8 +207,23 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
         else:
             s.missing = vocab[c].pop("", 0)
             s.count = sum(vocab[c].values())
+            _warn_dates(c, vocab[c])
             s.vocabulary, s.unknown = _cap(vocab[c], limits[c])
-    return CsvStats(chosen, acc, files, rows, header)
+    return CsvStats(chosen, acc, files, rows, header, label)
+
+
+#: A date or a date and time, as CSV files write them (ISO 8601, or day/month/year).
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z?)?"
+                   r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}")
+
+
+def _warn_dates(column: str, values: Counter) -> None:
+    """Warn when every value of a text column is a date: one one-hot slot per day."""
+    if values and all(_DATE.fullmatch(v.strip()) for v in values):
+        warnings.warn(f"column {column!r} holds dates ({len(values)} distinct): as text, each "
+                      "date is its own one-hot slot; derive numbers from it first (pandas: "
+                      f"pd.to_datetime(df[{column!r}]).dt.dayofyear, ...), or leave it out "
+                      "with columns=.", stacklevel=3)
 
 
 def _combine(a, b):

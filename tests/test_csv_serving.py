@@ -1,0 +1,84 @@
+"""Serving what you trained: statistics saved beside the model, rows without the label, classes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import tensorflow as tf
+from csv_cases import read_all
+
+from datakit.core.errors import DataError
+from datakit.readers import csv_files as dc
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def passengers(tmp_path_factory):
+    from datakit.readers.csv_files.demo_tables import passengers as table
+    folder = tmp_path_factory.mktemp("serving")
+    parts = dc.split_into_shards(table(600, seed=3), folder, num_shards=(3, 1, 1), seed=2)
+    keep = ["class", "sex", "age", "fare", "cabin", "port"]
+    stats = dc.column_stats(parts["train"], columns=keep, label="class", max_vocabulary=4)
+    return folder, parts, stats
+
+
+def test_statistics_saved_as_json_load_equal(passengers, tmp_path):
+    _, _, stats = passengers
+    path = stats.save(tmp_path / "stats.json")
+    again = dc.CsvStats.load(path)
+    assert again == stats and again.label == "class"
+    assert list(again["cabin"].vocabulary) == list(stats["cabin"].vocabulary)  # order kept
+    (tmp_path / "bad.json").write_text("{\"columns\": []}")
+    with pytest.raises(DataError, match="bad.json: not statistics saved by CsvStats.save"):
+        dc.CsvStats.load(tmp_path / "bad.json")
+
+
+def test_text_label_classes_are_sorted_and_never_capped(passengers):
+    _, parts, stats = passengers
+    assert dc.class_names(stats, "class") == ["first", "second", "third"]
+    assert stats["cabin"].unknown > 0 and stats["class"].unknown == 0  # the cap spared the label
+    capped = dc.column_stats(parts["train"], columns=["fare", "class"], max_vocabulary=2)
+    with pytest.raises(ValueError, match="capped by max_vocabulary"):
+        dc.csv_reader_dataset(parts["train"], stats=capped, label="class")
+    with pytest.raises(ValueError, match="never caps the label"):
+        dc.column_stats(parts["train"], columns=["fare", "class"], label="class",
+                        max_vocabulary={"class": 2})
+
+
+def test_a_model_trained_on_shards_predicts_unlabelled_rows_with_loaded_stats(passengers,
+                                                                              tmp_path):
+    folder, parts, stats = passengers
+    tf.keras.utils.set_random_seed(0)
+    train = dc.csv_reader_dataset(parts["train"], stats=stats, label="class", seed=0,
+                                  parse="batch")
+    n = len(dc.feature_names(stats, "class"))
+    model = tf.keras.Sequential([tf.keras.Input((n,)), tf.keras.layers.Dense(16, "relu"),
+                                 tf.keras.layers.Dense(3, "softmax")])
+    model.compile(loss="sparse_categorical_crossentropy", optimizer="adam")
+    model.fit(train, epochs=1, verbose=0, shuffle=False)
+    model.save(tmp_path / "model.keras")
+    stats.save(tmp_path / "stats.json")
+
+    # serving: another folder, rows without the label, model and statistics from disk
+    table = pd.concat([pd.read_csv(f, keep_default_na=False) for f in parts["test"]])
+    unlabelled = dc.write_shards(table.drop(columns="class"), tmp_path / "new", num_shards=2)
+    loaded = dc.CsvStats.load(tmp_path / "stats.json")
+    served = tf.keras.models.load_model(tmp_path / "model.keras")
+    rows = dc.csv_reader_dataset(unlabelled, stats=loaded, label=None, n_readers=1,
+                                 shuffle_buffer_size=None, batch_size=64)
+    assert isinstance(rows.element_spec, tf.TensorSpec)  # features only, no label
+    predicted = served.predict(rows, verbose=0)
+    labelled = dc.csv_reader_dataset(parts["test"], stats=stats, label="class", n_readers=1,
+                                     shuffle_buffer_size=None, batch_size=64)
+    x, _ = read_all(labelled)
+    assert predicted.shape == (len(table), 3)
+    np.testing.assert_allclose(predicted, model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_label_none_needs_statistics_that_know_the_label(passengers):
+    _, parts, _ = passengers
+    plain = dc.column_stats(parts["train"], columns=["fare", "class"])
+    with pytest.raises(ValueError, match=r"column_stats\(\.\.\., label="):
+        dc.csv_reader_dataset(parts["train"], stats=plain, label=None)
