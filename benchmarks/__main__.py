@@ -5,7 +5,9 @@ throughput run (default 131,072, after a ~10,000-row warm-up),
 ``--quick`` (a 100,000-row data set, 1 round: to check the harness),
 ``--no-video`` (skip the video benchmark that follows the CSV one),
 ``--no-doctor`` / ``--doctor-only`` (skip, or run only, the tuning table and
-the fit()-style reader comparison of ``benchmarks/tuning.py``).
+the fit()-style reader comparison of ``benchmarks/tuning.py``), ``--fit-only``
+(run only the fit()-style comparison with the parse floor, the binary cache and
+memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -65,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the tuning table and the fit()-style reader (benchmarks/tuning.py)")
     ap.add_argument("--doctor-only", action="store_true",
                     help="run only those, replacing their sections of --out")
+    ap.add_argument("--fit-only", action="store_true",
+                    help="run only benchmarks/fit_reader.py, replacing its section of --out")
     args = ap.parse_args(argv)
+    if args.fit_only:
+        from benchmarks import fit_reader
+        fit_reader.update_results(Path(args.out), quick=args.quick, log=log)
+        return 0
     if args.doctor_only:
         from benchmarks import tuning
         tuning.update_results(Path(args.out), quick=args.quick, log=log)
@@ -88,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                 res = run_job(job)
                 speed.setdefault((name, batch), []).append(res)
                 log(f"round {r + 1}/{rounds} batch {batch:4d} {name:24s} "
-                    + (f"{res['elements_per_s']:>10,.0f} rows/s  peak RSS {res['maxrss_mb']:,.0f} MB"
+                    + (f"{res['elements_per_s']:>10,.0f} rows/s  "
+                       f"peak RSS {res['maxrss_mb']:,.0f} MB"
                        if "error" not in res else f"ERROR {res['error']}"))
 
     memory = {}
@@ -144,7 +153,7 @@ def _ok(runs):
 def _ratios(speed, name, ref, batch):
     """Per-round rows/s ratio name / ref (rounds where both ran)."""
     a, b = speed.get((name, batch), []), speed.get((ref, batch), [])
-    return [x["elements_per_s"] / y["elements_per_s"] for x, y in zip(a, b)
+    return [x["elements_per_s"] / y["elements_per_s"] for x, y in zip(a, b, strict=False)
             if "error" not in x and "error" not in y]
 
 
@@ -152,7 +161,8 @@ def _versions() -> str:
     out = [f"Python {platform.python_version()}"]
     for mod in ("tensorflow", "torch", "pandas", "numpy"):
         try:
-            out.append(f"{mod} {__import__('importlib.metadata').metadata.version(mod if mod != 'tensorflow' else 'tensorflow-cpu')}")
+            dist = mod if mod != "tensorflow" else "tensorflow-cpu"
+            out.append(f"{mod} {__import__('importlib.metadata').metadata.version(dist)}")
         except Exception:
             try:
                 out.append(f"{mod} {__import__('importlib.metadata').metadata.version(mod)}")
@@ -207,8 +217,8 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
             L.append(f"| {name} | {n:,} | {r['maxrss_mb']:,.0f} | {r['maxrss_growth_mb']:,.0f} "
                      f"| {r['elements_per_s']:,.0f} |")
     L.append("\n## Tracing overhead (datakit.perf.timeline on the batch-then-parse chain)\n")
-    L.append("`csv_reader_dataset(parse=\"vectorized\", trace=True)` vs the same chain with `trace=False`: "
-             "rows/s ratio per round (1.00 = free).\n")
+    L.append("`csv_reader_dataset(parse=\"vectorized\", trace=True)` vs the same chain with "
+             "`trace=False`: rows/s ratio per round (1.00 = free).\n")
     L.append("| batch | traced / untraced rows/s, median (min) | overhead (median) |")
     L.append("|--:|--:|--:|")
     for batch in BATCHES:
@@ -217,8 +227,9 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
             L.append(f"| {batch} | {_med(rr):.2f} ({min(rr):.2f}) | {1 / _med(rr) - 1:+.0%} |")
     L.append("\n## Overlap efficiency (producer and consumer of equal cost)\n")
     L.append("A producer `map` that takes 20 ms per element (a sleep: no core is held) and a "
-             "consumer step of 20 ms, 100 elements, runtime optimizations off (`synthetic.serial`). "
-             "Ideal = the larger of the two sides' measured total work (from the timeline: a 20 ms "
+             "consumer step of 20 ms, 100 elements, runtime optimizations off "
+             "(`synthetic.serial`). Ideal = the larger of the two sides' measured total work "
+             "(from the timeline: a 20 ms "
              "sleep takes longer on a loaded machine); efficiency = ideal / measured.\n")
     L.append("| variant | efficiency, median (min) | consumer waiting (mean fraction) |")
     L.append("|---|--:|--:|")
@@ -230,8 +241,9 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
                      f"{_med([o['mean_wait_fraction'] for o in ok]):.2f} |")
     L.append("\n## Shuffle thoroughness (one epoch over the first 4 files, 200,000 rows in "
              "the 1M run; batch 32)\n")
-    L.append("Row ids are numbered in file order. Measured with `datakit.see.mixing.mixing_stats` on "
-             "the order the rows came out: mean displacement (rows), Spearman rank correlation "
+    L.append("Row ids are numbered in file order. Measured with "
+             "`datakit.see.mixing.mixing_stats` on the order the rows came out: mean "
+             "displacement (rows), Spearman rank correlation "
              "between input and output order (1 = unshuffled, 0 = no trace of the order), and "
              "distinct files per batch of 32. All TensorFlow readers use a 10,000-line buffer "
              "after interleaving 5 files.\n")
