@@ -56,7 +56,7 @@ def data_path(*parts: str) -> _Path:
 #: Re-exported names and the module each comes from (imported on first access).
 _LAZY = {
     "csv_reader_dataset": "datakit.readers.csv_files.reader",
-    "find_bad_lines": "datakit.readers.csv_files.reader",
+    "find_bad_lines": "datakit.readers.csv_files.grammar",
     "column_stats": "datakit.readers.csv_files.stats",
     "write_shards": "datakit.readers.csv_files.shards",
     "split_into_shards": "datakit.readers.csv_files.shards",

@@ -67,3 +67,11 @@ def test_the_chunk_reader_delivers_the_same_rows_as_the_classic_one(tmp_path):
     ys = np.concatenate([y for _, y in got])
     assert sorted(ys.tolist()) == sorted(np.concatenate([y for _, y in classic]).tolist())
     assert ys.tolist() != sorted(ys.tolist())
+
+
+def test_a_buffer_size_that_is_not_an_int_is_a_type_error():
+    chunks = tf.data.Dataset.range(8).batch(4)
+    with pytest.raises(TypeError, match="buffer_size must be an int"):
+        shuffle_chunks(chunks, 2.5)
+    with pytest.raises(ValueError, match="buffer_size=0 is invalid"):
+        shuffle_chunks(chunks, 0)

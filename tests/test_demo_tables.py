@@ -27,3 +27,5 @@ def test_csv_round_trip_keeps_quoted_commas_and_empty_cells(tmp_path):
 def test_bad_size_says_how_to_fix():
     with pytest.raises(ValueError, match="int >= 1"):
         passengers(0)
+    with pytest.raises(TypeError, match="n must be an int"):
+        passengers(2.5)

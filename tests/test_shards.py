@@ -55,6 +55,8 @@ def test_split_checks_every_shard_count_before_writing(tmp_path):
     table = {"x": np.arange(20)}
     with pytest.raises(ValueError, match="num_shards"):
         shards.split_into_shards(table, tmp_path, num_shards=(2, 0, 1))
+    with pytest.raises(TypeError, match=r"num_shards\[1\] must be an int"):
+        shards.split_into_shards(table, tmp_path, num_shards=(2, 2.5, 1))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -9,7 +9,7 @@ import tensorflow as tf
 from csv_cases import five_files, housing_parts
 
 from datakit.readers.csv_files import stats as ds
-from datakit.readers.csv_files.reader import NUMBER, TEXT
+from datakit.readers.csv_files.schema import NUMBER, TEXT
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -74,6 +74,8 @@ def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
     good.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="batch_size"):
         st.column_stats([str(good)], batch_size=0)
+    with pytest.raises(TypeError, match="batch_size must be an int"):
+        st.column_stats([str(good)], batch_size=2.5)
 
 
 # -- choosing columns, capping vocabularies (#16) -------------------------------------
@@ -111,3 +113,5 @@ def test_max_vocabulary_keeps_the_most_frequent_ties_broken_by_value(tmp_path):
         ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"k": 1})
     with pytest.raises(ValueError, match="int >= 1"):
         ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary=0)
+    with pytest.raises(TypeError, match=r"max_vocabulary\['w'\] must be an int"):
+        ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"w": 2.5})

@@ -5,21 +5,15 @@
 'datakit.readers.csv_files.reader'
 """
 
-from datakit.readers.csv_files.reader import (
-    LINES_PER_CHUNK,
-    NUMBER,
+from datakit.readers.csv_files.decoding import LINES_PER_CHUNK, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
-    OOV,
-    TEXT,
     BadLine,
-    checked_decoder,
-    class_names,
-    csv_reader_dataset,
-    decoded_chunks,
     describe_bad_line,
-    feature_names,
     find_bad_lines,
 )
+from datakit.readers.csv_files.options import ReadOptions
+from datakit.readers.csv_files.reader import OOV, csv_reader_dataset, feature_names
 from datakit.readers.csv_files.shards import (
     check_files,
     data_lines,
@@ -27,11 +21,11 @@ from datakit.readers.csv_files.shards import (
     split_into_shards,
     write_shards,
 )
-from datakit.readers.csv_files.schema import ColumnStats, CsvStats
+from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats, class_names
 from datakit.readers.csv_files.stats import column_stats, infer_kinds
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
-           "feature_names", "class_names", "csv_reader_dataset",
+           "feature_names", "class_names", "csv_reader_dataset", "ReadOptions",
            "write_shards", "split_into_shards", "check_files", "is_blank", "data_lines",
            "ColumnStats", "CsvStats", "infer_kinds", "column_stats"]

@@ -25,12 +25,16 @@ within a few percent.
 >>> shuffle_chunks(chunks, 0)
 Traceback (most recent call last):
 ...
-ValueError: buffer_size=0: pass a number of rows >= 1
+ValueError: buffer_size=0 is invalid: pass an int >= 1.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+
+from datakit.core.arguments import check_count
+
+__all__ = ["shuffle_chunks"]
 
 
 def _empty(spec):
@@ -50,10 +54,10 @@ def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *, seed: int | Non
             ``reshuffle_each_iteration=True``).
 
     Raises:
+        TypeError: ``buffer_size`` is not an int.
         ValueError: ``buffer_size < 1``, or elements without a leading dimension.
     """
-    if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 1:
-        raise ValueError(f"buffer_size={buffer_size!r}: pass a number of rows >= 1")
+    check_count("buffer_size", buffer_size)  # rows
     spec = chunks.element_spec
     empty = tf.nest.map_structure(_empty, spec)
     randoms = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
@@ -74,5 +78,3 @@ def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *, seed: int | Non
     shuffled = stream.scan(empty, step)
     return shuffled.filter(lambda *c: tf.shape(tf.nest.flatten(c)[0])[0] > 0)
 
-
-__all__ = ["shuffle_chunks"]

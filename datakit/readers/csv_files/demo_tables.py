@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from datakit.core.arguments import check_count
+
 __all__ = ["passengers"]
 
 _SURNAMES = ["Smith", "Andersson", "Brown", "Kelly", "Sage", "Goodwin", "Johnson", "Rice",
@@ -33,8 +35,7 @@ def passengers(n: int = 891, *, seed: int = 0):
     """A pandas DataFrame of ``n`` invented passengers, the same for the same ``seed``."""
     import pandas as pd
 
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n={n!r}: pass the number of rows, an int >= 1.")
+    check_count("n", n)  # the number of rows
     rng = np.random.default_rng(seed)
     klass = rng.choice(3, size=n, p=[0.24, 0.21, 0.55])
     sex = np.where(rng.random(n) < 0.65, "male", "female")

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-__all__ = ["NUMBER", "TEXT", "ColumnStats", "CsvStats"]
+__all__ = ["NUMBER", "TEXT", "ColumnStats", "CsvStats", "kinds_for", "label_classes",
+           "class_names"]
 
 NUMBER, TEXT = "number", "text"
 
@@ -63,3 +64,26 @@ class CsvStats:
         rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
                 for s in self.stats.values()]
         return pd.DataFrame(rows).set_index("name")
+
+
+def kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]:
+    """Each column's kind, after checking that ``path``'s header ``columns`` is the statistics'."""
+    if list(stats.header) != list(columns):
+        raise ValueError(f"{path}: columns {columns} differ from the statistics' header "
+                         f"{stats.header}; compute column_stats on files with the same header.")
+    return stats.kinds()
+
+
+def label_classes(stats: CsvStats, label: str | None) -> dict[str, list[str]]:
+    """``{label: its classes}`` for a text label (its vocabulary in the statistics), else {}."""
+    if label is None or label not in stats.stats or stats[label].kind != TEXT:
+        return {}
+    return {label: list(stats[label].vocabulary)}
+
+
+def class_names(stats: CsvStats, label: str) -> list[str]:
+    """A text label's classes: class index ``i`` is ``class_names(stats, label)[i]``."""
+    classes = label_classes(stats, label)
+    if not classes:
+        raise ValueError(f"label={label!r} is not a text column of the statistics.")
+    return classes[label]

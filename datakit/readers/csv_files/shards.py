@@ -112,6 +112,7 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         seed: seeds the row shuffle.
 
     Raises:
+        TypeError: a shard count is not an int.
         ValueError: parts of different lengths, bad fractions or shard counts
             (all checked before anything is written).
     """
@@ -119,9 +120,8 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         raise ValueError("fractions, num_shards and names need one entry per part.")
     if any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
-    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in num_shards):
-        raise ValueError(f"num_shards={num_shards}: pass one int >= 1 per part "
-                         "(checked before anything is written).")
+    for i, k in enumerate(num_shards):  # all checked before anything is written
+        check_count(f"num_shards[{i}]", k)
     header, lines = _table_lines(table, columns)
     order = np.random.default_rng(seed).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)

@@ -7,7 +7,7 @@ reads the files once with ``tf.data`` (chunk by chunk, never all in memory)
 and returns, per column, count, missing, mean, std (population, ddof=0), min
 and max for numbers; the vocabulary with counts for text. A bad line stops
 the pass with the file, line number, column and raw line
-(:mod:`datakit.readers.csv_files.reader`).
+(:mod:`datakit.readers.csv_files.grammar`).
 
 >>> import tempfile, os
 >>> from datakit.readers.csv_files.shards import write_shards
@@ -31,8 +31,10 @@ from collections import Counter
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
-from datakit.readers.csv_files.reader import NUMBER_PATTERN, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.decoding import checked_decoder, decoded_chunks
+from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 from datakit.readers.csv_files.shards import check_files
 
@@ -98,10 +100,9 @@ def _limits(max_vocabulary, text: list[str]) -> dict[str, int | None]:
         limits = {c: max_vocabulary.get(c) for c in text}
     else:
         limits = {c: max_vocabulary for c in text}
-    for c, n in limits.items():
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None "
-                             "for no cap.")
+    for c, n in limits.items():  # None: no cap
+        check_count(f"max_vocabulary[{c!r}]" if isinstance(max_vocabulary, dict)
+                    else "max_vocabulary", n, none=True)
     return limits
 
 
@@ -139,8 +140,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None, text_columns=(
     ...
     ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', 'city', 'y'].
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size={batch_size!r}: pass an int >= 1 (lines decoded per call).")
+    check_count("batch_size", batch_size)  # lines decoded per call
     files, header = check_files(filepaths)
     kinds = infer_kinds(files[0], text_columns=text_columns)
     if list(kinds) != header:

@@ -1,0 +1,168 @@
+"""The CSV field grammar as regular expressions, and the diagnosis of a line that breaks it.
+
+A row is valid when it matches :func:`row_pattern` (one pattern per column,
+its kind's: a number, bare or quoted, or a text field, quoted with doubled
+quotes inside, or bare without commas or quotes). The reader checks whole
+chunks of lines against it in TensorFlow; only a line that fails is looked at
+again in Python, by :func:`describe_bad_line`, to say which column and why.
+Every pattern runs in time linear in the line's length (no two quantifiers
+compete for the same characters), so a long malformed line cannot stall it.
+
+>>> import re
+>>> bool(re.fullmatch(row_pattern(["a", "b"], {"a": NUMBER, "b": TEXT}, set()), '1.5,"x, y"'))
+True
+>>> describe_bad_line('1,"x', ["a", "b"], {"a": NUMBER, "b": TEXT})
+('b (2 of 2)', 'unterminated quote')
+"""
+
+from __future__ import annotations
+
+import csv as _csv
+import os
+import re
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+
+from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
+from datakit.readers.csv_files.shards import check_files, is_blank
+
+__all__ = ["NUMBER_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern", "describe_bad_line",
+           "find_bad_lines", "warn_skipped"]
+
+#: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
+#: included. Each alternative starts differently and no two quantifiers compete for the
+#: same characters, so matching (and failing) takes time linear in the line's length.
+NUMBER_PATTERN = (r" *[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                  r"|(?i:nan|inf(?:inity)?)) *")
+_PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
+             TEXT: r'(?:"(?:[^"]|"")*"|[^",]*)'}
+#: How much of a bad line an error message shows.
+RAW_SHOWN = 200
+
+
+@dataclass
+class BadLine:
+    """A line that does not parse: where it is, which column, why.
+
+    :func:`find_bad_lines` returns them; the reader raises with the same text:
+
+    >>> print(BadLine("a.csv", 7, "b (2 of 3)", "expected a number, got `abc`", "1,abc,x"))
+    bad CSV line: a.csv, line 7, column b (2 of 3): expected a number, got `abc`; raw line: `1,abc,x`
+    """
+
+    file: str
+    line: int
+    column: str | None
+    reason: str
+    raw: str
+
+    def __str__(self) -> str:
+        col = f", column {self.column}" if self.column else ""
+        raw = self.raw if len(self.raw) <= RAW_SHOWN else (
+            f"{self.raw[:RAW_SHOWN]}... ({len(self.raw):,} characters)")
+        return (f"bad CSV line: {self.file}, line {self.line}{col}: {self.reason}; "
+                f"raw line: `{raw}`")
+
+
+def _field_pattern(kind: str, required: bool) -> str:
+    # A text field already matches the empty string: a `?` on it would give the regex
+    # engine two ways to match each empty field, and a bad line exponential backtracking.
+    return _PATTERNS[kind] + ("" if required or kind == TEXT else "?")
+
+
+def _column_pattern(col: str, kinds: dict[str, str], required, classes=None) -> str:
+    """One column's pattern; a text label's is the list of its classes, bare or quoted."""
+    if classes and col in classes:
+        values = classes[col]
+        bare = [re.escape(v) for v in values]
+        quoted = ['"' + re.escape(v.replace('"', '""')) + '"' for v in values]
+        return "(?:" + "|".join(bare + quoted) + ")"
+    return _field_pattern(kinds[col], col in required)
+
+
+def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
+                classes: dict[str, list[str]] | None = None) -> str:
+    """The regular expression a valid row matches (``required``: columns never empty)."""
+    return ",".join(_column_pattern(c, kinds, required, classes) for c in columns)
+
+
+def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
+                      required: set[str] = frozenset(),
+                      classes: dict[str, list[str]] | None = None) -> tuple[str | None, str] | None:
+    """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
+
+    ``classes`` maps a text label to the values it may take.
+
+    >>> describe_bad_line('1,abc', ["a", "b"], {"a": NUMBER, "b": NUMBER})
+    ('b (2 of 2)', 'expected a number, got `abc`')
+    >>> describe_bad_line('1', ["a", "b"], {"a": NUMBER, "b": NUMBER})
+    (None, 'found 1 field(s), expected 2')
+    >>> describe_bad_line('1,cat', ["a", "y"], {"a": NUMBER, "y": TEXT}, {"y"}, {"y": ["dog"]})
+    ('y (2 of 2)', "`cat` is not one of the label's classes ['dog']")
+    """
+    pos, n = 0, len(columns)
+    for k, col in enumerate(columns):
+        where = f"{col} ({k + 1} of {n})"
+        pat = re.compile(_column_pattern(col, kinds, required, classes) + "(?=,|$)")
+        m = pat.match(raw, pos)
+        if not m:
+            return where, _field_reason(raw, pos, col, kinds, required, classes)
+        pos = m.end()
+        if k < n - 1:
+            if pos >= len(raw):
+                return None, f"found {k + 1} field(s), expected {n}"
+            pos += 1
+    if pos != len(raw):
+        extra = len(next(_csv.reader([raw[pos + 1:]])))
+        return None, f"found {n + extra} fields, expected {n}"
+    return None
+
+
+def _field_reason(raw: str, pos: int, col: str, kinds, required, classes) -> str:
+    """Why the field of ``col`` starting at ``pos`` does not match its pattern."""
+    field = raw[pos:].split(",", 1)[0]
+    if field.startswith('"') and raw.count('"', pos) % 2:
+        return "unterminated quote"
+    if classes and col in classes:
+        value = next(_csv.reader([raw[pos:]]), [""])[0] if raw[pos:] else ""
+        return ("the label is empty" if not value else
+                f"`{value}` is not one of the label's classes {classes[col]}")
+    if kinds[col] == TEXT:
+        return 'a quote inside a field must be doubled ("") and the field quoted'
+    if not field:
+        return "the label is empty" if col in required else "expected a number"
+    shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
+    return f"expected a number, got `{shown}`"
+
+
+def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> list[BadLine]:
+    """Every line of ``filepaths`` that the reader would reject (pure Python, before training).
+
+    The test is the reader's own: the same regular expression per row (in
+    time linear in each line's length). Blank lines are skipped, as the
+    reader skips them.
+    """
+    files, columns = check_files(filepaths)
+    kinds = kinds_for(stats, columns, files[0])
+    classes = label_classes(stats, label)
+    pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes))
+    bad = []
+    for path in files:
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, start=1):
+                line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
+                if number > 1 and not is_blank(line) and not pattern.fullmatch(line):
+                    column, reason = describe_bad_line(line, columns, kinds, {label} - {None},
+                                                       classes)
+                    bad.append(BadLine(path, number, column, reason, line))
+    return bad
+
+
+def warn_skipped(bad: list[BadLine]) -> None:
+    """Warn that ``bad`` lines are skipped, with a count per file and the first one."""
+    if bad:
+        per_file = Counter(b.file for b in bad)
+        detail = ", ".join(f"{os.path.basename(f)}: {n}" for f, n in sorted(per_file.items()))
+        warnings.warn(f"skipping {len(bad)} bad line(s) ({detail}); first: {bad[0]}",
+                      stacklevel=5)  # the caller of csv_reader_dataset

@@ -1,0 +1,111 @@
+"""The reader's options, checked once: a frozen dataclass whose ``__post_init__`` is the rulebook.
+
+:func:`datakit.readers.csv_files.reader.csv_reader_dataset` puts every argument
+but the file paths into one :class:`ReadOptions` (as Grain's ``ReadOptions``),
+so a bad value fails before any file is opened or any TensorFlow op is built,
+with a message that says how to fix the call.
+
+>>> from datakit.readers.csv_files.schema import ColumnStats, CsvStats, NUMBER
+>>> stats = CsvStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
+>>> ReadOptions(stats, "y", batch_size=64).batch_size
+64
+>>> ReadOptions(stats, "y", parse="fast")
+Traceback (most recent call last):
+    ...
+ValueError: parse='fast': use 'line' (classic), 'batch' (each reader parses chunks), 'vectorized' (batch, then parse) or 'chunk' (parsed chunks shuffled a chunk at a time).
+>>> ReadOptions(stats, "y", batch_size=2.5)
+Traceback (most recent call last):
+    ...
+TypeError: batch_size must be an int, got 2.5
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from datakit.core.arguments import check_count, check_shuffle_buffer, interleave_lengths
+from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
+from datakit.readers.csv_files.schema import CsvStats, label_classes
+
+__all__ = ["ReadOptions"]
+
+#: The counts: (smallest value, None allowed, AUTOTUNE allowed).
+_COUNTS = {"n_readers": (1, False, False), "batch_size": (1, False, False),
+           "repeat": (1, True, False), "shuffle_buffer_size": (0, True, False),
+           "n_read_threads": (1, True, False), "n_parse_threads": (1, True, True),
+           "prefetch": (0, True, True)}
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Everything :func:`csv_reader_dataset` takes besides the files, checked.
+
+    The fields are its arguments, with the same names and defaults; its
+    docstring says what each means.
+    """
+
+    stats: CsvStats
+    label: str
+    repeat: int | None = 1
+    n_readers: int = 5
+    n_read_threads: int | None = None
+    shuffle_buffer_size: int | None = 10_000
+    n_parse_threads: int | None = 5
+    batch_size: int = 32
+    seed: int | None = None
+    parse: str = "line"
+    label_scale: float = 1.0
+    on_bad_line: str = "raise"
+    prefetch: int | None = 1
+    trace: bool = False
+    output: str = "matrix"
+
+    def __post_init__(self):
+        self._check_label()
+        if self.output not in ("matrix", "dict"):
+            raise ValueError(f"output={self.output!r}: use 'matrix' (one float32 matrix) or "
+                             "'dict' (a tensor per column, for Keras preprocessing layers).")
+        for name, (low, none, auto) in _COUNTS.items():
+            check_count(name, getattr(self, name), low, none=none, autotune=auto)
+        interleave_lengths(self.n_readers, 1, self.n_read_threads,
+                           names=("n_readers", "n_read_threads"))
+        if self.parse not in PARSE_MODES:
+            names = [f"{k!r} ({m.about})" for k, m in PARSE_MODES.items()]
+            raise ValueError(f"parse={self.parse!r}: use {', '.join(names[:-1])} or "
+                             f"{names[-1]}.")
+        if self.trace and not self.mode.traced:
+            raise ValueError(f"trace=True traces rows; parse={self.parse!r} has no per-row "
+                             "stage: use parse='batch' to trace the same readers.")
+        if not self.label_scale > 0:
+            raise ValueError(f"label_scale={self.label_scale!r}: labels are divided by it, so "
+                             "pass a number > 0 (1 keeps them as they are).")
+        if self.on_bad_line not in ("raise", "skip"):
+            raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
+        if self.shuffle_buffer_size:
+            check_shuffle_buffer(self.shuffle_buffer_size, what="rows")
+
+    def _check_label(self):
+        if not isinstance(self.stats, CsvStats):
+            raise TypeError(f"stats must be the CsvStats that column_stats returns, got "
+                            f"{type(self.stats).__name__}.")
+        if self.label not in self.stats.columns:
+            raise ValueError(f"label={self.label!r} is not a column of the statistics; they "
+                             f"have {self.stats.columns}.")
+        if self.classes and self.label_scale != 1.0:
+            raise ValueError(f"label_scale={self.label_scale!r}: {self.label!r} is a text "
+                             "label (a class index); leave label_scale at 1.")
+
+    @property
+    def mode(self) -> ParseMode:
+        """The parse mode's entry in the registry."""
+        return PARSE_MODES[self.parse]
+
+    @property
+    def classes(self) -> dict[str, list[str]]:
+        """``{label: its classes}`` for a text label, else ``{}``."""
+        return label_classes(self.stats, self.label)
+
+    @property
+    def skip(self) -> bool:
+        """Whether bad lines are skipped (and counted) rather than raised."""
+        return self.on_bad_line == "skip"
