@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.fit_only:
         from benchmarks import fit_reader
-        fit_reader.update_results(Path(args.out), quick=args.quick, log=log)
+        fit_reader.update_results(Path(args.out), quick=args.quick, rounds=args.rounds, log=log)
         return 0
     if args.doctor_only:
         from benchmarks import tuning

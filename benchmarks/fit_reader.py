@@ -224,10 +224,10 @@ def _verdicts(out: dict) -> str:
     return "\n".join(L)
 
 
-def update_results(path: Path, *, quick: bool = False, log=print) -> None:
+def update_results(path: Path, *, quick: bool = False, rounds: int = 3, log=print) -> None:
     """Replace this file's section of ``path`` (up to the next section), keeping the rest."""
     old = path.read_text() if path.exists() else ""
-    text = report(run(1 if quick else 3, 100_000 if quick else ROWS, log=log))
+    text = report(run(1 if quick else rounds, 100_000 if quick else ROWS, log=log))
     head, sep, tail = old.partition("\n" + TITLE)
     rest = tail.split("\n## ", 1)[1] if sep and "\n## " in tail else ""
     path.write_text(head.rstrip("\n") + "\n" + text + ("\n## " + rest if rest else ""))
