@@ -276,3 +276,19 @@ def test_cache_needs_a_mode_that_parses_before_the_shuffle(tmp_path):
     with pytest.raises(NotADirectoryError, match="is a file"):
         dc.csv_reader_dataset(paths, stats=stats, label="a", parse="arrow",
                               cache=tmp_path / "afile")
+
+
+def test_an_iterator_checkpoint_resumes_the_epoch_in_another_process(housing, tmp_path):
+    """The parse is a stateless numpy_function, so the iterator can be saved mid-epoch."""
+    from pipelines import assert_same_elements
+
+    from datakit.readers import checkpoint as ck
+    parts, stats = housing
+    recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
+    kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse="arrow",
+                  batch_size=64, shuffle_buffer_size=500)
+    whole = [ck.to_numpy(x) for x in ck.build(recipe, kwargs)]
+    first, path = ck.save_midway(ck.build(recipe, kwargs), 7, tmp_path)
+    rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+    assert len(first) == 7 and len(rest) == len(whole) - 7
+    assert_same_elements(whole, first + rest, context=recipe)
