@@ -5,7 +5,9 @@ throughput run (default 131,072, after a ~10,000-row warm-up),
 ``--quick`` (a 100,000-row data set, 1 round: to check the harness),
 ``--no-video`` (skip the video benchmark that follows the CSV one),
 ``--no-doctor`` / ``--doctor-only`` (skip, or run only, the tuning table and
-the fit()-style reader comparison of ``benchmarks/tuning.py``).
+the fit()-style reader comparison of ``benchmarks/tuning.py``), ``--fit-only``
+(run only the fit()-style comparison with the parse floor, the binary cache and
+memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -65,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the tuning table and the fit()-style reader (benchmarks/tuning.py)")
     ap.add_argument("--doctor-only", action="store_true",
                     help="run only those, replacing their sections of --out")
+    ap.add_argument("--fit-only", action="store_true",
+                    help="run only benchmarks/fit_reader.py, replacing its section of --out")
     args = ap.parse_args(argv)
+    if args.fit_only:
+        from benchmarks import fit_reader
+        fit_reader.update_results(Path(args.out), quick=args.quick, rounds=args.rounds, log=log)
+        return 0
     if args.doctor_only:
         from benchmarks import tuning
         tuning.update_results(Path(args.out), quick=args.quick, log=log)
@@ -221,8 +229,8 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
     L.append("A producer `map` that takes 20 ms per element (a sleep: no core is held) and a "
              "consumer step of 20 ms, 100 elements, runtime optimizations off "
              "(`synthetic.serial`). Ideal = the larger of the two sides' measured total work "
-             "(from the timeline: a 20 ms sleep takes longer on a loaded machine); "
-             "efficiency = ideal / measured.\n")
+             "(from the timeline: a 20 ms "
+             "sleep takes longer on a loaded machine); efficiency = ideal / measured.\n")
     L.append("| variant | efficiency, median (min) | consumer waiting (mean fraction) |")
     L.append("|---|--:|--:|")
     for v in ("no_prefetch", "prefetch(1)", "prefetch(4)"):
@@ -235,8 +243,8 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
              "the 1M run; batch 32)\n")
     L.append("Row ids are numbered in file order. Measured with "
              "`datakit.see.mixing.mixing_stats` on the order the rows came out: mean "
-             "displacement (rows), Spearman rank correlation between input and output order "
-             "(1 = unshuffled, 0 = no trace of the order), and "
+             "displacement (rows), Spearman rank correlation "
+             "between input and output order (1 = unshuffled, 0 = no trace of the order), and "
              "distinct files per batch of 32. All TensorFlow readers use a 10,000-line buffer "
              "after interleaving 5 files.\n")
     L.append("| pipeline | mean displacement | rank correlation | files per batch |")

@@ -29,6 +29,20 @@ def kit_fast(paths, stats, batch_size, seed):
                                    seed=seed, parse="batch")
 
 
+def kit_chunk(paths, stats, batch_size, seed):
+    """The kit's reader with parse="chunk": parsed chunks shuffled a chunk at a time."""
+    from datakit.readers import csv_files as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="chunk")
+
+
+def kit_arrow(paths, stats, batch_size, seed, cache=None):
+    """The kit's reader with parse="arrow": pyarrow parses blocks, shuffled a block at a time."""
+    from datakit.readers import csv_files as kcsv
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+                                   seed=seed, parse="arrow", cache=cache)
+
+
 def kit_classic(paths, stats, batch_size, seed):
     """The classic per-line chain (map per line, then batch), as csv_reader_dataset builds it."""
     from datakit.readers import csv_files as kcsv
@@ -145,6 +159,23 @@ def floor_parse(paths, stats, batch_size, seed, rows=262_144):
     return tf.data.Dataset.from_tensor_slices(batches).map(parse).prefetch(1)
 
 
+def parse_floor(name: str, paths) -> float:
+    """Rows/s of pyarrow's or polars' own CSV reader on ``paths`` (all cores), best of 3."""
+    import time
+    if name == "pyarrow":
+        import pyarrow.csv as pacsv
+        read = lambda p: pacsv.read_csv(p).num_rows  # noqa: E731
+    else:
+        import polars as pl
+        read = lambda p: pl.read_csv(p).height  # noqa: E731
+    best = 0.0
+    for _ in range(3):
+        t = time.perf_counter()
+        rows = sum(read(p) for p in paths)
+        best = max(best, rows / (time.perf_counter() - t))
+    return best
+
+
 def floor_loop(paths, stats, batch_size, seed, rows=262_144):
     """A Python loop over ready batches (nothing to read or parse): the loop's own cost."""
     import tensorflow as tf
@@ -155,6 +186,8 @@ def floor_loop(paths, stats, batch_size, seed, rows=262_144):
 
 CONTENDERS = {
     "kit_fast": kit_fast,
+    "kit_chunk": kit_chunk,
+    "kit_arrow": kit_arrow,
     "kit_classic": kit_classic,
     "classic_plain": classic_plain,
     "make_csv_dataset": make_csv_dataset,

@@ -8,7 +8,8 @@ batch-then-parse chain with no bad-line bookkeeping; C-D the kit's earlier
 fast design (every line zipped with its line number and file); E-H the
 chunked design (each reader parses chunks of its file, rows are unbatched
 before the shuffle) with its knobs, and I a row as one tensor instead of an
-``(x, y)`` pair; P is pandas in memory + from_tensor_slices.
+``(x, y)`` pair; P is pandas in memory + from_tensor_slices; Q and R the kit's
+``parse="chunk"`` and ``parse="arrow"``.
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ def variants(paths, stats, B):
         "H chunked, 2 read threads": lambda: chunked(readers=2),
         "I chunked, 5 parse calls, one tensor per row (split after batch)": one_tensor,
         "P pandas in memory + from_tensor_slices": lambda: C.pandas_in_memory(paths, stats, B, 42),
+        "Q kit parse=chunk (chunks shuffled a chunk at a time)": lambda: C.kit_chunk(
+            paths, stats, B, 42),
+        "R kit parse=arrow (pyarrow blocks, shuffled a block at a time)": lambda: C.kit_arrow(
+            paths, stats, B, 42),
     }
 
 

@@ -13,9 +13,13 @@ readers). A new mode is one builder and one entry in :data:`PARSE_MODES`.
 - ``"chunk"``: the ``"batch"`` readers' chunks kept whole and shuffled a chunk
   at a time through a row buffer (:mod:`datakit.readers.csv_files.chunk_shuffle`),
   then ``rebatch``: no per-row dataset work, another order.
+- ``"arrow"``: pyarrow's C++ reader parses blocks of each file (one Python call
+  per block, :mod:`datakit.readers.csv_files.arrow`), shuffled as ``"chunk"``'s
+  chunks are, a block at a time: the same rows, another order; not on tf.data
+  service workers (they cannot run Python).
 
 >>> sorted(PARSE_MODES)
-['batch', 'chunk', 'line', 'vectorized']
+['arrow', 'batch', 'chunk', 'line', 'vectorized']
 >>> PARSE_MODES["chunk"].traced, PARSE_MODES["chunk"].decodes_chunks
 (False, True)
 """
@@ -49,6 +53,23 @@ class Plan:
     buffer: int
     #: Rows in one pass over the files (bad lines skipped left out).
     rows: int
+    #: ``{column: tensor} -> (features, label)``: ``preprocess`` after its decode, for a
+    #: mode that decodes its own way (``"arrow"``).
+    features: Callable | None = None
+    #: The files (sorted), their header, each column's kind, the files holding blank
+    #: lines, and the bad lines ``on_bad_line="skip"`` drops.
+    files: tuple = ()
+    columns: tuple = ()
+    kinds: dict | None = None
+    blank: frozenset = frozenset()
+    bad: tuple = ()
+    #: ``parsed -> parsed``: the ``cache=`` option, applied after the parse, before the shuffle.
+    cached: Callable = None  # type: ignore[assignment]  # None: as it is
+
+
+    def cache(self, parsed: tf.data.Dataset) -> tf.data.Dataset:
+        """``parsed`` through the ``cache=`` option (as it is without one)."""
+        return self.cached(parsed) if self.cached else parsed
 
 
 @dataclass(frozen=True)
@@ -61,6 +82,8 @@ class ParseMode:
     decodes_chunks: bool = False
     #: Whether ``trace=True`` can time its rows.
     traced: bool = True
+    #: Whether it parses before the shuffle, so ``cache=`` can keep parsed rows.
+    caches: bool = False
 
 
 def _interleave(files, reader, opts):
@@ -97,10 +120,15 @@ def _build_vectorized(files: tf.data.Dataset, plan: Plan, opts) -> tf.data.Datas
 
 
 def _build_chunk(files: tf.data.Dataset, plan: Plan, opts) -> tf.data.Dataset:
-    chunks = _interleave(files, plan.chunks_of, opts)
+    chunks = plan.cache(_interleave(files, plan.chunks_of, opts))
     if plan.buffer:
         chunks = shuffle_chunks(chunks, plan.buffer, seed=opts.seed)
     return chunks.rebatch(opts.batch_size)
+
+
+def _build_arrow(files: tf.data.Dataset, plan: Plan, opts) -> tf.data.Dataset:
+    from datakit.readers.csv_files import arrow  # pyarrow is imported for this mode only
+    return arrow.build(files, plan, opts)
 
 
 #: Every parse mode, by its ``parse=`` name.
@@ -109,5 +137,7 @@ PARSE_MODES = {
     "batch": ParseMode(_build_batch, "each reader parses chunks", decodes_chunks=True),
     "vectorized": ParseMode(_build_vectorized, "batch, then parse"),
     "chunk": ParseMode(_build_chunk, "parsed chunks shuffled a chunk at a time",
-                       decodes_chunks=True, traced=False),
+                       decodes_chunks=True, traced=False, caches=True),
+    "arrow": ParseMode(_build_arrow, "pyarrow parses blocks, shuffled a block at a time",
+                       traced=False, caches=True),
 }

@@ -12,7 +12,7 @@ with a message that says how to fix the call.
 >>> ReadOptions(stats, "y", parse="fast")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-ValueError: parse='fast': use 'line' (classic), 'batch' (each reader parses chunks), ...
+ValueError: parse='fast': use 'line' (classic), 'batch' (each reader ... or 'arrow' (pyarrow ...
 >>> ReadOptions(stats, "y", batch_size=2.5)
 Traceback (most recent call last):
     ...
@@ -21,6 +21,7 @@ TypeError: batch_size must be an int, got 2.5
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from datakit.core.arguments import check_count, check_shuffle_buffer, interleave_lengths
@@ -59,9 +60,11 @@ class ReadOptions:
     prefetch: int | None = 1
     trace: bool = False
     output: str = "matrix"
+    cache: str | os.PathLike | None = None
 
     def __post_init__(self):
         self._check_label()
+        self._check_cache()
         if self.output not in ("matrix", "dict"):
             raise ValueError(f"output={self.output!r}: use 'matrix' (one float32 matrix) or "
                              "'dict' (a tensor per column, for Keras preprocessing layers).")
@@ -83,6 +86,17 @@ class ReadOptions:
             raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
         if self.shuffle_buffer_size:
             check_shuffle_buffer(self.shuffle_buffer_size, what="rows")
+
+    def _check_cache(self):
+        if self.cache is None:
+            return
+        if isinstance(self.cache, bytes) or not isinstance(self.cache, (str, os.PathLike)):
+            raise TypeError(f"cache={self.cache!r}: pass a folder (str or pathlib.Path) for "
+                            "the cache files, or None.")
+        if self.parse in PARSE_MODES and not self.mode.caches:
+            raise ValueError(f"cache={str(self.cache)!r} keeps the parsed rows before the "
+                             f"shuffle; parse={self.parse!r} parses after it: use "
+                             "parse='arrow' or parse='chunk'.")
 
     def _check_label(self):
         if not isinstance(self.stats, CsvStats):

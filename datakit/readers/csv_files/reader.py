@@ -55,6 +55,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_shuffle_buffer
 from datakit.core.errors import DataError
+from datakit.readers.csv_files.cache import cache_prefix
 from datakit.readers.csv_files.decoding import checked_decoder, checked_lines, decoded_chunks
 from datakit.readers.csv_files.file_checks import check_files
 from datakit.readers.csv_files.grammar import find_bad_lines, row_pattern, warn_skipped
@@ -96,29 +97,22 @@ def _table(mapping: dict):
     return tf.lookup.StaticHashTable(init, default_value=-1)
 
 
-def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str]):
-    """``preprocess(lines, numbers, paths) -> (features, label)``: decode, check, scale, encode.
+def build_features(opts: ReadOptions, kinds: dict[str, str]):
+    """``features(fields) -> (features, label)``: scale, encode and look up decoded columns.
 
-    Works on one line or a batch of lines; ``numbers`` and ``paths`` locate
-    a bad line in the error (or, for a mode that decodes chunks, with
-    ``on_bad_line="skip"``, bad lines are dropped).
+    ``fields`` maps each kept column to its decoded tensor (numbers as float32,
+    missing ones already the mean; text as strings), one row or a batch. With
+    ``label=None`` (rows for prediction) it returns the features alone.
     """
     stats, label, classes, features = opts.stats, opts.label, opts.classes, opts.features
     nums = [c for c in features if kinds[c] == NUMBER]
     mean = tf.constant([stats[c].mean for c in nums], tf.float32)
     std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
-    defaults = [tf.constant([], tf.string if classes else tf.float32) if c == label else
-                tf.constant([stats[c].mean], tf.float32) if c in nums else
-                tf.constant([""]) for c in columns]
     tables = {c: (_lookup(list(stats[c].vocabulary), 1), len(stats[c].vocabulary) + 1)
               for c in features if kinds[c] == TEXT}
     label_table = _lookup(classes[label], 0) if classes else None
-    decode = checked_decoder(columns, kinds, {label} - {None}, defaults,
-                             skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
-                             ignored=set(columns) - set(stats.columns))
 
-    def preprocess(lines, numbers, paths):
-        fields = dict(zip(columns, decode(lines, numbers, paths), strict=True))
+    def to_features(fields):
         scaled = (tf.stack([fields[c] for c in nums], axis=-1) - mean) / std if nums else None
         if opts.output == "dict":
             x = {c: scaled[..., nums.index(c)] if c in nums else fields[c] for c in features}
@@ -130,6 +124,29 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
             return x
         y = label_table.lookup(fields[label]) if classes else fields[label] / opts.label_scale
         return x, y
+
+    return to_features
+
+
+def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str]):
+    """``preprocess(lines, numbers, paths) -> (features, label)``: decode, check, scale, encode.
+
+    Works on one line or a batch of lines; ``numbers`` and ``paths`` locate
+    a bad line in the error (or, for a mode that decodes chunks, with
+    ``on_bad_line="skip"``, bad lines are dropped).
+    """
+    stats, label, classes, features = opts.stats, opts.label, opts.classes, opts.features
+    nums = [c for c in features if kinds[c] == NUMBER]
+    defaults = [tf.constant([], tf.string if classes else tf.float32) if c == label else
+                tf.constant([stats[c].mean], tf.float32) if c in nums else
+                tf.constant([""]) for c in columns]
+    decode = checked_decoder(columns, kinds, {label} - {None}, defaults,
+                             skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
+                             ignored=set(columns) - set(stats.columns))
+    to_features = build_features(opts, kinds)
+
+    def preprocess(lines, numbers, paths):
+        return to_features(dict(zip(columns, decode(lines, numbers, paths), strict=True)))
 
     return preprocess
 
@@ -149,8 +166,8 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
                         column=empty[0])
     expect_bytes = _table({f: os.path.getsize(f) for f in files})
     expect_rows = _table(dict(counts))
+    bad = find_bad_lines(files, opts.stats, label=opts.label) if opts.skip else []
     if opts.skip:
-        bad = find_bad_lines(files, opts.stats, label=opts.label)
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
@@ -172,7 +189,19 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
                                            num_parallel_calls=opts.n_parse_threads),
         drop_bad=drop_bad,
         buffer=buffer and check_shuffle_buffer(buffer, rows * (opts.repeat or 1), what="rows"),
-        rows=rows)
+        rows=rows, features=build_features(opts, kinds), files=tuple(files),
+        columns=tuple(columns), kinds=kinds, blank=frozenset(blank), bad=tuple(bad),
+        cached=_cached(files, columns, opts))
+
+
+def _cached(files, columns, opts: ReadOptions):
+    """The ``cache=`` option: parsed rows cached under a name keyed by the files' contents."""
+    if opts.cache is None:
+        return None
+    prefix = cache_prefix(opts.cache, files, columns=columns, stats=opts.stats,
+                          label=opts.label, label_scale=opts.label_scale, output=opts.output,
+                          on_bad_line=opts.on_bad_line, parse=opts.parse)
+    return lambda parsed: parsed.cache(prefix).repeat(opts.repeat)
 
 
 def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
@@ -181,7 +210,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        stats: CsvStats, label: str | None, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
                        on_bad_line: str = "raise", prefetch: int | None = 1,
-                       trace: bool = False, output: str = "matrix"):
+                       trace: bool = False, output: str = "matrix", cache=None):
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     The dataset knows its length (``len(ds)``, from the files' line counts),
@@ -223,8 +252,13 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             time per reader); ``"vectorized"``, batch lines then parse each
             batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
             readers' chunks shuffled a chunk at a time
-            (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`): fastest, another
-            order.
+            (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), another order.
+            ``"arrow"``: pyarrow's C++ CSV reader parses blocks of each file (one
+            Python call per block, :mod:`datakit.readers.csv_files.arrow`), shuffled
+            through the same row buffer a block at a time: the same rows and
+            statistics, bad lines judged and located by the same rule, fastest; it
+            runs Python, so it cannot run on tf.data service workers (TensorFlow
+            fails there naming the op ``arrow.SERVICE_HINT``).
         label_scale: labels are divided by it (> 0).
         on_bad_line: ``"raise"``, or ``"skip"`` (drop bad lines, warn with a
             count per file).
@@ -235,6 +269,12 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             says what each column is); ``"dict"``, ``{column: tensor}`` with
             standardized numbers and the raw strings of text columns, for Keras
             preprocessing layers or ``keras.utils.FeatureSpace``.
+        cache: a folder (``parse="arrow"`` or ``"chunk"``): the first pass parses and
+            writes the parsed rows there (``Dataset.cache``, before the shuffle, so
+            every pass is still shuffled), later passes and epochs read them back.
+            The cache is named after the files' sha256 and the options that shape
+            the rows (:mod:`datakit.readers.csv_files.cache`): a changed file gets a
+            new cache, never a stale one; a pass cut short leaves none.
 
     Raises:
         TypeError: a count is not an int.
@@ -249,7 +289,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_read_threads=n_read_threads, shuffle_buffer_size=shuffle_buffer_size,
                        n_parse_threads=n_parse_threads, batch_size=batch_size, seed=seed,
                        parse=parse, label_scale=label_scale, on_bad_line=on_bad_line,
-                       prefetch=prefetch, trace=trace, output=output)
+                       prefetch=prefetch, trace=trace, output=output, cache=cache)
     counts: dict[str, int] = {}
     blank: set[str] = set()  # files holding a blank line: the one read of check_files tells
     files, columns = check_files(filepaths, counts=counts, blank=blank)
@@ -258,7 +298,8 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     names = tf.data.Dataset.from_tensor_slices(files)
     if plan.buffer:
         names = names.shuffle(len(files), seed=seed)  # what list_files(shuffle=True) does
-    dataset = opts.mode.build(names.repeat(repeat), plan, opts)
+    # With a cache, the files are read once and the cached rows repeated (Plan.cached).
+    dataset = opts.mode.build(names if plan.cached else names.repeat(repeat), plan, opts)
     if repeat is not None:
         batches = -(-plan.rows * repeat // batch_size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))

@@ -1,0 +1,255 @@
+"""CSV blocks parsed by pyarrow's C++ reader, handed to ``tf.data`` as whole column blocks.
+
+TensorFlow's ``decode_csv`` pays for every field of every row, and tops out
+well below pyarrow's CSV reader, which parses in C++ without holding the GIL
+(notebook 06b measures both). ``csv_reader_dataset(parse="arrow")`` reads each
+file in blocks of :data:`BLOCK_LINES` lines (byte ranges found by one scan of
+the file when the dataset is built), parses a block with one Python call
+(``tf.numpy_function``, declared stateless, so iterators can still be
+checkpointed), applies the reader's standardization and lookups to the whole
+block, and shuffles blocks through the same row buffer as ``parse="chunk"``
+(:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), a block at
+a time: the rows of every other mode, exactly once per epoch, in another order.
+Unshuffled (one reader), they come in file order, equal to ``parse="batch"``'s
+bit for bit (``tests/test_arrow.py``).
+
+A bad line is judged by the reader's own rule (its regular expression), not
+pyarrow's, so every mode agrees on what is bad and says it the same way:
+when pyarrow fails on a block, when a block holds fewer or more rows than
+lines (an unterminated quote swallows the lines after it), when a label is
+empty or not one of its classes, or when a line holds a quote or a tab
+(which pyarrow accepts in places the kit does not), the block's lines are
+checked with the rule and the first bad one is raised as a
+:class:`~datakit.readers.csv_files.grammar.BadLine` (an ``InvalidArgumentError``
+while iterating), with its file and line number.
+
+What it cannot do: the parse is a Python function, so a dataset using it
+cannot run on tf.data service workers (they run the dataset graph without a
+Python interpreter) and cannot be serialized into a graph for another process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import tensorflow as tf
+
+from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
+from datakit.readers.csv_files.decoding import LINES_PER_CHUNK
+from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
+from datakit.readers.csv_files.schema import NUMBER
+from datakit.readers.csv_files.shards import is_blank
+
+__all__ = ["BLOCK_LINES", "SERVICE_HINT", "plan_blocks", "BlockParser", "arrow_chunks", "build"]
+
+#: Lines parsed by one call, and the rows a block moves through the shuffle buffer at once
+#: (8 of ``parse="chunk"``'s chunks; about 0.6 MB of the benchmark's rows).
+BLOCK_LINES = 8 * LINES_PER_CHUNK
+#: The parse op's name: in TensorFlow's error on a tf.data service worker (which has no
+#: Python function to call), it says why.
+SERVICE_HINT = "arrow_parse_block_runs_python_so_not_on_tf_data_service_workers"
+#: Bytes after which the kit's rule checks each line, as pyarrow accepts them where it does not.
+_SUSPECT = (b'"', b"\t")
+
+
+def plan_blocks(path: str, block_lines: int = BLOCK_LINES) -> np.ndarray:
+    """``[start byte, end byte, first line number, lines]`` per block of ``path``'s data lines.
+
+    One scan of the file for its newlines (NumPy, a few ms per MB). Line 1 is
+    the header; block ``k`` starts at line ``2 + k * block_lines``.
+
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.csv")
+    >>> _ = open(p, "w").write("x\\n1\\n2\\n3\\n")
+    >>> plan_blocks(p, 2).tolist()
+    [[2, 6, 2, 2], [6, 8, 4, 1]]
+    """
+    if block_lines % LINES_PER_CHUNK and block_lines > LINES_PER_CHUNK:
+        raise ValueError(f"block_lines={block_lines}: pass a multiple of {LINES_PER_CHUNK}")
+    with open(path, "rb") as f:
+        data = f.read()
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1  # one past each newline
+    if len(data) and data[-1:] != b"\n":
+        ends = np.append(ends, len(data))  # a last line without a newline
+    starts = np.concatenate([[0], ends[:-1]])[1:]  # data lines: after the header
+    ends = ends[1:]
+    firsts = np.arange(0, len(starts), block_lines)
+    plan = [[starts[k], ends[min(k + block_lines, len(starts)) - 1], 2 + k,
+             min(block_lines, len(starts) - k)] for k in firsts]
+    return np.array(plan, np.int64).reshape(-1, 4)
+
+
+class BlockParser:
+    """The Python call that parses one block: ``(path, start, end, first, lines)`` -> columns.
+
+    Returns, for each of ``keep`` (numbers as float32, a missing number filled
+    with ``fill[c]``; text as bytes), one array of the block's rows, then the
+    rows per ``LINES_PER_CHUNK``-line chunk. ``sizes``: each file's byte size
+    when checked (a changed file is an error); ``skip``: line numbers to drop
+    per file; ``blank``: files that hold blank lines.
+    """
+
+    def __init__(self, header, kinds, keep, *, label, classes, fill, sizes, skip=None,
+                 blank=()):
+        self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
+        self.classes, self.fill, self.sizes = classes, fill, sizes
+        self.skip, self.blank = skip or {}, set(blank)
+        self.required = {label}
+        self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes))
+        self.read = pacsv.ReadOptions(column_names=self.header, use_threads=False,
+                                      block_size=1 << 26)
+        self.convert = pacsv.ConvertOptions(
+            column_types={c: pa.float32() if kinds[c] == NUMBER else pa.string() for c in keep},
+            include_columns=self.keep, null_values=[""], strings_can_be_null=False,
+            quoted_strings_can_be_null=False)
+        self.label_set = pa.array(classes[label]) if label in classes else None
+
+    def dtypes(self) -> list:
+        return [tf.float32 if self.kinds[c] == NUMBER else tf.string for c in self.keep]
+
+    def __call__(self, path, start, end, first, lines):
+        path = path.decode()
+        start, end, first, lines = int(start), int(end), int(first), int(lines)
+        data = self._read(path, start, end)
+        numbers = range(first, first + lines)
+        dropped = self.skip.get(path, ())
+        if path in self.blank or (dropped and any(n in dropped for n in numbers)):
+            raw = data.split(b"\n")[:lines]
+            kept = [not is_blank(r) and n not in dropped for r, n in zip(raw, numbers,
+                                                                            strict=True)]
+            data = b"\n".join(r for r, k in zip(raw, kept, strict=True) if k) + b"\n"
+        else:
+            kept = None
+        rows = lines if kept is None else sum(kept)
+        try:
+            table = pacsv.read_csv(pa.py_buffer(data), read_options=self.read,
+                                   convert_options=self.convert) if rows else None
+        except pa.ArrowInvalid as e:
+            self._locate(path, data, first, lines, kept, str(e))
+        if rows and (table.num_rows != rows or self._suspect(data) or self._bad_label(table)):
+            self._locate(path, data, first, lines, kept, "")
+        return [self._column(table, c, rows) for c in self.keep]
+
+    def _read(self, path, start, end):
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            f.seek(max(start - 1, 0))
+            data = f.read(end - start + (start > 0))
+        ok = size == self.sizes[path] and (start == 0 or data[:1] == b"\n")
+        if not ok or not (data.endswith(b"\n") or end == size):
+            raise ValueError(f"CSV file changed after it was checked: {path} now has {size} "
+                             f"bytes; when checked it had {self.sizes[path]}. Do not change "
+                             "files while reading them; build the dataset again.")
+        return data[1:] if start > 0 else data
+
+    def _suspect(self, data: bytes) -> bool:
+        """Whether a quote or tab makes a line pyarrow read possibly one the rule rejects."""
+        if not any(s in data for s in _SUSPECT):
+            return False
+        return any(any(s in r for s in _SUSPECT) and not self.rule.fullmatch(
+            r.rstrip(b"\r").decode("utf-8", "replace")) for r in data.split(b"\n") if r)
+
+    def _bad_label(self, table) -> bool:
+        y = table.column(self.label)
+        if y.null_count:
+            return True
+        return self.label_set is not None and not pc.all(pc.is_in(y, self.label_set)).as_py()
+
+    def _column(self, table, c, rows):
+        if self.kinds[c] == NUMBER:
+            if not rows:
+                return np.zeros(0, np.float32)
+            col = table.column(c)
+            if col.null_count:
+                col = col.fill_null(pa.scalar(self.fill[c], pa.float32()))
+            return col.to_numpy().astype(np.float32, copy=False)
+        if not rows:
+            return np.zeros(0, object)
+        return table.column(c).to_numpy(zero_copy_only=False).astype(object)
+
+    def _locate(self, path, data, first, lines, kept, why):
+        """Raise the first bad line of the block, by the reader's rule."""
+        text = data.split(b"\n")
+        numbers = range(first, first + lines)
+        if kept is not None:
+            numbers = [n for n, k in zip(numbers, kept, strict=True) if k]
+        for n, r in zip(numbers, text, strict=False):
+            line = r.rstrip(b"\r").decode("utf-8", "replace")
+            if is_blank(line) or self.rule.fullmatch(line):
+                continue
+            column, reason = describe_bad_line(line, self.header, self.kinds, self.required,
+                                               self.classes) or (None, "bad line")
+            raise ValueError(str(BadLine(path, n, column, reason, line)))
+        raise ValueError(f"{path}, lines {first}-{first + lines - 1}: pyarrow could not read "
+                         f"this block ({why or 'rows and lines disagree'}) though every line "
+                         "follows the kit's rule; read it with parse='chunk'.")
+
+
+def arrow_chunks(path, plan, parser: BlockParser, to_element, *, num_parallel_calls=None):
+    """The parsed blocks of one file, one ``parser`` call each, as ``to_element`` shapes them.
+
+    ``plan``: ``(starts, ends, firsts, lines)`` tensors of this file's blocks
+    (:func:`plan_blocks`); ``to_element(fields)`` turns ``{column: tensor}``
+    of a block into the reader's element (standardized, looked up).
+    """
+    dtypes = parser.dtypes()
+
+    def parse(start, end, first, lines):
+        out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
+                                stateful=False, name=SERVICE_HINT)
+        for t in out:
+            t.set_shape([None])
+        return to_element(dict(zip(parser.keep, out, strict=True)))
+
+    blocks = tf.data.Dataset.from_tensor_slices(plan)
+    return blocks.map(parse, num_parallel_calls=num_parallel_calls)
+
+
+def _file_plans(files: list[str]):
+    """``path -> (starts, ends, firsts, lines)`` of its blocks, as a function of a path tensor."""
+    plans = [plan_blocks(f) for f in files]
+    table = tf.ragged.constant([p.tolist() for p in plans], dtype=tf.int64, ragged_rank=1,
+                               inner_shape=(4,))
+    index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant(files), tf.range(len(files), dtype=tf.int64)), default_value=-1)
+
+    def plan_of(path):
+        p = table[index.lookup(path)]
+        return p[:, 0], p[:, 1], p[:, 2], p[:, 3]
+
+    return plan_of
+
+
+def build(names: tf.data.Dataset, plan, opts) -> tf.data.Dataset:
+    """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
+
+    The reader's registry calls it with the (shuffled, repeated) file names,
+    the reader's plan for these files and its options.
+    """
+    stats, label = opts.stats, opts.label
+    fill = {c: np.float32(stats[c].mean) for c in stats.columns
+            if c != label and plan.kinds[c] == NUMBER}
+    skip: dict[str, set[int]] = {}
+    for b in plan.bad:
+        skip.setdefault(b.file, set()).add(b.line)
+    parser = BlockParser(plan.columns, plan.kinds, stats.columns, label=label,
+                         classes=opts.classes, fill=fill,
+                         sizes={f: os.path.getsize(f) for f in plan.files}, skip=skip,
+                         blank=plan.blank)
+    plan_of = _file_plans(list(plan.files))
+
+    def blocks_of(path):
+        return arrow_chunks(path, plan_of(path), parser, plan.features,
+                            num_parallel_calls=opts.n_parse_threads)
+
+    chunks = names.interleave(blocks_of, cycle_length=opts.n_readers, block_length=1,
+                              num_parallel_calls=opts.n_read_threads)
+    chunks = plan.cache(chunks)
+    if plan.buffer:
+        chunks = shuffle_chunks(chunks, plan.buffer, seed=opts.seed)
+    return chunks.rebatch(opts.batch_size)

@@ -1,0 +1,375 @@
+"""Parquet shards, the format tables are converted to: write them, check them, read them.
+
+- :func:`write_parquet_shards` writes a table (a DataFrame, a dict of
+  columns, a pyarrow Table, or CSV files) into N Parquet files, committed as
+  one set with the kit's manifest (rows, bytes, sha256 per file), so a reader
+  sees the old set or the new one, never a mix.
+- :func:`check_parquet_files` checks files up front, naming the file: missing,
+  empty, not Parquet, a schema that differs from the first file's, a
+  disagreement with the manifest.
+- :func:`parquet_dataset` reads them into ``tf.data`` a row group at a time
+  (one Python call per row group: pyarrow decodes in C++ without the GIL),
+  shuffles as the CSV reader's ``parse="chunk"`` does
+  (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), every row
+  once per epoch, and batches.
+- :func:`column_stats` gives the CSV statistics
+  (:class:`~datakit.readers.csv_files.schema.CsvStats`) of Parquet files, a
+  row group at a time, equal to pandas'.
+
+(tensorflow-io's Parquet reader has no build for TensorFlow 2.21.) A
+dataset built here runs a Python function, so it cannot run on tf.data
+service workers.
+
+>>> import tempfile
+>>> d = tempfile.mkdtemp()
+>>> paths = write_parquet_shards({"x": [1.0, 2.0, None, 4.0], "y": [1, 2, 3, 4]}, d, num_shards=2)
+>>> [os.path.basename(p) for p in paths]
+['part_00.parquet', 'part_01.parquet']
+>>> ds = parquet_dataset(paths, batch_size=4, shuffle_buffer_size=None)
+>>> batch = next(iter(ds))
+>>> batch["x"].numpy().tolist(), batch["y"].numpy().tolist()
+([1.0, 2.0, nan, 4.0], [1, 2, 3, 4])
+>>> column_stats(paths)["x"].mean
+2.3333333333333335
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import tensorflow as tf
+
+from datakit.core import manifest
+from datakit.core.arguments import check_count
+from datakit.core.atomic import temporary_path
+from datakit.core.errors import DataError
+from datakit.core.paths import resolve_files
+from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
+from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
+
+__all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_dataset",
+           "column_stats"]
+
+#: Rows per row group written by :func:`write_parquet_shards` (one read call each).
+ROW_GROUP_ROWS = 16_384
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+def _as_table(table_or_csvs) -> pa.Table:
+    if isinstance(table_or_csvs, pa.Table):
+        return table_or_csvs
+    if isinstance(table_or_csvs, dict):
+        return pa.table(table_or_csvs)
+    import pandas as pd
+    if isinstance(table_or_csvs, pd.DataFrame):
+        return pa.Table.from_pandas(table_or_csvs, preserve_index=False)
+    if isinstance(table_or_csvs, (str, os.PathLike, list, tuple)):
+        import pyarrow.csv as pacsv
+
+        from datakit.readers.csv_files.shards import check_files
+        files, _ = check_files(table_or_csvs)
+        convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
+        tables = []
+        for f in files:
+            try:
+                tables.append(pacsv.read_csv(f, convert_options=convert))
+            except pa.ArrowInvalid as e:
+                raise DataError(f, f"pyarrow cannot read it: {e}; find the bad lines with "
+                                "datakit.readers.csv_files.find_bad_lines") from None
+        return pa.concat_tables(tables, promote_options="default")
+    raise TypeError(f"Cannot write a {type(table_or_csvs).__name__}: pass a DataFrame, a dict "
+                    "of columns, a pyarrow Table, or CSV paths.")
+
+
+def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: int,
+                         prefix: str = "part", row_group_rows: int = ROW_GROUP_ROWS) -> list[str]:
+    """Write the rows of a table into ``num_shards`` Parquet files, committed as one set.
+
+    Rows are split evenly, in order; each file is written under a temporary
+    name, then the set is switched in one atomic write of
+    ``directory/manifest.json`` (rows, bytes and sha256 per file). Returns
+    the paths, in order.
+
+    Args:
+        table_or_csvs: a pandas DataFrame, a dict of columns, a pyarrow Table,
+            or CSV paths / patterns (checked with the CSV reader's checks first).
+        num_shards: files to write (>= 1).
+        prefix: file names are ``{prefix}_00.parquet``, ...
+        row_group_rows: rows per row group, the unit :func:`parquet_dataset` reads.
+    """
+    check_count("num_shards", num_shards)
+    check_count("row_group_rows", row_group_rows)
+    table = _as_table(table_or_csvs)
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    staged, counts = {}, {}
+    bounds = np.linspace(0, table.num_rows, num_shards + 1).round().astype(int)
+    try:
+        for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+            name = f"{prefix}_{k:02d}.parquet"
+            staged[name] = tmp = temporary_path(folder / name)
+            pq.write_table(table.slice(lo, hi - lo), tmp, row_group_size=row_group_rows)
+            counts[name] = int(hi - lo)
+        names = manifest.write_set(folder, prefix, staged, counts, kind="parquet", unit="rows",
+                                   pattern=f"{prefix}_[0-9][0-9]*.parquet")
+    finally:  # on success they were renamed; on failure nothing of them stays
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+    return [str(folder / n) for n in names]
+
+
+# -- checking ------------------------------------------------------------------------
+
+
+def check_parquet_files(filepaths) -> tuple[list[str], pa.Schema]:
+    """Resolve paths and patterns; return ``(sorted files, the shared schema)``.
+
+    Raises, naming the file: a missing file or a pattern matching nothing
+    (``FileNotFoundError``), an empty file, a file that is not Parquet, a
+    schema that differs from the first file's (the differing column named),
+    a file that disagrees with its folder's ``manifest.json`` (rows, bytes,
+    sha256), and files that hold no row at all (:class:`DataError`).
+    """
+    files = resolve_files(filepaths)
+    schema, first, total, kept = None, None, 0, []
+    manifests: dict[Path, dict | None] = {}
+    for path in files:
+        folder, name = Path(path).parent, Path(path).name
+        if folder not in manifests:
+            manifests[folder] = manifest.read_manifest(folder)
+        if name in manifest.ignored_names(manifests[folder]):
+            continue  # a killed writer's file: not part of any set
+        if os.path.getsize(path) == 0:
+            raise DataError(path, "the file is empty; write it again (write_parquet_shards)")
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except (pa.ArrowInvalid, OSError) as e:
+            raise DataError(path, f"not a Parquet file ({e}); pass Parquet files, or read CSV "
+                            "with csv_reader_dataset") from None
+        file_schema = meta.schema.to_arrow_schema()
+        if schema is None:
+            schema, first = file_schema, path
+        elif not file_schema.equals(schema):
+            raise DataError(path, f"its schema differs from {first}'s: "
+                            f"{_difference(schema, file_schema)}; all files must have the same "
+                            "columns and types")
+        if manifest.set_of_file(manifests[folder], name) is not None:
+            manifest.check(folder, files=[name], counts={name: meta.num_rows},
+                           man=manifests[folder])
+        total += meta.num_rows
+        kept.append(path)
+    if not kept:
+        raise FileNotFoundError(f"{filepaths!r}: only files left over by an interrupted writer "
+                                "match; write the set again")
+    if total == 0:
+        raise DataError(kept[0], "no file holds a row: there is nothing to read")
+    return sorted(kept), schema
+
+
+def _difference(a: pa.Schema, b: pa.Schema) -> str:
+    for name in dict.fromkeys(a.names + b.names):
+        ta = a.field(name).type if name in a.names else None
+        tb = b.field(name).type if name in b.names else None
+        if ta != tb:
+            return f"column {name!r} is {tb or 'missing'} here, {ta or 'missing'} there"
+    return f"columns in another order: {b.names} vs {a.names}"
+
+
+def _kind(field: pa.Field, path: str) -> str:
+    t = field.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+        return NUMBER
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return TEXT
+    raise DataError(path, f"column {field.name!r} has type {t}; the kit reads numbers and "
+                    "strings: cast it (or leave it out with columns=...)")
+
+
+def _dtype(field: pa.Field) -> tf.DType:
+    t = field.type
+    if pa.types.is_floating(t):
+        return tf.float32
+    if pa.types.is_boolean(t):
+        return tf.bool
+    return tf.int64 if pa.types.is_integer(t) else tf.string
+
+
+def _chosen(columns, schema: pa.Schema, path: str) -> list[str]:
+    if columns is None:
+        return list(schema.names)
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns={columns!r}: pass a list of column names.")
+    unknown = [c for c in columns if c not in schema.names]
+    if unknown or not columns or len(set(columns)) != len(columns):
+        raise ValueError(f"columns={list(columns)!r}: " + (
+            f"{unknown} not in {path}" if unknown else "pass each name once")
+            + f"; its columns are {schema.names}.")
+    return list(columns)
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def _row_group_reader(columns: list[str], dtypes: list[tf.DType]):
+    def read(path, group):
+        path = path.decode()
+        try:
+            table = pq.ParquetFile(path).read_row_group(int(group), columns=columns)
+        except (pa.ArrowException, OSError) as e:
+            raise ValueError(f"{path}, row group {int(group)}: cannot be read ({e}); the file "
+                             "is damaged: write it again") from None
+        out = []
+        for c, dtype in zip(columns, dtypes, strict=True):
+            col = table.column(c)
+            if dtype == tf.string:
+                out.append(col.fill_null("").to_numpy(zero_copy_only=False).astype(object))
+            elif dtype == tf.int64 and col.null_count:
+                raise ValueError(f"{path}, row group {int(group)}, column {c}: "
+                                 f"{col.null_count} missing value(s) in an integer column; "
+                                 "fill them, or store the column as float")
+            else:
+                out.append(col.to_numpy().astype(dtype.as_numpy_dtype, copy=False))
+        return out
+    return read
+
+
+def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
+                    shuffle_buffer_size: int | None = 10_000, seed: int | None = None,
+                    repeat: int | None = 1, n_readers: int = 5, num_parallel_calls=None,
+                    prefetch: int | None = 1) -> tf.data.Dataset:
+    """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
+
+    Floats become float32, integers int64, booleans bool, strings tf.string
+    (a missing string is ``""``, a missing float ``nan``; a missing integer
+    is an error naming the file, row group and column). ``label``: elements
+    become ``(features without it, label)``. The dataset knows its length.
+
+    Args:
+        columns: the columns to read (default: all), in that order.
+        shuffle_buffer_size: rows in the buffer (``None`` or 0: no shuffle, files
+            in sorted order, row groups interleaved); files are shuffled too, with ``seed``.
+        repeat: passes over the files (``None``: forever).
+        n_readers: files read at once (``interleave``'s ``cycle_length``; 1 and no
+            shuffle: the rows in file order).
+        num_parallel_calls: row groups decoded at once per file.
+    """
+    files, schema = check_parquet_files(filepaths)
+    keep = _chosen(columns, schema, files[0])
+    for c in keep:
+        _kind(schema.field(c), files[0])
+    if label is not None and label not in keep:
+        raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
+    for name, v, low in (("batch_size", batch_size, 1), ("n_readers", n_readers, 1)):
+        check_count(name, v, low)
+    check_count("repeat", repeat, 1, none=True)
+    check_count("shuffle_buffer_size", shuffle_buffer_size, 0, none=True)
+    check_count("prefetch", prefetch, 0, none=True, autotune=True)
+    dtypes = [_dtype(schema.field(c)) for c in keep]
+    groups = {f: pq.ParquetFile(f).metadata.num_row_groups for f in files}
+    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    read = _row_group_reader(keep, dtypes)
+    index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
+
+    def row_groups(path):
+        def load(group):
+            out = tf.numpy_function(read, [path, group], dtypes, stateful=False,
+                                    name="parquet_row_group")
+            for t in out:
+                t.set_shape([None])
+            named = dict(zip(keep, out, strict=True))
+            return (named, named.pop(label)) if label is not None else named
+        groups_of = tf.data.Dataset.range(index.lookup(path))
+        return groups_of.map(load, num_parallel_calls=num_parallel_calls)
+
+    shuffle = bool(shuffle_buffer_size)
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed)
+    dataset = dataset.repeat(repeat).interleave(row_groups, cycle_length=n_readers,
+                                                block_length=1)
+    if shuffle:
+        buffer = min(shuffle_buffer_size, max(1, total * (repeat or 1)))
+        dataset = shuffle_chunks(dataset, buffer, seed=seed)
+    dataset = dataset.rebatch(batch_size)
+    if repeat is not None:
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+            -(-total * repeat // batch_size)))
+    return dataset.prefetch(prefetch) if prefetch else dataset
+
+
+# -- statistics ------------------------------------------------------------------------
+
+
+def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> CsvStats:
+    """Per-column statistics of Parquet files, a row group at a time, as the CSV pass gives.
+
+    Numbers (``nan``, ``inf`` and nulls count as missing): count, missing,
+    mean, std (ddof=0), min, max, combined row group by row group in float64
+    (Chan's formula). Strings: vocabulary with counts (most frequent first,
+    ties by value; at most ``max_vocabulary``, the rest counted as
+    ``unknown``); an empty or null string counts as missing.
+    """
+    files, schema = check_parquet_files(filepaths)
+    keep = _chosen(columns, schema, files[0])
+    kinds = {c: _kind(schema.field(c), files[0]) for c in keep}
+    if max_vocabulary is not None:
+        check_count("max_vocabulary", max_vocabulary)
+    moments = {c: (0, 0.0, 0.0) for c in keep if kinds[c] == NUMBER}
+    acc = {c: ColumnStats(c, kinds[c]) for c in keep}
+    vocab = {c: Counter() for c in keep if kinds[c] == TEXT}
+    rows = 0
+    for path in files:
+        f = pq.ParquetFile(path)
+        for g in range(f.metadata.num_row_groups):
+            table = f.read_row_group(g, columns=keep)
+            rows += table.num_rows
+            for c in keep:
+                _accumulate(acc[c], table.column(c), moments, vocab)
+    for c in keep:
+        s = acc[c]
+        if kinds[c] == NUMBER:
+            n, mean, m2 = moments[c]
+            s.count = n
+            s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
+        else:
+            s.missing += vocab[c].pop("", 0)
+            s.count = sum(vocab[c].values())
+            ranked = sorted(vocab[c].items(), key=lambda kv: (-kv[1], kv[0]))
+            kept = ranked if max_vocabulary is None else ranked[:max_vocabulary]
+            s.vocabulary, s.unknown = dict(kept), sum(n for _, n in ranked[len(kept):])
+    return CsvStats(keep, acc, files, rows, list(keep))
+
+
+def _accumulate(s: ColumnStats, col: pa.ChunkedArray, moments: dict, vocab: dict) -> None:
+    if s.kind == TEXT:
+        s.missing += col.null_count
+        counts = pc.value_counts(col.drop_null())
+        vocab[s.name].update(dict(zip(counts.field("values").to_pylist(),
+                                      counts.field("counts").to_pylist(), strict=True)))
+        return
+    v = col.drop_null().to_numpy().astype(np.float64)
+    finite = v[np.isfinite(v)]
+    s.missing += len(col) - len(finite)
+    if len(finite):
+        part = (len(finite), finite.mean(), ((finite - finite.mean()) ** 2).sum())
+        moments[s.name] = _combine(moments[s.name], part)
+        lo, hi = float(finite.min()), float(finite.max())
+        s.min = lo if s.min is None else min(s.min, lo)
+        s.max = hi if s.max is None else max(s.max, hi)
+
+
+def _combine(a, b):
+    """Chan et al.: merge (count, mean, sum of squared deviations) of two parts."""
+    (na, ma, qa), (nb, mb, qb) = a, b
+    n = na + nb
+    delta = mb - ma
+    return n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n
