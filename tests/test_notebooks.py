@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 MACHINE_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/|site-packages/)")
+TRACEBACK_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/)")
 TF_STARTUP_LOG = re.compile(r"oneDNN|cpu_feature_guard|absl::|^[IWE]0000", re.M)
 
 
@@ -41,6 +42,9 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
             if "AutoGraph could not transform" in text:
                 found.append(f"cell {i}: AutoGraph warning stored (two lambdas on one line? "
                              "use named functions)")
+            if out.output_type == "error" and TRACEBACK_PATH.search("\n".join(out.traceback)):
+                found.append(f"cell {i}: another checkout's path in a traceback "
+                             "(re-run with tests/run_notebooks.py, which strips them)")
             blob = text + str(out.get("data", {}).get("text/plain", ""))
             if MACHINE_PATH.search(blob) and "nbval-ignore-output" not in tags:
                 found.append(f"cell {i}: machine-specific path in a stored output")
@@ -125,6 +129,18 @@ def test_checker_accepts_a_good_notebook():
      "AutoGraph"),
     (_nb(_cell(1, [new_output("stream", name="stdout", text="saved to /tmp/x/y.csv")])),
      "machine-specific path"),
+    (_nb(_cell(1, [new_output("error", ename="E", evalue="e", traceback=["File /work/a/b.py:1"])],
+               ["raises-exception"])),
+     "path in a traceback"),
 ])
 def test_checker_catches(nb, expected):
     assert any(expected in p for p in problems(nb)), problems(nb)
+
+
+def test_run_notebooks_strips_site_packages_from_tracebacks():
+    from run_notebooks import clean
+    err = new_output("error", ename="E", evalue="e",
+                     traceback=["File \x1b[32m/work/wt/x/.venv/lib/python3.11/site-packages/tf/a.py:1"])
+    nb = _nb(_cell(1, [err], ["raises-exception"]))
+    clean(nb)
+    assert nb.cells[1].outputs[0].traceback == ["File \x1b[32m<site-packages>/tf/a.py:1"]
