@@ -20,7 +20,6 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-
 # Where this checkout's Python lives, and where the checkout is, in a traceback:
 # "/work/x/.venv/lib/python3.11/site-packages/tensorflow/..." and "/work/x/datakit/...".
 SITE_PACKAGES = re.compile(r"(?:/[^\s/\x1b:]+)+/site-packages/")
@@ -52,7 +51,8 @@ def clean(nb: nbformat.NotebookNode) -> None:
 
 def run(path: Path, timeout: int = 900) -> float:
     nb = nbformat.read(path, as_version=4)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=timeout, kernel_name="python3",

@@ -28,14 +28,17 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
     if any(n is None for n in counts):
         found.append(f"{counts.count(None)} code cell(s) stored unexecuted")
     elif counts != list(range(1, len(counts) + 1)):
-        found.append(f"execution counts {counts} are not 1..{len(counts)}: re-run from a fresh kernel")
-    if not nb.cells or nb.cells[0].cell_type != "markdown" or not nb.cells[0].source.startswith("# "):
+        found.append(f"execution counts {counts} are not 1..{len(counts)}: "
+                     "re-run from a fresh kernel")
+    first = nb.cells[0] if nb.cells else None
+    if first is None or first.cell_type != "markdown" or not first.source.startswith("# "):
         found.append("the first cell must be a markdown H1 title")
     for i, cell in code:
         tags = set(cell.metadata.get("tags", []))
         for out in cell.outputs:
             if out.output_type == "error" and "raises-exception" not in tags:
-                found.append(f"cell {i}: error output ({out.ename}) without the raises-exception tag")
+                found.append(f"cell {i}: error output ({out.ename}) "
+                             "without the raises-exception tag")
             text = out.get("text", "") if out.output_type == "stream" else ""
             if out.output_type == "stream" and out.name == "stderr" and TF_STARTUP_LOG.search(text):
                 found.append(f"cell {i}: TensorFlow start-up log stored (import datakit first)")
@@ -92,7 +95,8 @@ def test_no_two_notebooks_write_the_same_generated_folder():
 
 def test_generated_folders_are_found_in_every_spelling():
     nb = _nb(new_code_cell('a = GENERATED / "one"\nb = DATA_DIR / "generated" / "two"\n'
-                           'c = data_path("generated", "three")\nd = Path("../data/generated/four")'))
+                           'c = data_path("generated", "three")\n'
+                           'd = Path("../data/generated/four")'))
     assert generated_folders(nb) == {"one", "two", "three", "four"}
 
 
@@ -125,7 +129,8 @@ def test_checker_accepts_a_good_notebook():
     (_nb(_cell(1, tags=["raises-exception"])), "stores no error"),
     (_nb(_cell(1, [new_output("stream", name="stderr", text="I0000 00:00 cpu_feature_guard")])),
      "start-up log"),
-    (_nb(_cell(1, [new_output("stream", name="stdout", text="WARNING: AutoGraph could not transform <f>")])),
+    (_nb(_cell(1, [new_output("stream", name="stdout",
+                              text="WARNING: AutoGraph could not transform <f>")])),
      "AutoGraph"),
     (_nb(_cell(1, [new_output("stream", name="stdout", text="saved to /tmp/x/y.csv")])),
      "machine-specific path"),
@@ -139,8 +144,8 @@ def test_checker_catches(nb, expected):
 
 def test_run_notebooks_strips_site_packages_from_tracebacks():
     from run_notebooks import clean
-    err = new_output("error", ename="E", evalue="e",
-                     traceback=["File \x1b[32m/work/wt/x/.venv/lib/python3.11/site-packages/tf/a.py:1"])
+    where = "/work/wt/x/.venv/lib/python3.11/site-packages/tf/a.py:1"
+    err = new_output("error", ename="E", evalue="e", traceback=[f"File \x1b[32m{where}"])
     nb = _nb(_cell(1, [err], ["raises-exception"]))
     clean(nb)
     assert nb.cells[1].outputs[0].traceback == ["File \x1b[32m<site-packages>/tf/a.py:1"]
