@@ -18,11 +18,11 @@ adds on its own, so a timeline shows only the pipeline you wrote.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
+from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
 
 from datakit.core.arguments import check_count, interleave_lengths
 from datakit.perf.timeline import stamp_around, trace_record
@@ -31,9 +31,17 @@ __all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
 
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
-    """A graph op that sleeps ``seconds`` (``py_function`` + ``time.sleep``: no busy core)."""
+    """A graph op that sleeps ``seconds`` inside TensorFlow's runtime and returns them.
+
+    It is tf.data's own testing ``sleep`` transformation (``SleepDataset``) on a
+    one-element dataset, read with ``get_single_element``: reading the element
+    and then the end each sleep, so each sleeps half of ``seconds``. Unlike a
+    ``py_function`` around ``time.sleep``, it takes no Python lock, so a sleep
+    lasts what it should on a busy machine and parallel sleeps overlap.
+    """
     seconds = tf.cast(seconds, tf.float64)
-    return tf.py_function(lambda s: time.sleep(float(s)) or s, [seconds], tf.float64)
+    half = tf.cast(tf.round(seconds * 500_000), tf.int64)  # microseconds, twice
+    return tf.data.Dataset.from_tensors(seconds).apply(testing.sleep(half)).get_single_element()
 
 
 def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
@@ -91,7 +99,8 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
 
         def read(t_open, r):
             row_id = f * rows_per_file + r
-            out, t_read = stamp_around(lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
+            out, t_read = stamp_around(
+                lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))
             row_id = tf.cast(out, tf.int64)
             record = tf.concat([tf.cast(row_id, tf.float64)[None], t_open, t_read], 0)
             return row_id, trace_record(["open", "read"], record)
