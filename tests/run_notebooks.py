@@ -12,6 +12,7 @@ nbval needs both. A cell that raises stops the run unless it is tagged
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,8 +20,23 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# Where this checkout's Python lives, and where the checkout is, in a traceback:
+# "/work/x/.venv/lib/python3.11/site-packages/tensorflow/..." and "/work/x/datakit/...".
+SITE_PACKAGES = re.compile(r"(?:/[^\s/\x1b:]+)+/site-packages/")
+CHECKOUT = re.compile(r"(?:/[^\s/\x1b:]+)+/(?=datakit/)")
+TEMPORARY = [(re.compile(r"/tmp/ipykernel_\d+/\d+\.py"), "<notebook cell>"),
+             (re.compile(r"/tmp/__autograph_generated_file\w+\.py"), "<autograph file>")]
+
+
+def _strip_paths(line: str) -> str:
+    line = CHECKOUT.sub("", SITE_PACKAGES.sub("<site-packages>/", line))
+    for pattern, name in TEMPORARY:
+        line = pattern.sub(name, line)
+    return line
+
 
 def clean(nb: nbformat.NotebookNode) -> None:
+    """Strip volatile metadata, and this machine's paths from the tracebacks of error outputs."""
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("execution", None)
     for cell in nb.cells:
@@ -28,6 +44,9 @@ def clean(nb: nbformat.NotebookNode) -> None:
         cell.metadata.pop("ExecuteTime", None)
         if cell.metadata.get("tags") == []:
             del cell.metadata["tags"]
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                out.traceback = [_strip_paths(line) for line in out.traceback]
 
 
 def run(path: Path, timeout: int = 900) -> float:

@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 MACHINE_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/|site-packages/)")
+TRACEBACK_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/)")
 TF_STARTUP_LOG = re.compile(r"oneDNN|cpu_feature_guard|absl::|^[IWE]0000", re.M)
 
 
@@ -27,8 +28,8 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
     if any(n is None for n in counts):
         found.append(f"{counts.count(None)} code cell(s) stored unexecuted")
     elif counts != list(range(1, len(counts) + 1)):
-        found.append(f"execution counts {counts} are not 1..{len(counts)}: re-run from a "
-                     "fresh kernel")
+        found.append(f"execution counts {counts} are not 1..{len(counts)}: "
+                     "re-run from a fresh kernel")
     first = nb.cells[0] if nb.cells else None
     if first is None or first.cell_type != "markdown" or not first.source.startswith("# "):
         found.append("the first cell must be a markdown H1 title")
@@ -36,14 +37,17 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
         tags = set(cell.metadata.get("tags", []))
         for out in cell.outputs:
             if out.output_type == "error" and "raises-exception" not in tags:
-                found.append(f"cell {i}: error output ({out.ename}) without the "
-                             "raises-exception tag")
+                found.append(f"cell {i}: error output ({out.ename}) "
+                             "without the raises-exception tag")
             text = out.get("text", "") if out.output_type == "stream" else ""
             if out.output_type == "stream" and out.name == "stderr" and TF_STARTUP_LOG.search(text):
                 found.append(f"cell {i}: TensorFlow start-up log stored (import datakit first)")
             if "AutoGraph could not transform" in text:
                 found.append(f"cell {i}: AutoGraph warning stored (two lambdas on one line? "
                              "use named functions)")
+            if out.output_type == "error" and TRACEBACK_PATH.search("\n".join(out.traceback)):
+                found.append(f"cell {i}: another checkout's path in a traceback "
+                             "(re-run with tests/run_notebooks.py, which strips them)")
             blob = text + str(out.get("data", {}).get("text/plain", ""))
             if MACHINE_PATH.search(blob) and "nbval-ignore-output" not in tags:
                 found.append(f"cell {i}: machine-specific path in a stored output")
@@ -130,6 +134,18 @@ def test_checker_accepts_a_good_notebook():
      "AutoGraph"),
     (_nb(_cell(1, [new_output("stream", name="stdout", text="saved to /tmp/x/y.csv")])),
      "machine-specific path"),
+    (_nb(_cell(1, [new_output("error", ename="E", evalue="e", traceback=["File /work/a/b.py:1"])],
+               ["raises-exception"])),
+     "path in a traceback"),
 ])
 def test_checker_catches(nb, expected):
     assert any(expected in p for p in problems(nb)), problems(nb)
+
+
+def test_run_notebooks_strips_site_packages_from_tracebacks():
+    from run_notebooks import clean
+    where = "/work/wt/x/.venv/lib/python3.11/site-packages/tf/a.py:1"
+    err = new_output("error", ename="E", evalue="e", traceback=[f"File \x1b[32m{where}"])
+    nb = _nb(_cell(1, [err], ["raises-exception"]))
+    clean(nb)
+    assert nb.cells[1].outputs[0].traceback == ["File \x1b[32m<site-packages>/tf/a.py:1"]

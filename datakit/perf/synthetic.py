@@ -18,11 +18,11 @@ adds on its own, so a timeline shows only the pipeline you wrote.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
+from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
 
 from datakit.core.arguments import check_count, check_seconds, interleave_lengths
 from datakit.perf.stamps import stamp_around, trace_record
@@ -31,9 +31,17 @@ __all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
 
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
-    """A graph op that sleeps ``seconds`` (``py_function`` + ``time.sleep``: no busy core)."""
+    """A graph op that sleeps ``seconds`` inside TensorFlow's runtime and returns them.
+
+    It is tf.data's own testing ``sleep`` transformation (``SleepDataset``) on a
+    one-element dataset, read with ``get_single_element``: reading the element
+    and then the end each sleep, so each sleeps half of ``seconds``. Unlike a
+    ``py_function`` around ``time.sleep``, it takes no Python lock, so a sleep
+    lasts what it should on a busy machine and parallel sleeps overlap.
+    """
     seconds = tf.cast(seconds, tf.float64)
-    return tf.py_function(lambda s: time.sleep(float(s)) or s, [seconds], tf.float64)
+    half = tf.cast(tf.round(seconds * 500_000), tf.int64)  # microseconds, twice
+    return tf.data.Dataset.from_tensors(seconds).apply(testing.sleep(half)).get_single_element()
 
 
 def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
