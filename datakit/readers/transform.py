@@ -25,7 +25,9 @@ model carries so it takes raw rows. Needs the ``transform`` extra
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gc
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -223,6 +225,11 @@ def run_transform(plan: TransformPlan, output_dir, *, workers: int = 1,
     from apache_beam.options.pipeline_options import PipelineOptions
 
     output_dir = os.fspath(output_dir)
+    # A process that ran tf.Transform (TF 2.21, tfx-bsl 1.21) crashes with SIGSEGV in the
+    # garbage collection Python makes at exit, after all its work is done; freezing the
+    # objects at exit leaves them to the operating system instead.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
     try:
         with no_interactive_labels():
