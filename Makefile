@@ -22,7 +22,7 @@ $(VENV)/.installed-%: pyproject.toml | $(PY)
 
 comma := ,
 
-lab: $(VENV)/.installed-notebook+video
+lab: $(VENV)/.installed-notebook+video+transform
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 
@@ -31,7 +31,7 @@ lab: $(VENV)/.installed-notebook+video
 # with two workers it took 9 min on the same 2-core machine. TEST_WORKERS=0 runs serially.
 # ruff first (seconds), with the project's settings from pyproject.toml's [tool.ruff].
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed-test+video
+test: $(VENV)/.installed-test+video+transform
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
@@ -40,7 +40,7 @@ bench: $(VENV)/.installed-test+video+bench
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # Re-execute notebooks from a fresh kernel and store their outputs (NB=path to pick one).
-notebooks: $(VENV)/.installed-test+video
+notebooks: $(VENV)/.installed-test+video+transform
 	$(PY) tests/run_notebooks.py $(NB)
 
 clean:

@@ -1,0 +1,387 @@
+"""tf.Transform on Apache Beam over the kit's CSV shards: the full pass, its graph in the model.
+
+:func:`column_stats` makes the full pass on one machine; tf.Transform makes the
+same pass as an Apache Beam pipeline (the DirectRunner here; Dataflow, Flink or
+Spark by changing the runner) and writes a *transform graph*, which the exported
+model carries so it takes raw rows. Needs the ``transform`` extra
+(``pip install -e ".[transform]"``): tensorflow-transform, tfx-bsl, apache-beam.
+
+- :func:`plan_transform` checks the shards (manifest, header) and chooses the
+  columns as :func:`column_stats` does (``columns=``, ``text_columns=``,
+  ``max_vocabulary=``).
+- :func:`make_preprocessing_fn`: numbers become z-scores (mean and std from
+  ``tft.mean``/``tft.var``; a missing number becomes 0.0, the mean), text a
+  vocabulary index, 0 for unknown or empty, ``i`` for the ``i``-th value: the
+  kit reader's layout. The vocabulary is counted in Beam and ranked as the kit
+  ranks it (most frequent first, ties by value, at most ``max_vocabulary``);
+  ``tft.vocabulary`` breaks ties the other way (largest value first).
+- :func:`run_transform` runs ``AnalyzeAndTransformDataset`` over exactly the
+  checked files, writes the transform graph and the transformed rows (TFRecord),
+  and checks that every row came out. A bad line is named by file and line.
+- :class:`TransformRun` reads it back: ``dataset()`` for ``fit()``,
+  ``statistics()``, and ``serving_model(model)``, which puts
+  ``transform_features_layer()`` in front of a Keras model: it takes raw CSV lines.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import json
+import os
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from datakit.core.errors import DataError
+from datakit.readers.csv_files import (
+    NUMBER,
+    OOV,
+    TEXT,
+    ColumnStats,
+    CsvStats,
+    check_files,
+    find_bad_lines,
+    infer_kinds,
+)
+
+__all__ = ["TransformPlan", "plan_transform", "make_preprocessing_fn", "run_transform",
+           "TransformRun", "beam_args", "no_interactive_labels"]
+
+PLAN_FILE = "datakit_transform_plan.json"
+#: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
+MEAN, STD = "__mean", "__std"
+
+
+@dataclass
+class TransformPlan:
+    """What :func:`run_transform` computes: files, kinds, kept columns, label, vocabulary caps."""
+
+    files: list[str]
+    header: list[str]
+    kinds: dict[str, str]
+    columns: list[str]
+    label: str
+    max_vocabulary: dict[str, int | None]
+    rows: int
+
+    @property
+    def numbers(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == NUMBER]
+
+    @property
+    def texts(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == TEXT]
+
+
+def plan_transform(filepaths, *, label: str, columns=None, max_vocabulary=None,
+                   text_columns=()) -> TransformPlan:
+    """Check the shards up front and choose the columns, as :func:`column_stats` does."""
+    counts: dict[str, int] = {}
+    files, header = check_files(filepaths, counts=counts)
+    kinds = infer_kinds(files[0], text_columns=text_columns)
+    columns = list(header) if columns is None else columns
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns={columns!r}: pass a list of column names.")
+    unknown = [c for c in columns if c not in header]
+    if unknown or not columns or len(set(columns)) != len(columns):
+        raise ValueError(f"columns={list(columns)!r}: pass each name once, from the header "
+                         f"{header} of {files[0]}.")
+    if label not in columns:
+        raise ValueError(f"label={label!r} is not one of the columns {list(columns)}.")
+    texts = [c for c in columns if kinds[c] == TEXT]
+    caps = max_vocabulary if isinstance(max_vocabulary, dict) else dict.fromkeys(
+        texts, max_vocabulary)
+    if set(caps) - set(texts):
+        raise ValueError(f"max_vocabulary names {sorted(set(caps) - set(texts))}, which are "
+                         f"not kept text columns (those are {texts}).")
+    for c, n in caps.items():
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None.")
+    caps = {c: caps.get(c) for c in texts}
+    return TransformPlan(files, list(header), kinds, list(columns), label, caps,
+                         sum(counts.values()))
+
+
+def _kit_vocabulary(values, cap: int | None, name: str):
+    """A vocabulary file counted by Beam, ranked as the kit ranks (-count, value), cut at cap."""
+    import apache_beam as beam
+    import tensorflow_transform as tft
+    from tensorflow_transform.beam.experimental import PTransformAnalyzer
+
+    class KitVocabulary(PTransformAnalyzer):
+        def expand(self, batches):
+            path = os.path.join(self.base_temp_dir, f"vocabulary_{name}")
+            return (batches
+                    | "Values" >> beam.FlatMap(lambda batch: [v for v in batch[0] if v])
+                    | "Count" >> beam.combiners.Count.PerElement()
+                    | "Gather" >> beam.combiners.ToList()
+                    | "Write" >> beam.Map(_write_vocabulary, path, cap))
+
+    (path,) = tft.experimental.ptransform_analyzer(
+        [values], KitVocabulary(), [tf.string], [[]], output_asset_default_values=[b"?"],
+        name=f"vocabulary_{name}")
+    return path
+
+
+def _write_vocabulary(counts, path: str, cap: int | None):
+    ranked = sorted(counts, key=lambda kv: (-kv[1], kv[0]))[:cap]
+    tf.io.gfile.makedirs(os.path.dirname(path))
+    with tf.io.gfile.GFile(path, "wb") as f:
+        f.write(b"".join(v + b"\n" for v, _ in ranked))
+    return np.array(path.encode(), dtype=object)
+
+
+def make_preprocessing_fn(plan: TransformPlan):
+    """The ``preprocessing_fn`` for ``AnalyzeAndTransformDataset``: raw columns in, features out.
+
+    Inputs are ``SparseTensor`` s of shape ``[batch, 1]`` (an empty CSV field is no
+    value). Outputs: each number's z-score (``nan``/``inf``/empty: 0.0), each text
+    column's index (0: ``[UNK]``), the label (a number as read; a text label its
+    class index), and ``<column>__mean`` / ``__std`` for :meth:`TransformRun.statistics`.
+    """
+    import tensorflow_transform as tft
+
+    def dense(x, default):
+        return tft.sparse_tensor_to_dense_with_shape(x, [None, 1], default_value=default)[:, 0]
+
+    def preprocessing_fn(inputs):
+        out = {}
+        for c in plan.numbers:
+            x = tf.sparse.retain(inputs[c], tf.math.is_finite(inputs[c].values))
+            batch = x.dense_shape[:1]
+            mean, var = tft.mean(x, name=f"mean_{c}"), tft.var(x, name=f"var_{c}")
+            std = tf.sqrt(var)
+            z = (x.values - mean) / tf.where(std > 0, std, tf.ones_like(std))
+            out[c] = dense(tf.SparseTensor(x.indices, z, x.dense_shape), 0.0)
+            out[c + MEAN], out[c + STD] = tf.fill(batch, mean), tf.fill(batch, std)
+        for c in plan.texts + ([plan.label] if plan.kinds[plan.label] == TEXT else []):
+            x = inputs[c]
+            vocabulary = _kit_vocabulary(x.values, plan.max_vocabulary.get(c), c)
+            ids = tft.apply_vocabulary(x, vocabulary, default_value=-1)
+            out[c] = dense(ids, -1) + (1 if c != plan.label else 0)  # 0: [UNK] or empty
+        if plan.kinds[plan.label] == NUMBER:
+            out[plan.label] = dense(inputs[plan.label], np.nan)
+        return out
+
+    return preprocessing_fn
+
+
+def _raw_schema(plan: TransformPlan):
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    schema = schema_pb2.Schema()
+    for c in plan.header:  # every column (CsvTFXIO wants them all); the unkept ones are unused
+        feature = schema.feature.add(name=c)
+        feature.type = schema_pb2.FLOAT if plan.kinds[c] == NUMBER and c in plan.columns \
+            else schema_pb2.BYTES
+    return schema
+
+
+@contextlib.contextmanager
+def no_interactive_labels():
+    """Build Beam pipelines in a notebook with pandas 3: Beam's IPython relabelling off.
+
+    Under IPython, Beam 2.77 prefixes each top-level transform's label with the cell
+    number, and to do so imports ``apache_beam.dataframe``, which fails with pandas 3
+    (``AttributeError: type object 'DataFrame' has no attribute 'first'``: pandas 3
+    removed it). Inside this block Beam sees no IPython while it labels transforms.
+    """
+    from apache_beam.utils import interactive_utils
+
+    original = interactive_utils.is_in_ipython
+    interactive_utils.is_in_ipython = lambda: False
+    try:
+        yield
+    finally:
+        interactive_utils.is_in_ipython = original
+
+
+def beam_args(workers: int = 1) -> list[str]:
+    """The DirectRunner's flags: one process in memory, or ``workers`` processes."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r}: pass an int >= 1 (processes of the runner).")
+    if workers == 1:
+        return ["--runner=DirectRunner", "--direct_running_mode=in_memory"]
+    return ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
+            f"--direct_num_workers={workers}"]
+
+
+def run_transform(plan: TransformPlan, output_dir, *, workers: int = 1,
+                  pipeline_args=None) -> TransformRun:
+    """Run tf.Transform over ``plan.files`` with Beam; write the graph and the transformed rows.
+
+    ``pipeline_args`` (default :func:`beam_args` of ``workers``) are Beam's flags: pass
+    ``--runner=DataflowRunner ...`` to run the same pipeline on a cluster.
+
+    Raises:
+        DataError: a bad line (named by file, line and column, with tf.Transform's own
+            error as the cause), or a row count that differs from the files'.
+    """
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    output_dir = os.fspath(output_dir)
+    # A process that ran tf.Transform (TF 2.21, tfx-bsl 1.21) crashes with SIGSEGV in the
+    # garbage collection Python makes at exit, after all its work is done; freezing the
+    # objects at exit leaves them to the operating system instead.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
+    pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
+    try:
+        with no_interactive_labels():
+            _build(pipeline, plan, output_dir)
+            result = pipeline.run()
+        result.wait_until_finish()
+    except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
+        _raise_bad_line(plan, e)
+        raise
+    counters = result.metrics().query(MetricsFilter().with_name("rows"))["counters"]
+    rows = sum(c.committed for c in counters)
+    if rows != plan.rows:
+        raise DataError(plan.files[0], f"tf.Transform wrote {rows} rows, the files hold "
+                        f"{plan.rows} (checked up front): rows were lost or added")
+    with open(os.path.join(output_dir, PLAN_FILE), "w") as f:
+        json.dump(asdict(plan), f, indent=1)
+    return TransformRun(output_dir)
+
+
+def _build(pipeline, plan: TransformPlan, output_dir: str) -> None:
+    import apache_beam as beam
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+    from tensorflow_transform.tf_metadata import schema_utils
+    from tfx_bsl.public import tfxio
+
+    source = tfxio.BeamRecordCsvTFXIO(physical_format="text", column_names=plan.header,
+                                      schema=_raw_schema(plan))
+    with tft_beam.Context(temp_dir=os.path.join(output_dir, "tmp")):
+        lines = (pipeline | "Files" >> beam.Create(plan.files)  # the checked files, no glob
+                 | "Lines" >> beam.io.ReadAllFromText(skip_header_lines=1,
+                                                      coder=beam.coders.BytesCoder()))
+        raw = lines | "Decode" >> source.BeamSource()
+        (rows, metadata), transform_fn = (
+            (raw, source.TensorAdapterConfig())
+            | tft_beam.AnalyzeAndTransformDataset(make_preprocessing_fn(plan)))
+        _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
+        keep = plan.numbers + plan.texts + [plan.label]
+        spec = metadata.schema  # deferred: encode with a schema of the kept outputs only
+        coder = tft.coders.ExampleProtoCoder(schema_utils.schema_from_feature_spec(
+            {k: v for k, v in schema_utils.schema_as_feature_spec(spec).feature_spec.items()
+             if k in keep}))
+        _ = (rows | "Check" >> beam.Map(_checked_row, keep, plan.label, plan.kinds[plan.label])
+             | "Encode" >> beam.Map(coder.encode)
+             | "Write" >> beam.io.WriteToTFRecord(os.path.join(output_dir, "transformed"),
+                                                  file_name_suffix=".tfrecord"))
+
+
+def _checked_row(row, keep, label, kind):
+    from apache_beam.metrics import Metrics
+
+    if np.isnan(row[label]) if kind == NUMBER else row[label] < 0:  # the kit's rule: never empty
+        raise ValueError(f"a row has no valid label {label!r}: {row}")
+    Metrics.counter("datakit", "rows").inc()
+    return {k: row[k] for k in keep}
+
+
+def _raise_bad_line(plan: TransformPlan, error: Exception) -> None:
+    kinds = {c: ColumnStats(c, plan.kinds[c]) for c in plan.columns}
+    stats = CsvStats(plan.columns, kinds, plan.files, plan.rows, plan.header)
+    label = plan.label if plan.kinds[plan.label] == NUMBER else None
+    bad = find_bad_lines(plan.files, stats, label=label)
+    if bad:
+        first = str(error).strip().splitlines()[0][:300]
+        raise DataError(bad[0].file, f"{bad[0].reason} ({len(bad)} bad line(s); raw line: "
+                        f"`{bad[0].raw[:200]}`). tf.Transform's CSV decoding failed with: "
+                        f"{first}", line=bad[0].line, column=bad[0].column) from error
+
+
+class TransformRun:
+    """What :func:`run_transform` wrote to ``output_dir``, read back.
+
+    ``feature_names`` says what each column of :meth:`dataset`'s matrix is: numbers,
+    then a one-hot block ``[UNK] + vocabulary`` per text column, as the kit's reader.
+    """
+
+    def __init__(self, output_dir):
+        import tensorflow_transform as tft
+
+        self.output_dir = os.fspath(output_dir)
+        with open(os.path.join(self.output_dir, PLAN_FILE)) as f:
+            self.plan = TransformPlan(**json.load(f))
+        self.output = tft.TFTransformOutput(self.output_dir)
+        assets = os.path.join(self.output_dir, "transform_fn", "assets")
+        self.vocabularies = {}
+        for c in self.plan.texts + ([self.plan.label] if self.plan.kinds[self.plan.label] == TEXT
+                                    else []):
+            with open(os.path.join(assets, f"vocabulary_{c}"), "rb") as f:
+                self.vocabularies[c] = [v.decode() for v in f.read().splitlines()]
+        self.feature_names = self.plan.numbers + [
+            f"{c}={v}" for c in self.plan.texts for v in [OOV] + self.vocabularies[c]]
+
+    def matrix(self, features):
+        """The transformed features as one float32 matrix (see ``feature_names``)."""
+        x = [tf.stack([features[c] for c in self.plan.numbers], axis=-1)] \
+            if self.plan.numbers else []
+        x += [tf.one_hot(features[c], len(self.vocabularies[c]) + 1) for c in self.plan.texts]
+        return tf.concat(x, axis=-1)
+
+    def dataset(self, batch_size: int = 32):
+        """The transformed rows as ``(matrix, label)`` batches, in the files' order of Beam."""
+        keep = self.plan.numbers + self.plan.texts + [self.plan.label]
+        spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
+        files = sorted(tf.io.gfile.glob(os.path.join(self.output_dir, "transformed-*")))
+        label = self.plan.label
+
+        def parse(records):
+            row = tf.io.parse_example(records, spec)
+            return self.matrix(row), row[label]
+
+        return tf.data.TFRecordDataset(files).batch(batch_size).map(parse)
+
+    def statistics(self) -> dict[str, dict]:
+        """The means and stds the graph applies (float32), and the vocabularies, per column."""
+        empty = {c: tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros(
+            [0], tf.float32 if self.plan.kinds[c] == NUMBER and c in self.plan.columns
+            else tf.string), [1, 1]) for c in self.plan.header}  # one row, every field empty
+        out = self.output.transform_features_layer()(empty)
+        stats = {c: {"mean": float(out[c + MEAN][0]), "std": float(out[c + STD][0])}
+                 for c in self.plan.numbers}
+        return stats | {c: {"vocabulary": v} for c, v in self.vocabularies.items()}
+
+    def serving_model(self, model):
+        """``model`` behind ``transform_features_layer()``: it takes raw CSV lines (header order).
+
+        Save it with ``tf.saved_model.save(served, path)``; ``tf.saved_model.load(path)``
+        gives a callable on a batch of lines, the label field ignored (it may be empty).
+        """
+        return _RawLinesModel(self, model)
+
+
+class _RawLinesModel(tf.Module):
+    def __init__(self, run: TransformRun, model):
+        super().__init__()
+        self.model, self.tft_layer = model, run.output.transform_features_layer()
+        self._run = run
+        plan = run.plan
+        self._columns = [(c, plan.kinds[c] == NUMBER) for c in plan.numbers + plan.texts]
+        self._index = {c: plan.header.index(c) for c, _ in self._columns}
+        self._width = len(plan.header)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="lines")])
+    def __call__(self, lines):
+        fields = tf.io.decode_csv(lines, [[""]] * self._width)
+        raw = {}
+        for c, is_number in self._columns:
+            value = fields[self._index[c]]
+            present = tf.strings.length(value) > 0  # an empty field: no value, as in training
+            values = tf.boolean_mask(value, present)
+            where = tf.where(present)
+            raw[c] = tf.SparseTensor(
+                tf.concat([where, tf.zeros_like(where)], axis=1),
+                tf.strings.to_number(values) if is_number else values,
+                tf.stack([tf.size(lines, out_type=tf.int64), 1]))
+        return self.model(self._run.matrix(self.tft_layer(raw)))

@@ -1,0 +1,144 @@
+"""tf.Transform on Beam over the kit's shards: the kit's full pass, the same numbers, in the model.
+
+Needs the ``transform`` extra (``make test`` installs it). Beam starts slowly, so each
+table is transformed once per module (the fixtures below) and every test reads that run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
+
+import tensorflow as tf  # noqa: E402
+
+import datakit  # noqa: E402
+from datakit.core.errors import DataError  # noqa: E402
+from datakit.readers import transform  # noqa: E402
+from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards  # noqa: E402
+from datakit.readers.csv_files.demo_tables import passengers  # noqa: E402
+
+pytestmark = pytest.mark.timeout(900)
+
+TABLES = {
+    "housing": dict(label="median_house_value"),
+    # names hold quoted commas; cabins and names have many tied counts at the cap
+    "passengers": dict(label="survived", columns=["survived", "class", "name", "sex", "age",
+                                                  "fare", "cabin", "port"],
+                       max_vocabulary={"cabin": 20, "name": 30}),
+}
+
+
+def _shards(name, folder):
+    if name == "housing":
+        return write_shards(datakit.data_path("housing", "housing.csv"), folder, num_shards=4)
+    return write_shards(passengers(seed=0), folder, num_shards=3)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each table's shards, plan, tf.Transform run (housing in one process, passengers in
+    two: the DirectRunner's multi-processing mode) and the kit's own statistics."""
+    out = {}
+    for name, kw in TABLES.items():
+        files = _shards(name, tmp_path_factory.mktemp(name))
+        plan = transform.plan_transform(files, **kw)
+        run = transform.run_transform(plan, tmp_path_factory.mktemp(f"{name}_tft"),
+                                      workers=1 if name == "housing" else 2)
+        stats = column_stats(files, columns=kw.get("columns"),
+                             max_vocabulary=kw.get("max_vocabulary"))
+        out[name] = (files, plan, run, stats)
+    return out
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_statistics_equal_column_stats(runs, name):
+    files, plan, run, stats = runs[name]
+    got = run.statistics()
+    assert plan.numbers and sorted(got) == sorted(plan.numbers + plan.texts)
+    for c in plan.numbers:  # float32 in the graph, float64 in column_stats
+        np.testing.assert_allclose(got[c]["mean"], stats[c].mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[c]["std"], stats[c].std, rtol=1e-5)
+    for c in plan.texts:  # exactly, in the kit's order (ties by value)
+        assert got[c]["vocabulary"] == list(stats[c].vocabulary), c
+
+
+def test_the_caps_cut_through_ties(runs):
+    """The passenger caps fall inside runs of equal counts: order and membership are tested."""
+    stats = runs["passengers"][3]
+    for c in ("cabin", "name"):
+        counts = list(stats[c].vocabulary.values())
+        assert stats[c].unknown > 0 and len(set(counts)) < len(counts)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_transformed_rows_are_the_kit_readers_rows(runs, name):
+    """Every row once (counted against the manifest), each column the reader's, value for value."""
+    files, plan, run, stats = runs[name]
+    ours = [x for x, _ in run.dataset(batch_size=4096).as_numpy_iterator()]
+    kit = [x for x, _ in csv_reader_dataset(files, stats=stats, label=plan.label, batch_size=4096,
+                                            shuffle_buffer_size=None).as_numpy_iterator()]
+    ours, kit = np.concatenate(ours), np.concatenate(kit)
+    assert len(ours) == plan.rows == sum(1 for f in files for _ in open(f)) - len(files)
+    assert ours.shape == kit.shape and ours.shape[1] == len(run.feature_names)
+    # Beam writes rows in its own order: compare each column's sorted values
+    np.testing.assert_allclose(np.sort(ours, axis=0), np.sort(kit, axis=0), atol=2e-5)
+
+
+def test_exported_model_on_raw_lines_equals_the_model_on_preprocessed_rows(runs, tmp_path):
+    files, plan, run, stats = runs["housing"]
+    tf.keras.utils.set_random_seed(42)
+    width = len(run.feature_names)
+    model = tf.keras.Sequential([tf.keras.Input((width,)), tf.keras.layers.Dense(8, "relu"),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(loss="mse", optimizer="adam")
+    train = run.dataset(batch_size=256).map(lambda x, y: (x, y / 100_000))
+    model.fit(train, epochs=1, verbose=0)
+    tf.saved_model.save(run.serving_model(model), str(tmp_path / "served"))
+    served = tf.saved_model.load(str(tmp_path / "served"))
+
+    lines = [line.rstrip("\n") for f in files for line in list(open(f))[1:]]
+    kit = csv_reader_dataset(files, stats=stats, label=plan.label, batch_size=len(lines),
+                             shuffle_buffer_size=None, n_readers=1)  # file by file, in order
+    preprocessed = next(iter(kit))[0]
+    expected = model(preprocessed).numpy().ravel()
+    got = served(tf.constant(lines)).numpy().ravel()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    beam_rows = np.concatenate([model(x).numpy().ravel() for x, _ in run.dataset(4096)])
+    np.testing.assert_allclose(np.sort(beam_rows), np.sort(got), rtol=1e-4, atol=1e-4)
+    assert np.std(got) > 0  # a model that predicts one constant would pass the rest
+
+
+def test_a_bad_line_is_named_by_file_and_line(tmp_path):
+    files = [tmp_path / "a.csv", tmp_path / "b.csv"]  # no manifest: made by hand
+    files[0].write_text("x,city,y\n1.0,a,1.0\n2.0,b,2.0\n")
+    files[1].write_text("x,city,y\n3.0,a,3.0\n4.0,c,4.0\n5.0,d,oops\n")
+    plan = transform.plan_transform([str(f) for f in files], label="y")
+    with pytest.raises(DataError) as e:
+        transform.run_transform(plan, tmp_path / "tft")
+    assert e.value.path == str(files[1]) and e.value.line == 4
+    assert e.value.column == "y (3 of 3)" and "expected a number, got `oops`" in str(e.value)
+    assert e.value.__cause__ is not None  # tf.Transform's own error is kept
+
+
+def test_the_plan_checks_its_arguments(tmp_path):
+    files = write_shards({"x": [1.0, 2.0], "city": ["a", "b"]}, tmp_path, num_shards=1)
+    with pytest.raises(ValueError, match=r"header \['x', 'city'\]"):
+        transform.plan_transform(files, label="x", columns=["x", "town"])
+    with pytest.raises(ValueError, match="label='y' is not one of the columns"):
+        transform.plan_transform(files, label="y")
+    with pytest.raises(ValueError, match="not kept text columns"):
+        transform.plan_transform(files, label="x", max_vocabulary={"x": 3})
+    with pytest.raises(ValueError, match="int >= 1"):
+        transform.plan_transform(files, label="x", max_vocabulary=0)
+    plan = transform.plan_transform(files, label="x", max_vocabulary=5)
+    assert (plan.numbers, plan.texts, plan.max_vocabulary, plan.rows) == ([], ["city"],
+                                                                          {"city": 5}, 2)
+
+
+def test_beam_args_say_how_many_processes():
+    assert "--direct_num_workers=2" in transform.beam_args(2)
+    assert "--direct_running_mode=in_memory" in transform.beam_args()
+    with pytest.raises(ValueError, match="int >= 1"):
+        transform.beam_args(0)
