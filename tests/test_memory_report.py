@@ -75,7 +75,7 @@ def test_a_big_from_tensor_slices_is_measured_when_built_inside():
     report = memory_report(lambda: tf.data.Dataset.from_tensor_slices(array).batch(2),
                            seconds=0.5)
     assert report.biggest.kind == "from_tensor_slices"
-    assert report.biggest.predicted_bytes == 2 * array.nbytes  # held, plus its conversion
+    assert report.biggest.predicted_bytes == 3 * array.nbytes  # held, and its conversion
     assert_within_margin(report)
     held = memory_report(tf.data.Dataset.from_tensor_slices(array), seconds=0.3)
     assert held.biggest.predicted_bytes == array.nbytes and "since it was built" in \
@@ -112,3 +112,18 @@ def test_diagnose_with_memory_carries_the_report():
 def test_bad_arguments_are_named(call, error):
     with pytest.raises(error):
         call()
+
+
+@pytest.mark.timeout(120)
+def test_memory_advice_moves_a_cache_to_disk_and_measures_it(tmp_path):
+    from datakit.doctor.memory_advice import memory_advice
+
+    ds = one_mb_elements(30).cache(name="memo").repeat().take(60)
+    report = memory_report(ds, seconds=1.0)
+    advice = memory_advice(report, ds, seconds=0.5, folder=tmp_path)
+    disk = next(a for a in advice if "on disk" in a.change)
+    assert disk.stage == "memo" and not disk.alters
+    assert disk.growth_bytes < report.measured_growth_bytes / 2, str(disk)
+    assert disk.rows_per_s > 0 and disk.was_rows_per_s > 0
+    assert [float(x[0]) for x in disk.dataset] == [float(x[0]) for x in ds]
+    assert any("ram_budget" in a.change and a.growth_bytes is not None for a in advice)

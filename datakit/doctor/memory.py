@@ -2,23 +2,21 @@
 
 :func:`memory_report` walks the chain of any ``tf.data`` pipeline (as the time
 doctor does) and predicts, for every stage, the host memory it can hold at most
-from the bytes of its elements (read from the element spec, or measured on a
-few elements): a ``shuffle`` holds ``buffer_size`` elements, a ``prefetch`` its
-depth, a parallel ``map`` its calls in flight, an ``interleave`` one read buffer
-per open file, a ``batch`` the batch in the making (its elements, then their
-copy into one tensor), an in-memory ``cache`` the whole dataset,
-``from_tensor_slices`` the tensors it was given. Then it runs the pipeline with
-a consumer that takes ``step_time`` per element (so buffers fill, as during
-``fit()``) and samples the process's resident memory (RSS) in the background:
-the peak growth and the steady growth (the last half of the samples) stand
-beside the prediction. ``tf.data.Options().autotune.ram_budget`` is reported.
+(:func:`datakit.doctor.holdings.holding`: shuffle buffer, prefetch depth, calls in
+flight, open files' read buffers, the batch in the making, an in-memory ``cache``,
+``from_tensor_slices``' tensors). Then it runs the pipeline with a consumer that
+takes ``step_time`` per element (so buffers fill, as during ``fit()``) and samples
+the process's resident memory (RSS) in the background: the peak growth and the
+steady growth (the last half of the samples) stand beside the prediction, with
+``tf.data.Options().autotune.ram_budget``. :func:`plot_memory` draws both.
 
 Measured with the runtime's hidden help off (:func:`datakit.perf.synthetic.serial`:
 no injected prefetch, no autotune), like the stage costs; ``as_built=True``
-measures the pipeline as you built it. Before measuring, glibc's mmap threshold
-is fixed at 128 KiB (``mallopt``): otherwise freed large buffers stay in the
-process and RSS counts memory nobody holds. Margin of a prediction:
-:data:`MARGIN` (25 % of the prediction plus 8 MB of the runtime's own noise).
+measures the pipeline as you built it (the runtime's own buffers then count too).
+Before measuring, glibc's mmap threshold is fixed at 128 KiB (``mallopt``):
+otherwise freed large buffers stay in the process and RSS counts memory nobody
+holds (about twice the holdings, measured on TF 2.21). The margin of a prediction
+is :data:`MARGIN`: 25 % of it plus 8 MB of the runtime's own noise.
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(400).map(lambda i: tf.fill([250_000], i)).shuffle(40, seed=1)
@@ -40,28 +38,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import cpu_cores
-from datakit.doctor.chain import (
-    chain_of,
-    graph_ops,
-    held_tensors,
-    input_of,
-    kind_of,
-    knob,
-    name_of,
-    setting,
-)
+from datakit.doctor.chain import chain_of, kind_of, name_of
+from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
 from datakit.perf.memory import rss_bytes
 from datakit.perf.synthetic import serial
 
-__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "element_bytes",
-           "memory_report", "plot_memory"]
+__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "memory_report",
+           "plot_memory"]
 
 #: Allowed gap between a prediction and the measured growth: (fraction, bytes).
 MARGIN = (0.25, 8e6)
-#: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
-READ_BUFFER = 256 * 1024
-_READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
 @dataclass
@@ -117,104 +103,6 @@ class MemoryReport:
                   f"({'within' if self.within_margin else 'OUTSIDE'} the margin of "
                   f"{MARGIN[0]:.0%} + {MARGIN[1] / 1e6:g} MB); autotune.ram_budget: {budget}"]
         return "\n".join(lines)
-
-
-# -- sizes ---------------------------------------------------------------------------------
-
-
-def _nbytes(value) -> int:
-    arr = np.asarray(value)
-    if arr.dtype.kind in "OSU":
-        return int(sum(len(v) for v in arr.reshape(-1))) if arr.dtype.kind == "O" \
-            else arr.nbytes
-    return arr.nbytes
-
-
-def element_bytes(dataset, sample=None) -> float:
-    """Bytes of one element of ``dataset``: from its spec when every shape is fixed and no
-    tensor holds strings, else the mean of a few elements of ``sample`` (default: itself)."""
-    specs = tf.nest.flatten(dataset.element_spec)
-    if all(isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() and s.dtype != tf.string
-           for s in specs):
-        return float(sum(s.shape.num_elements() * s.dtype.size for s in specs))
-    seen = [sum(_nbytes(v) for v in tf.nest.flatten(x))
-            for x in serial(sample if sample is not None else dataset).take(3)
-            .as_numpy_iterator()]
-    return float(statistics.mean(seen)) if seen else 0.0
-
-
-def _without_shuffles(chain, k):
-    """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
-    from datakit.doctor.advice import assemble
-    try:
-        return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
-                                   for d in chain[1:k + 1]])
-    except NotImplementedError:
-        return chain[k]
-
-
-def _count(dataset, seconds: float) -> float | None:
-    n = int(dataset.cardinality())
-    if n >= 0:
-        return float(n)
-    if n == tf.data.INFINITE_CARDINALITY:
-        return None
-    from datakit.perf.throughput import measure
-    run = measure(serial(dataset), seconds)
-    return float(run.count) if run.exhausted else None
-
-
-def _rule(chain, k, sizes, built, seconds):
-    """(predicted bytes, how, bounded) of stage ``k``."""
-    d, kind = chain[k], kind_of(chain[k])
-    out = sizes[k]
-    inp = sizes[k - 1] if k else 0.0
-    mb = f"{out / 1e6:,.2f} MB"
-    if kind in ("from_tensor_slices", "from_tensors"):
-        held = float(sum(_nbytes(t) for t in held_tensors(d)))
-        if built:  # NumPy converted while the build ran: TF 2.21 keeps a temporary copy
-            return 2 * held, f"its tensors, {held / 1e6:,.1f} MB, twice while built", True
-        return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
-    if kind == "shuffle":
-        n = knob(d, "buffer_size")
-        epoch = _count(input_of(d), seconds)
-        n = min(n, epoch) if epoch is not None else n
-        return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
-    if kind == "prefetch":
-        n = knob(d, "buffer_size")
-        if n == -1:
-            return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
-                         "finds it empty, up to the RAM budget"), False
-        return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
-    if kind == "cache":
-        name = setting(d, "filename")
-        if name is not None and name.numpy():
-            return 0.0, f"on disk ({name.numpy().decode()})", True
-        n = _count(input_of(d), seconds)
-        if n is None:
-            return 0.0, "the whole input, which does not end: grows without bound", False
-        return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
-    calls = knob(d, "num_parallel_calls")
-    calls = cpu_cores() if calls == -1 else calls or 1
-    if kind in ("batch", "padded_batch"):
-        n = knob(d, "batch_size")
-        return n * inp + out, f"{n} elements of {inp / 1e6:,.2f} MB, then their copy", True
-    if kind in ("interleave", "flat_map", "parallel_interleave"):
-        cycle = knob(d, "cycle_length") or 1
-        cycle = cpu_cores() if cycle == -1 else cycle
-        cycle = 1 if kind == "flat_map" else cycle
-        reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
-        buf = READ_BUFFER if reads else 0
-        extra = calls * out if calls > 1 else 0.0
-        return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
-                + (f", {calls} x {mb} in flight" if extra else ""), True)
-    if kind == "map" and calls > 1:
-        return calls * out, f"{calls} calls in flight x {mb}", True
-    if kind == "unbatch":
-        return inp, f"the batch it splits ({inp / 1e6:,.2f} MB)", True
-    if kind in ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"):
-        return float(READ_BUFFER), "1 read buffer of 256 KiB", True
-    return 0.0, "nothing between elements", True
 
 
 # -- measuring -----------------------------------------------------------------------------
@@ -298,10 +186,10 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
             raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
                             "not a tf.data.Dataset: end it with `return dataset`")
     chain = chain_of(dataset)
-    sizes = [element_bytes(d, _without_shuffles(chain, k)) for k, d in enumerate(chain)]
+    sizes = [element_bytes(d, without_shuffles(chain, k)) for k, d in enumerate(chain)]
     stages = []
     for k, d in enumerate(chain):
-        pred, how, bounded = _rule(chain, k, sizes, build is not None, seconds)
+        pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds)
         stages.append(MemoryStage(k, name_of(d) or f"{kind_of(d)} #{k}", kind_of(d), sizes[k],
                                   float(pred), how, bounded))
     if sampler is None:
