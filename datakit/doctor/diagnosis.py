@@ -143,7 +143,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
             each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
         memory: also predict and measure what each stage holds in RAM
             (:func:`datakit.doctor.memory.memory_report`; ``report.memory``).
-        budget_s: the whole diagnosis's time (default ``60 * seconds``, at least 20 s):
+        budget_s: the whole diagnosis's time (default ``120 * seconds``, at least 60 s):
             past it, no more repeats and no advice, and ``report.notes`` says so
             (a stage whose first element is slow, e.g. a shuffle buffer that refills for
             every prefix, can use it up).
@@ -162,7 +162,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"diagnose(): repeats={repeats!r}: pass an int >= 1")
     budget = check_seconds("diagnose", "budget_s", budget_s) if budget_s is not None \
-        else max(60 * seconds, 20.0)
+        else max(120 * seconds, 60.0)
     start = time.perf_counter()
     first = measure(serial(dataset), seconds, limit=2)
     if not first.count:

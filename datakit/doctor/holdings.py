@@ -123,7 +123,7 @@ def holding(chain, k, sizes, *, built: bool, seconds: float):
     calls = cpu_cores() if calls == -1 else calls or 1
     if kind in ("batch", "padded_batch"):
         n = knob(d, "batch_size")
-        return n * inp + out, f"{n} elements of {inp / 1e6:,.2f} MB, then their copy", True
+        return n * inp + out, f"{n} x {inp / 1e6:,.2f} MB gathered, then copied into 1", True
     if kind in ("interleave", "flat_map", "parallel_interleave"):
         cycle = knob(d, "cycle_length") or 1
         cycle = cpu_cores() if cycle == -1 else cycle

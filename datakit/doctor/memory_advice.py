@@ -17,8 +17,8 @@ its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 >>> advice = memory_advice(memory_report(ds, seconds=0.5), ds, seconds=0.5)
 >>> [a.change.split(":")[0] for a in advice]
 ['a smaller shuffle buffer', 'a RAM budget for the autotuner']
->>> advice[0].growth_bytes < advice[0].was_bytes
-True
+>>> advice[0].growth_bytes < advice[0].was_bytes, "rows/s (was" in str(advice[-1])
+(True, True)
 """
 
 from __future__ import annotations
@@ -127,6 +127,6 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None) -> list
     a.dataset = dataset.with_options(options)
     a.was_bytes = memory_report(dataset, seconds=seconds, as_built=True).measured_growth_bytes
     a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True).measured_growth_bytes
-    a.rows_per_s = measure(a.dataset, seconds).rows_per_s
+    a.rows_per_s, a.was_rows_per_s = measure(a.dataset, seconds).rows_per_s, was_rate
     out.append(a)
     return out
