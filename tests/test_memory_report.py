@@ -98,6 +98,9 @@ def test_diagnose_with_memory_carries_the_report():
     assert [s.kind for s in report.memory] == ["range", "map", "shuffle", "batch"]
     assert report.memory_report.biggest.kind == "shuffle"
     assert report.memory_report.measured_growth_bytes > 10 * MB
+    assert report.biggest is report.memory_report.biggest
+    assert report.measured_growth_bytes == report.memory_report.measured_growth_bytes
+    assert report.ram_budget is None  # TensorFlow's default
     assert "biggest" in str(report)
 
 

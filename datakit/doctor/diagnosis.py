@@ -84,6 +84,13 @@ class Report:
         """Per stage, in chain order, what it holds in RAM (``memory=True``; else [])."""
         return self.memory_report.memory if self.memory_report is not None else []
 
+    def __getattr__(self, name: str):
+        """``measured_growth_bytes``, ``biggest``, ``ram_budget``...: the memory report's."""
+        memory = self.__dict__.get("memory_report")
+        if memory is not None and not name.startswith("_") and hasattr(memory, name):
+            return getattr(memory, name)
+        raise AttributeError(f"Report has no {name!r} (the memory figures need memory=True)")
+
     def __str__(self) -> str:
         total = sum(max(s.cost_s, 0.0) for s in self.stages) or 1e-12
         lines = [f"{'stage':24s} {'kind':18s} {'own cost/elem':>14s} {'share':>6s}  detail"]

@@ -10,7 +10,8 @@ whenever the consumer finds it empty, so the prediction is a floor), a parallel
 file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements and
 then their copy into one tensor, an in-memory ``cache`` the whole dataset,
 ``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
-its peak is three copies: measured on TF 2.21, the temporaries go later). :mod:`datakit.doctor.memory` measures.
+its peak is three copies: measured on TF 2.21, the temporaries go later).
+:mod:`datakit.doctor.memory` measures.
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)

@@ -88,7 +88,8 @@ def _candidates(chain, k, folder: Path):
             chain[k - 1], [lambda i: i.cache(path)] + rest), "timed on its first epoch")
     if kind == "prefetch" and (n == -1 or (n or 0) > 2):
         depth = "AUTOTUNE" if n == -1 else n
-        yield (f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "", lambda: assemble(chain[k - 1], [lambda i: i.prefetch(1)] + rest), "")
+        yield (f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "",
+               lambda: assemble(chain[k - 1], [lambda i: i.prefetch(1)] + rest), "")
     calls = knob(s, "num_parallel_calls")
     if kind in ("map", "interleave") and calls is not None and (calls == -1 or calls > 1):
         yield ("fewer parallel calls: num_parallel_calls=1", "", lambda: assemble(
