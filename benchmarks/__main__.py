@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-video", action="store_true", help="skip benchmarks/video_bench.py")
     ap.add_argument("--no-doctor", action="store_true",
                     help="skip the tuning table and the fit()-style reader (benchmarks/tuning.py)")
+    ap.add_argument("--no-memory", action="store_true", help="skip benchmarks/memory.py")
     ap.add_argument("--doctor-only", action="store_true",
                     help="run only those, replacing their sections of --out")
     ap.add_argument("--fit-only", action="store_true",
@@ -132,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     log(f"wrote {args.out}")
 
+    if not args.no_memory:  # the memory report's table: benchmarks/RESULTS_memory.md
+        from benchmarks import memory
+        memory.main([])
     if not args.no_video and importlib.util.find_spec("benchmarks.video_bench") is not None:
         from benchmarks import video_bench
         video_bench.main()

@@ -2,7 +2,15 @@
 
 import tensorflow as tf
 
-from datakit.doctor.chain import chain_of, describe, function_of, kind_of, knob, uses_py_function
+from datakit.doctor.chain import (
+    chain_of,
+    describe,
+    function_of,
+    kind_of,
+    knob,
+    py_functions,
+    uses_py_function,
+)
 from datakit.perf.synthetic import work
 
 
@@ -35,3 +43,16 @@ def test_py_function_is_spotted():
 def test_knob_reads_integers_and_autotune():
     ds = tf.data.Dataset.range(4).map(plus_one, num_parallel_calls=tf.data.AUTOTUNE)
     assert knob(ds, "num_parallel_calls") == -1 and knob(ds, "batch_size") is None
+
+
+def test_the_kit_s_own_bad_line_message_is_not_a_py_function_to_replace(tmp_path):
+    from datakit.readers import csv_files
+    from datakit.readers.csv_files.stats import column_stats
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,y\n1,2,0\n3,4,1\n")
+    ds = csv_files.csv_reader_dataset([str(path)], stats=column_stats([str(path)]), label="y")
+    chain = chain_of(ds)
+    assert any(py_functions(d) for d in chain)  # its numpy_function is there, and known:
+    assert not any(uses_py_function(d) for d in chain)
+    assert "py_function" not in " ".join(describe(d) for d in chain)

@@ -92,3 +92,48 @@ def test_bad_values_are_rejected(call):
 def test_not_a_dataset_is_rejected():
     with pytest.raises(TypeError, match="tf.data.Dataset"):
         diagnosis.diagnose([1, 2])
+
+
+@pytest.mark.parametrize("call, error", [
+    pytest.param(lambda: diagnosis.diagnose(tf.data.Dataset.range(3), seconds=float("nan")),
+                 ValueError, id="nan-seconds"),
+    pytest.param(lambda: diagnosis.diagnose(tf.data.Dataset.range(3), seconds=-1), ValueError,
+                 id="negative-seconds"),
+    pytest.param(lambda: diagnosis.diagnose(tf.data.Dataset.range(3), step_time="0.01"),
+                 TypeError, id="text-step-time"),
+])
+def test_bad_durations_are_named(call, error):
+    with pytest.raises(error, match="diagnose\\(\\)"):
+        call()
+
+
+def test_an_empty_dataset_is_refused_by_name():
+    with pytest.raises(ValueError, match="no element"):
+        diagnosis.diagnose(tf.data.Dataset.range(10).filter(lambda x: x > 100), seconds=0.1)
+
+
+@pytest.mark.timeout(120)
+def test_a_generator_source_is_not_blamed_for_its_one_element():
+    def rows():
+        yield from range(300)
+
+    ds = tf.data.Dataset.from_generator(rows, output_signature=tf.TensorSpec([], tf.int64))
+    ds = ds.map(work(SLOW), name="decode").batch(4)
+    report = diagnosis.diagnose(ds, seconds=0.15, repeats=1, advise=False)
+    assert report.bottleneck.name == "decode", str(report)
+    assert all(abs(s.cost_s) != float("inf") for s in report.stages)
+
+
+@pytest.mark.timeout(120)
+def test_repeat_is_never_the_bottleneck_its_cost_is_epoch_start_up():
+    ds = tf.data.Dataset.range(3).map(work(SLOW / 2), name="decode").batch(1).repeat()
+    report = diagnosis.diagnose(ds, seconds=0.15, repeats=1, advise=False)
+    assert report.bottleneck.kind != "repeat"
+    assert "start-up of each epoch" in report.stages[-1].detail
+
+
+@pytest.mark.timeout(120)
+def test_an_endless_pipeline_gets_no_advice_that_drains_it():
+    ds = tf.data.Dataset.range(50).map(work(SLOW), name="decode").repeat().batch(4)
+    report = diagnosis.diagnose(ds, seconds=0.1, repeats=1, advise=True)
+    assert report.advice and not any("cache" in a.change for a in report.advice)

@@ -98,8 +98,11 @@ def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,
     return n
 
 
-def check_seconds(name: str, value: Any) -> float:
-    """``value`` as a duration: a finite number of seconds >= 0 (``bool`` and text are not).
+def check_seconds(name: str, value: Any, *, positive: bool = False,
+                  func: str | None = None) -> float:
+    """``value`` as a duration: a finite number of seconds >= 0 (> 0 if ``positive``).
+
+    ``bool`` and text are refused; ``func`` names the caller in the message.
 
     >>> check_seconds("step_time", 0.01), check_seconds("open_time", 0)
     (0.01, 0.0)
@@ -107,16 +110,18 @@ def check_seconds(name: str, value: Any) -> float:
     Traceback (most recent call last):
         ...
     ValueError: seconds=nan is invalid: pass seconds >= 0 (a finite number).
-    >>> check_seconds("step_time", "0.01")
+    >>> check_seconds("budget_s", "5", func="tune")
     Traceback (most recent call last):
         ...
-    TypeError: step_time must be a number of seconds, got '0.01'
+    TypeError: tune(): budget_s must be a number of seconds, got '5'
     """
+    where = f"{func}(): " if func else ""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+        raise TypeError(f"{where}{name} must be a number of seconds, got {value!r}")
     seconds = float(value)
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"{name}={seconds} is invalid: pass seconds >= 0 (a finite number).")
+    if not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0):
+        raise ValueError(f"{where}{name}={seconds} is invalid: pass seconds "
+                         f"{'> 0' if positive else '>= 0'} (a finite number).")
     return seconds
 
 

@@ -1,4 +1,5 @@
-"""The pipeline doctor: any ``tf.data`` pipeline's chain, each stage's cost, measured advice.
+"""The pipeline doctor: any ``tf.data`` pipeline's chain, each stage's cost and memory,
+measured advice.
 
 >>> from datakit import doctor
 >>> doctor.diagnose.__module__
@@ -7,5 +8,8 @@
 
 from datakit.doctor.advice import Advice, advise
 from datakit.doctor.diagnosis import Report, Stage, diagnose, plot_report
+from datakit.doctor.memory import MemoryReport, memory_report, plot_memory
+from datakit.doctor.memory_advice import MemoryAdvice, memory_advice
 
-__all__ = ["diagnose", "plot_report", "Report", "Stage", "advise", "Advice"]
+__all__ = ["diagnose", "plot_report", "Report", "Stage", "advise", "Advice", "memory_report",
+           "plot_memory", "MemoryReport", "memory_advice", "MemoryAdvice"]

@@ -39,7 +39,7 @@ from datakit.doctor.chain import (
     setting,
     uses_py_function,
 )
-from datakit.perf.tune import consumer_wait, measure
+from datakit.perf.throughput import consumer_wait, measure
 
 CORES = cpu_cores()
 
@@ -94,7 +94,8 @@ def reapply(stage, inp, **changes):
         return inp.cache(setting(stage, "filename").numpy().decode(), name=name)
     if kind == "shuffle":  # same buffer; the seed is not recoverable, so the order differs
         return inp.shuffle(knobs["buffer_size"], seed=changes.get("seed"),
-                           reshuffle_each_iteration=setting(stage, "reshuffle_each_iteration"), name=name)
+                           reshuffle_each_iteration=setting(stage, "reshuffle_each_iteration"),
+                           name=name)
     if kind in ("repeat", "take", "skip"):
         count = knobs["count"]
         return getattr(inp, kind)(None if kind == "repeat" and count == -1 else count, name=name)
@@ -171,7 +172,7 @@ def _candidates(chain, k):
                         "the function runs once per batch", alters,
                         lambda b=b: assemble(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
                         "the function must accept a batch", 0))
-    finite = int(s.cardinality()) != tf.data.INFINITE_CARDINALITY
+    finite = all(int(d.cardinality()) != tf.data.INFINITE_CARDINALITY for d in (s, chain[-1]))
     if finite and kind not in ("cache", "prefetch", "shuffle", "batch") and rest \
             and kinds[k + 1] != "cache":
         order = "shuffle" in kinds[:k + 1]
@@ -234,7 +235,7 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2) -> list[Ad
                 try:
                     a.dataset = make().with_options(options)
                     a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
-                                     rows=rows, fill=60.0 if fill else 0.0)
+                                     rows=rows, fill=min(60.0, 20 * seconds) if fill else 0.0)
                     a.note = note if note != "the function must accept a batch" else ""
                 except Exception as e:  # a change that does not apply to this pipeline
                     a.note = f"{note}: {type(e).__name__}: {str(e).splitlines()[0][:120]}"

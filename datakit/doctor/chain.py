@@ -27,8 +27,9 @@ import re
 
 import tensorflow as tf
 
-__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops", "input_of",
-           "kind_of", "knob", "name_of", "setting", "uses_py_function"]
+__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops",
+           "held_tensors", "input_of", "kind_of", "knob", "name_of", "py_functions", "setting",
+           "uses_py_function"]
 
 #: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
@@ -95,9 +96,27 @@ def graph_ops(stage, *, library: bool = True) -> list[str] | None:
     return ops + [n.op for f in gdef.library.function for n in f.node_def] if library else ops
 
 
+def py_functions(stage) -> list:
+    """The Python functions the stage's traced function runs through ``tf.py_function`` or
+    ``tf.numpy_function`` (looked up by the token TensorFlow registered them under)."""
+    from tensorflow.python.ops import script_ops
+    wrapper = _wrapper(stage)
+    if wrapper is None:
+        return []
+    gdef = wrapper.function.graph.as_graph_def()
+    nodes = [*gdef.node, *(n for f in gdef.library.function for n in f.node_def)]
+    return [script_ops._py_funcs.get(n.attr["token"].s.decode()) for n in nodes
+            if n.op in PY_OPS]
+
+
 def uses_py_function(stage) -> bool:
-    """Does the stage's traced function (or one it calls) run a ``tf.py_function``?"""
-    return any(op in PY_OPS for op in graph_ops(stage) or ())
+    """Does the stage's traced function (or one it calls) run a ``tf.py_function`` of yours?
+
+    The kit's own readers are known: their one ``numpy_function`` (stateless) builds the
+    message of a bad CSV line and runs only on bad lines, so it is not counted.
+    """
+    return any(not getattr(f, "__module__", "").startswith("datakit.readers")
+               for f in py_functions(stage))
 
 
 def knob(stage, name: str) -> int | None:
@@ -124,3 +143,8 @@ def describe(stage) -> str:
     if uses_py_function(stage):
         parts.append("py_function")
     return ", ".join(parts)
+
+
+def held_tensors(stage) -> list:
+    """The tensors a ``from_tensor_slices`` / ``from_tensors`` source holds ([] for others)."""
+    return tf.nest.flatten(getattr(stage, "_tensors", None) or [])

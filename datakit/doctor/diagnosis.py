@@ -29,23 +29,18 @@ TypeError: diagnose() takes a tf.data.Dataset, got list
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
-import tensorflow as tf
-
+from datakit.core.arguments import check_seconds
 from datakit.doctor.advice import advise as measured_advice
-from datakit.doctor.chain import (
-    ONE_TO_ONE,
-    chain_of,
-    describe,
-    function_of,
-    input_of,
-    kind_of,
-    knob,
-    name_of,
-)
+from datakit.doctor.chain import chain_of, describe, kind_of, name_of
+from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
 from datakit.perf.synthetic import serial
-from datakit.perf.tune import Run, consumer_wait, measure
+from datakit.perf.throughput import Run, consumer_wait, measure
+
+__all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
+           "plot_report"]
 
 METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
           "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "
@@ -81,6 +76,21 @@ class Report:
     wait_fraction: float    # of a consumer's time spent waiting, at step_time per element
     advice: list = field(default_factory=list)   # datakit.doctor.advice.Advice, bottleneck first
     method: str = METHOD
+    elapsed_s: float = 0.0
+    notes: list = field(default_factory=list)    # what the budget cut short, and why
+    memory_report: object = None   # datakit.doctor.memory.MemoryReport, with memory=True
+
+    @property
+    def memory(self) -> list:
+        """Per stage, in chain order, what it holds in RAM (``memory=True``; else [])."""
+        return self.memory_report.memory if self.memory_report is not None else []
+
+    def __getattr__(self, name: str):
+        """``measured_growth_bytes``, ``biggest``, ``ram_budget``...: the memory report's."""
+        memory = self.__dict__.get("memory_report")
+        if memory is not None and not name.startswith("_") and hasattr(memory, name):
+            return getattr(memory, name)
+        raise AttributeError(f"Report has no {name!r} (the memory figures need memory=True)")
 
     def __str__(self) -> str:
         total = sum(max(s.cost_s, 0.0) for s in self.stages) or 1e-12
@@ -96,111 +106,40 @@ class Report:
         lines.append(f"whole pipeline as built: {self.elements_per_s:,.0f} elements/s; "
                      f"a consumer at {self.step_time * 1e3:g} ms/step waits "
                      f"{self.wait_fraction:.0%} of its time")
-        lines += [str(a) for a in self.advice]
+        lines += [str(a) for a in self.advice] + [f"note: {n}" for n in self.notes]
+        if self.memory_report is not None:
+            lines += ["", "where the memory goes:", str(self.memory_report)]
         return "\n".join(lines)
 
 
 # -- the diagnosis --------------------------------------------------------------------------
 
 
-#: Largest group: each prefix is timed in groups of elements (``prefix.batch(group)``), so
-#: that the measuring loop's hand-off per element (~100 us here, more than many stages) is
-#: paid once per group, as a later ``batch`` would pay it. The group is sized from a short
-#: probe to last about ``seconds / 8``; elements that cannot be grouped go one by one.
-MAX_GROUP = 256
-_OVERHEAD: dict[tuple, float] = {}
-
-
-def group_size(dataset, seconds: float) -> int:
-    """How many elements of ``dataset`` to time as one group (from a short probe)."""
-    probe = measure(serial(dataset), seconds / 4)
-    if not probe.elements:
-        return 1
-    return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
-
-
-def _timed(dataset, seconds: float, group: int) -> Run:
-    """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
-    if group > 1:
-        try:
-            r = measure(serial(dataset.batch(group)), seconds)
-            if r.elements:  # else too short to group: one by one
-                return Run(r.rows, r.rows, r.seconds, r.first_s, r.exhausted, r.total_rows,
-                           r.total_rows)
-        except (tf.errors.InvalidArgumentError, ValueError, TypeError):  # shapes differ
-            pass
-    return measure(serial(dataset), seconds)
-
-
-def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
-    """Seconds per element that the measuring loop itself takes for elements shaped like ``spec``.
-
-    Timed on an element of zeros repeated (in groups of ``group``), and subtracted
-    from a prefix's time, so that a prefix of many small elements is not charged
-    for the loop.
-    """
-    key = (repr(spec), group)
-    if key not in _OVERHEAD:
-        def zeros(s):
-            shape = [d if d is not None else 1 for d in s.shape] if s.shape.rank is not None else []
-            return tf.fill(shape, tf.constant("" if s.dtype == tf.string else 0, s.dtype))
-        try:
-            element = tf.nest.map_structure(zeros, spec)
-        except (TypeError, ValueError, AttributeError):  # ragged, sparse, nested datasets...
-            return 0.0
-        run = _timed(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
-        _OVERHEAD[key] = 1 / run.elements_per_s if run.elements else 0.0
-    return _OVERHEAD[key]
-
-
-def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
-    """Output elements per input element of an interleave, flat_map or filter, on a sample.
-
-    The stage is re-applied to the first few elements of its input (2 files
-    for a reader, 256 elements for a filter) and its output counted.
-    """
-    kind, fn = kind_of(stage), function_of(stage)
-    if fn is None or kind not in ("interleave", "flat_map", "filter"):
-        return None
-    m = 256 if kind == "filter" else 2
-    if runs[k - 1].exhausted:
-        m = min(m, runs[k - 1].count)
-    if m < 1:
-        return None
-    inp = input_of(stage).take(m)
-    if kind == "interleave":
-        cycle = knob(stage, "cycle_length")
-        sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
-                                block_length=knob(stage, "block_length"))
-    else:
-        sample = getattr(inp, kind)(fn)
-    run = measure(serial(sample), 10 * seconds)
-    return run.count / m if run.exhausted else None
-
-
-def _fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
-    """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
-    kind = kind_of(stage)
-    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
-        return runs[k].count / runs[k - 1].count, True
-    if kind in ONE_TO_ONE:
-        return 1.0, True
-    if kind == "batch" and knob(stage, "batch_size"):
-        return 1.0 / knob(stage, "batch_size"), True
-    if kind == "unbatch":
-        dims = [s.shape[0] for s in tf.nest.flatten(input_of(stage).element_spec)
-                if getattr(s, "shape", None) is not None and s.shape.rank]
-        if dims and dims[0] is not None:
-            return float(dims[0]), True
-    a, b = int(input_of(stage).cardinality()), int(stage.cardinality())
-    if a > 0 and b > 0:
-        return b / a, True
-    sampled = _sample_fan(stage, runs, k, seconds)
-    return (sampled, False) if sampled else (1.0, False)
+def _stages(chain, runs, fans, groups, notes, seconds) -> list[Stage]:
+    stages, prev = [], 0.0
+    for k, d in enumerate(chain):
+        per_output, exact = 1.0, True
+        for fan, ok in fans[k + 1:]:
+            per_output /= fan
+            exact = exact and ok
+        rate, kind = runs[k].elements_per_s, kind_of(d)
+        if runs[k].exhausted and runs[k].count <= 1:  # one element (from_tensors...): no rate
+            own, rate = 0.0, float("nan")
+        else:
+            own = 1 / rate - overhead(d.element_spec, seconds, groups[k]) if rate > 0 \
+                else float("inf")
+        prefix = per_output * max(own, 0.0)
+        if kind == "repeat":
+            notes.setdefault(k, "its cost is the start-up of each epoch of the stages above")
+        detail = ", ".join(x for x in (describe(d), notes.get(k, "")) if x)
+        stages.append(Stage(k, name_of(d) or f"{kind} #{k}", kind, detail, per_output, rate,
+                            prefix, prefix - prev, exact, d))
+        prev = prefix
+    return stages
 
 
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
-             advise: bool = True) -> Report:
+             advise: bool = True, memory: bool = False, budget_s: float | None = None) -> Report:
     """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
 
     Args:
@@ -210,52 +149,73 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         repeats: runs per prefix; the fastest counts.
         advise: also propose changes for the bottleneck and runner-up and measure
             each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
+        memory: also predict and measure what each stage holds in RAM
+            (:func:`datakit.doctor.memory.memory_report`; ``report.memory``).
+        budget_s: the whole diagnosis's time (default ``120 * seconds``, at least 60 s):
+            past it, no more repeats and no advice, and ``report.notes`` says so
+            (a stage whose first element is slow, e.g. a shuffle buffer that refills for
+            every prefix, can use it up).
+
+    ``repeat`` is never the bottleneck: its cost is the start-up of each new epoch of
+    the stages above it, which its detail says.
 
     Raises:
-        TypeError: ``dataset`` is not a ``tf.data.Dataset``.
-        ValueError: ``step_time < 0``, ``seconds <= 0`` or ``repeats < 1``.
+        TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text.
+        ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
+            or a dataset without elements.
     """
     chain = chain_of(dataset)
-    if step_time < 0 or seconds <= 0 or repeats < 1:
-        raise ValueError(f"step_time={step_time}, seconds={seconds}, repeats={repeats}: pass "
-                         "step_time >= 0, seconds > 0 and repeats >= 1")
-    notes = {}
+    check_seconds("step_time", step_time, func="diagnose")
+    check_seconds("seconds", seconds, positive=True, func="diagnose")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"diagnose(): repeats={repeats!r}: pass an int >= 1")
+    budget = max(120 * seconds, 60.0) if budget_s is None else \
+        check_seconds("budget_s", budget_s, positive=True, func="diagnose")
+    start = time.perf_counter()
+    first = measure(serial(dataset), seconds, limit=2)
+    if not first.count:
+        raise ValueError("diagnose(): the dataset delivered no element: nothing to diagnose "
+                         "(check its files, its filter, or a take()/skip() that empties it)")
+    notes, report_notes = {}, []
     for k, d in enumerate(chain):
         if kind_of(d) == "cache":  # steady state: fill it first (later prefixes share it)
-            fill = max(20 * seconds, 30.0)
+            fill = min(max(20 * seconds, 30.0), budget / 2)
             filled = measure(serial(d), fill).exhausted
             notes[k] = "filled, timed from memory" if filled else \
                 f"not filled in {fill:g} s: timed while filling"
     groups = [group_size(d, seconds) for d in chain]
     runs: list[Run] = [None] * len(chain)
-    for _ in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
+    for r in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
+        if r and time.perf_counter() - start > budget / 2:
+            report_notes.append(f"{r} of {repeats} rounds: the budget of {budget:g} s was "
+                                "half used (pass budget_s= for more)")
+            break
         for k, d in enumerate(chain):
-            r = _timed(d, seconds, groups[k])
-            if runs[k] is None or r.elements_per_s > runs[k].elements_per_s:
-                runs[k] = r
-    fans = [(1.0, True)] + [_fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
-    stages, prev = [], 0.0
-    for k, d in enumerate(chain):
-        per_output, exact = 1.0, True
-        for fan, ok in fans[k + 1:]:
-            per_output /= fan
-            exact = exact and ok
-        rate = runs[k].elements_per_s
-        own = 1 / rate - overhead(d.element_spec, seconds, groups[k]) if rate > 0 else float("inf")
-        prefix = per_output * max(own, 0.0)
-        kind = kind_of(d)
-        name = name_of(d) or f"{kind} #{k}"
-        detail = ", ".join(x for x in (describe(d), notes.get(k, "")) if x)
-        stages.append(Stage(k, name, kind, detail, per_output, rate, prefix,
-                            prefix - prev, exact, d))
-        prev = prefix
-    ranked = sorted(stages, key=lambda s: -s.cost_s)
+            run = timed(d, seconds, groups[k])
+            if runs[k] is None or run.elements_per_s > runs[k].elements_per_s:
+                runs[k] = run
+    slow = max(range(len(chain)), key=lambda k: runs[k].first_s)
+    if runs[slow].first_s > seconds:
+        report_notes.append(f"the first element of {name_of(chain[slow]) or kind_of(chain[slow])}"
+                            f" takes {runs[slow].first_s:.1f} s, paid by every prefix from it")
+    fans = [(1.0, True)] + [fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
+    stages = _stages(chain, runs, fans, groups, notes, seconds)
+    ranked = sorted((s for s in stages if s.kind != "repeat"), key=lambda s: -s.cost_s) or stages
     whole = measure(dataset, seconds, repeats=repeats)
     wait = consumer_wait(dataset, step_time, seconds)
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
-                    whole.elements_per_s, step_time, wait)
-    if advise:
+                    whole.elements_per_s, step_time, wait, notes=report_notes)
+    if advise and time.perf_counter() - start > budget:
+        report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
+                            "(pass budget_s= for more)")
+    elif advise:
         report.advice = measured_advice(report, dataset, seconds=seconds)
+    if memory:
+        from datakit.doctor.memory import memory_report
+        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0))
+    report.elapsed_s = time.perf_counter() - start
+    if report.elapsed_s > 1.5 * budget:
+        report.notes.append(f"took {report.elapsed_s:.0f} s for a budget of {budget:g} s")
     return report
 
 
@@ -274,7 +234,3 @@ def plot_report(report: Report, ax=None):
     ax.set_ylabel("stage (source at the top)")
     ax.set_title(f"Where the time goes: bottleneck {report.bottleneck.name!r}")
     return ax
-
-
-__all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
-           "plot_report"]

@@ -1,0 +1,143 @@
+"""What each stage of a ``tf.data`` pipeline can hold in RAM, from the bytes of its elements.
+
+:func:`element_bytes` sizes one element (from the element spec when shapes are
+fixed, else measured on a few elements, with shuffle buffers left out so that
+sampling fills none); :func:`holding` applies the rule of the stage's kind: a
+``shuffle`` holds ``buffer_size`` elements (at most one epoch), a ``prefetch``
+its depth plus the element being made (AUTOTUNE: it starts at 1 and doubles
+whenever the consumer finds it empty, so the prediction is a floor), a parallel
+``map`` one result per call in flight, an ``interleave`` one read buffer per open
+file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements and
+then their copy into one tensor, an in-memory ``cache`` the whole dataset,
+``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
+its peak is three copies: measured on TF 2.21, the temporaries go later).
+:mod:`datakit.doctor.memory` measures.
+
+>>> import tensorflow as tf
+>>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)
+>>> element_bytes(ds)
+8000.0
+>>> from datakit.doctor.chain import chain_of
+>>> chain = chain_of(ds)
+>>> holding(chain, 2, [element_bytes(d) for d in chain], built=False, seconds=1.0)
+(80000.0, 'buffer of 10 x 0.01 MB', True)
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import tensorflow as tf
+
+from datakit.core.arguments import cpu_cores
+from datakit.doctor.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
+from datakit.perf.synthetic import serial
+from datakit.perf.throughput import measure
+
+__all__ = ["READ_BUFFER", "element_bytes", "holding", "without_shuffles"]
+
+#: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
+READ_BUFFER = 256 * 1024
+_READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
+
+
+# -- sizes ---------------------------------------------------------------------------------
+
+
+def _nbytes(value) -> int:
+    arr = np.asarray(value)
+    if arr.dtype.kind in "OSU":
+        return int(sum(len(v) for v in arr.reshape(-1))) if arr.dtype.kind == "O" \
+            else arr.nbytes
+    return arr.nbytes
+
+
+def element_bytes(dataset, sample=None) -> float:
+    """Bytes of one element of ``dataset``: from its spec when every shape is fixed and no
+    tensor holds strings, else the mean of a few elements of ``sample`` (default: itself)."""
+    specs = tf.nest.flatten(dataset.element_spec)
+    if all(isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() and s.dtype != tf.string
+           for s in specs):
+        return float(sum(s.shape.num_elements() * s.dtype.size for s in specs))
+    seen = [sum(_nbytes(v) for v in tf.nest.flatten(x))
+            for x in serial(sample if sample is not None else dataset).take(3)
+            .as_numpy_iterator()]
+    return float(statistics.mean(seen)) if seen else 0.0
+
+
+def without_shuffles(chain, k):
+    """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
+    from datakit.doctor.advice import assemble
+    try:
+        return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
+                                   for d in chain[1:k + 1]])
+    except NotImplementedError:
+        return chain[k]
+
+
+def _count(dataset, seconds: float) -> float | None:
+    n = int(dataset.cardinality())
+    if n >= 0:
+        return float(n)
+    if n == tf.data.INFINITE_CARDINALITY:
+        return None
+    run = measure(serial(dataset), seconds)
+    return float(run.count) if run.exhausted else None
+
+
+def holding(chain, k, sizes, *, built: bool, seconds: float):
+    """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
+
+    ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being
+    measured; ``seconds``: time to count an input whose cardinality is unknown.
+    """
+    d, kind = chain[k], kind_of(chain[k])
+    out = sizes[k]
+    inp = sizes[k - 1] if k else 0.0
+    mb = f"{out / 1e6:,.2f} MB"
+    if kind in ("from_tensor_slices", "from_tensors"):
+        held = float(sum(_nbytes(t) for t in held_tensors(d)))
+        if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
+            return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
+        return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
+    if kind == "shuffle":
+        n = knob(d, "buffer_size")
+        epoch = _count(input_of(d), seconds)
+        n = min(n, epoch) if epoch is not None else n
+        return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
+    if kind == "prefetch":
+        n = knob(d, "buffer_size")
+        if n == -1:
+            return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
+                         "finds it empty, up to the RAM budget"), False
+        return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
+    if kind == "cache":
+        name = setting(d, "filename")
+        if name is not None and name.numpy():
+            return 0.0, f"on disk ({name.numpy().decode()})", True
+        n = _count(input_of(d), seconds)
+        if n is None:
+            return 0.0, "the whole input, which does not end: grows without bound", False
+        return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
+    calls = knob(d, "num_parallel_calls")
+    calls = cpu_cores() if calls == -1 else calls or 1
+    if kind in ("batch", "padded_batch"):
+        n = knob(d, "batch_size")
+        return n * inp + out, f"{n} x {inp / 1e6:,.2f} MB gathered, then copied into 1", True
+    if kind in ("interleave", "flat_map", "parallel_interleave"):
+        cycle = knob(d, "cycle_length") or 1
+        cycle = cpu_cores() if cycle == -1 else cycle
+        cycle = 1 if kind == "flat_map" else cycle
+        reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
+        buf = READ_BUFFER if reads else 0
+        extra = calls * out if calls > 1 else 0.0
+        return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
+                + (f", {calls} x {mb} in flight" if extra else ""), True)
+    if kind == "map" and calls > 1:
+        return calls * out, f"{calls} calls in flight x {mb}", True
+    if kind == "unbatch":
+        return inp, f"the batch it splits ({inp / 1e6:,.2f} MB)", True
+    if kind in ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"):
+        return float(READ_BUFFER), "1 read buffer of 256 KiB", True
+    return 0.0, "nothing between elements", True

@@ -1,0 +1,246 @@
+"""Where a pipeline's memory goes: each stage's holdings predicted, the RSS growth measured.
+
+:func:`memory_report` walks the chain of any ``tf.data`` pipeline (as the time
+doctor does) and predicts, for every stage, the host memory it can hold at most
+(:func:`datakit.doctor.holdings.holding`: shuffle buffer, prefetch depth, calls in
+flight, open files' read buffers, the batch in the making, an in-memory ``cache``,
+``from_tensor_slices``' tensors). Then it runs the pipeline with a consumer that
+takes ``step_time`` per element (so buffers fill, as during ``fit()``) and samples
+the process's resident memory (RSS) in the background: the peak growth and the
+steady growth (the last half of the samples) stand beside the prediction, with
+``tf.data.Options().autotune.ram_budget``. :func:`plot_memory` draws both.
+
+Measured with the runtime's hidden help off (:func:`datakit.perf.synthetic.serial`:
+no injected prefetch, no autotune), like the stage costs; ``as_built=True``
+measures the pipeline as you built it (the runtime's own buffers then count too).
+Before measuring, glibc's mmap threshold is fixed at 128 KiB (``mallopt``):
+otherwise freed large buffers stay in the process and RSS counts memory nobody
+holds (about twice the holdings, measured on TF 2.21). The margin of a prediction
+is :data:`MARGIN`: 25 % of it plus 8 MB of the runtime's own noise.
+
+>>> import tensorflow as tf
+>>> ds = tf.data.Dataset.range(400).map(lambda i: tf.fill([250_000], i)).shuffle(40, seed=1)
+>>> report = memory_report(ds, seconds=0.5)
+>>> [(s.kind, round(s.predicted_bytes / 1e6)) for s in report.memory], report.biggest.kind
+([('range', 0), ('map', 0), ('shuffle', 80)], 'shuffle')
+>>> report.within_margin
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import tensorflow as tf
+
+from datakit.doctor.chain import chain_of, kind_of, name_of
+from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
+from datakit.perf.memory import rss_bytes
+from datakit.perf.synthetic import serial
+
+__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "memory_report",
+           "plot_memory"]
+
+#: Allowed gap between a prediction and the measured growth: (fraction, bytes).
+MARGIN = (0.25, 8e6)
+
+
+@dataclass
+class MemoryStage:
+    """One stage and what it can hold (bytes)."""
+
+    index: int
+    name: str
+    kind: str
+    element_bytes: float     # one element of this stage's output
+    predicted_bytes: float   # the most it holds
+    how: str                 # the rule, with the numbers
+    bounded: bool = True     # False: AUTOTUNE or a cache of an endless input, can grow past it
+
+
+@dataclass
+class MemoryReport:
+    """What :func:`memory_report` predicted and measured. ``memory`` runs in chain order."""
+
+    memory: list[MemoryStage]
+    biggest: MemoryStage
+    consumer_bytes: float          # the element your loop holds
+    predicted_bytes: float         # all stages plus the consumer's element
+    measured_growth_bytes: float   # peak RSS growth while it ran
+    steady_growth_bytes: float     # median growth over the last half of the run
+    seconds: list = field(default_factory=list, repr=False)  # sample times
+    rss: list = field(default_factory=list, repr=False)      # RSS growth at each, bytes
+    elements: int = 0
+    ram_budget: int | None = None  # tf.data.Options().autotune.ram_budget (None: TF's default)
+    method: str = ""
+
+    @property
+    def within_margin(self) -> bool:
+        """Is the measured peak within :data:`MARGIN` of the prediction (or above it, for an
+        unbounded stage)?"""
+        gap = MARGIN[0] * self.predicted_bytes + MARGIN[1]
+        if not all(s.bounded for s in self.memory):
+            return self.measured_growth_bytes >= self.predicted_bytes - gap
+        return abs(self.measured_growth_bytes - self.predicted_bytes) <= gap
+
+    def __str__(self) -> str:
+        lines = [f"{'stage':24s} {'kind':18s} {'holds at most':>14s}  rule"]
+        for s in self.memory:
+            mark = "  <- biggest" if s is self.biggest else ""
+            up = "" if s.bounded else "+"
+            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} "
+                         f"{s.predicted_bytes / 1e6:12,.1f}{up:1s}MB  {s.how}{mark}")
+        budget = "TF's default" if self.ram_budget is None else f"{self.ram_budget / 1e6:,.0f} MB"
+        lines += [f"the element your loop holds: {self.consumer_bytes / 1e6:,.1f} MB",
+                  f"predicted {self.predicted_bytes / 1e6:,.1f} MB; measured RSS growth: peak "
+                  f"{self.measured_growth_bytes / 1e6:,.1f} MB, steady "
+                  f"{self.steady_growth_bytes / 1e6:,.1f} MB over {self.elements} elements "
+                  f"({'within' if self.within_margin else 'OUTSIDE'} the margin of "
+                  f"{MARGIN[0]:.0%} + {MARGIN[1] / 1e6:g} MB); autotune.ram_budget: {budget}"]
+        return "\n".join(lines)
+
+
+# -- measuring -----------------------------------------------------------------------------
+
+
+def _fix_malloc() -> bool:
+    """Make freed large buffers go back to the OS at once (glibc): RSS then counts what is
+    held, not what malloc keeps for later. False where there is no glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD: also stops its dynamic growth
+        libc.malloc_trim(0)
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+class _Sampler(threading.Thread):
+    """RSS every ``every`` seconds, as (seconds, bytes) from the start."""
+
+    def __init__(self, every: float):
+        super().__init__(daemon=True)
+        self.every, self.stop, self.t0 = every, threading.Event(), time.perf_counter()
+        self.seconds, self.rss = [0.0], [rss_bytes()]
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            self.seconds.append(time.perf_counter() - self.t0)
+            self.rss.append(rss_bytes())
+
+
+_WARM = []
+
+
+def _consume(dataset, step_time: float, seconds: float) -> int:
+    n, start = 0, time.perf_counter()
+    for x in dataset:
+        n += 1
+        del x
+        if step_time:
+            time.sleep(step_time)
+        if time.perf_counter() - start > seconds:
+            break
+    return n
+
+
+def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
+                  as_built: bool = False, every: float = 0.002) -> MemoryReport:
+    """Predict what each stage of ``dataset`` holds in RAM, then measure the RSS growth.
+
+    Args:
+        dataset: a ``tf.data.Dataset``, or a function without arguments that builds one
+            (then building it is measured too: a big ``from_tensor_slices`` copies its array).
+        seconds: how long the consumer runs (less if the dataset ends first).
+        step_time: seconds the consumer waits per element, so that buffers fill.
+        as_built: measure with the runtime's help (injected prefetch, autotune) as you
+            built it; default off, as for the stage costs.
+        every: seconds between RSS samples.
+
+    Raises:
+        TypeError: ``dataset`` is neither a dataset nor a function.
+        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not a number).
+    """
+    for label, v, low in (("seconds", seconds, 0), ("every", every, 0)):
+        if not isinstance(v, (int, float)) or not v > low:
+            raise ValueError(f"memory_report(): {label}={v!r}: pass a number > 0")
+    if not isinstance(step_time, (int, float)) or not step_time >= 0:
+        raise ValueError(f"memory_report(): step_time={step_time!r}: pass a number >= 0")
+    build = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
+    fixed = _fix_malloc()
+    if not _WARM:  # the runtime's first iteration allocates its own pools: not the pipeline's
+        _consume(serial(tf.data.Dataset.range(64).map(lambda i: i + 1).batch(4)), 0.0, 1.0)
+        _WARM.append(True)
+    sampler = None
+    if build is not None:
+        sampler = _Sampler(every)
+        sampler.start()
+        dataset = build()
+        if not isinstance(dataset, tf.data.Dataset):
+            sampler.stop.set()
+            raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
+                            "not a tf.data.Dataset: end it with `return dataset`")
+    chain = chain_of(dataset)
+    sizes = [element_bytes(d, without_shuffles(chain, k)) for k, d in enumerate(chain)]
+    stages = []
+    for k, d in enumerate(chain):
+        pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds)
+        stages.append(MemoryStage(k, name_of(d) or f"{kind_of(d)} #{k}", kind_of(d), sizes[k],
+                                  float(pred), how, bounded))
+    if sampler is None:
+        if fixed:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        sampler = _Sampler(every)
+        sampler.start()
+    n = _consume(dataset if as_built else serial(dataset), step_time, seconds)
+    time.sleep(2 * every)
+    sampler.stop.set()
+    sampler.join()
+    base = sampler.rss[0]
+    growth = [max(r - base, 0) for r in sampler.rss]
+    ram_budget = dataset.options().autotune.ram_budget
+    total = sum(s.predicted_bytes for s in stages) + sizes[-1]
+    method = ("as built (runtime help on)" if as_built else "runtime help off") + \
+        ("" if fixed else "; malloc not fixed (no glibc): RSS may count freed memory")
+    return MemoryReport(stages, max(stages, key=lambda s: s.predicted_bytes), sizes[-1], total,
+                        float(max(growth)), float(statistics.median(growth[len(growth) // 2:])),
+                        sampler.seconds, growth, n, ram_budget, method)
+
+
+def plot_memory(report: MemoryReport, axes=None):
+    """Predicted bytes per stage as one stacked bar beside the measured RSS growth over time.
+
+    Returns the two Axes (bar, timeline).
+    """
+    import matplotlib.pyplot as plt
+
+    from datakit import plotting
+    with plotting.style():
+        if axes is None:
+            _, axes = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1, 3), sharey=True)
+        bar, line = axes
+        bottom = 0.0
+        for i, s in enumerate([*report.memory, None]):
+            mb = (report.consumer_bytes if s is None else s.predicted_bytes) / 1e6
+            if mb <= 0:
+                continue
+            bar.bar(0, mb, bottom=bottom, color=plotting.epoch_color(i),
+                    label="your loop's element" if s is None else s.name,
+                    hatch="" if s is None or s.bounded else "//")
+            bottom += mb
+        bar.set(xticks=[0], xticklabels=["predicted"], ylabel="memory held (MB)",
+                title="Held by each stage")
+        bar.legend(loc="upper left", fontsize="small", bbox_to_anchor=(0, -0.08))
+        line.plot(report.seconds, np.array(report.rss) / 1e6, "-", color=plotting.epoch_color(3),
+                  label="measured RSS growth")
+        line.axhline(report.predicted_bytes / 1e6, color="k", ls="--", label="predicted total")
+        line.set(xlabel="seconds", title=f"Measured: peak {report.measured_growth_bytes / 1e6:,.0f}"
+                 f" MB; biggest stage: {report.biggest.name}")
+        line.set_ylim(bottom=0)
+        line.legend(loc="lower right")
+    return axes

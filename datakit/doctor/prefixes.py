@@ -1,0 +1,121 @@
+"""Timing the prefixes of a chain: in groups, with the loop's own time taken out, and fans.
+
+The doctor (:mod:`datakit.doctor.diagnosis`) times each prefix of a pipeline's
+chain with the runtime's hidden help off. :func:`timed` runs one prefix in groups
+of :func:`group_size` elements (so the measuring loop's hand-off is paid once per
+group); :func:`overhead` is that loop's own time per element, subtracted from a
+prefix's; :func:`fan` is how many output elements a stage makes per input element
+(counted on whole epochs, known from the kind or cardinality, or sampled).
+
+>>> import tensorflow as tf
+>>> ds = tf.data.Dataset.range(64).batch(8)
+>>> runs = [timed(d, 0.2, 1) for d in (ds._input_dataset, ds)]
+>>> fan(ds, runs, 1, 0.2)
+(0.125, True)
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from datakit.doctor.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
+from datakit.perf.synthetic import serial
+from datakit.perf.throughput import Run, measure
+
+__all__ = ["MAX_GROUP", "fan", "group_size", "overhead", "timed"]
+
+
+#: Largest group: each prefix is timed in groups of elements (``prefix.batch(group)``), so
+#: that the measuring loop's hand-off per element (~100 us here, more than many stages) is
+#: paid once per group, as a later ``batch`` would pay it. The group is sized from a short
+#: probe to last about ``seconds / 8``; elements that cannot be grouped go one by one.
+MAX_GROUP = 256
+_OVERHEAD: dict[tuple, float] = {}
+
+
+def group_size(dataset, seconds: float) -> int:
+    """How many elements of ``dataset`` to time as one group (from a short probe)."""
+    probe = measure(serial(dataset), seconds / 4)
+    if not probe.elements:
+        return 1
+    return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
+
+
+def timed(dataset, seconds: float, group: int) -> Run:
+    """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
+    if group > 1:
+        try:
+            r = measure(serial(dataset.batch(group)), seconds)
+            if r.elements:  # else too short to group: one by one
+                return Run(r.rows, r.rows, r.seconds, r.first_s, r.exhausted, r.total_rows,
+                           r.total_rows)
+        except (tf.errors.InvalidArgumentError, ValueError, TypeError):  # shapes differ
+            pass
+    return measure(serial(dataset), seconds)
+
+
+def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
+    """Seconds per element that the measuring loop itself takes for elements shaped like ``spec``.
+
+    Timed on an element of zeros repeated (in groups of ``group``), and subtracted
+    from a prefix's time, so that a prefix of many small elements is not charged
+    for the loop.
+    """
+    key = (repr(spec), group)
+    if key not in _OVERHEAD:
+        def zeros(s):
+            shape = [d if d is not None else 1 for d in s.shape] if s.shape.rank is not None else []
+            return tf.fill(shape, tf.constant("" if s.dtype == tf.string else 0, s.dtype))
+        try:
+            element = tf.nest.map_structure(zeros, spec)
+        except (TypeError, ValueError, AttributeError):  # ragged, sparse, nested datasets...
+            return 0.0
+        run = timed(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
+        _OVERHEAD[key] = 1 / run.elements_per_s if run.elements else 0.0
+    return _OVERHEAD[key]
+
+
+def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
+    """Output elements per input element of an interleave, flat_map or filter, on a sample.
+
+    The stage is re-applied to the first few elements of its input (2 files
+    for a reader, 256 elements for a filter) and its output counted.
+    """
+    kind, fn = kind_of(stage), function_of(stage)
+    if fn is None or kind not in ("interleave", "flat_map", "filter"):
+        return None
+    m = 256 if kind == "filter" else 2
+    if runs[k - 1].exhausted:
+        m = min(m, runs[k - 1].count)
+    if m < 1:
+        return None
+    inp = input_of(stage).take(m)
+    if kind == "interleave":
+        cycle = knob(stage, "cycle_length")
+        sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
+                                block_length=knob(stage, "block_length"))
+    else:
+        sample = getattr(inp, kind)(fn)
+    run = measure(serial(sample), 10 * seconds)
+    return run.count / m if run.exhausted else None
+
+
+def fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
+    """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
+    kind = kind_of(stage)
+    if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
+        return runs[k].count / runs[k - 1].count, True
+    if kind in ONE_TO_ONE:
+        return 1.0, True
+    if kind == "batch" and knob(stage, "batch_size"):
+        return 1.0 / knob(stage, "batch_size"), True
+    if kind == "unbatch":
+        dims = [s.shape[0] for s in tf.nest.flatten(input_of(stage).element_spec)
+                if getattr(s, "shape", None) is not None and s.shape.rank]
+        if dims and dims[0] is not None:
+            return float(dims[0]), True
+    a, b = int(input_of(stage).cardinality()), int(stage.cardinality())
+    if a > 0 and b > 0:
+        return b / a, True
+    sampled = _sample_fan(stage, runs, k, seconds)
+    return (sampled, False) if sampled else (1.0, False)

@@ -1,0 +1,156 @@
+"""Throughput of a pipeline as ``fit()`` consumes it, and how long its consumer waits.
+
+:func:`measure` drains a dataset inside a ``tf.function`` (as Keras ``fit()``
+does: no Python loop per batch, which at batch 32 costs more than a fast
+reader) and times it from the first element to the last one taken.
+:func:`consumer_wait` is the fraction of a Python consumer's time spent waiting
+for elements. The tuner, :mod:`datakit.perf.tune`, is built on them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+from datakit.core.arguments import check_seconds
+
+__all__ = ["Run", "consumer_wait", "measure"]
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+
+def _summary(x):
+    """(rows, a value to sum) of one element: its first tensor's leading dimension and sum."""
+    comps = [c for c in tf.nest.flatten(x) if isinstance(c, tf.Tensor)]
+    if not comps:
+        return tf.constant(1, tf.int64), tf.constant(0.0, tf.float64)
+    c = comps[0]
+    rows = tf.concat([tf.shape(c, out_type=tf.int64), [1]], 0)[0]  # 1 for a scalar
+    if c.dtype == tf.string:
+        c = tf.strings.length(c)
+    elif not (c.dtype.is_numpy_compatible and (c.dtype.is_bool or c.dtype.is_integer
+                                               or c.dtype.is_floating)):
+        return rows, tf.constant(0.0, tf.float64)
+    return rows, tf.reduce_sum(tf.cast(c, tf.float64))
+
+
+@dataclass
+class Run:
+    """One timed run: elements and rows after the first element, and how long they took."""
+
+    elements: int
+    rows: int
+    seconds: float
+    first_s: float      # to the first element (start-up, shuffle buffer filling...)
+    exhausted: bool     # the dataset ended before the time ran out
+    count: int = 0      # every element taken, the first one included
+    total_rows: int = 0  # their rows, the first element's included
+
+    @property
+    def elements_per_s(self) -> float:
+        return self.elements / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else float("nan")
+
+
+def _drainer(dataset, seconds: float, limit: int):
+    """A ``tf.function`` that drains ``dataset`` for about ``seconds`` (a new iterator per call)."""
+    def drain():
+        it = iter(dataset)
+        t0 = tf.timestamp()
+        zero = tf.constant(0, tf.int64)
+
+        def cond(n, rows, first_rows, acc, t1, t2, more):
+            return more & (n < limit) & ((n < 2) | (t2 - t1 < seconds))
+
+        def body(n, rows, first_rows, acc, t1, t2, more):
+            opt = it.get_next_as_optional()
+
+            def take():
+                r, v = _summary(opt.get_value())
+                now = tf.timestamp()
+                first = tf.equal(n, 0)
+                return (n + 1, tf.where(first, rows, rows + r), tf.where(first, r, first_rows),
+                        acc + v, tf.where(first, now, t1), now)
+
+            out = tf.cond(opt.has_value(), take,
+                          lambda: (n, rows, first_rows, acc, t1, t2))
+            return (*out, opt.has_value())
+
+        n, rows, first_rows, acc, t1, t2, more = tf.while_loop(
+            cond, body, (zero, zero, zero, tf.constant(0.0, tf.float64), t0, t0,
+                         tf.constant(True)))
+        return n, rows, first_rows, acc, t0, t1, t2, more
+
+    return tf.function(drain)
+
+
+class _NoRetracingWarning(logging.Filter):
+    """Drop TensorFlow's "triggered tf.function retracing" warning: each call of
+    :func:`measure` traces a new drain for a new pipeline, as intended."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
+@contextmanager
+def _expected_tracing():
+    log, quiet = tf.get_logger(), _NoRetracingWarning()
+    log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        log.removeFilter(quiet)
+
+
+def measure(dataset, seconds: float = 0.5, *, repeats: int = 1, limit: int = 2**62) -> Run:
+    """Drain ``dataset`` inside a ``tf.function`` (as ``fit()`` consumes) for about ``seconds``.
+
+    Timed from the first element to the last one taken (not to teardown);
+    each element's first tensor is summed so nothing is optimized away.
+    With ``repeats > 1``, the fastest run counts (on a shared machine the
+    minimum time is the signal).
+
+    >>> r = measure(tf.data.Dataset.range(100).batch(10), seconds=1.0)
+    >>> r.elements, r.rows, r.exhausted
+    (9, 90, True)
+    """
+    check_seconds("seconds", seconds, positive=True, func="measure")
+    fn = _drainer(dataset, seconds, limit)
+    runs = []
+    for _ in range(repeats):
+        with _expected_tracing():
+            out = fn()
+        n, rows, first_rows, _, t0, t1, t2, more = (v.numpy() for v in out)
+        runs.append(Run(max(int(n) - 1, 0), int(rows), float(t2 - t1), float(t1 - t0),
+                        not bool(more), int(n), int(rows + first_rows)))
+    return max(runs, key=lambda r: r.elements_per_s if r.elements else -1.0)
+
+
+def consumer_wait(dataset, step_time: float, seconds: float) -> float:
+    """Fraction of a Python consumer's time spent waiting for elements, at ``step_time`` each."""
+    waited = total = 0.0
+    start = time.perf_counter()
+    it = iter(dataset)
+    for k in range(10**9):
+        t = time.perf_counter()
+        try:
+            next(it)
+        except StopIteration:
+            break
+        if k:  # the first element is start-up
+            waited += time.perf_counter() - t
+        if step_time:
+            time.sleep(step_time)
+        if k:
+            total += time.perf_counter() - t
+        if time.perf_counter() - start > seconds and k > 2:
+            break
+    return waited / total if total else 1.0

@@ -1,0 +1,132 @@
+"""The memory report: on pipelines whose holdings are known by construction, the prediction
+names the stage that holds the most and is within ``MARGIN`` of the measured RSS growth.
+
+Elements are 1 MB (250,000 float32), so every holding is tens of MB: above the runtime's
+own noise (a few MB), small enough for a fast suite. No test asserts a time.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from datakit.doctor import diagnosis
+from datakit.doctor.memory import MARGIN, READ_BUFFER, memory_report
+
+MB = 1e6
+N = 250_000  # float32 values: 1 MB per element
+
+
+def big(i):
+    return tf.fill([N], tf.cast(i, tf.float32))
+
+
+def one_mb_elements(n=10_000):
+    return tf.data.Dataset.range(n).map(big, name="make")
+
+
+def tfrecord_files(folder, n_files, records=40, size=8_000):
+    paths = []
+    for f in range(n_files):
+        path = str(folder / f"part_{f:03d}.tfrecord")
+        with tf.io.TFRecordWriter(path) as w:
+            for r in range(records):
+                w.write(bytes([r % 256]) * size)
+        paths.append(path)
+    return paths
+
+
+def assert_within_margin(report):
+    gap = MARGIN[0] * report.predicted_bytes + MARGIN[1]
+    assert abs(report.measured_growth_bytes - report.predicted_bytes) <= gap, str(report)
+    assert report.within_margin
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("build, kind, expected_mb", [
+    pytest.param(lambda: one_mb_elements().shuffle(40, seed=1, name="buffer"), "shuffle", 40,
+                 id="shuffle-buffer-of-big-elements"),
+    pytest.param(lambda: one_mb_elements(30).cache(name="memo").repeat(), "cache", 30,
+                 id="in-memory-cache"),
+    pytest.param(lambda: one_mb_elements().prefetch(40, name="ahead"), "prefetch", 41,
+                 id="deep-prefetch"),
+])
+def test_the_stage_that_holds_the_most_is_named_and_predicted(build, kind, expected_mb):
+    report = memory_report(build(), seconds=1.0)
+    assert [s.kind for s in report.memory][-2 if kind == "cache" else -1] == kind
+    assert report.biggest.kind == kind, str(report)
+    assert report.biggest.predicted_bytes == pytest.approx(expected_mb * 4 * N)
+    assert_within_margin(report)
+
+
+@pytest.mark.timeout(120)
+def test_many_open_files_hold_one_read_buffer_each(tmp_path):
+    paths = tfrecord_files(tmp_path, 64)  # 320 KB each: every read buffer fills
+    ds = tf.data.Dataset.from_tensor_slices(paths).interleave(
+        tf.data.TFRecordDataset, cycle_length=64, name="open_files")
+    report = memory_report(ds, seconds=1.0)
+    assert report.biggest.name == "open_files"
+    assert report.biggest.predicted_bytes == 64 * READ_BUFFER
+    assert_within_margin(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_big_from_tensor_slices_is_measured_when_built_inside():
+    array = np.ones((20, N), np.float32)  # 20 MB
+    report = memory_report(lambda: tf.data.Dataset.from_tensor_slices(array).batch(2),
+                           seconds=0.5)
+    assert report.biggest.kind == "from_tensor_slices"
+    assert report.biggest.predicted_bytes == 3 * array.nbytes  # held, and its conversion
+    assert_within_margin(report)
+    held = memory_report(tf.data.Dataset.from_tensor_slices(array), seconds=0.3)
+    assert held.biggest.predicted_bytes == array.nbytes and "since it was built" in \
+        held.biggest.how
+
+
+@pytest.mark.timeout(60)
+def test_a_pipeline_that_holds_nothing_much_is_reported_as_such():
+    ds = tf.data.Dataset.range(100_000).map(lambda x: x + 1).batch(32)
+    report = memory_report(ds, seconds=0.5)
+    assert report.predicted_bytes < 0.1 * MB
+    assert report.measured_growth_bytes < MARGIN[1], str(report)
+    assert report.within_margin and report.elements > 10
+
+
+@pytest.mark.timeout(120)
+def test_diagnose_with_memory_carries_the_report():
+    ds = one_mb_elements(400).shuffle(20, seed=2).batch(4)
+    report = diagnosis.diagnose(ds, seconds=0.1, repeats=1, advise=False, memory=True)
+    assert [s.kind for s in report.memory] == ["range", "map", "shuffle", "batch"]
+    assert report.memory_report.biggest.kind == "shuffle"
+    assert report.memory_report.measured_growth_bytes > 10 * MB
+    assert report.biggest is report.memory_report.biggest
+    assert report.measured_growth_bytes == report.memory_report.measured_growth_bytes
+    assert report.ram_budget is None  # TensorFlow's default
+    assert "biggest" in str(report)
+
+
+@pytest.mark.parametrize("call, error", [
+    pytest.param(lambda: memory_report(tf.data.Dataset.range(3), seconds=float("nan")),
+                 ValueError, id="nan-seconds"),
+    pytest.param(lambda: memory_report(tf.data.Dataset.range(3), step_time="0.01"),
+                 ValueError, id="text-step-time"),
+    pytest.param(lambda: memory_report(lambda: None), TypeError, id="build-returns-none"),
+    pytest.param(lambda: memory_report([1, 2]), TypeError, id="not-a-dataset"),
+])
+def test_bad_arguments_are_named(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.timeout(120)
+def test_memory_advice_moves_a_cache_to_disk_and_measures_it(tmp_path):
+    from datakit.doctor.memory_advice import memory_advice
+
+    ds = one_mb_elements(30).cache(name="memo").repeat().take(60)
+    report = memory_report(ds, seconds=1.0)
+    advice = memory_advice(report, ds, seconds=0.5, folder=tmp_path)
+    disk = next(a for a in advice if "on disk" in a.change)
+    assert disk.stage == "memo" and not disk.alters
+    assert disk.growth_bytes < report.measured_growth_bytes / 2, str(disk)
+    assert disk.rows_per_s > 0 and disk.was_rows_per_s > 0
+    assert [float(x[0]) for x in disk.dataset] == [float(x[0]) for x in ds]
+    assert any("ram_budget" in a.change and a.growth_bytes is not None for a in advice)
