@@ -20,10 +20,6 @@ import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from datakit.cluster.local import LocalCluster
 
 __all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
            "abandon_trainers", "read_concurrently", "measure_delivery", "Tally", "tally",
@@ -183,10 +179,13 @@ def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[lis
     return [t.join(timeout) for t in trainers]
 
 
-def measure_delivery(cluster: LocalCluster, dataset, processing_mode, *,
+def measure_delivery(cluster, dataset, processing_mode, *,
                      timeout: float = 300.0, **distribute_kwargs) -> dict[str, list]:
-    """Run ``dataset`` on ``cluster``: the elements one trainer received, by the worker that
-    made them (``{"worker 0": [...], ...}``, in order of arrival)."""
+    """Run ``dataset`` on ``cluster`` (a ``LocalCluster``): the elements one trainer
+    received, by the worker that made them (``{"worker 0": [...], ...}``, in order of arrival).
+
+    Warns (``RuntimeWarning``) when a worker was restarted during the epoch in a mode
+    where that delivers elements twice."""
     import tensorflow as tf
 
     dynamic = ("distributed_epoch", tf.data.experimental.service.ShardingPolicy.DYNAMIC)
