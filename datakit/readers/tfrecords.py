@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -173,16 +174,18 @@ class ShardWriter:
             for t in self._tmp:
                 t.unlink(missing_ok=True)
             return False
-        kept = [(t, c) for t, c in zip(self._tmp, self._counts) if c > 0]
-        for t, c in zip(self._tmp, self._counts):
+        kept = [(t, c) for t, c in zip(self._tmp, self._counts, strict=False) if c > 0]
+        for t, c in zip(self._tmp, self._counts, strict=False):
             if c == 0:
                 t.unlink(missing_ok=True)
         ext = ".tfrecord.gz" if self.compression else ".tfrecord"
         names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
         try:  # one set, committed at once: readers see the old shards or these, never a mix
             finals = manifest.write_set(
-                self.directory, self.prefix, {n: t for n, (t, _) in zip(names, kept)},
-                {n: c for n, (_, c) in zip(names, kept)}, kind="tfrecord", unit="records",
+                self.directory, self.prefix,
+                {n: t for n, (t, _) in zip(names, kept, strict=True)},
+                {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
+                unit="records",
                 pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
                 compression=self.compression)
         finally:
@@ -289,7 +292,8 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
                     raise
                 except DataError as e:
                     raise RecordFileError(e.path, e.reason, e.offset) from None
-            listed = [dict(e, path=str(d / e["file"]), compression=man["sets"][n].get("compression"))
+            listed = [dict(e, path=str(d / e["file"]),
+                           compression=man["sets"][n].get("compression"))
                       for n in kinds for e in man["sets"][n]["files"]]
             if not listed:
                 raise RecordFileError(d, "the shards hold no records: there is nothing to "
@@ -319,14 +323,15 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
 
 def check_shards(source, compression="auto", check_manifest: bool = True,
                  verify: bool | None = None) -> list[dict]:
-    """Check record files before reading them; return per file ``file, records, bytes, compression``.
+    """Check record files before reading them; per file ``file, records, bytes, compression``.
 
     ``source`` is a folder (its manifest lists the shards, else every visible file in it),
     one file, or a list of files. ``records`` is None when it is unknown (a GZIP file with
     neither a manifest nor ``verify=True``). Raises :class:`RecordFileError` naming the file.
     ``verify=None`` (the default) verifies the files no manifest vouches for when
     ``check_manifest`` is true, so a corrupt record is found here, with its file, rather
-    than as TensorFlow's ``DataLossError`` that names no file.
+    than as TensorFlow's ``DataLossError`` that names no file. Files no manifest lists get
+    a ``UserWarning``: a file cut exactly at a record boundary cannot be told from a whole one.
     """
     if compression not in ("auto", None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use 'auto', None or 'GZIP'")
@@ -378,6 +383,13 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
         if records is None and entry is not None:
             records = entry["records"]
         report.append({"file": f, "records": records, "bytes": size, "compression": comp})
+    unvouched = [f for f in files if f not in entries]
+    if unvouched:
+        warnings.warn(f"{len(unvouched)} file(s) read without a manifest (first: {unvouched[0]}):"
+                      " a file cut exactly at a record boundary looks complete, so its lost "
+                      "records cannot be detected; write shards with ShardWriter, whose "
+                      "manifest.json records each file's records, bytes and sha256",
+                      UserWarning, stacklevel=3)
     return report
 
 
