@@ -47,7 +47,7 @@ import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
-from datakit.core.atomic import temporary_path
+from datakit.core.atomic import disk_full, removed_on_error, temporary_path
 from datakit.core.errors import DataError
 from datakit.core.paths import resolve_files
 from datakit.readers.tf_example import serialize
@@ -142,7 +142,11 @@ class ShardWriter:
     def _new_shard(self):
         tmp = temporary_path(self.directory / f"{self.prefix}-{len(self._tmp):05d}")
         self._tmp.append(tmp)
-        self._writers.append(tf.io.TFRecordWriter(str(tmp), options=self.compression or ""))
+        try:
+            writer = tf.io.TFRecordWriter(str(tmp), options=self.compression or "")
+        except tf.errors.OpError as e:
+            raise self._failed(e) from e
+        self._writers.append(writer)
         self._counts.append(0)
         self._sizes.append(0)
 
@@ -161,18 +165,40 @@ class ShardWriter:
             if i < 0 or (self._counts[i] and self._sizes[i] + len(record) + 16 > self.max_bytes):
                 self._new_shard()
                 i += 1
-        self._writers[i].write(record)
+        try:
+            self._writers[i].write(record)
+        except tf.errors.OpError as e:  # a full disk: name the folder, free what it took
+            raise self._failed(e) from e
         self._counts[i] += 1
         self._sizes[i] += len(record) + 16
         self._n += 1
 
+    def _failed(self, error: Exception) -> Exception:
+        """Close and delete every temporary shard; the error to raise (a full disk, said so)."""
+        self._close_all()
+        for t in self._tmp:
+            t.unlink(missing_ok=True)
+        self._open = False
+        return disk_full(error, self.directory, removed=len(self._tmp)) or error
+
+    def _close_all(self) -> Exception | None:
+        first = None
+        for w in self._writers:
+            try:
+                w.close()  # flushes: on a full disk this fails too
+            except Exception as e:  # noqa: BLE001 (kept: raised once every file is gone)
+                first = first or e
+        self._writers = []
+        return first
+
     def __exit__(self, exc_type, exc, tb):
         self._open = False
-        for w in self._writers:
-            w.close()
-        if exc_type is not None:
+        closing = self._close_all()
+        if exc_type is not None or closing is not None:
             for t in self._tmp:
                 t.unlink(missing_ok=True)
+            if exc_type is None:
+                raise disk_full(closing, self.directory, removed=len(self._tmp)) or closing
             return False
         kept = [(t, c) for t, c in zip(self._tmp, self._counts, strict=False) if c > 0]
         for t, c in zip(self._tmp, self._counts, strict=False):
@@ -181,13 +207,15 @@ class ShardWriter:
         ext = ".tfrecord.gz" if self.compression else ".tfrecord"
         names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
         try:  # one set, committed at once: readers see the old shards or these, never a mix
-            finals = manifest.write_set(
-                self.directory, self.prefix,
-                {n: t for n, (t, _) in zip(names, kept, strict=True)},
-                {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
-                unit="records",
-                pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
-                compression=self.compression)
+            with removed_on_error(self.directory) as made:
+                made += self._tmp
+                finals = manifest.write_set(
+                    self.directory, self.prefix,
+                    {n: t for n, (t, _) in zip(names, kept, strict=True)},
+                    {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
+                    unit="records",
+                    pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
+                    compression=self.compression)
         finally:
             for t in self._tmp:
                 t.unlink(missing_ok=True)
