@@ -13,7 +13,8 @@ complete and on disk.
   a name is still listed), the manifest is switched in one atomic write, and
   only then are the old files deleted. Readers trust only what the manifest
   lists (:mod:`datakit.core.manifest`), so a writer killed at any moment leaves the
-  old set or the new one readable.
+  old set or the new one readable. (:func:`datakit.core.manifest.write_sets` then
+  gives the files their untagged names back in a second switch of the same kind.)
 
 The PID in every temporary name lets the next writer tell a dead writer's
 leftovers from a live one's: :func:`clean_leftovers` removes them.

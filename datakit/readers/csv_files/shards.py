@@ -49,8 +49,8 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     The files are committed as one set (:func:`datakit.core.manifest.write_set`):
     a reader sees the previous set or this one, never a mix, and the row
     counts, sizes and sha256 go to ``folder/manifest.json``. Blank lines are
-    dropped. Returns the paths, in order (a file name gets a ``.g<N>`` tag
-    when the previous set still lists it).
+    dropped. Returns the paths, in order: the same names on every
+    rewrite (the manifest's ``generation`` tells the versions apart).
 
     Args:
         table: a pandas DataFrame, a dict of columns, a 2-D array (give
