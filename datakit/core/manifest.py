@@ -54,7 +54,7 @@ from datakit.core.atomic import (
 from datakit.core.errors import DataError
 
 __all__ = ["MANIFEST", "FORMAT", "VERSION", "sha256", "read_manifest", "write_set", "write_sets",
-           "check", "ignored_names", "set_of_file"]
+           "check_entry", "check", "ignored_names", "set_of_file"]
 
 MANIFEST = "manifest.json"
 FORMAT = "datakit-manifest"
@@ -225,6 +225,21 @@ def _dump(man: dict) -> str:
     return json.dumps(man, indent=1) + "\n"
 
 
+def check_entry(path: str | os.PathLike, entry: dict, *, unit: str, count: int | None = None,
+                hash: bool = True) -> None:
+    """Raise :class:`DataError` naming ``path`` if it disagrees with its manifest ``entry``:
+    another byte size, another ``count`` of ``unit`` (when given) or another sha256."""
+    size = os.path.getsize(path)
+    if size != entry["bytes"]:
+        raise DataError(path, f"has {size} bytes, manifest says {entry['bytes']}: "
+                        "truncated or changed after writing")
+    if count is not None and count != entry[unit]:
+        raise DataError(path, f"{count} {unit}, but {MANIFEST} says {entry[unit]}: the file is "
+                        "truncated or was changed after writing; write it again")
+    if hash and sha256(path) != entry["sha256"]:
+        raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
+
+
 def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind=None,
           hash: bool = True, man: dict | None = None) -> list[dict]:
     """Check sets of ``folder`` against its manifest; return the entries, each with its ``path``.
@@ -273,16 +288,8 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
                 raise DataError(path, f"file is missing (listed in {MANIFEST})")
             if files is not None and e["file"] not in files:
                 continue
-            size = path.stat().st_size
-            if size != e["bytes"]:
-                raise DataError(path, f"has {size} bytes, manifest says {e['bytes']}: "
-                                "truncated or changed after writing")
-            if counts is not None and e["file"] in counts and counts[e["file"]] != e[unit]:
-                raise DataError(path, f"{counts[e['file']]} {unit}, but {MANIFEST} says "
-                                f"{e[unit]}: the file is truncated or was changed after "
-                                "writing; write it again")
-            if hash and sha256(path) != e["sha256"]:
-                raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
+            check_entry(path, e, unit=unit, hash=hash,
+                        count=None if counts is None else counts.get(e["file"]))
             out.append(dict(e, path=str(path), set=set_name, unit=unit,
                             compression=s.get("compression")))
     return out
