@@ -251,3 +251,11 @@ def test_a_from_generator_pipeline_says_what_to_do(tmp_path):
         (), tf.int64))
     with pytest.raises(ValueError, match="(?s)Python generator.*ShardWriter.*skip"):
         ck.save_midway(ds, 1, tmp_path)
+
+
+def test_a_checkpoint_saved_by_tensorflow_itself_resumes_too(tmp_path):
+    it = iter(ck.shuffled_range(10, 1))
+    first = [int(next(it)) for _ in range(3)]
+    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "iterator"))  # save_counter too
+    rest = ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 10, "buffer_size": 1})
+    assert first + [int(x) for x in rest] == list(range(10))

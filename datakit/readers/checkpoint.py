@@ -275,7 +275,8 @@ def main(argv: list[str]) -> None:
     it = iter(dataset)
     if problem is None:
         try:
-            tf.train.Checkpoint(iterator=it).read(job["path"]).assert_consumed()
+            # read(), not restore(): works for save() and write() checkpoints alike
+            tf.train.Checkpoint(iterator=it).read(job["path"]).assert_existing_objects_matched()
         except (tf.errors.OpError, AssertionError, ValueError) as e:
             reason = getattr(e, "message", str(e)).strip().splitlines()[0][:500]
             problem = DataError(job["path"], f"this checkpoint cannot be restored into the "
