@@ -35,22 +35,49 @@ from pathlib import Path as _Path  # noqa: E402
 
 __version__ = "0.1.0"
 
-#: The repository's ``data/`` folder (shipped data sets, each with a SOURCE.md; generated
-#: files go under ``data/generated/``). ``DATAKIT_DATA_DIR`` points the kit at another copy,
-#: as the browser test does so that its notebooks never write the repository's own files.
-DATA_DIR = _Path(_os.environ.get("DATAKIT_DATA_DIR")
-                 or _Path(__file__).resolve().parent.parent / "data").resolve()
+def _data_dir() -> _Path:
+    """Where the kit's data lives: ``DATAKIT_DATA_DIR``, else the clone's ``data/`` folder,
+    else (an installed kit, with no ``data/`` beside it) a per-user folder, created."""
+    if _os.environ.get("DATAKIT_DATA_DIR"):
+        return _Path(_os.environ["DATAKIT_DATA_DIR"]).expanduser().resolve()
+    clone = _Path(__file__).resolve().parent.parent / "data"
+    if (clone / "housing").is_dir():
+        return clone.resolve()
+    cache = _Path(_os.environ.get("XDG_CACHE_HOME") or _Path.home() / ".cache") / "datakit"
+    folder = (cache / "data").resolve()
+    (folder / "generated").mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+#: The kit's data folder: shipped data sets (each with a SOURCE.md) and ``generated/`` for
+#: files the notebooks make. ``DATAKIT_DATA_DIR`` points the kit at another copy (the
+#: browser test does, so that its notebooks never write the repository's own files). In a
+#: clone it is the repository's ``data/``; a kit installed from a wheel has no ``data/``
+#: beside it, so it uses ``~/.cache/datakit/data`` (``$XDG_CACHE_HOME/datakit/data``),
+#: which exists and is yours to write.
+DATA_DIR = _data_dir()
 
 
 def data_path(*parts: str) -> _Path:
-    """Return the path of a file shipped in the kit's ``data/`` folder.
+    """Return the path of a file in the kit's data folder (:data:`DATA_DIR`).
+
+    A shipped file that is not there (an installed kit has only what it
+    generated) is a ``FileNotFoundError`` that says where to find it.
 
     >>> data_path("housing", "housing.csv").name
     'housing.csv'
     >>> data_path("housing", "housing.csv").exists()
     True
     """
-    return DATA_DIR.joinpath(*parts)
+    path = DATA_DIR.joinpath(*parts)
+    if parts and parts[0] != "generated" and not path.exists() and not (
+            DATA_DIR / "housing").is_dir():
+        raise FileNotFoundError(
+            f"{path}: this datakit has no copy of the shipped data (installed without its "
+            "repository). Point the kit at a clone's data folder with the DATAKIT_DATA_DIR "
+            "environment variable (git clone the kit, then DATAKIT_DATA_DIR=<clone>/data), or "
+            "install the kit from a clone: pip install -e <clone>")
+    return path
 
 
 #: Re-exported names and the module each comes from (imported on first access).

@@ -54,3 +54,60 @@ def test_commit_set_tags_names_still_trusted_and_deletes_the_old_set(tmp_path):
     assert seen == [finals, ["p_00.csv", "p_00.g2.csv", "p_01.csv", "p_01.g2.csv"]]
     assert sorted(os.listdir(tmp_path)) == finals
     assert atomic.generation_name("p_00.g2.csv", 3) == "p_00.g3.csv"
+
+
+# ---- a full disk: a real 64 KB filesystem (tmpfs), mounted in a private mount namespace
+FULL_DISK = r"""
+import errno, json, os, subprocess, sys
+import numpy as np
+import pandas as pd
+disk = sys.argv[1]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", disk], check=True)
+import datakit
+from datakit.readers import tfrecords
+from datakit.readers.csv_files.shards import split_into_shards, write_shards
+out = {}
+def attempt(name, write, folder):
+    try:
+        write()
+        out[name] = {"error": None}
+    except OSError as e:
+        out[name] = {"error": str(e), "errno": e.errno, "left": sorted(os.listdir(folder))}
+    # the space is free again: a small write in the same process works
+    with open(os.path.join(disk, name + ".small"), "wb") as f:
+        f.write(b"x" * 20_000)
+    os.remove(os.path.join(disk, name + ".small"))
+def records():
+    with tfrecords.ShardWriter(os.path.join(disk, "rec"), num_shards=2) as w:
+        for _ in range(200):
+            w.write(b"x" * 1000)
+big = pd.DataFrame({"a": np.arange(20_000), "b": ["xxxxxxxxxx"] * 20_000})
+attempt("tfrecord", records, os.path.join(disk, "rec"))
+attempt("write_shards", lambda: write_shards(big, os.path.join(disk, "csv"), num_shards=2),
+        os.path.join(disk, "csv"))
+attempt("split_into_shards", lambda: split_into_shards(big, os.path.join(disk, "split")),
+        os.path.join(disk, "split"))
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.timeout(180)
+def test_a_full_disk_is_named_and_its_temporary_files_are_removed(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    try:
+        run = subprocess.run(["unshare", "-rm", sys.executable, "-c", FULL_DISK, str(disk)],
+                             capture_output=True, text=True, timeout=170)
+    except FileNotFoundError:
+        pytest.skip("no `unshare` here to mount a small tmpfs")
+    if run.returncode != 0 and "mount" in run.stderr and "Operation not permitted" in run.stderr:
+        pytest.skip("mounting a tmpfs is not permitted here")
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = __import__("json").loads(run.stdout.strip().splitlines()[-1])
+    for name, folder in [("tfrecord", "rec"), ("write_shards", "csv"),
+                         ("split_into_shards", "split")]:
+        got = out[name]
+        assert got["errno"] == 28, (name, got)
+        assert f"no space left on the device of {disk / folder}" in got["error"], got
+        assert "temporary file(s) of this write removed" in got["error"]
+        assert not [f for f in got["left"] if atomic.is_temporary(f)], (name, got["left"])

@@ -1,4 +1,4 @@
-"""Iterator checkpoints: saved mid-epoch here, restored in a fresh process, the rest of the epoch exactly once.
+"""Iterator checkpoints: saved mid-epoch, restored in a fresh process, the rest of the epoch once.
 
 Each case compares ``first + rest`` (read before saving here, read after
 restoring in another process) with an uninterrupted run of the same seeded
@@ -7,6 +7,9 @@ pipeline: same elements, same order, and every record once per epoch.
 
 from __future__ import annotations
 
+import glob
+import os
+import re
 from collections import Counter
 
 import numpy as np
@@ -15,6 +18,7 @@ import tensorflow as tf
 from csv_cases import LABEL, housing_parts
 from pipelines import assert_same_elements
 
+from datakit.core.errors import DataError
 from datakit.readers import checkpoint as ck
 from datakit.readers import video
 from datakit.readers.csv_files.stats import column_stats
@@ -55,8 +59,8 @@ def housing(tmp_path_factory):
 
 def _rows_once(whole, files):
     labels = np.concatenate([y for _, y in whole])
-    expected = np.concatenate([np.loadtxt(f, delimiter=",", skiprows=1, usecols=[8], dtype=np.float32,
-                                          ndmin=1) for f in files])
+    expected = np.concatenate([np.loadtxt(f, delimiter=",", skiprows=1, usecols=[8],
+                                          dtype=np.float32, ndmin=1) for f in files])
     assert Counter(labels.tolist()) == Counter(expected.tolist())
 
 
@@ -69,7 +73,8 @@ def test_csv_reader_resumes_in_another_process(housing, tmp_path, parse):
     parts, stats = housing
     kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse=parse,
                   batch_size=64, shuffle_buffer_size=500)
-    whole, _ = check_resumes("datakit.readers.csv_files.reader:csv_reader_dataset", kwargs, 7, tmp_path)
+    recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
+    whole, _ = check_resumes(recipe, kwargs, 7, tmp_path)
     _rows_once(whole, parts["valid"])
 
 
@@ -83,7 +88,7 @@ def py_function_pipeline(n: int = 30, declared: bool = True):
 def test_a_py_function_is_refused_unless_declared_stateless(tmp_path):
     # The CSV reader's bad-line message is a numpy_function created stateful=False, so its
     # iterator saves as it is; an ordinary py_function needs ignore_external_state.
-    with pytest.raises(tf.errors.FailedPreconditionError, match="EagerPyFunc is stateful"):
+    with pytest.raises(ValueError, match="(?s)EagerPyFunc is stateful.*ignore_external_state"):
         ck.save_midway(py_function_pipeline(declared=False), 1, tmp_path / "refused")
     whole, _ = check_resumes("test_checkpoint:py_function_pipeline", {"n": 30}, 4, tmp_path)
     assert sorted(int(x) for x in whole) == list(range(0, 60, 2))
@@ -118,6 +123,8 @@ def test_shuffle_buffer_is_in_the_checkpoint(tmp_path):
                  "save_midway", id="no-checkpoint"),
     pytest.param(lambda p: ck.resume_in_fresh_process("no_colon", str(p)), ValueError,
                  "module:function", id="bad-recipe"),
+    pytest.param(lambda p: ck.resume_in_fresh_process(RANGE, str(p / "nothing")),
+                 FileNotFoundError, "nothing.index is missing", id="no-checkpoint-to-resume"),
 ])
 def test_bad_calls_say_how_to_fix_them(tmp_path, call, error, match):
     with pytest.raises(error, match=match):
@@ -128,3 +135,127 @@ def test_a_failing_resume_reports_the_child_error(tmp_path):
     _, path = ck.save_midway(ck.shuffled_range(10, 2), 1, tmp_path)
     with pytest.raises(RuntimeError, match="resuming process failed"):
         ck.resume_in_fresh_process("datakit.readers.checkpoint:no_such_recipe", path)
+
+
+# ---- what a resume checks (the second bad-input sweep: each of these was silent or a bare
+# "the resuming process failed" before)
+RANGE = "datakit.readers.checkpoint:shuffled_range"
+
+
+def test_saving_twice_into_one_folder_keeps_both(tmp_path):
+    kwargs = {"n": 10, "buffer_size": 1}
+    _, one = ck.save_midway(ck.shuffled_range(**kwargs), 2, tmp_path)
+    _, two = ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
+    assert one != two
+    rest_one = ck.resume_in_fresh_process(RANGE, one, kwargs=kwargs)
+    rest_two = ck.resume_in_fresh_process(RANGE, two, kwargs=kwargs)
+    assert [int(x) for x in rest_one] == list(range(2, 10))
+    assert [int(x) for x in rest_two] == list(range(5, 10))
+
+
+def test_a_pipeline_rebuilt_with_another_batch_size_is_refused(tmp_path):
+    _, path = ck.save_midway(ck.shuffled_range(20, 4, batch_size=4), 1, tmp_path)
+    with pytest.raises(ValueError, match="BatchDatasetV2 input 1: saved 4, rebuilt 3"):
+        ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 20, "buffer_size": 4,
+                                                         "batch_size": 3})
+
+
+def records_pipeline(directory: str):
+    """A recipe: the records of a folder of TFRecord shards, in order."""
+    from datakit.readers import tfrecords
+    return tfrecords.read_records(directory)
+
+
+def lines_pipeline(path: str):
+    """A recipe: the lines of one text file."""
+    return tf.data.TextLineDataset(path)
+
+
+def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
+    from datakit.readers import tfrecords
+    d = tmp_path / "shards"
+    for version in (b"old", b"new"):
+        with tfrecords.ShardWriter(d, num_shards=2, overwrite=True) as w:
+            for i in range(6):
+                w.write(b"%s %d" % (version, i))
+        if version == b"old":
+            _, path = ck.save_midway(records_pipeline(str(d)), 2, tmp_path / "ck")
+    with pytest.raises(DataError, match=r"shard-00000-of-00002\.tfrecord: its set 'shard' "
+                                        "was rewritten"):
+        ck.resume_in_fresh_process("test_checkpoint:records_pipeline", path,
+                                   kwargs={"directory": str(d)})
+
+
+def test_a_csv_set_rewritten_twice_under_the_same_names_is_refused(housing, tmp_path):
+    from datakit.readers.csv_files.shards import write_shards
+    parts, stats = housing
+    d = tmp_path / "shards"
+    table = parts["train"][0]
+    files = write_shards(table, d, num_shards=2)
+    kwargs = dict(filepaths=files, stats=stats, label=LABEL, seed=1, batch_size=16)
+    recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
+    _, path = ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
+    write_shards(table, d, num_shards=2)
+    assert write_shards(table, d, num_shards=2) == files   # the names a reader holds
+    with pytest.raises(DataError, match=r"part_00\.csv: its set 'part' was rewritten"):
+        ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+
+
+def test_a_file_changed_in_place_since_the_save_is_named(tmp_path):
+    f = tmp_path / "lines.txt"
+    f.write_text("a\nb\nc\n")
+    _, path = ck.save_midway(lines_pipeline(str(f)), 1, tmp_path / "ck")
+    f.write_text("a\nB\nc\n")
+    with pytest.raises(DataError, match=r"lines\.txt: changed since the save"):
+        ck.resume_in_fresh_process("test_checkpoint:lines_pipeline", path,
+                                   kwargs={"path": str(f)})
+
+
+def _damage(path: str, how: str) -> None:
+    with open(path, "r+b") as f:
+        if how == "cut":
+            f.truncate(max(1, os.path.getsize(path) // 2))
+        else:
+            f.seek(os.path.getsize(path) // 2)
+            byte = f.read(1)
+            f.seek(-1, 1)
+            f.write(bytes([byte[0] ^ 0xFF]))
+
+
+@pytest.mark.parametrize("how, message", [("cut", "truncated"), ("flip", "corrupted")])
+@pytest.mark.parametrize("part", ["index", "data"])
+def test_a_damaged_checkpoint_is_named(tmp_path, how, message, part):
+    _, path = ck.save_midway(ck.shuffled_range(50, 20), 3, tmp_path)
+    target = path + ".index" if part == "index" else glob.glob(path + ".data-*")[0]
+    _damage(target, how)
+    with pytest.raises(DataError, match=re.escape(target) + ".*" + message):
+        ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 50, "buffer_size": 20})
+
+
+def test_a_damaged_checkpoint_without_its_record_is_named_by_the_child(tmp_path):
+    _, path = ck.save_midway(ck.shuffled_range(50, 20), 3, tmp_path)
+    os.remove(path + ".datakit.json")   # as if saved by tf.train.Checkpoint itself
+    _damage(path + ".index", "cut")
+    with pytest.raises(DataError, match=re.escape(path) + ": this checkpoint cannot be restored"):
+        ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 50, "buffer_size": 20})
+
+
+def test_the_index_file_given_for_the_prefix_says_what_to_pass(tmp_path):
+    _, path = ck.save_midway(ck.shuffled_range(5, 1), 1, tmp_path)
+    with pytest.raises(ValueError, match=re.escape(f"pass the checkpoint's prefix {path!r}")):
+        ck.resume_in_fresh_process(RANGE, path + ".index", kwargs={"n": 5, "buffer_size": 1})
+
+
+def test_a_from_generator_pipeline_says_what_to_do(tmp_path):
+    ds = tf.data.Dataset.from_generator(lambda: iter(range(5)), output_signature=tf.TensorSpec(
+        (), tf.int64))
+    with pytest.raises(ValueError, match="(?s)Python generator.*ShardWriter.*skip"):
+        ck.save_midway(ds, 1, tmp_path)
+
+
+def test_a_checkpoint_saved_by_tensorflow_itself_resumes_too(tmp_path):
+    it = iter(ck.shuffled_range(10, 1))
+    first = [int(next(it)) for _ in range(3)]
+    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "iterator"))  # save_counter too
+    rest = ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 10, "buffer_size": 1})
+    assert first + [int(x) for x in rest] == list(range(10))

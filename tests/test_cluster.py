@@ -115,7 +115,8 @@ def test_a_killed_worker_stalls_the_epoch_until_restarted_then_costs_at_most_onc
         tf.data.experimental.service.distribute("distributed_epoch", cluster.target))
     trainer = C.Trainer(ds, pause_after=n // 4)
     assert trainer.paused.wait(60) and len(trainer.received) == n // 4
-    cluster.kill_worker(0, restart=False)
+    with pytest.warns(RuntimeWarning, match="worker 0 is dead and will not be restarted"):
+        cluster.kill_worker(0, restart=False)
     trainer.resume()
     assert not trainer.done.wait(3), "the epoch ended without one of its workers"
     assert cluster.restarts == 0  # restart=False: the supervisor left it dead
@@ -181,6 +182,83 @@ def test_arguments_are_checked_before_any_process_starts():
         C.LocalCluster(1, work_dir="somewhere")
     with pytest.raises(ValueError, match="static sharding"):
         C.LocalCluster(1, static_sharding=True).add_worker()
+    for name, value, error in [("worker_timeout", float("nan"), ValueError),
+                               ("worker_timeout", "5", TypeError),
+                               ("start_timeout", -5, ValueError),
+                               ("start_timeout", float("inf"), ValueError)]:
+        with pytest.raises(error, match=f"{name}={value!r}: pass a"):
+            C.LocalCluster(1, **{name: value})
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_index_out_of_range_is_named(cluster):
+    for call in (cluster.kill_worker, cluster.restart_worker):
+        with pytest.raises(ValueError, match="worker 5: this cluster has 2 worker"):
+            call(5)
+
+
+@pytest.mark.timeout(180)
+def test_parallel_epochs_after_a_worker_restart_says_what_came_twice(cluster):
+    timer = threading.Timer(1.0, cluster.kill_worker, (0,), {"restart": True})
+    timer.start()
+    with pytest.warns(RuntimeWarning, match="restart.*arrived twice"):
+        rows = C.measure_delivery(cluster, C.sleepy_range(N, 0.05), "parallel_epochs")
+    timer.join()
+    assert C.tally(rows["worker 0"], range(N)).duplicated   # what the warning is about
+    cluster.wait_workers()
+
+
+def test_a_wrong_dispatcher_address_is_an_error_not_a_hang():
+    port = C.free_port()
+    with pytest.raises(ConnectionError, match=f"no tf.data service dispatcher answers at "
+                                              f"127.0.0.1:{port}"):
+        tf.data.Dataset.range(3).apply(C.distribute("distributed_epoch",
+                                                    f"grpc://127.0.0.1:{port}", timeout=1))
+
+
+@pytest.mark.timeout(60)
+def test_the_worker_command_says_it_waits_then_gives_up():
+    port = C.free_port()
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", "worker", "--dispatcher",
+                          f"127.0.0.1:{port}", "--port", str(C.free_port()),
+                          "--dispatcher-timeout", "2"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 1
+    assert f"waiting for the dispatcher at 127.0.0.1:{port}" in run.stdout
+    assert f"no dispatcher answered at 127.0.0.1:{port} in 2 s" in run.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_port_in_use_is_named():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "datakit.cluster", "dispatcher", "--port",
+                              str(port)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert f"port {port} is already in use" in run.stderr and "another --port" in run.stderr
+
+
+@pytest.mark.timeout(240)
+def test_trainers_of_a_dead_dispatcher_or_a_stopped_cluster_get_an_error():
+    with pytest.raises(KeyError, match="raised inside the with-block"):
+        with C.LocalCluster(1) as c:
+            ds = C.sleepy_range(400, 0.05).apply(C.distribute("distributed_epoch", c.target))
+            reading = C.Trainer(ds, pause_after=3)
+            assert reading.paused.wait(60)
+            c.kill_dispatcher(restart=False)
+            reading.resume()
+            with pytest.raises(RuntimeError, match="the dispatcher died and is not restarted"):
+                reading.join(30)
+            c.restart_dispatcher()
+            ds = C.sleepy_range(400, 0.05).apply(C.distribute("distributed_epoch", c.target))
+            reading = C.Trainer(ds, pause_after=3)
+            assert reading.paused.wait(60)
+            reading.resume()
+            raise KeyError("raised inside the with-block")
+    with pytest.raises(RuntimeError, match="LocalCluster it read from was stopped"):
+        reading.join(30)
 
 
 def test_tally_and_plot_delivery():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -33,13 +35,15 @@ def test_equal_datasets_pass():
     pytest.param(pairs().map(lambda x, y: (x[:, :2], y)),
                  ["shape at [0]: yours (4, 2), expected (4, 3)"], id="shape"),
     pytest.param(pairs().map(lambda x, y: {"x": x, "y": y}),
-                 ["the element is a dict with keys ['x', 'y'], expected a tuple of 2"], id="structure"),
+                 ["the element is a dict with keys ['x', 'y'], expected a tuple of 2"],
+                 id="structure"),
     pytest.param(pairs().unbatch().shuffle(10, seed=1).batch(4),
                  ["element 0 differs", "same rows as the reference, in another order"], id="order"),
     pytest.param(pairs().map(lambda x, y: (x, y + 1)),
                  ["no row of yours is in the reference"], id="content"),
     pytest.param(pairs().unbatch().filter(lambda x, y: y != 3).batch(4),
-                 ["element 0 differs", "content differs: 1 reference row(s) missing from yours."], id="some-rows"),
+                 ["element 0 differs", "content differs: 1 reference row(s) missing from yours."],
+                 id="some-rows"),
     pytest.param(pairs().unbatch().batch(5),
                  ["yours has 2 elements", "same rows as the reference"], id="batching"),
 ])
@@ -143,3 +147,65 @@ def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):
 def test_a_serialized_round_trip_still_matches():
     parsed = [tf.train.Example.FromString(tf_example.serialize(by_hand(r))) for r in ROWS]
     assert exercises.check("example", parsed, ROWS).ok
+
+
+# ---- the second bad-input sweep: answers that are not datasets, unbatched, endless, or of
+# element kinds the comparison used to get wrong
+@pytest.mark.parametrize("answer, words", [
+    (5, "your answer is an int (5), not a dataset"),
+    (None, "your answer is None: did your function forget to `return` the dataset?"),
+])
+def test_an_answer_that_is_no_dataset_says_what_it_is(answer, words):
+    feedback = exercises.compare(answer, pairs())
+    assert not feedback.ok and words in str(feedback), str(feedback)
+
+
+def test_a_function_that_forgot_its_return_is_told_so():
+    def forgot(row):
+        tf_example.to_example(row)
+
+    feedback = exercises.check("example", forgot, [{"a": 1}])
+    assert not feedback.ok and "forget to `return` what it built?" in str(feedback), \
+        str(feedback)
+
+
+def test_unbatched_rows_are_told_to_batch():
+    feedback = exercises.compare(pairs().unbatch(), pairs())
+    assert str(feedback).startswith("not yet: your rows are not batched: each of your 10 "
+                                    "elements is one row, the reference's are batches of 4"), \
+        str(feedback)
+
+
+def test_an_endless_answer_with_an_unknown_length_is_cut_at_the_reference_rows():
+    endless = tf.data.Dataset.from_generator(  # never ends, and TensorFlow cannot know it
+        lambda: ((np.zeros(3, np.float32), i) for i in itertools.count()),
+        output_signature=(tf.TensorSpec((3,), tf.float32), tf.TensorSpec((), tf.int64)))
+    assert int(endless.cardinality()) == int(tf.data.UNKNOWN_CARDINALITY)
+    feedback = exercises.compare(endless, pairs())
+    assert "it has more than 11 elements, the reference has 3" in str(feedback), str(feedback)
+
+
+def test_an_endless_reference_is_a_value_error_at_once():
+    endless = pairs().repeat()
+    with pytest.raises(ValueError, match="the reference does not end.*repeat=1"):
+        exercises.compare(pairs(), endless)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda: tf.data.Dataset.from_tensor_slices(
+        tf.ragged.constant([[1, 2], [3], [4, 5, 6]])).batch(2), id="ragged-batches"),
+    pytest.param(lambda: tf.data.Dataset.from_tensors(
+        tf.sparse.SparseTensor([[0, 1]], [3], [2, 2])), id="sparse"),
+    pytest.param(lambda: tf.data.Dataset.range(6).window(2), id="window-of-datasets"),
+])
+def test_identical_ragged_sparse_and_window_answers_are_correct(make):
+    feedback = exercises.compare(make(), make())
+    assert feedback.ok, str(feedback)
+
+
+def test_a_different_sparse_or_window_answer_is_still_told_apart():
+    a = tf.data.Dataset.from_tensors(tf.sparse.SparseTensor([[0, 1]], [3], [2, 2]))
+    b = tf.data.Dataset.from_tensors(tf.sparse.SparseTensor([[0, 1]], [4], [2, 2]))
+    assert not exercises.compare(a, b).ok
+    assert not exercises.compare(tf.data.Dataset.range(6).window(2),
+                                 tf.data.Dataset.range(6).window(3)).ok

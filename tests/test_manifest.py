@@ -59,6 +59,28 @@ def edit(folder, change):
 
 def test_a_new_generation_replaces_the_old_one(tmp_path):
     commit(tmp_path, "a", {"a_0.csv": "x\n1\n", "a_1.csv": "x\n2\n"})
-    assert commit(tmp_path, "a", {"a_0.csv": "x\n3\n"}) == ["a_0.g2.csv"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_0.g2.csv", "manifest.json"]
+    # a rewrite keeps the names: a reader that hard-codes a_0.csv finds it again
+    assert commit(tmp_path, "a", {"a_0.csv": "x\n3\n"}) == ["a_0.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_0.csv", "manifest.json"]
+    assert (tmp_path / "a_0.csv").read_text() == "x\n3\n"
+    assert manifest.read_manifest(tmp_path)["sets"]["a"]["generation"] == 2
     assert commit(tmp_path, "a", {"a_0.csv": "x\n4\n"}) == ["a_0.csv"]
+
+
+def test_a_writer_killed_while_giving_the_names_back_leaves_the_new_set_readable(
+        tmp_path, monkeypatch):
+    commit(tmp_path, "a", {"a_0.csv": "x\n1\n", "a_1.csv": "x\n2\n"})
+
+    def killed(*args):
+        raise KeyboardInterrupt  # as a kill between the two switches
+
+    monkeypatch.setattr(manifest.os, "link", killed)
+    with pytest.raises(KeyboardInterrupt):
+        commit(tmp_path, "a", {"a_0.csv": "x\n3\n", "a_1.csv": "x\n4\n"})
+    entries = manifest.check(tmp_path)  # the second generation, under its tagged names
+    assert [e["file"] for e in entries] == ["a_0.g2.csv", "a_1.g2.csv"]
+    assert [open(e["path"]).read() for e in entries] == ["x\n3\n", "x\n4\n"]
+    monkeypatch.undo()
+    assert commit(tmp_path, "a", {"a_0.csv": "x\n5\n", "a_1.csv": "x\n6\n"}) == [
+        "a_0.csv", "a_1.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_0.csv", "a_1.csv", "manifest.json"]

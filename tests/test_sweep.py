@@ -760,3 +760,34 @@ def test_sweep(case, expect, stats, tmp_path):
 
 def test_the_sweep_is_large_enough():
     assert len(CASES) >= 60 and len({f.__name__ for f, _ in CASES}) == len(CASES)
+
+
+# ---------------------------------------------------------------- an installed kit
+INSTALLED = """
+import os, datakit
+print(datakit.DATA_DIR)
+print(os.path.isdir(datakit.DATA_DIR), os.access(datakit.DATA_DIR, os.W_OK))
+print(datakit.data_path("generated", "x"))
+try:
+    datakit.data_path("housing", "housing.csv")
+except FileNotFoundError as e:
+    print("FileNotFoundError:", e)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_an_installed_kit_has_a_data_folder_that_exists_and_names_missing_shipped_data(
+        tmp_path):
+    import shutil
+    site = tmp_path / "site-packages"
+    shutil.copytree(ROOT / "datakit", site / "datakit")   # no data/ beside it, as in a wheel
+    env = {k: v for k, v in os.environ.items() if k != "DATAKIT_DATA_DIR"}
+    env.update(PYTHONPATH=str(site), HOME=str(tmp_path / "home"), XDG_CACHE_HOME="")
+    run = subprocess.run([sys.executable, "-c", INSTALLED], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=60)
+    assert run.returncode == 0, run.stderr
+    folder, exists, generated, error = run.stdout.splitlines()
+    assert folder == str((tmp_path / "home" / ".cache" / "datakit" / "data").resolve())
+    assert exists == "True True" and generated == folder + "/generated/x"
+    assert error.startswith(f"FileNotFoundError: {folder}/housing/housing.csv: this datakit has "
+                            "no copy of the shipped data") and "DATAKIT_DATA_DIR" in error

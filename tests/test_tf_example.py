@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.tf_example: Example and SequenceExample round trips, fixed and ragged."""
+"""Tests for datakit.readers.tf_example: Example and SequenceExample round trips."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_sequence_example_round_trip():
     ser = [tf_example.to_sequence_example({"label": lab}, {"frames": fr, "ragged": rg})
            .SerializeToString() for lab, fr, rg in vids]
     cspec, sspec = {"label": tf.int64}, {"frames": tf.string, "ragged": (tf.int64, None)}
-    for s, (lab, fr, rg) in zip(ser, vids):
+    for s, (lab, fr, rg) in zip(ser, vids, strict=False):
         ctx, seq = tf_example.parse_sequence_example(s, cspec, sspec)
         assert int(ctx["label"]) == lab and seq["frames"].numpy().tolist() == fr
         assert seq["ragged"].to_list() == rg
@@ -49,3 +49,18 @@ def test_bad_feature_values_say_how_to_fix():
         tf_example.to_example({"empty": []})
     with pytest.raises(ValueError, match="list of steps"):
         tf_example.to_sequence_example({}, {"x": 3})
+
+
+@pytest.mark.parametrize("value, where", [(None, "is None"), ([1, None, 3], "holds None"),
+                                          ((b"a", None), "holds None")])
+def test_a_missing_value_names_the_feature_and_says_what_to_pass(value, where):
+    with pytest.raises(TypeError, match=f"feature 'age' {where}: an Example cannot store a "
+                                        "missing value.*default_value"):
+        tf_example.to_example({"id": 1, "age": value})
+    with pytest.raises(TypeError, match=f"feature 'age' {where}"):
+        tf_example.to_sequence_example({"age": value}, {})
+
+
+def test_a_dict_value_is_named():
+    with pytest.raises(TypeError, match="feature 'meta' is a dict"):
+        tf_example.to_example({"meta": {"a": 1}})

@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.tfrecords: exactly-once reading, corruption caught up front, atomic writes."""
+"""Tests for datakit.readers.tfrecords: read exactly once, corruption caught up front, atomic."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
     assert sorted(os.listdir(tmp_path)) == sorted([p.name for p in w.paths] + ["manifest.json"])
     # per shard: the count the manifest says, and together every id once
     seen = collections.Counter()
-    for shard, path in zip(man["shards"], w.paths):
+    for shard, path in zip(man["shards"], w.paths, strict=False):
         ids = ids_of(tfrecords.read_records(path))
         assert len(ids) == shard["records"] > 0
         assert shard["bytes"] == path.stat().st_size
@@ -81,7 +81,7 @@ def test_same_seed_same_order_different_seed_different(tmp_path):
     assert a == b and a != c and sorted(a) == list(range(40))
 
 
-# ------------------------------------------------------------------ corruption, each names the shard
+# ------------------------------------------------------------ corruption, each names the shard
 @pytest.fixture
 def shards(tmp_path):
     return write_ids(tmp_path / "s", 30, num_shards=3).paths
@@ -129,7 +129,8 @@ def test_cut_mid_record(shards, check_manifest, cut):
         with pytest.raises(tf.errors.DataLossError, match="truncated record") as tf_err:
             sum(1 for _ in tf.data.TFRecordDataset(str(victim)))
         assert victim.name not in str(tf_err.value)
-    err = raises_naming(victim, tfrecords.read_records, victim.parent, check_manifest=check_manifest)
+    err = raises_naming(victim, tfrecords.read_records, victim.parent,
+                        check_manifest=check_manifest)
     assert err.offset == boundary(victim, 3)
 
 
@@ -236,3 +237,18 @@ def test_reading_warns_nothing(tmp_path, num_parallel_reads):
         ids = ids_of(ds)
     assert sorted(ids) == list(range(9))
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.timeout(60)
+def test_shards_without_a_manifest_warn_that_a_cut_at_a_boundary_cannot_be_seen(shards,
+                                                                                 tmp_path):
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    for s in shards:
+        (loose / s.name).write_bytes(s.read_bytes())
+    victim = loose / shards[1].name
+    victim.write_bytes(victim.read_bytes()[:boundary(victim, 4)])   # silently short
+    for source in (loose, [str(victim)]):
+        with pytest.warns(UserWarning, match=r"read without a manifest \(first: .*"
+                          r"cut exactly at a record boundary.*cannot be detected"):
+            tfrecords.check_shards(source)

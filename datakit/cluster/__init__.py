@@ -12,6 +12,9 @@ and drawing it live in :mod:`datakit.cluster.measure`; the command line in
         ds = ds.apply(tf.data.experimental.service.distribute(
             "distributed_epoch", cluster.target))  # "grpc://127.0.0.1:PORT"
 
+``datakit.cluster.distribute`` is the same call after checking that a
+dispatcher answers at the address (TensorFlow's blocks forever when none does).
+
 Arguments are checked before any process starts:
 
 >>> LocalCluster(workers=0)
@@ -24,6 +27,9 @@ from datakit.cluster.local import HOST, LocalCluster, free_port
 from datakit.cluster.measure import (
                                      Tally,
                                      Trainer,
+                                     abandon_trainers,
+                                     check_dispatcher,
+                                     distribute,
                                      measure_delivery,
                                      plot_delivery,
                                      plot_scaling,
@@ -35,5 +41,5 @@ from datakit.cluster.measure import (
 from datakit.cluster.serve import main
 
 __all__ = ["HOST", "LocalCluster", "free_port", "main", "sleepy_range", "with_worker_pid",
-           "Trainer", "read_concurrently", "measure_delivery", "Tally", "tally", "plot_delivery",
-           "plot_scaling"]
+           "check_dispatcher", "distribute", "abandon_trainers", "Trainer", "read_concurrently",
+           "measure_delivery", "Tally", "tally", "plot_delivery", "plot_scaling"]

@@ -5,71 +5,41 @@ Each process runs ``python -m datakit.cluster dispatcher|worker`` (see
 its log once it serves, and exits with the process that started it. The
 cluster stops them all on ``stop()``, at the end of a ``with`` block (also
 on an exception or Ctrl-C) and at interpreter exit.
+
+Clients reach the servers on loopback (``127.0.0.1``), but TensorFlow 2.21
+gives its servers no bind address: they listen on every interface (``::``),
+so on a machine others can reach, keep the ports behind a firewall.
+
+(About 330 lines, over the kit's ~300: the life cycle, the supervisor and the
+fault-injection methods share one lock and one set of processes.)
 """
 
 from __future__ import annotations
 
 import atexit
-import os
+import math
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
+
+from datakit.cluster.measure import abandon_trainers
+from datakit.cluster.process import HOST, ServerProcess, free_port
 
 __all__ = ["HOST", "LocalCluster", "free_port"]
 
-HOST = "127.0.0.1"
 _LIVE: set[LocalCluster] = set()  # stopped at interpreter exit, whatever happened
 
 
-def free_port() -> int:
-    """A TCP port on the loopback interface that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-class _Proc:
-    """One server process: its command, log file and ``subprocess.Popen``."""
-
-    def __init__(self, name: str, args: list[str], port: int, logs: Path):
-        self.name, self.args, self.port, self.log = name, args, port, logs / f"{name}.log"
-        self.popen: subprocess.Popen | None = None
-        self.pids: list[int] = []  # every pid this slot ever had (restarts add one)
-        self.restart = False  # whether the supervisor starts it again when it is found dead
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "datakit.cluster", *self.args, "--exit-with-parent",
-               str(os.getpid())]
-        with open(self.log, "w") as log:  # the child writes "ready" here once it serves
-            self.popen = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
-        self.pids.append(self.popen.pid)
-
-    def alive(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if "datakit.cluster: ready" in self.log.read_text(errors="replace"):
-                return
-            if not self.alive():
-                break
-            time.sleep(0.1)
-        tail = self.log.read_text(errors="replace")[-2000:]
-        state = "exited" if not self.alive() else f"not ready after {timeout:.0f} s"
-        raise RuntimeError(f"{self.name} on port {self.port} {state}; its log ends with:\n{tail}")
-
-    def kill(self) -> None:
-        if self.alive():
-            os.killpg(self.popen.pid, signal.SIGKILL)  # its own process group (start_new_session)
-            self.popen.wait(timeout=30)
+def _seconds(name: str, value) -> float:
+    """``value`` as a number of seconds > 0, or a TypeError/ValueError that says so."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}={value!r}: pass a number of seconds (an int or a float)")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}={value!r}: pass a finite number of seconds > 0")
+    return float(value)
 
 
 class LocalCluster:
@@ -113,19 +83,20 @@ class LocalCluster:
         if work_dir is not None and not fault_tolerant:
             raise ValueError("work_dir is where fault-tolerant mode keeps its journal: "
                              "pass fault_tolerant=True too, or drop work_dir")
-        if worker_timeout <= 0:
-            raise ValueError(f"worker_timeout={worker_timeout}: pass seconds > 0")
+        worker_timeout = _seconds("worker_timeout", worker_timeout)
+        start_timeout = _seconds("start_timeout", start_timeout)
         self.num_workers, self.static_sharding = workers, static_sharding
         self.fault_tolerant, self.work_dir = fault_tolerant, work_dir
         self.worker_timeout, self.restart_workers = worker_timeout, restart_workers
         self.start_timeout = start_timeout
-        self.dispatcher: _Proc | None = None
-        self.workers: list[_Proc] = []
+        self.dispatcher: ServerProcess | None = None
+        self.workers: list[ServerProcess] = []
         self._tmp: Path | None = None
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
         self.restarts = 0  # how many times the supervisor restarted a dead worker
+        self._warned: set[int] = set()  # pids of dead workers already warned about
 
     # ---- life cycle ---------------------------------------------------------------------
     def __enter__(self) -> LocalCluster:
@@ -162,7 +133,8 @@ class LocalCluster:
         if self.static_sharding:
             for p in ports:
                 args += ["--worker-address", f"{HOST}:{p}"]
-        self.dispatcher = _Proc("dispatcher", args, port, self._tmp)
+        self.dispatcher = ServerProcess("dispatcher", args, port, self._tmp)
+        self.dispatcher.restart = True
         self.dispatcher.start()
         self.dispatcher.wait_ready(self.start_timeout)
         for p in ports:
@@ -172,18 +144,26 @@ class LocalCluster:
         self._supervisor = threading.Thread(target=self._supervise, daemon=True)
         self._supervisor.start()
 
-    def _new_worker(self, port: int) -> _Proc:
+    def _new_worker(self, port: int) -> ServerProcess:
         args = ["worker", "--dispatcher", self.dispatcher_address, "--port", str(port),
                 "--host", HOST]
-        w = _Proc(f"worker{len(self.workers)}", args, port, self._tmp)
+        w = ServerProcess(f"worker{len(self.workers)}", args, port, self._tmp)
         w.start()
         w.restart = self.restart_workers
         self.workers.append(w)
         return w
 
     def stop(self) -> None:
-        """Kill every process this cluster started and remove its temporary files."""
+        """Kill every process this cluster started and remove its temporary files.
+
+        A :class:`~datakit.cluster.measure.Trainer` still reading from this cluster
+        ends with a ``RuntimeError`` (its ``join`` raises it) instead of waiting forever.
+        """
         self._stopping.set()
+        if self.dispatcher is not None:
+            abandon_trainers(self.dispatcher_address, "the LocalCluster it read from was "
+                             "stopped (its with-block ended, or stop() was called) before the "
+                             "epoch ended")
         with self._lock:
             for proc in [*self.workers, self.dispatcher]:
                 if proc is not None:
@@ -196,18 +176,48 @@ class LocalCluster:
         _LIVE.discard(self)
 
     def _supervise(self) -> None:
+        warned = self._warned
         while not self._stopping.wait(0.2):
-            for w in list(self.workers):
+            self._supervise_dispatcher()
+            for i, w in enumerate(list(self.workers)):
                 with self._lock:
-                    dead = w.restart and not w.alive() and not self._stopping.is_set()
+                    dead = not w.alive() and not self._stopping.is_set()
+                    if dead and not w.restart and w.popen.pid not in warned:
+                        warned.add(w.popen.pid)
+                        warnings.warn(_left_dead(i), RuntimeWarning, stacklevel=1)
+                    dead = dead and w.restart
                     if dead:
                         w.start()
                         self.restarts += 1
                 if dead:
+                    warnings.warn(f"worker {i} died and was restarted on its address: in "
+                                  "parallel_epochs and the static sharding policies its part "
+                                  "of a running epoch starts again (what it had sent arrives "
+                                  "twice); in distributed_epoch its in-flight elements are "
+                                  "lost", RuntimeWarning, stacklevel=1)
                     try:
                         w.wait_ready(self.start_timeout)
                     except RuntimeError:
                         pass  # tried again on the next round
+
+    def _supervise_dispatcher(self) -> None:
+        """A dead dispatcher is started again on its port (jobs resume in fault-tolerant
+        mode; otherwise trainers get TensorFlow's NotFoundError instead of waiting forever),
+        unless ``kill_dispatcher(restart=False)``: then trainers reading it are ended."""
+        d = self.dispatcher
+        with self._lock:
+            if d is None or d.alive() or self._stopping.is_set():
+                return
+            if not d.restart:
+                abandon_trainers(self.dispatcher_address, "the dispatcher died and is not "
+                                 "restarted (kill_dispatcher(restart=False)); call "
+                                 "restart_dispatcher() before reading again")
+                return
+            d.start()
+        try:
+            d.wait_ready(self.start_timeout)
+        except RuntimeError:
+            pass  # tried again on the next round
 
     # ---- what a trainer needs -------------------------------------------------------------
     @property
@@ -239,18 +249,32 @@ class LocalCluster:
         raise ValueError(f"pid {pid} is not one of this cluster's workers")
 
     # ---- faults and scaling ---------------------------------------------------------------
+    def _worker(self, i) -> ServerProcess:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"i={i!r}: pass a worker's index, an int")
+        if not 0 <= i < len(self.workers):
+            raise ValueError(f"worker {i}: this cluster has {len(self.workers)} worker(s), "
+                             f"indices 0 to {len(self.workers) - 1}")
+        return self.workers[i]
+
     def kill_worker(self, i: int, *, restart: bool | None = None) -> None:
         """SIGKILL worker ``i`` (a crash); it comes back on the same address if ``restart``
-        (default: the cluster's ``restart_workers``)."""
+        (default: the cluster's ``restart_workers``). Without a restart a ``RuntimeWarning``
+        says that an epoch it serves cannot end until :meth:`restart_worker`."""
         restart = self.restart_workers if restart is None else restart
+        w = self._worker(i)
         with self._lock:
-            self.workers[i].restart = restart
-            self.workers[i].kill()
+            w.restart = restart
+            if w.popen is not None:
+                self._warned.add(w.popen.pid)
+            w.kill()
+        if not restart:
+            warnings.warn(_left_dead(i), RuntimeWarning, stacklevel=2)
 
     def restart_worker(self, i: int, *, wait: bool = True) -> None:
         """Start worker ``i`` again on its address (after a kill without restart)."""
+        w = self._worker(i)
         with self._lock:
-            w = self.workers[i]
             if w.alive():
                 raise ValueError(f"worker {i} is running: kill_worker({i}) first")
             w.start()
@@ -277,18 +301,34 @@ class LocalCluster:
         w.wait_ready(self.start_timeout)
         return len(self.workers) - 1
 
-    def kill_dispatcher(self) -> None:
-        """SIGKILL the dispatcher (jobs survive a restart only in fault-tolerant mode)."""
-        self.dispatcher.kill()
+    def kill_dispatcher(self, *, restart: bool = True) -> None:
+        """SIGKILL the dispatcher; the supervisor starts it again on its port (jobs survive
+        that only in fault-tolerant mode: otherwise trainers get a ``NotFoundError``).
+
+        With ``restart=False`` it stays dead and trainers reading it end with a
+        ``RuntimeError`` (TensorFlow alone would leave them waiting forever).
+        """
+        with self._lock:
+            self.dispatcher.restart = restart
+            self.dispatcher.kill()
 
     def restart_dispatcher(self) -> None:
-        """Start the dispatcher again on its port (and ``work_dir``)."""
-        self.dispatcher.start()
+        """Start the dispatcher again on its port (and ``work_dir``), if it is not running."""
+        with self._lock:
+            self.dispatcher.restart = True
+            if not self.dispatcher.alive():
+                self.dispatcher.start()
         self.dispatcher.wait_ready(self.start_timeout)
 
     def __repr__(self) -> str:
         state = "running" if self.dispatcher and self.dispatcher.alive() else "stopped"
         return f"LocalCluster(workers={len(self.workers) or self.num_workers}, {state})"
+
+
+def _left_dead(i: int) -> str:
+    return (f"worker {i} is dead and will not be restarted: an epoch it was serving cannot "
+            f"end (TensorFlow waits for it, whatever worker_timeout is) until "
+            f"restart_worker({i})")
 
 
 @atexit.register

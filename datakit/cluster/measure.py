@@ -12,17 +12,73 @@ what was expected, :func:`plot_delivery` draws who received what.
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
+import warnings
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from datakit.cluster.local import LocalCluster
+__all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
+           "abandon_trainers", "read_concurrently", "measure_delivery", "Tally", "tally",
+           "plot_delivery", "plot_scaling"]
 
-__all__ = ["sleepy_range", "with_worker_pid", "Trainer", "read_concurrently",
-           "measure_delivery", "Tally", "tally", "plot_delivery", "plot_scaling"]
+_READING: weakref.WeakSet = weakref.WeakSet()  # Trainers whose epoch has not ended
+
+
+def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
+    """Raise ``ConnectionError`` unless something answers at ``service`` within ``timeout`` s.
+
+    TensorFlow's ``distribute()`` blocks forever, before any timeout of yours can act,
+    when nothing serves the address it is given: check it first. Returns
+    ``"host:port"``. ``service`` is ``"grpc://host:port"`` or ``"host:port"``.
+    """
+    address = service.split("://", 1)[-1]
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target)")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
+                return address
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(f"no tf.data service dispatcher answers at {address} "
+                                      f"({e.strerror or e}) after {timeout:g} s: start it, or "
+                                      "check the address (cluster.target)") from None
+            time.sleep(0.2)
+
+
+def distribute(processing_mode, service: str, *, timeout: float = 30.0, **kwargs):
+    """``tf.data.experimental.service.distribute(...)``, after :func:`check_dispatcher`.
+
+    Use it with ``dataset.apply(distribute("distributed_epoch", cluster.target))``.
+    """
+    import tensorflow as tf
+
+    check_dispatcher(service, timeout=timeout)
+    return tf.data.experimental.service.distribute(processing_mode, service, **kwargs)
+
+
+def abandon_trainers(address: str, reason: str) -> int:
+    """End every running :class:`Trainer` whose pipeline reads the dispatcher at ``address``.
+
+    Its ``join`` then raises ``RuntimeError(reason)`` instead of waiting for an epoch
+    that cannot end (the reading thread itself stays blocked in TensorFlow; it is a
+    daemon thread). Returns how many were ended.
+    """
+    key = address.encode()
+    ended = 0
+    for t in list(_READING):
+        if not t.done.is_set() and key in t._graph:
+            t.error = RuntimeError(f"{reason}; {len(t.received)} element(s) had arrived")
+            t.paused.set()
+            t.done.set()
+            ended += 1
+    return ended
 
 
 def sleepy_range(n: int, seconds: float):
@@ -70,6 +126,11 @@ class Trainer:
         self.paused = threading.Event()
         self._go = threading.Event()
         self._pause_after = pause_after
+        try:  # which dispatcher it reads (see abandon_trainers)
+            self._graph = bytes(dataset._as_serialized_graph().numpy())
+        except Exception:  # noqa: BLE001 (a dataset TF cannot serialize reads no service)
+            self._graph = b""
+        _READING.add(self)
         self._thread = threading.Thread(target=self._run, args=(dataset,), daemon=True)
         self._thread.start()
 
@@ -81,8 +142,10 @@ class Trainer:
                     self.paused.set()
                     self._go.wait()
         except BaseException as e:  # noqa: BLE001 (kept for the caller: see .error, join())
-            self.error = e
+            if not self.done.is_set():  # not already ended by abandon_trainers
+                self.error = e
         finally:
+            _READING.discard(self)
             self.paused.set()
             self.done.set()
 
@@ -116,17 +179,27 @@ def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[lis
     return [t.join(timeout) for t in trainers]
 
 
-def measure_delivery(cluster: LocalCluster, dataset, processing_mode, *,
+def measure_delivery(cluster, dataset, processing_mode, *,
                      timeout: float = 300.0, **distribute_kwargs) -> dict[str, list]:
-    """Run ``dataset`` on ``cluster``: the elements one trainer received, by the worker that
-    made them (``{"worker 0": [...], ...}``, in order of arrival)."""
+    """Run ``dataset`` on ``cluster`` (a ``LocalCluster``): the elements one trainer
+    received, by the worker that made them (``{"worker 0": [...], ...}``, in order of arrival).
+
+    Warns (``RuntimeWarning``) when a worker was restarted during the epoch in a mode
+    where that delivers elements twice."""
     import tensorflow as tf
 
-    ds = with_worker_pid(dataset).apply(tf.data.experimental.service.distribute(
+    dynamic = ("distributed_epoch", tf.data.experimental.service.ShardingPolicy.DYNAMIC)
+    ds = with_worker_pid(dataset).apply(distribute(
         processing_mode, cluster.target, **distribute_kwargs))
     rows: dict[str, list] = {f"worker {i}": [] for i in range(len(cluster.workers))}
+    restarts = cluster.restarts
     for x, pid in Trainer(ds).join(timeout):
         rows[f"worker {cluster.worker_index(pid)}"].append(x)
+    if cluster.restarts != restarts and processing_mode not in dynamic:
+        warnings.warn(f"{cluster.restarts - restarts} worker restart(s) during this epoch: "
+                      f"with processing_mode={processing_mode!r} a restarted worker starts its "
+                      "part again, so elements it had sent arrived twice (count them with "
+                      "tally)", RuntimeWarning, stacklevel=2)
     return rows
 
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import socket
@@ -36,22 +37,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     w = sub.add_parser("worker", help="run the input pipeline, stream elements to trainers")
     w.add_argument("--dispatcher", required=True, help="HOST:PORT of the dispatcher")
     w.add_argument("--port", type=int, required=True)
+    w.add_argument("--dispatcher-timeout", type=float, default=120.0,
+                   help="seconds to wait for the dispatcher to answer before giving up")
     for p in (d, w):
         p.add_argument("--host", default=socket.getfqdn())
         p.add_argument("--exit-with-parent", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    _check_port_free(args.port)
+    if args.role == "worker":
+        _wait_for_dispatcher(args.dispatcher, args.dispatcher_timeout)
 
     import tensorflow as tf
 
-    service = tf.data.experimental.service
-    if args.role == "dispatcher":
-        server = service.DispatchServer(service.DispatcherConfig(
-            port=args.port, work_dir=args.work_dir, fault_tolerant_mode=bool(args.work_dir),
-            worker_addresses=args.worker_address, worker_timeout_ms=args.worker_timeout_ms))
-    else:
-        server = service.WorkerServer(service.WorkerConfig(
-            dispatcher_address=args.dispatcher, worker_address=f"{args.host}:{args.port}",
-            port=args.port, heartbeat_interval_ms=500))
+    try:
+        server = _serve(tf.data.experimental.service, args)
+    except Exception as e:  # noqa: BLE001 (TensorFlow's "Failed to add port", said plainly)
+        sys.exit(f"datakit.cluster: the {args.role} could not start on port {args.port} "
+                 f"({type(e).__name__}: {str(e).strip()[:300]}); is the port in use? pass "
+                 "another --port")
     print(f"datakit.cluster: ready {args.role} on {args.host}:{args.port}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -61,4 +64,54 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     finally:
         server.stop() if hasattr(server, "stop") else None
+
+
+def _check_port_free(port: int) -> None:
+    """Exit with a message naming the port when something listens on it already."""
+    for family, host in ((socket.AF_INET6, "::"), (socket.AF_INET, "0.0.0.0")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                # as gRPC binds: a port whose old connections linger (TIME_WAIT) is free
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((host, port))
+            return
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                sys.exit(f"datakit.cluster: port {port} is already in use (another server or "
+                         "program listens on it); pass another --port, or stop that program")
+            # no IPv6 here: try IPv4
+
+
+def _wait_for_dispatcher(address: str, timeout: float) -> None:
+    """Say that the worker waits, every 10 s, and give up after ``timeout`` seconds."""
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    start = said = time.monotonic()
+    print(f"datakit.cluster: worker waiting for the dispatcher at {address}", flush=True)
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
+                return
+        except OSError as e:
+            now = time.monotonic()
+            if now - start >= timeout:
+                sys.exit(f"datakit.cluster: no dispatcher answered at {address} in "
+                         f"{timeout:g} s ({e.strerror or e}): start the dispatcher first, or "
+                         "check --dispatcher")
+            if now - said >= 10:
+                said = now
+                print(f"datakit.cluster: still no dispatcher at {address} after "
+                      f"{now - start:.0f} s (gives up after {timeout:g} s)", flush=True)
+            time.sleep(0.5)
+
+
+def _serve(service, args):
+    if args.role == "dispatcher":
+        server = service.DispatchServer(service.DispatcherConfig(
+            port=args.port, work_dir=args.work_dir, fault_tolerant_mode=bool(args.work_dir),
+            worker_addresses=args.worker_address, worker_timeout_ms=args.worker_timeout_ms))
+    else:
+        server = service.WorkerServer(service.WorkerConfig(
+            dispatcher_address=args.dispatcher, worker_address=f"{args.host}:{args.port}",
+            port=args.port, heartbeat_interval_ms=500))
+    return server
 

@@ -13,7 +13,8 @@ complete and on disk.
   a name is still listed), the manifest is switched in one atomic write, and
   only then are the old files deleted. Readers trust only what the manifest
   lists (:mod:`datakit.core.manifest`), so a writer killed at any moment leaves the
-  old set or the new one readable.
+  old set or the new one readable. (:func:`datakit.core.manifest.write_sets` then
+  gives the files their untagged names back in a second switch of the same kind.)
 
 The PID in every temporary name lets the next writer tell a dead writer's
 leftovers from a live one's: :func:`clean_leftovers` removes them.
@@ -30,6 +31,7 @@ This module imports nothing from the kit but :mod:`datakit.core.errors`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -38,13 +40,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
-           "clean_leftovers", "is_temporary", "generation_name", "commit_set"]
+           "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
+           "removed_on_error"]
 
 _TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]+\.tmp$")
 
 
 def is_temporary(name: str) -> bool:
-    """Whether ``name`` is a temporary file of :func:`atomic_file` (hidden, ``.<pid>-<hex>.tmp``)."""
+    """Whether ``name`` is a temporary file of :func:`atomic_file` (``.<name>.<pid>-<hex>.tmp``)."""
     return bool(_TMP.match(os.path.basename(name)))
 
 
@@ -69,6 +72,38 @@ def _fsync_file(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def disk_full(error: BaseException, folder, *, removed: int = 0) -> OSError | None:
+    """``error`` said plainly when it is a full disk (``ENOSPC``, or TensorFlow's
+    "No space left on device"): an ``OSError(ENOSPC)`` naming the folder; else None."""
+    text = str(error)
+    if not (getattr(error, "errno", None) == errno.ENOSPC or "No space left" in text):
+        return None
+    free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+    return OSError(errno.ENOSPC, f"no space left on the device of {os.fspath(folder)} "
+                   f"({free} bytes free; {removed} temporary file(s) of this write removed, "
+                   "nothing written before was changed): free space there, or write to another "
+                   f"folder [{text.strip()[:200]}]", os.fspath(folder))
+
+
+@contextlib.contextmanager
+def removed_on_error(folder: str | os.PathLike) -> Iterator[list[Path]]:
+    """Yield a list to add temporary paths to; on an exception they are all deleted.
+
+    A full disk then becomes :func:`disk_full`'s error naming ``folder``, and
+    the space the temporary files held is free again for the next write.
+    """
+    made: list[Path] = []
+    try:
+        yield made
+    except BaseException as e:
+        for tmp in made:
+            Path(tmp).unlink(missing_ok=True)
+        full = disk_full(e, folder, removed=len(made))
+        if full is not None:
+            raise full from e
+        raise
 
 
 @contextlib.contextmanager
@@ -171,7 +206,7 @@ def commit_set(folder: str | os.PathLike, staged: dict[str, Path], *, listed, ge
     folder, listed = Path(folder), set(listed)
     finals = [w if w not in listed else generation_name(w, generation) for w in staged]
     announce(finals)
-    for tmp, final in zip(staged.values(), finals):
+    for tmp, final in zip(staged.values(), finals, strict=True):
         _fsync_file(tmp)
         os.replace(tmp, folder / final)
     fsync_folder(folder)

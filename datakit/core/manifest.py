@@ -41,13 +41,20 @@ import fnmatch
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
-from datakit.core.atomic import clean_leftovers, commit_set, folder_lock, write_atomic
+from datakit.core.atomic import (
+    clean_leftovers,
+    commit_set,
+    folder_lock,
+    fsync_folder,
+    write_atomic,
+)
 from datakit.core.errors import DataError
 
-__all__ = ["MANIFEST", "FORMAT", "VERSION", "sha256", "read_manifest", "write_set", "write_sets", "check",
-           "ignored_names", "set_of_file"]
+__all__ = ["MANIFEST", "FORMAT", "VERSION", "sha256", "read_manifest", "write_set", "write_sets",
+           "check_entry", "check", "ignored_names", "set_of_file"]
 
 MANIFEST = "manifest.json"
 FORMAT = "datakit-manifest"
@@ -85,7 +92,8 @@ def read_manifest(folder: str | os.PathLike) -> dict | None:
                         "again")
     for name, s in sets.items():
         if not isinstance(s, dict) or not isinstance(s.get("files"), list) \
-                or not isinstance(s.get("totals"), dict) or s.get("unit") not in ("rows", "records"):
+                or not isinstance(s.get("totals"), dict) \
+                or s.get("unit") not in ("rows", "records"):
             raise DataError(path, f"set {name!r} lacks `files`, `totals` or `unit`; write it "
                             "again")
     return man
@@ -122,7 +130,8 @@ def write_set(folder: str | os.PathLike, name: str, staged: dict, counts: dict, 
     ``counts``: wanted name -> rows or records; ``pattern``: a glob that
     every file of the set matches (and no other). The previous generation of
     the set, and whatever a killed writer left in the folder, is deleted;
-    other sets in the manifest are kept. Returns the new file names.
+    other sets in the manifest are kept. Returns the new file names: the wanted
+    names, the same across rewrites (the set's ``generation`` counts them).
     """
     spec = dict(staged=staged, counts=counts, kind=kind, unit=unit, pattern=pattern, **extra)
     return write_sets(folder, {name: spec})[name]
@@ -158,7 +167,7 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
 
         def switch(finals):
             man["pending"] = []
-            final = dict(zip(staged, finals))
+            final = dict(zip(staged, finals, strict=True))
             for name, spec in specs.items():
                 unit = spec["unit"]
                 extra = {k: v for k, v in spec.items() if k not in ("staged", "counts")}
@@ -172,8 +181,10 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
                 finals_of[name] = [final[w] for w in spec["staged"]]
             write_atomic(folder / MANIFEST, _dump(man))
 
-        commit_set(folder, staged, listed=listed, generation=max(generations.values()),
-                   announce=announce, switch=switch)
+        finals = commit_set(folder, staged, listed=listed,
+                            generation=max(generations.values()), announce=announce,
+                            switch=switch)
+        _settle_names(folder, list(staged), finals, announce, switch)
         trusted = {e["file"] for s in man["sets"].values() for e in s["files"]}
         for entry in os.scandir(folder):  # strays of these sets' patterns (an older writer's)
             if entry.name not in trusted and any(
@@ -182,8 +193,51 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
         return finals_of
 
 
+def _settle_names(folder: Path, wanted: list[str], finals: list[str], announce, switch) -> None:
+    """Give a rewritten set its names back: ``part_00.g2.csv`` becomes ``part_00.csv`` again.
+
+    A second switch, as safe as the first: the wanted names (free since the old
+    files went) are announced as not yet trusted, made hard links to the tagged
+    files (same bytes, no copy), the manifest switches to them, then the tagged
+    names go. A writer killed at any step leaves a manifest whose files are all
+    there with the content it lists. So a name never changes across rewrites,
+    and what it holds is told by the set's ``generation`` (which a checkpoint
+    records: see :mod:`datakit.readers.checkpoint_fingerprint`).
+    """
+    moved = [(w, f) for w, f in zip(wanted, finals, strict=True) if w != f]
+    if not moved:
+        return
+    announce(wanted)
+    for w, f in moved:
+        (folder / w).unlink(missing_ok=True)  # not trusted by any manifest now
+        try:
+            os.link(folder / f, folder / w)
+        except OSError:  # no hard links here (some network or FAT file systems)
+            shutil.copy2(folder / f, folder / w)
+    fsync_folder(folder)
+    switch(wanted)
+    for _, f in moved:
+        (folder / f).unlink(missing_ok=True)
+    fsync_folder(folder)
+
+
 def _dump(man: dict) -> str:
     return json.dumps(man, indent=1) + "\n"
+
+
+def check_entry(path: str | os.PathLike, entry: dict, *, unit: str, count: int | None = None,
+                hash: bool = True) -> None:
+    """Raise :class:`DataError` naming ``path`` if it disagrees with its manifest ``entry``:
+    another byte size, another ``count`` of ``unit`` (when given) or another sha256."""
+    size = os.path.getsize(path)
+    if size != entry["bytes"]:
+        raise DataError(path, f"has {size} bytes, manifest says {entry['bytes']}: "
+                        "truncated or changed after writing")
+    if count is not None and count != entry[unit]:
+        raise DataError(path, f"{count} {unit}, but {MANIFEST} says {entry[unit]}: the file is "
+                        "truncated or was changed after writing; write it again")
+    if hash and sha256(path) != entry["sha256"]:
+        raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
 
 
 def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind=None,
@@ -234,16 +288,8 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
                 raise DataError(path, f"file is missing (listed in {MANIFEST})")
             if files is not None and e["file"] not in files:
                 continue
-            size = path.stat().st_size
-            if size != e["bytes"]:
-                raise DataError(path, f"has {size} bytes, manifest says {e['bytes']}: "
-                                "truncated or changed after writing")
-            if counts is not None and e["file"] in counts and counts[e["file"]] != e[unit]:
-                raise DataError(path, f"{counts[e['file']]} {unit}, but {MANIFEST} says "
-                                f"{e[unit]}: the file is truncated or was changed after "
-                                "writing; write it again")
-            if hash and sha256(path) != e["sha256"]:
-                raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
+            check_entry(path, e, unit=unit, hash=hash,
+                        count=None if counts is None else counts.get(e["file"]))
             out.append(dict(e, path=str(path), set=set_name, unit=unit,
                             compression=s.get("compression")))
     return out

@@ -1,4 +1,4 @@
-"""Resume a ``tf.data`` pipeline mid-epoch: an iterator checkpoint saved here, restored in a fresh process.
+"""Resume a ``tf.data`` pipeline mid-epoch: a checkpoint saved here, restored in a fresh process.
 
 ``tf.train.Checkpoint(iterator=it).save(path)`` stores where an iterator is:
 the position of every op, the shuffle buffer's contents, the files an
@@ -12,7 +12,8 @@ that process read; :func:`checkpoint_bytes` is what the checkpoint costs on
 disk (a shuffle buffer is saved element by element).
 
 >>> import tempfile
->>> recipe, kwargs = "datakit.readers.checkpoint:shuffled_range", {"n": 8, "buffer_size": 4, "seed": 1}
+>>> recipe = "datakit.readers.checkpoint:shuffled_range"
+>>> kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
 >>> whole = [int(x) for x in shuffled_range(**kwargs)]
 >>> first, path = save_midway(shuffled_range(**kwargs), 3, tempfile.mkdtemp())
 >>> rest = resume_in_fresh_process(recipe, path, kwargs=kwargs)
@@ -39,12 +40,24 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from datakit.core.errors import DataError
+from datakit.readers.checkpoint_fingerprint import (
+    check_checkpoint_files,
+    checkpoint_files,
+    input_changes,
+    load_fingerprint,
+    pipeline_change,
+    pipeline_ops,
+    save_fingerprint,
+)
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
            "shuffled_range", "to_numpy", "build", "main"]
@@ -83,10 +96,17 @@ def ignore_external_state(dataset):
 
 
 def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]:
-    """Read ``n`` elements of ``dataset``, then save its iterator: ``(elements read, checkpoint path)``.
+    """Read ``n`` elements of ``dataset``, then save its iterator: ``(elements read, path)``.
+
+    Each save into ``directory`` gets the next free name (``iterator-1``,
+    ``iterator-2``, ...): a second save never replaces the first. Beside the
+    checkpoint goes what a resume checks (:mod:`datakit.readers.checkpoint_fingerprint`):
+    the pipeline's ops and constants, the files it reads and their generation.
 
     Raises:
-        ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements.
+        ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
+            or the pipeline holds Python state TensorFlow cannot save (the message
+            says what to do).
     """
     import tensorflow as tf
 
@@ -100,8 +120,34 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
         except StopIteration:
             raise ValueError(f"the dataset ended after {len(taken)} elements, before n={n}: "
                              "save earlier (a smaller n).") from None
-    path = tf.train.Checkpoint(iterator=it).save(os.path.join(os.fspath(directory), "iterator"))
+    os.makedirs(directory, exist_ok=True)
+    prefix = _next_prefix(directory)
+    try:
+        path = tf.train.Checkpoint(iterator=it).write(prefix)
+    except tf.errors.FailedPreconditionError as e:
+        raise ValueError(_unsaveable(dataset, e)) from e
+    save_fingerprint(dataset, path)
     return taken, path
+
+
+def _next_prefix(directory) -> str:
+    taken = [int(m.group(1)) for f in os.listdir(directory)
+             if (m := re.fullmatch(r"iterator-(\d+)\.index", f))]
+    return os.path.join(os.fspath(directory), f"iterator-{max(taken, default=0) + 1}")
+
+
+def _unsaveable(dataset, error) -> str:
+    graph = dataset._as_serialized_graph().numpy()
+    if b"GeneratorDataset" in graph:
+        return ("this pipeline reads a Python generator (Dataset.from_generator): where the "
+                "generator is lives in Python, which no checkpoint can hold. Write its elements "
+                "to files first (datakit.readers.tfrecords.ShardWriter) and read those, or "
+                "resume by rebuilding the pipeline and skipping what was read (.skip(n)).")
+    return ("this pipeline calls Python (a tf.py_function, or a tf.numpy_function created "
+            "stateful=True), and TensorFlow cannot know what state that function keeps "
+            f"({getattr(error, 'message', error)}). If it keeps none, say so: "
+            "tf.numpy_function(..., stateful=False) where you create it, or "
+            "datakit.readers.checkpoint.ignore_external_state(dataset) for the whole pipeline.")
 
 
 def checkpoint_bytes(path: str) -> int:
@@ -110,18 +156,18 @@ def checkpoint_bytes(path: str) -> int:
     Raises:
         FileNotFoundError: no checkpoint files start with ``path``.
     """
-    folder, stem = os.path.split(os.fspath(path))
-    files = [f for f in os.listdir(folder or ".") if f.startswith(stem + ".")]
+    files = checkpoint_files(path)
     if not files:
         raise FileNotFoundError(f"no checkpoint files {path}.index / {path}.data-*: pass the "
                                 "path save_midway() or Checkpoint.save() returned.")
-    return sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+    return sum(os.path.getsize(f) for f in files)
 
 
 def build(recipe: str, kwargs: dict):
-    """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the fresh process runs).
+    """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the child runs).
 
-    >>> [int(x) for x in build("datakit.readers.checkpoint:shuffled_range", {"n": 3, "buffer_size": 1})]
+    >>> [int(x) for x in build("datakit.readers.checkpoint:shuffled_range",
+    ...                        {"n": 3, "buffer_size": 1})]
     [0, 1, 2]
     """
     module, sep, name = recipe.partition(":")
@@ -138,35 +184,82 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
 
     Returns the elements that process read (NumPy, structure kept). The
     recipe must build the same pipeline as the one saved (same ops, same
-    seeds); ``kwargs`` must be picklable.
+    seeds); ``kwargs`` must be picklable. Before anything is read, a
+    checkpoint saved by :func:`save_midway` is checked against what it
+    recorded: its own files (truncated, corrupted), the rebuilt pipeline (a
+    batch size, a buffer, a seed or a file list changed: TensorFlow would
+    silently go on with the *saved* pipeline) and the files it reads (changed
+    in place, or their set rewritten: one epoch would mix two versions).
 
     Args:
         recipe: ``"package.module:function"``, importable from the current directory.
-        path: the checkpoint, as :func:`save_midway` returns it.
+        path: the checkpoint prefix, as :func:`save_midway` returns it (not its ``.index``).
         kwargs: arguments for the recipe.
         timeout: seconds before the process is killed (``subprocess.TimeoutExpired``).
         max_elements: stop after this many (for an endless pipeline).
 
     Raises:
-        RuntimeError: the process failed; the message holds its error output.
+        FileNotFoundError: no checkpoint at ``path``.
+        DataError: a checkpoint file or an input file is cut or changed, naming it.
+        ValueError: a ``.index``/``.data`` path for the prefix; a rebuilt pipeline
+            that differs from the saved one (naming the op and the values).
+        RuntimeError: the process failed otherwise; the message holds its error output.
     """
     if not isinstance(recipe, str) or ":" not in recipe:
         raise ValueError(f"recipe={recipe!r}: write it 'package.module:function'.")
+    path = _check_prefix(os.fspath(path))
     with tempfile.TemporaryDirectory() as tmp:
         job, out = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
         with open(job, "wb") as f:
-            pickle.dump({"recipe": recipe, "kwargs": kwargs or {}, "path": os.fspath(path),
+            pickle.dump({"recipe": recipe, "kwargs": kwargs or {}, "path": path,
                          "max_elements": max_elements}, f)
         # the child imports what this process can: same sys.path (the kit, the caller's folder)
         here = [os.getcwd(), str(Path(__file__).resolve().parent.parent)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(here + [p for p in sys.path if p])}
-        done = subprocess.run([sys.executable, "-m", "datakit.readers.checkpoint", job, out], env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-m", "datakit.readers.checkpoint", job, out],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        if done.returncode == _REFUSED:  # a checked problem: the child pickled the error
+            with open(out, "rb") as f:
+                raise pickle.load(f)
         if done.returncode != 0:
             raise RuntimeError(f"the resuming process failed (exit {done.returncode}):\n"
                                + done.stderr[-3000:])
         with open(out, "rb") as f:
             return pickle.load(f)
+
+
+_REFUSED = 3  # the child's exit code when it refused the checkpoint with a named error
+
+
+def _check_prefix(path: str) -> str:
+    """``path`` as a checkpoint prefix that exists, its files intact (as far as recorded)."""
+    m = re.fullmatch(r"(.+)\.(index|data-\d+-of-\d+)", path)
+    if m:
+        raise ValueError(f"{path}: pass the checkpoint's prefix {m.group(1)!r} (what save_midway "
+                         f"returned), not its .{m.group(2)} file.")
+    if not os.path.isfile(path + ".index"):
+        raise FileNotFoundError(f"{path}: no checkpoint here ({path}.index is missing); pass the "
+                                "path save_midway() or Checkpoint.save() returned.")
+    record = load_fingerprint(path)
+    if record is not None:
+        check_checkpoint_files(path, record["checkpoint"])
+    return path
+
+
+def _refusal(job: dict, dataset) -> Exception | None:
+    """What is wrong with restoring ``job``'s checkpoint into ``dataset``, or None."""
+    record = load_fingerprint(job["path"])
+    if record is None:
+        return None
+    changed = input_changes(record["inputs"])  # first: a rewritten set also changes names
+    if changed:
+        return DataError(*changed)
+    change = pipeline_change(record["pipeline"], pipeline_ops(dataset))
+    if change:
+        return ValueError(f"{job['path']}: the rebuilt pipeline differs from the saved one "
+                          f"({change}); TensorFlow would go on with the saved pipeline. Rebuild "
+                          "it exactly as it was saved, or start the epoch again.")
+    return None
 
 
 def main(argv: list[str]) -> None:
@@ -177,8 +270,21 @@ def main(argv: list[str]) -> None:
 
     with open(argv[0], "rb") as f:
         job = pickle.load(f)
-    it = iter(build(job["recipe"], job["kwargs"]))
-    tf.train.Checkpoint(iterator=it).restore(job["path"]).assert_consumed()
+    dataset = build(job["recipe"], job["kwargs"])
+    problem = _refusal(job, dataset)
+    it = iter(dataset)
+    if problem is None:
+        try:
+            # read(), not restore(): works for save() and write() checkpoints alike
+            tf.train.Checkpoint(iterator=it).read(job["path"]).assert_existing_objects_matched()
+        except (tf.errors.OpError, AssertionError, ValueError) as e:
+            reason = getattr(e, "message", str(e)).strip().splitlines()[0][:500]
+            problem = DataError(job["path"], f"this checkpoint cannot be restored into the "
+                                f"pipeline ({type(e).__name__}: {reason}); save it again")
+    if problem is not None:
+        with open(argv[1], "wb") as f:
+            pickle.dump(problem, f)
+        sys.exit(_REFUSED)
     rest = []
     for x in it:
         rest.append(to_numpy(x))

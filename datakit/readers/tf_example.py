@@ -30,6 +30,7 @@ __all__ = ["to_example", "to_sequence_example", "serialize", "parse_example",
 def _feature(name: str, value) -> tf.train.Feature:
     if isinstance(value, tf.train.Feature):
         return value
+    _check_no_none(name, value)
     if isinstance(value, (bytes, str)):
         value = [value]
     if isinstance(value, (list, tuple)) and value and all(
@@ -62,6 +63,19 @@ def _feature(name: str, value) -> tf.train.Feature:
 _INT64 = np.iinfo(np.int64)
 
 
+def _check_no_none(name: str, value) -> None:
+    """An Example has no "missing" value: say so, naming the feature, instead of NumPy's error."""
+    if value is None or (isinstance(value, (list, tuple)) and any(v is None for v in value)):
+        where = "is None" if value is None else "holds None"
+        raise TypeError(f"feature {name!r} {where}: an Example cannot store a missing value. "
+                        "Leave the feature out of this Example (parse it with a default: "
+                        "tf.io.FixedLenFeature(..., default_value=...) or VarLenFeature), or "
+                        "store a value that marks it (float('nan'), -1, b'')")
+    if isinstance(value, (dict, set)):
+        raise TypeError(f"feature {name!r} is a {type(value).__name__}: a feature holds a value "
+                        "or a flat list of bytes/str, ints or floats")
+
+
 def _check_int64(name: str, value) -> None:
     """Ints that int64 cannot hold would wrap around (2**63 -> -2**63) or turn a list to floats."""
     if isinstance(value, np.ndarray):
@@ -88,7 +102,7 @@ def _features(values: Mapping) -> tf.train.Features:
 
 
 def to_example(features: Mapping) -> tf.train.Example:
-    """Build a ``tf.train.Example`` from plain values: bytes/str, ints, floats, or 1-D lists of them.
+    """Build a ``tf.train.Example`` from plain values: bytes/str, ints, floats, 1-D lists of them.
 
     >>> ex = to_example({"label": 2, "pixels": np.array([0, 255], np.uint8)})
     >>> list(ex.features.feature["pixels"].int64_list.value)

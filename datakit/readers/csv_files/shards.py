@@ -25,7 +25,7 @@ import numpy as np
 
 from datakit.core import manifest
 from datakit.core.arguments import check_count
-from datakit.core.atomic import temporary_path
+from datakit.core.atomic import removed_on_error, temporary_path
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
 
 __all__ = ["write_shards", "split_into_shards"]
@@ -40,8 +40,8 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     The files are committed as one set (:func:`datakit.core.manifest.write_set`):
     a reader sees the previous set or this one, never a mix, and the row
     counts, sizes and sha256 go to ``folder/manifest.json``. Blank lines are
-    dropped. Returns the paths, in order (a file name gets a ``.g<N>`` tag
-    when the previous set still lists it).
+    dropped. Returns the paths, in order: the same names on every
+    rewrite (the manifest's ``generation`` tells the versions apart).
 
     Args:
         table: a pandas DataFrame, a dict of columns, a 2-D array (give
@@ -59,17 +59,20 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    spec = _stage(folder, prefix, header, lines, range(len(lines)), num_shards)
-    return [str(folder / n) for n in _commit(folder, {prefix: spec})[prefix]]
+    with removed_on_error(folder) as made:  # a full disk: named, and its space freed
+        spec = _stage(folder, prefix, header, lines, range(len(lines)), num_shards, made)
+        return [str(folder / n) for n in _commit(folder, {prefix: spec})[prefix]]
 
 
-def _stage(folder: Path, prefix: str, header: str, lines: list[str], order,
-           num_shards: int) -> dict:
-    """Write one part's shards as complete temporary files; the set's manifest keywords."""
+def _stage(folder: Path, prefix: str, header: str, lines: list[str], order, num_shards: int,
+           made: list) -> dict:
+    """Write one part's shards as complete temporary files (each added to ``made`` first);
+    the set's manifest keywords."""
     staged, counts = {}, {}
     for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
         name = f"{prefix}_{len(staged):02d}.csv"
         staged[name] = tmp = temporary_path(folder / name)
+        made.append(tmp)
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             f.write("".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
         counts[name] = len(chunk)
@@ -119,10 +122,12 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    specs = {name: _stage(folder, name, header, lines, order[lo:hi], n)  # one switch for all
-             for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:], strict=True)}
-    return {name: [str(folder / f) for f in files]
-            for name, files in _commit(folder, specs).items()}
+    with removed_on_error(folder) as made:  # a full disk: named, and its space freed
+        specs = {name: _stage(folder, name, header, lines, order[lo:hi], n, made)  # one switch
+                 for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:],
+                                            strict=True)}
+        return {name: [str(folder / f) for f in files]
+                for name, files in _commit(folder, specs).items()}
 
 
 def _table_lines(table: Any, columns: list[str] | None) -> tuple[str, list[str]]:

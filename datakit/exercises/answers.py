@@ -1,0 +1,133 @@
+"""Answers turned into plain values (nested dicts and tuples of arrays), read with a bound.
+
+A dataset's elements (tensors, ragged and sparse tensors, Examples, the
+datasets ``window()`` makes) become values that can be compared one by one;
+an answer that is no dataset at all (an int, ``None`` from a function that
+forgot its ``return``) is named instead of failing as "not iterable".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MAX_ELEMENTS", "with_article", "plain", "not_elements", "elements", "row_count",
+           "unbatched"]
+
+#: Elements of the reference read at most (an endless one is reported, not read forever);
+#: yours is read up to one more than the reference's rows.
+MAX_ELEMENTS = 10_000
+
+
+def with_article(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def plain(value: Any) -> Any:
+    """Nested dicts/tuples of NumPy arrays (tensors, ragged tensors and protos converted)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)) and not _is_array_like(value):
+        return tuple(plain(v) for v in value)
+    name = type(value).__name__
+    if name in ("Example", "SequenceExample"):
+        return _example_as_dict(value)
+    if hasattr(value, "to_list"):  # tf.RaggedTensor: its rows, as arrays of their own lengths
+        rows = value.to_list()
+        return plain(rows) if isinstance(rows, list) and rows and isinstance(
+            rows[0], list) else np.asarray(rows)
+    if name in ("SparseTensor", "SparseTensorValue"):
+        return {"sparse indices": plain(value.indices), "sparse values": plain(value.values),
+                "sparse dense_shape": plain(value.dense_shape)}
+    if hasattr(value, "element_spec") and hasattr(value, "cardinality"):  # window(): datasets
+        return tuple(plain(x) for x in value)
+    if hasattr(value, "numpy"):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def _is_array_like(value) -> bool:
+    return bool(value) and all(isinstance(v, (int, float, bytes, str, np.generic)) for v in value)
+
+
+def _example_as_dict(example) -> dict:
+    """A ``tf.train.Example`` as ``{feature name: {list kind: values}}``."""
+    if type(example).__name__ == "SequenceExample":
+        return {"context": _example_as_dict(example.context),
+                "feature_lists": {name: tuple(_feature(f) for f in fl.feature)
+                                  for name, fl in example.feature_lists.feature_list.items()}}
+    features = example.features if hasattr(example, "features") else example
+    return {name: _feature(f) for name, f in sorted(features.feature.items())}
+
+
+def _feature(f) -> dict:
+    kind = f.WhichOneof("kind")
+    if kind is None:
+        return {"(empty)": np.array([])}
+    values = list(getattr(f, kind).value)
+    dtype = {"float_list": np.float32, "int64_list": np.int64}.get(kind, object)
+    return {kind: np.array(values, dtype=dtype)}
+
+
+def not_elements(answer) -> str | None:
+    """What is wrong with an answer that is not a dataset nor a list of elements, or None."""
+    if answer is None:
+        return "your answer is None: did your function forget to `return` the dataset"
+    if isinstance(answer, list) and answer and all(a is None for a in answer):
+        return ("every element of your answer is None: did your function forget to `return` "
+                "what it built")
+    if isinstance(answer, (int, float, str, bytes, np.generic)) or not hasattr(answer,
+                                                                                "__iter__"):
+        return (f"your answer is {with_article(type(answer).__name__)} ({str(answer)[:60]}), not a "
+                "dataset: return (or pass) the tf.data.Dataset itself, or a list of its "
+                "elements")
+    return None
+
+
+def elements(answer, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
+    """The elements of a dataset or iterable (at most ``limit``), and a problem if there
+    were more."""
+    try:
+        import tensorflow as tf
+        if isinstance(answer, tf.data.Dataset):
+            if int(answer.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+                return [], "it never ends (repeat() without a count?)"
+            answer = iter(answer)
+    except ImportError:  # pragma: no cover - TensorFlow is a dependency
+        pass
+    out = []
+    for item in answer:
+        if len(out) == limit:
+            return out, f"it has more than {limit:,} elements"
+        out.append(plain(item))
+    return out, None
+
+
+def row_count(elements: list) -> int:
+    """Rows in ``elements``: the first dimension of each batch (1 for a scalar element)."""
+    import tensorflow as tf
+    rows = 0
+    for e in elements:
+        leaves = [x for x in tf.nest.flatten(e) if isinstance(x, np.ndarray)]
+        rows += max([x.shape[0] for x in leaves if x.ndim] or [1])
+    return max(rows, len(elements))
+
+
+def unbatched(mine: list, ref: list) -> str | None:
+    """"Your rows are not batched" when each of your elements is one row of the reference's."""
+    import tensorflow as tf
+    if not mine or not ref or len(mine) <= len(ref):
+        return None
+    try:
+        a, b = tf.nest.flatten(mine[0]), tf.nest.flatten(ref[0])
+    except (TypeError, ValueError):
+        return None
+    if len(a) != len(b) or not all(isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+                                   and y.ndim >= 1 and x.shape == y.shape[1:]
+                                   for x, y in zip(a, b, strict=True)):
+        return None
+    return (f"not yet: your rows are not batched: each of your {len(mine)} elements is one "
+            f"row, the reference's are batches of {b[0].shape[0]} rows: add .batch(...) "
+            "where the reference batches.")
+

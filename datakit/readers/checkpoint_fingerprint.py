@@ -1,0 +1,192 @@
+"""What an iterator checkpoint remembers of its pipeline and its files, checked before a resume.
+
+An iterator checkpoint restores the pipeline *it* saved (TensorFlow keeps
+the dataset's graph in the checkpoint), so a resume can go wrong without any
+error: a pipeline rebuilt with another batch size still gives batches of the
+old size, and files rewritten since the save (the same names, a new
+generation of the set) give one epoch mixing the old rows and the new ones.
+:func:`fingerprint` records, beside the checkpoint, what must not change:
+
+- the pipeline: every top-level op of the dataset's graph with its constant
+  inputs (batch sizes, buffer sizes, seeds, file names);
+- every file the graph names (and every file a folder it names lists in its
+  ``manifest.json``): bytes, modification time, sha256, and the set and
+  generation the manifest gives it;
+- the checkpoint's own files (bytes and sha256), so a truncated or corrupted
+  checkpoint is named before TensorFlow fails on it.
+
+:func:`differences` compares a fingerprint with the present and returns what
+changed, as sentences that name the op or the file.
+
+>>> import tensorflow as tf
+>>> a = pipeline_ops(tf.data.Dataset.range(10).batch(4))
+>>> b = pipeline_ops(tf.data.Dataset.range(10).batch(3))
+>>> pipeline_change(a, b)
+'BatchDatasetV2 input 1: saved 4, rebuilt 3'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from datakit.core import manifest
+from datakit.core.atomic import write_atomic
+from datakit.core.errors import DataError
+
+__all__ = ["SUFFIX", "pipeline_ops", "pipeline_change", "input_files", "file_facts",
+           "fingerprint", "save_fingerprint", "load_fingerprint", "checkpoint_files",
+           "check_checkpoint_files", "input_changes"]
+
+SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
+
+
+def _const_value(node):
+    import tensorflow as tf
+
+    t = node.attr["value"].tensor
+    if tf.dtypes.as_dtype(t.dtype) in (tf.resource, tf.variant):
+        return None
+    value = tf.io.parse_tensor(t.SerializeToString(), tf.dtypes.as_dtype(t.dtype)).numpy()
+    value = value.tolist()
+    return _text(value)
+
+
+def _text(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    return value
+
+
+def pipeline_ops(dataset) -> list[list]:
+    """The dataset's top-level ops, in graph order: ``[op, [constant inputs or None]]``."""
+    import tensorflow as tf
+
+    graph = tf.compat.v1.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    consts = {n.name: _const_value(n) for n in graph.node if n.op == "Const"}
+    return [[n.op, [consts.get(i.split(":")[0]) for i in n.input]]
+            for n in graph.node if n.op != "Const"]
+
+
+def pipeline_change(saved: list, rebuilt: list) -> str | None:
+    """The first difference between two :func:`pipeline_ops` lists, as a phrase, or None."""
+    for (op_a, in_a), (op_b, in_b) in zip(saved, rebuilt, strict=False):
+        if op_a != op_b:
+            return f"the op {op_a} was saved where the rebuilt pipeline has {op_b}"
+        for k, (x, y) in enumerate(zip(in_a, in_b, strict=False)):
+            if x != y:
+                return f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}"
+    if len(saved) != len(rebuilt):
+        return f"the saved pipeline has {len(saved)} ops, the rebuilt one {len(rebuilt)}"
+    return None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def input_files(ops: list) -> list[str]:
+    """Files the pipeline names: string constants that are files, and files of named folders."""
+    found: list[str] = []
+    for _, inputs in ops:
+        for value in inputs:
+            for item in value if isinstance(value, list) else [value]:
+                if not isinstance(item, str) or not item or len(item) > 4096:
+                    continue
+                if os.path.isfile(item):
+                    found.append(os.path.abspath(item))
+                elif os.path.isdir(item):
+                    found += [os.path.abspath(os.path.join(item, e["file"]))
+                              for e in _listed(item)]
+    return sorted(set(found))
+
+
+def _listed(folder) -> list[dict]:
+    try:
+        man = manifest.read_manifest(folder)
+    except DataError:
+        return []
+    return [dict(e, set=n, generation=s.get("generation", 1))
+            for n, s in (man or {"sets": {}})["sets"].items() for e in s["files"]]
+
+
+def file_facts(path: str) -> dict:
+    """Bytes, modification time, sha256 and (if a manifest lists it) set and generation."""
+    st = os.stat(path)
+    facts = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": manifest.sha256(path)}
+    name = os.path.basename(path)
+    for e in _listed(os.path.dirname(path)):
+        if e["file"] == name:
+            facts.update(set=e["set"], generation=e["generation"])
+    return facts
+
+
+def checkpoint_files(prefix: str) -> list[str]:
+    """The files of checkpoint ``prefix``: its ``.index`` and ``.data-*`` shards."""
+    folder, stem = os.path.split(os.fspath(prefix))
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder or ".")
+                  if f == stem + ".index" or f.startswith(stem + ".data-"))
+
+
+def fingerprint(dataset, prefix: str) -> dict:
+    """What :func:`differences` checks later, for ``dataset`` saved at ``prefix``."""
+    ops = pipeline_ops(dataset)
+    return {"pipeline": ops,
+            "inputs": {f: file_facts(f) for f in input_files(ops)},
+            "checkpoint": {os.path.basename(f): {"bytes": os.path.getsize(f),
+                                                 "sha256": manifest.sha256(f)}
+                           for f in checkpoint_files(prefix)}}
+
+
+def save_fingerprint(dataset, prefix: str) -> Path:
+    """Write :func:`fingerprint` beside the checkpoint (``prefix + SUFFIX``)."""
+    return write_atomic(prefix + SUFFIX, json.dumps(fingerprint(dataset, prefix)) + "\n")
+
+
+def load_fingerprint(prefix: str) -> dict | None:
+    """The fingerprint saved beside ``prefix``, or None (a checkpoint saved without the kit)."""
+    try:
+        return json.loads(Path(prefix + SUFFIX).read_text())
+    except FileNotFoundError:
+        return None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(prefix + SUFFIX, f"not valid JSON ({e}): the checkpoint's record was "
+                        "damaged; save the checkpoint again") from None
+
+
+def check_checkpoint_files(prefix: str, saved: dict) -> None:
+    """Raise :class:`DataError` naming a checkpoint file that is missing, cut or changed."""
+    folder = os.path.dirname(os.fspath(prefix))
+    for name, want in saved.items():
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            raise DataError(path, "this file of the checkpoint is missing: save it again")
+        size = os.path.getsize(path)
+        if size != want["bytes"]:
+            raise DataError(path, f"has {size} bytes, {want['bytes']} at the save: the "
+                            "checkpoint is truncated or was changed; save it again")
+        if manifest.sha256(path) != want["sha256"]:
+            raise DataError(path, "its sha256 differs from the save: the checkpoint is "
+                            "corrupted; save it again")
+
+
+def input_changes(saved: dict) -> tuple[str, str] | None:
+    """The first input file that changed since the save: ``(path, what)``, or None."""
+    for path, then in saved.items():
+        if not os.path.isfile(path):
+            return path, "was read by the saved pipeline and is gone"
+        now = file_facts(path)
+        if then.get("generation") is not None and now.get("generation") != then["generation"]:
+            return path, (f"its set {then['set']!r} was rewritten since the save (generation "
+                          f"{then['generation']} then, {now.get('generation')} now): resuming "
+                          "would mix the old rows and the new ones in one epoch; start the "
+                          "epoch again on the new set")
+        if (now["bytes"], now["sha256"]) != (then["bytes"], then["sha256"]):
+            return path, (f"changed since the save ({then['bytes']} bytes then, {now['bytes']} "
+                          "now, or another sha256): resuming would mix old and new content; "
+                          "start the epoch again")
+    return None

@@ -1,0 +1,175 @@
+"""Write serialized records into TFRecord shards atomically, with a ``manifest.json``.
+
+:class:`ShardWriter` stages every shard as a hidden temporary file and commits
+them as one set (:func:`datakit.core.manifest.write_set`): a reader sees the
+previous shards or these, never a mix, and the manifest records each shard's
+records, bytes and sha256. A full disk is named and its temporary files removed.
+Reading them back, checked, is :mod:`datakit.readers.tfrecords`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import tensorflow as tf
+
+from datakit.core import manifest
+from datakit.core.atomic import disk_full, removed_on_error, temporary_path
+from datakit.core.errors import DataError
+from datakit.readers.tf_example import serialize
+
+__all__ = ["ShardWriter", "check_compression"]
+
+
+def check_compression(compression):
+    if compression not in (None, "", "GZIP"):
+        raise ValueError(f"compression={compression!r}: use None (no compression) or 'GZIP'")
+    return compression or None
+
+
+class ShardWriter:
+    """Write serialized records into shards atomically, with a ``manifest.json``.
+
+    ``mode="round_robin"`` sends record i to shard ``i % num_shards`` (shards that get no
+    record are not created); ``mode="by_size"`` starts a new shard when the next record
+    would push the current one past ``max_bytes`` (uncompressed, 16 bytes of framing per
+    record included). Shards are written as hidden ``.name.tmp`` files and renamed only when
+    the ``with`` block ends cleanly; on an exception they are deleted and no manifest is
+    written. ``paths`` lists the final files.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with ShardWriter(d, num_shards=2) as w:
+    ...     for i in range(5):
+    ...         w.write(b"record %d" % i)
+    >>> [p.name for p in w.paths]
+    ['shard-00000-of-00002.tfrecord', 'shard-00001-of-00002.tfrecord']
+    >>> [e["records"] for e in manifest.read_manifest(d)["sets"]["shard"]["files"]]
+    [3, 2]
+    """
+
+    def __init__(self, directory, prefix: str = "shard", num_shards: int = 4,
+                 mode: str = "round_robin", max_bytes: int | None = None,
+                 compression: str | None = None, overwrite: bool = False):
+        if mode not in ("round_robin", "by_size"):
+            raise ValueError(f"mode={mode!r}: use 'round_robin' or 'by_size'")
+        if mode == "round_robin" and (not isinstance(num_shards, int) or num_shards < 1):
+            raise ValueError(f"num_shards={num_shards!r}: pass an int >= 1")
+        if mode == "by_size" and (max_bytes is None or max_bytes < 1):
+            raise ValueError("mode='by_size' needs max_bytes >= 1 (e.g. max_bytes=100_000_000)")
+        if not re.fullmatch(r"[\w.-]+", prefix):
+            raise ValueError(f"prefix={prefix!r}: use letters, digits, '_', '-' or '.'")
+        self.directory, self.prefix, self.mode = Path(directory), prefix, mode
+        self.num_shards, self.max_bytes = num_shards, max_bytes
+        self.compression = check_compression(compression)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        man = _manifest_or_none(self.directory)
+        if not overwrite and (prefix in (man or {"sets": {}})["sets"]
+                              or any(self.directory.glob(f"{prefix}-*.tfrecord*"))):
+            raise FileExistsError(f"{self.directory} already holds shards; pass overwrite=True "
+                                  "or write to an empty folder")
+        self.paths: list[Path] = []
+        self._tmp: list[Path] = []
+        self._writers: list = []
+        self._counts: list[int] = []
+        self._sizes: list[int] = []
+        self._n = 0
+        self._open = False
+
+    def __enter__(self):
+        self._open = True
+        if self.mode == "round_robin":
+            for _ in range(self.num_shards):
+                self._new_shard()
+        return self
+
+    def _new_shard(self):
+        tmp = temporary_path(self.directory / f"{self.prefix}-{len(self._tmp):05d}")
+        self._tmp.append(tmp)
+        try:
+            writer = tf.io.TFRecordWriter(str(tmp), options=self.compression or "")
+        except tf.errors.OpError as e:
+            raise self._failed(e) from e
+        self._writers.append(writer)
+        self._counts.append(0)
+        self._sizes.append(0)
+
+    def write(self, record) -> None:
+        """Append one record: bytes, or an Example/SequenceExample (serialized with sorted keys)."""
+        if not self._open:
+            raise RuntimeError("use ShardWriter inside a `with` block")
+        if isinstance(record, (tf.train.Example, tf.train.SequenceExample)):
+            record = serialize(record)
+        if not isinstance(record, bytes):
+            raise TypeError(f"write() takes bytes or an Example, got {type(record).__name__}")
+        if self.mode == "round_robin":
+            i = self._n % self.num_shards
+        else:
+            i = len(self._writers) - 1
+            if i < 0 or (self._counts[i] and self._sizes[i] + len(record) + 16 > self.max_bytes):
+                self._new_shard()
+                i += 1
+        try:
+            self._writers[i].write(record)
+        except tf.errors.OpError as e:  # a full disk: name the folder, free what it took
+            raise self._failed(e) from e
+        self._counts[i] += 1
+        self._sizes[i] += len(record) + 16
+        self._n += 1
+
+    def _failed(self, error: Exception) -> Exception:
+        """Close and delete every temporary shard; the error to raise (a full disk, said so)."""
+        self._close_all()
+        for t in self._tmp:
+            t.unlink(missing_ok=True)
+        self._open = False
+        return disk_full(error, self.directory, removed=len(self._tmp)) or error
+
+    def _close_all(self) -> Exception | None:
+        first = None
+        for w in self._writers:
+            try:
+                w.close()  # flushes: on a full disk this fails too
+            except Exception as e:  # noqa: BLE001 (kept: raised once every file is gone)
+                first = first or e
+        self._writers = []
+        return first
+
+    def __exit__(self, exc_type, exc, tb):
+        self._open = False
+        closing = self._close_all()
+        if exc_type is not None or closing is not None:
+            for t in self._tmp:
+                t.unlink(missing_ok=True)
+            if exc_type is None:
+                raise disk_full(closing, self.directory, removed=len(self._tmp)) or closing
+            return False
+        kept = [(t, c) for t, c in zip(self._tmp, self._counts, strict=False) if c > 0]
+        for t, c in zip(self._tmp, self._counts, strict=False):
+            if c == 0:
+                t.unlink(missing_ok=True)
+        ext = ".tfrecord.gz" if self.compression else ".tfrecord"
+        names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
+        try:  # one set, committed at once: readers see the old shards or these, never a mix
+            with removed_on_error(self.directory) as made:
+                made += self._tmp
+                finals = manifest.write_set(
+                    self.directory, self.prefix,
+                    {n: t for n, (t, _) in zip(names, kept, strict=True)},
+                    {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
+                    unit="records",
+                    pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
+                    compression=self.compression)
+        finally:
+            for t in self._tmp:
+                t.unlink(missing_ok=True)
+        self.paths = [self.directory / f for f in finals]
+        return False
+
+
+def _manifest_or_none(directory) -> dict | None:
+    try:
+        return manifest.read_manifest(directory)
+    except DataError:
+        return None
