@@ -191,23 +191,7 @@ def _top_level_names(tree: ast.Module) -> list[tuple[str, int]]:
     return found
 
 
-#: Violations in modules being changed on other branches when these checks came in, each
-#: fixed after the merge; strict, so a fixed one fails here until it is taken off the list.
-PENDING = {
-    "all-names": {"datakit.doctor.advice", "datakit.exercises",
-                  "datakit.readers.csv_files.reader", "datakit.readers.csv_files.shards"},
-    "all-first": {"datakit.doctor.advice", "datakit.doctor.diagnosis", "datakit.perf.tune",
-                  "datakit.readers.csv_files.chunk_shuffle"},
-}
-
-
-def _modules(check: str) -> list:
-    pending = pytest.mark.xfail(strict=True, reason="fixed after merging the other branches")
-    return [pytest.param(m, id=m, marks=[pending] if m in PENDING[check] else [])
-            for m in sorted(MODULES)]
-
-
-@pytest.mark.parametrize("name", _modules("all-names"))
+@pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_public_top_level_name_is_in_all(name):
     module = importlib.import_module(name)
     public = [(n, line) for n, line in _top_level_names(ast.parse(MODULES[name].read_text()))
@@ -217,7 +201,7 @@ def test_every_public_top_level_name_is_in_all(name):
                          f"__all__: {', '.join(missing)} (add them, or start them with _)")
 
 
-@pytest.mark.parametrize("name", _modules("all-first"))
+@pytest.mark.parametrize("name", sorted(MODULES))
 def test_all_comes_right_after_the_imports(name):
     body = ast.parse(MODULES[name].read_text()).body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):

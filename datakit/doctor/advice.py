@@ -41,7 +41,10 @@ from datakit.doctor.chain import (
 )
 from datakit.perf.throughput import consumer_wait, measure
 
-CORES = cpu_cores()
+__all__ = ["Advice", "advise", "assemble", "compare", "reapply"]
+
+#: The cores this process may use (CPU affinity respected): the parallelism advice asks for.
+_CORES = cpu_cores()
 
 
 @dataclass
@@ -159,9 +162,9 @@ def _candidates(chain, k):
     rest = chain[k + 1:]
     out = []
     if kind == "map" and knob(s, "num_parallel_calls") in (None, 1):
-        out.append((f"parallelize it: map(..., num_parallel_calls={CORES})", "",
+        out.append((f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
                     lambda: assemble(chain[k - 1], [lambda i: reapply(
-                        s, i, num_parallel_calls=CORES, deterministic=True)] + rest), "", 0))
+                        s, i, num_parallel_calls=_CORES, deterministic=True)] + rest), "", 0))
     if kind == "map" and "batch" in kinds[k:]:
         b = k + kinds[k:].index("batch")
         between = kinds[k + 1:b]
@@ -196,15 +199,15 @@ def _candidates(chain, k):
                         "timed after one epoch filled the cache", 1))
     if kind == "interleave":
         cycle = knob(s, "cycle_length")
-        cycle = cycle if cycle and cycle > 0 else CORES
-        par = min(cycle, CORES)
+        cycle = cycle if cycle and cycle > 0 else _CORES
+        par = min(cycle, _CORES)
         out.append((f"read in parallel: interleave(..., num_parallel_calls={par})", "",
                     lambda: assemble(chain[k - 1], [lambda i: reapply(
                         s, i, num_parallel_calls=par, deterministic=True)] + rest), "", 0))
-        out.append((f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, CORES)} "
+        out.append((f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} "
                     "in parallel", "order: rows of more files are mixed",
                     lambda: assemble(chain[k - 1], [lambda i: reapply(
-                        s, i, cycle_length=2 * cycle, num_parallel_calls=min(2 * cycle, CORES),
+                        s, i, cycle_length=2 * cycle, num_parallel_calls=min(2 * cycle, _CORES),
                         deterministic=True)] + rest), "", 0))
     if "batch" in kinds[1:k + 1] and kind != "prefetch":
         b = max(j for j in range(1, k + 1) if kinds[j] == "batch")
@@ -256,4 +259,3 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2) -> list[Ad
     return advice
 
 
-__all__ = ["Advice", "advise", "assemble", "compare", "reapply"]

@@ -47,8 +47,9 @@ from datakit.readers.csv_files import (
     infer_kinds,
 )
 
-__all__ = ["TransformPlan", "plan_transform", "make_preprocessing_fn", "run_transform",
-           "TransformRun", "beam_args", "no_interactive_labels"]
+__all__ = ["PLAN_FILE", "MEAN", "STD", "TransformPlan", "plan_transform",
+           "make_preprocessing_fn", "run_transform", "TransformRun", "beam_args",
+           "no_interactive_labels"]
 
 PLAN_FILE = "datakit_transform_plan.json"
 #: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).

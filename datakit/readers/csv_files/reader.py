@@ -63,7 +63,7 @@ from datakit.readers.csv_files.modes import Plan
 from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
 
-__all__ = ["OOV", "feature_names", "csv_reader_dataset"]
+__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "csv_reader_dataset"]
 
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
