@@ -119,8 +119,8 @@ def _stages(chain, runs, fans, groups, notes, seconds) -> list[Stage]:
     stages, prev = [], 0.0
     for k, d in enumerate(chain):
         per_output, exact = 1.0, True
-        for fan, ok in fans[k + 1:]:
-            per_output /= fan
+        for fanout, ok in fans[k + 1:]:
+            per_output /= fanout
             exact = exact and ok
         rate, kind = runs[k].elements_per_s, kind_of(d)
         if runs[k].exhausted and runs[k].count <= 1:  # one element (from_tensors...): no rate
