@@ -1,0 +1,47 @@
+"""The synthetic videos as TFRecord shards of ``SequenceExample`` s, one JPEG per frame.
+
+:func:`datakit.readers.video.clips.clip_dataset` reads them, decoding only the
+frames of each clip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tensorflow as tf
+
+from datakit.readers import tf_example, tfrecords
+
+__all__ = ["write_video_records"]
+
+
+def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
+                        quality: int = 90, compression: str | None = None,
+                        overwrite: bool = False) -> list[Path]:
+    """Write videos as ``SequenceExample`` s (context id/label/length, one JPEG per frame).
+
+    Args:
+        videos: :class:`Video` s, e.g. from :func:`iter_videos`.
+        directory: where the shards and their manifest go.
+        num_shards: TFRecord files to spread the videos over.
+        quality: JPEG quality, 1..100.
+        compression: ``None`` or ``"GZIP"``.
+        overwrite: replace shards already in ``directory``.
+
+    Raises:
+        ValueError: a bad ``quality`` (or writer argument).
+        FileExistsError: ``directory`` already holds shards and ``overwrite`` is false.
+    """
+    if not 1 <= quality <= 100:
+        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
+    encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
+        lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
+        input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
+    with tfrecords.ShardWriter(directory, prefix="videos", num_shards=num_shards,
+                             compression=compression, overwrite=overwrite) as writer:
+        for v in videos:
+            jpegs = list(encode(v.frames).numpy())
+            example = tf_example.to_sequence_example(
+                {"id": v.id, "label": v.label, "length": len(v.frames)}, {"frames": jpegs})
+            writer.write(example)
+    return [Path(p) for p in writer.paths]
