@@ -15,10 +15,20 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from datakit.core import manifest
 from datakit.core.arguments import check_count, check_shuffle_buffer
+from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+from datakit.readers.video.sampling import (
+    check_sampler,
+    clip_frames,
+    clip_span,
+    epoch_keys,
+    video_key,
+)
+from datakit.readers.video.synthetic import CLASSES
 
 __all__ = ["clip_dataset", "mp4_clip_dataset"]
 
@@ -42,36 +52,50 @@ def _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                  shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
                  drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
-                 training: bool = True):
-    """Stream batches of random ``clip_len``-frame clips, one per video, from TFRecord shards.
+                 training: bool = True, sampler: str | None = None, frame_step: int = 1,
+                 clips_per_video: int = 1):
+    """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
-    shards -> interleave -> parse -> pick a random start -> decode only those
-    ``clip_len`` JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
+    shards -> interleave -> parse -> choose the clip's frames (the sampler) ->
+    decode only those JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
 
     Args:
-        directory: the shards, from :func:`write_video_records`.
-        clip_len: frames per clip (every video must have at least that many).
+        directory: the shards, from :func:`~datakit.readers.video.shards.write_video_records`
+            or :func:`~datakit.readers.video.convert.write_video_shards`.
+        clip_len: frames per clip; frame_step: frames between a clip's frames.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
         cycle_length: shards read at once, each by its own thread.
         seed: seeds the file order, the clip starts and the shuffle.
         drop_remainder: drop a last, smaller batch.
-        with_ids: elements are dicts that also hold each clip's video ``id``
-            and first frame ``start``; otherwise ``(clips, labels)`` with clips
-            ``(batch, clip_len, H, W, 3)`` uint8, ready for ``model.fit()``.
+        with_ids: elements are dicts that also hold each clip's video ``id``,
+            first frame ``start`` and ``frames`` (the indices chosen); otherwise
+            ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8.
         trace: add a :mod:`datakit.perf.timeline` trace (stage "decode") to each element.
-        training: ``False`` for validation: the same clips every epoch (each
-            video's middle clip, start ``(length - clip_len) // 2``), files in
-            order, no shuffling.
+        training: ``False`` for validation: files in order, no shuffling, and
+            the ``"center"`` sampler unless another is asked.
+        sampler, clips_per_video: see :mod:`datakit.readers.video.sampling`
+            (default ``"random"`` when training). On shards from
+            ``write_video_shards`` a random clip depends on the video and the
+            epoch only, so it is the clip the direct reader picks.
+
+    Returns:
+        The dataset, with ``class_names`` (from the manifest; the synthetic
+        set's :data:`~datakit.readers.video.synthetic.CLASSES` otherwise).
 
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range.
         RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
+        InvalidArgumentError (while reading): a video shorter than a clip, or
+            frames of another size than the first video's, naming the video.
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
+    sampler = sampler or ("random" if training else "center")
+    check_sampler(sampler, clip_len, frame_step, clips_per_video)
+    k, span = clips_per_video, clip_span(clip_len, frame_step)
     raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                               cycle_length=cycle_length, num_parallel_reads=cycle_length)
+                                 cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
     # The frame size, for static shapes Keras can use. Peek with a reader of its own:
@@ -80,26 +104,53 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                       .take(1)))
     _, seq = tf_example.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
+    meta = _video_set(directory)
+    per_video = meta is not None  # shards of your own videos: keys by video, sources known
+    names = [""] * (1 + max([v["id"] for v in meta["videos"]] if per_video else [0]))
+    for v in meta["videos"] if per_video else []:
+        names[v["id"]] = v["source"]
+    sources = tf.constant(names)
 
-    def parse_clip(serialized, r):
+    def name_of(ctx):
+        if per_video:
+            return tf.gather(sources, ctx["id"])
+        return tf.strings.format("video id {} of " + str(directory).replace("{", "{{")
+                                 .replace("}", "}}"), [ctx["id"]])
+
+    def parse_clip(serialized, key):
         ctx, seq = tf_example.parse_sequence_example(serialized, context_spec, sequence_spec)
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
-        tf.debugging.Assert(n >= clip_len, [
-            f"{directory}: video id", ctx["id"], "has", n, f"frames, fewer than clip_len="
-            f"{clip_len}: pass a smaller clip_len or leave the video out"], name="short_video")
-        start = tf.math.floormod(r, n - clip_len + 1) if training else (n - clip_len) // 2
-        chosen = seq["frames"][start:start + clip_len]  # decode these frames only
+        short = tf.debugging.Assert(n >= span, [
+            name_of(ctx), "has", n, f"frames, fewer than the {span} a clip of clip_len="
+            f"{clip_len}, frame_step={frame_step} spans: pass a smaller clip_len or leave the "
+            "video out"], name="short_video")
+        with tf.control_dependencies([short]):
+            frames = clip_frames(n, video_key(key, ctx["id"]) if per_video else key, clip_len,
+                                 frame_step=frame_step, sampler=sampler, clips_per_video=k)
+        chosen = tf.gather(seq["frames"], tf.reshape(frames, [-1]))  # decode these only
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
                          fn_output_signature=tf.uint8)
-        clip = tf.ensure_shape(clip, (clip_len, height, width, 3))
-        return {"clip": clip, "label": ctx["label"], "id": ctx["id"], "start": start}
+        got = tf.shape(clip)[1:3]
+        same = tf.debugging.Assert(tf.reduce_all(tf.equal(got, [height, width])), [
+            name_of(ctx), "has frames of", got, f"but the first video's are {height}x{width}: "
+            "clips of one batch need one size; convert with write_video_shards(frame_size="
+            "(height, width))"], name="frame_size")
+        with tf.control_dependencies([same]):
+            clip = tf.reshape(clip, (k, clip_len, height, width, 3))
+        d = {"clip": clip, "label": tf.fill([k], ctx["label"]), "id": tf.fill([k], ctx["id"]),
+             "start": frames[:, 0], "frames": frames}
+        return d if k > 1 else {key_: v[0] for key_, v in d.items()}
 
     def stage(serialized, r):
         d = parse_clip(serialized, r)
         return d if with_ids else (d["clip"], d["label"])
 
-    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    ds = tf.data.Dataset.zip(raw, rand)
+    if per_video:  # one key per epoch, mixed with each video's id
+        ds = epoch_keys(seed).flat_map(
+            lambda e: raw.map(lambda s: (s, e)))
+    else:  # the synthetic shards: a random number per record, in reading order
+        ds = tf.data.Dataset.zip(raw, tf.data.Dataset.random(seed=seed,
+                                                             rerandomize_each_iteration=True))
     total = None
     try:  # the manifest's record count tells fit() how many steps an epoch has
         total = tfrecords.read_manifest(directory)["records"]
@@ -110,8 +161,26 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = timeline.tag(ds).map(timeline.timed("decode", stage))
     else:
         ds = ds.map(stage)
-    return _finish(ds, batch_size, shuffle_buffer_size if training else 0, seed,
-                   drop_remainder, total)
+    if k > 1:
+        ds = ds.unbatch()
+        if total:
+            ds = ds.apply(tf.data.experimental.assert_cardinality(total * k))
+    ds = _finish(ds, batch_size, shuffle_buffer_size if training else 0, seed, drop_remainder,
+                 total * k if total else None)
+    ds.class_names = list(meta["class_names"]) if per_video else list(CLASSES)
+    return ds
+
+
+def _video_set(directory) -> dict | None:
+    """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
+    try:
+        man = manifest.read_manifest(directory)
+    except (DataError, OSError):
+        return None
+    for s in (man or {"sets": {}})["sets"].values():
+        if "videos" in s and "class_names" in s:
+            return s
+    return None
 
 
 _ATEXIT: list = []
