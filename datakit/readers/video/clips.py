@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
@@ -20,6 +19,7 @@ from datakit.core.arguments import check_count, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
+from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 from datakit.readers.video.sampling import (
     check_sampler,
@@ -183,62 +183,34 @@ def _video_set(directory) -> dict | None:
     return None
 
 
-_ATEXIT: list = []
-
-
-def _release_iterators_at_exit() -> None:
-    """Free, before the interpreter shuts down, an iterator kept by an uncaught error.
-
-    Python keeps the last uncaught exception (``sys.last_traceback``, and with it the
-    frames that still hold a ``tf.data`` iterator) until it tears modules down. An
-    iterator over ``from_generator`` destroyed that late waits for generator threads that
-    can no longer run Python: the process never exits. Dropping the traceback at
-    ``atexit`` (while Python still runs) lets the iterator stop its threads.
-    """
-    if _ATEXIT:
-        return
-    import atexit
-    import gc
-    import sys
-
-    def release():
-        for name in ("last_exc", "last_value", "last_traceback", "last_type"):
-            if hasattr(sys, name):
-                setattr(sys, name, None)
-        gc.collect()
-
-    atexit.register(release)
-    _ATEXIT.append(release)
-
-
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                      shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
                      drop_remainder: bool = False):
     """Like :func:`clip_dataset`, from MP4 files decoded by PyAV, ``cycle_length`` at once.
 
     Decoding has to run from the first frame up to the clip's last one (no
-    JPEG-per-frame shortcut), in Python, inside ``from_generator``.
+    JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
+    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
+    interpreter hanging at exit.)
 
     Args:
         directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
         clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
-            drop_remainder: as in :func:`clip_dataset`.
+            drop_remainder: as in :func:`clip_dataset` (``cycle_length``: files
+            decoded at once).
 
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range, or no MP4 files are found.
+        InvalidArgumentError (while reading): a file that is damaged or shorter
+            than a clip, naming it.
     """
     _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
-    _release_iterators_at_exit()
+    release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
-    empty = np.zeros((clip_len, height, width, 3), np.uint8)
-
-    def decode_clip(path, label, r):
-        # No exception may leave this generator: one raised inside from_generator's thread
-        # can leave the interpreter hanging at exit. A failure travels as a message,
-        # and a TensorFlow op raises it (naming the file) after the generator returned.
+    def decode_clip(path, r):
         path = path.decode()
         try:
             n = mp4_frame_count(path)
@@ -247,30 +219,26 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                                  "smaller clip_len or leave the video out")
             start = int(r) % (n - clip_len + 1)
             clip = read_mp4(path, start, start + clip_len)
-            if clip.shape != empty.shape:
+            if clip.shape != (clip_len, height, width, 3):
                 raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
-                                 f"expected {clip_len} of {empty.shape[1:]}: the file is "
+                                 f"expected {clip_len} of {(height, width, 3)}: the file is "
                                  "damaged or its frames differ in size")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, below
+        except Exception as e:  # noqa: BLE001 - reworded with the file's name
             reason = str(e).replace(f"{path}: ", "")
-            yield empty, label, f"{path}: cannot read a clip: {type(e).__name__}: {reason}"
-            return
-        yield clip, label, ""
+            raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
+                from None
+        return clip
 
-    def check(clip, label, error):
-        ok = tf.debugging.Assert(tf.equal(error, ""), [error], name="mp4_clip")
-        with tf.control_dependencies([ok]):
-            return tf.identity(clip), label
+    def load(path, label, r):
+        clip = tf.numpy_function(decode_clip, [path, r], tf.uint8, stateful=False,
+                                 name="mp4_clip")
+        return tf.ensure_shape(clip, (clip_len, height, width, 3)), label
 
-    spec = (tf.TensorSpec((clip_len, height, width, 3), tf.uint8), tf.TensorSpec((), tf.int64),
-            tf.TensorSpec((), tf.string))
     files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
     files = files.shuffle(len(paths), seed=seed)
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    ds = tf.data.Dataset.zip(files, rand).interleave(
-        lambda pl, r: tf.data.Dataset.from_generator(
-            decode_clip, args=(pl[0], pl[1], r), output_signature=spec),
-        cycle_length=cycle_length, num_parallel_calls=cycle_length, deterministic=True)
-    ds = ds.map(check)
+    ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
+                                              num_parallel_calls=cycle_length,
+                                              deterministic=True)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
     return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))

@@ -21,6 +21,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import decode_frames, output_frames
+from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.folders import check_split, list_videos, split_indices
 from datakit.readers.video.sampling import (
     check_sampler,
@@ -103,6 +104,7 @@ def video_dataset_from_directory(
         raise ValueError(f"fps={fps!r}: pass a frame rate > 0, or None for the file's own")
     for s in {sampler or "random", sampler or "center"}:
         check_sampler(s, clip_len, frame_step, clips_per_video if s != "center" else 1)
+    release_iterators_at_exit()  # an error must not leave Python hanging at exit
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
     train, val = split_indices(len(folder.infos), validation_split, seed)
     if verbose:
