@@ -97,6 +97,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
                                  cycle_length=cycle_length, num_parallel_reads=cycle_length)
     context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
+    source_spec = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
     sequence_spec = {"frames": tf.string}  # one JPEG per step
     # The frame size, for static shapes Keras can use. Peek with a reader of its own:
     # iterating `raw` would use up the first shuffle of the file order.
@@ -105,25 +106,21 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     _, seq = tf_example.parse_sequence_example(first, context_spec, sequence_spec)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
     meta = _video_set(directory)
-    per_video = meta is not None  # shards of your own videos: keys by video, sources known
-    names = [""] * (1 + max([v["id"] for v in meta["videos"]] if per_video else [0]))
-    for v in meta["videos"] if per_video else []:
-        names[v["id"]] = v["source"]
-    sources = tf.constant(names)
+    per_video = meta is not None  # shards of your own videos: clips keyed by video
 
-    def name_of(ctx):
-        if per_video:
-            return tf.gather(sources, ctx["id"])
-        return tf.strings.format("video id {} of " + str(directory).replace("{", "{{")
-                                 .replace("}", "}}"), [ctx["id"]])
+    def name_of(ctx):  # the video's file if the writer knew it, else its id
+        by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]),
+                                 f" of {directory}"])
+        return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
 
     def parse_clip(serialized, key):
         ctx, seq = tf_example.parse_sequence_example(serialized, context_spec, sequence_spec)
+        ctx.update(tf.io.parse_single_sequence_example(serialized, source_spec)[0])
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
         short = tf.debugging.Assert(n >= span, [
-            name_of(ctx), "has", n, f"frames, fewer than the {span} a clip of clip_len="
-            f"{clip_len}, frame_step={frame_step} spans: pass a smaller clip_len or leave the "
-            "video out"], name="short_video")
+            name_of(ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs ({span} "
+            f"frames at frame_step={frame_step}): pass a smaller clip_len or leave the video "
+            "out"], name="short_video")
         with tf.control_dependencies([short]):
             frames = clip_frames(n, video_key(key, ctx["id"]) if per_video else key, clip_len,
                                  frame_step=frame_step, sampler=sampler, clips_per_video=k)

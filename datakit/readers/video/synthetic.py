@@ -36,11 +36,12 @@ _STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}  # (dy, dx) per label
 
 @dataclass
 class Video:
-    """One synthetic video: ``frames`` is ``(length, size, size, 3)`` uint8."""
+    """One video: ``frames`` is ``(length, height, width, 3)`` uint8; ``source`` its file, if any."""
 
     id: int
     label: int
     frames: np.ndarray
+    source: str = ""  # the file it was read from, if any (named in errors)
 
 
 def _check(ok: bool, message: str) -> None:
