@@ -53,6 +53,8 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
             stream.gop_size = gop
         if codec == "hevc":
             stream.options = {"x265-params": "log-level=none"}
+        if codec == "vp9":  # libvpx's default is very slow; realtime is what cameras use
+            stream.options = {"deadline": "realtime", "cpu-used": "8"}
         if frame_times is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation:
