@@ -160,10 +160,11 @@ def _audio_only(path, _):
 
     with av.open(str(path), "w", format="mp4") as out:
         s = out.add_stream("aac", rate=8000)
-        f = av.AudioFrame.from_ndarray(np.zeros((1, 8000), np.float32), format="fltp",
-                                       layout="mono")
-        f.sample_rate = 8000
-        out.mux(s.encode(f))
+        for k in range(8):  # frames of the encoder's size (1024 samples)
+            f = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp",
+                                           layout="mono")
+            f.sample_rate, f.pts = 8000, 1024 * k
+            out.mux(s.encode(f))
         out.mux(s.encode())
 
 

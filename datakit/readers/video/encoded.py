@@ -53,8 +53,6 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
             stream.gop_size = gop
         if codec == "hevc":
             stream.options = {"x265-params": "log-level=none"}
-        if codec == "vp9":  # libvpx's default is very slow; realtime is what cameras use
-            stream.options = {"deadline": "realtime", "cpu-used": "8"}
         if frame_times is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation:
@@ -66,12 +64,13 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
                 frame.pts, frame.time_base = round(frame_times[t] * 1000), Fraction(1, 1000)
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
-        if sound is not None:
-            seconds = len(frames) / float(fps)
-            samples = np.zeros((1, max(1024, int(8000 * seconds))), np.float32)
-            chunk = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
-            chunk.sample_rate = 8000
-            out.mux(sound.encode(chunk))
+        if sound is not None:  # silence, in frames of the encoder's own size
+            size = sound.codec_context.frame_size or 1024
+            for k in range(max(1, int(8000 * len(frames) / float(fps)) // size)):
+                chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32),
+                                                   format="fltp", layout="mono")
+                chunk.sample_rate, chunk.pts = 8000, k * size
+                out.mux(sound.encode(chunk))
             out.mux(sound.encode())
     return path
 
@@ -82,7 +81,8 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
 
     Video ``k`` uses codec ``k % 5`` (H.264 MP4, MPEG-4 AVI, VP9 WebM, HEVC
     MKV, MJPEG MOV); every 4th runs at 29.97 fps, every 6th at a variable
-    rate, every 5th has an audio track, every 7th is 8 pixels wider, and
+    rate (H.264 MP4, as phones write it), every 5th has an audio track, every
+    7th but the HEVC ones is 8 pixels wider, and
     video 3 is stored rotated (its frames turned, with a display matrix that
     turns them back). Returns the paths.
     """
@@ -98,7 +98,7 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
         k = sum(by_class.values())
         by_class[v.label] += 1
         frames, fps, times, rotation = v.frames, 25, None, 0
-        if k % 7 == 6:
+        if k % 7 == 6 and k % 5 != 3:  # (x265 corrupts memory on 40-pixel-wide frames here)
             frames = np.concatenate([frames, frames[:, :, :8]], axis=2)
         if k % 4 == 3:
             fps = Fraction(30000, 1001)
@@ -106,7 +106,7 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
             times = np.cumsum([0] + [0.03 if t % 2 else 0.05 for t in range(len(frames) - 1)])
         if k == 3:
             frames, rotation = np.rot90(frames, k=-1, axes=(1, 2)).copy(), 90
-        codec = codecs[k % len(codecs)]
+        codec = codecs[k % len(codecs)] if times is None else "h264"  # VFR: as phones write
         name = f"{CLASSES[v.label]}_{k:03d}{CODECS[codec][2]}"
         paths.append(write_video(frames, directory / CLASSES[v.label] / name, codec=codec,
                                  fps=fps, frame_times=times, rotation=rotation,
