@@ -169,6 +169,9 @@ def main(argv: list[str] | None = None) -> None:
           f"TFRecord {waits.mean():.0%}, MP4 {mp4_wait:.0%}")
 
     _write_results(lines)
+    from benchmarks import video_files_bench  # your own videos: direct, seeking, shards
+
+    video_files_bench.main([])
 
 
 def _write_results(lines: list[str]) -> None:

@@ -146,6 +146,39 @@ def test_clip_longer_than_a_video_is_an_error(shards):
         list(ds)
 
 
+@pytest.mark.timeout(120)
+def test_a_short_video_is_named_by_its_file(tmp_path):
+    vs = [video.Video(i, 0, video.make_video(i, **KW).frames[:n], source=f"/videos/v{i}.mp4")
+          for i, n in enumerate((12, 3))]
+    video.write_video_records(vs, tmp_path, num_shards=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="/videos/v1.mp4"):
+        list(video.clip_dataset(tmp_path, clip_len=4, shuffle_buffer_size=0))
+
+
+def test_the_writer_refuses_two_frame_sizes_naming_the_video(tmp_path):
+    small = video.make_video(0, **KW)
+    big = video.make_video(1, **{**KW, "size": SIZE * 2})
+    big.source = "/videos/big.mp4"
+    with pytest.raises(ValueError, match="big.mp4.*resize"):
+        video.write_video_records([small, big], tmp_path)
+    assert not list(tmp_path.glob("*.tfrecord"))  # nothing half-written
+
+
+@pytest.mark.timeout(120)
+def test_the_reader_names_a_video_of_another_frame_size(tmp_path):
+    from datakit.readers import tf_example, tfrecords
+
+    with tfrecords.ShardWriter(tmp_path, prefix="videos", num_shards=1) as w:
+        for i, size in enumerate((SIZE, SIZE * 2)):  # written by hand, past the writer's check
+            v = video.make_video(i, **{**KW, "size": size})
+            jpegs = [tf.io.encode_jpeg(f).numpy() for f in v.frames]
+            w.write(tf_example.to_sequence_example(
+                {"id": i, "label": v.label, "length": len(jpegs), "source": f"/v/{i}.avi"},
+                {"frames": jpegs}))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="/v/1.avi"):
+        list(video.clip_dataset(tmp_path, clip_len=4, shuffle_buffer_size=0, training=False))
+
+
 @pytest.mark.timeout(180)
 def test_mp4_clip_dataset_matches_the_videos(videos, mp4_dir):
     ds = video.mp4_clip_dataset(mp4_dir, clip_len=5, batch_size=4, seed=2)

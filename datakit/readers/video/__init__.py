@@ -1,27 +1,38 @@
-"""Video into ``tf.data``: synthetic videos, MP4 files, ``SequenceExample`` shards, clips.
+"""Video into ``tf.data``: synthetic videos, your own files, ``SequenceExample`` shards, clips.
+
+Names load on first use (the package imports nothing heavy itself), so the
+conversion's worker processes, which need only PyAV, start without TensorFlow.
 
 >>> from datakit.readers import video
 >>> video.clip_dataset.__module__
 'datakit.readers.video.clips'
 """
 
-from datakit.readers.video.clips import (
-    CLASSES,
-    Video,
-    clip_dataset,
-    iter_videos,
-    list_mp4,
-    make_video,
-    make_videos,
-    mp4_clip_dataset,
-    mp4_frame_count,
-    read_mp4,
-    small_video_model,
-    write_mp4,
-    write_mp4_videos,
-    write_video_records,
-)
+import importlib
 
-__all__ = ["CLASSES", "Video", "make_video", "iter_videos", "make_videos", "write_mp4", "read_mp4",
-           "mp4_frame_count", "write_mp4_videos", "list_mp4", "write_video_records",
-           "clip_dataset", "mp4_clip_dataset", "small_video_model"]
+_HOME = {
+    "clip_dataset": "clips", "mp4_clip_dataset": "clips",
+    "small_video_model": "model",
+    "list_mp4": "mp4", "mp4_frame_count": "mp4", "read_mp4": "mp4", "write_mp4": "mp4",
+    "write_mp4_videos": "mp4",
+    "write_video_records": "shards",
+    "CLASSES": "synthetic", "Video": "synthetic", "iter_videos": "synthetic",
+    "make_video": "synthetic", "make_videos": "synthetic",
+    "write_video": "encoded", "make_video_folder": "encoded",
+    "video_dataset_from_directory": "directory",
+    "write_video_shards": "convert",
+}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name):
+    if name not in _HOME:
+        raise AttributeError(f"module 'datakit.readers.video' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"datakit.readers.video.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOME))

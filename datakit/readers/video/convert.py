@@ -1,0 +1,171 @@
+"""``write_video_shards``: a class-folder set of videos converted to ``SequenceExample`` shards.
+
+Each video becomes one ``SequenceExample`` (context: ``id``, ``label``,
+``length``, ``source``; one JPEG per frame, at the chosen ``frame_size`` and
+``fps``), the form :func:`datakit.readers.video.clips.clip_dataset` reads,
+decoding only the frames of each clip. The conversion:
+
+- streams one video at a time, so memory holds one video's JPEGs, never its
+  decoded frames (worker processes decode, one video each, on every core);
+- is resumable: each finished video is kept as its own small file in
+  ``out/.parts/``; a rerun after a kill converts only what is missing;
+- commits each set (``out/train/``, ``out/validation/``) with the kit's set
+  commit (:mod:`datakit.core.manifest`), so a reader sees the complete set or
+  none. The manifest stores the class names and, per video, its source
+  path, frame count, fps and size.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+from functools import partial
+from pathlib import Path
+
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+from datakit.core import manifest
+from datakit.core.arguments import check_count, cpu_cores
+from datakit.core.atomic import atomic_file, temporary_path
+from datakit.core.errors import DataError
+from datakit.readers import tf_example
+from datakit.readers.video.decoding import encode_jpegs, output_frames
+from datakit.readers.video.folders import check_split, list_videos, split_indices
+
+__all__ = ["write_video_shards"]
+
+PARTS = ".parts"
+
+
+def _frame_size(folder, frame_size):
+    if frame_size is not None:
+        return tuple(frame_size)
+    first = folder.infos[0]
+    for info in folder.infos:  # one shape per set: clips batch, and Keras needs it static
+        if (info.height, info.width) != (first.height, first.width):
+            raise DataError(info.path, f"frames are {info.height}x{info.width} but "
+                            f"{first.path} has {first.height}x{first.width}; pass frame_size="
+                            "(height, width) to resize every video to one size")
+    return None
+
+
+def _parts_folder(out: Path, options: dict) -> Path:
+    parts = out / PARTS
+    sig = parts / "options.json"
+    if parts.exists() and (not sig.exists() or json.loads(sig.read_text()) != options):
+        shutil.rmtree(parts)  # converted with other options: nothing can be reused
+    parts.mkdir(parents=True, exist_ok=True)
+    if not sig.exists():
+        sig.write_text(json.dumps(options))
+    return parts
+
+
+def _write_part(path: Path, info, i: int, label: int, jpegs: list) -> None:
+    example = tf_example.to_sequence_example(
+        {"id": i, "label": label, "length": len(jpegs), "source": info.path.encode()},
+        {"frames": jpegs})
+    with atomic_file(path) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
+        w.write(example.SerializeToString())
+
+
+def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names, options):
+    folder.mkdir(parents=True, exist_ok=True)
+    n = min(num_shards, len(ids)) or 1
+    names = [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
+    staged = {name: temporary_path(folder / name) for name in names}
+    counts = dict.fromkeys(names, 0)
+    try:
+        for k, name in enumerate(names):  # TFRecord files concatenate into a TFRecord file
+            with open(staged[name], "wb") as dst:
+                for i in ids[k::n]:
+                    dst.write((parts / f"{i:06d}.tfrecord").read_bytes())
+                    counts[name] += 1
+        manifest.write_set(folder, "videos", staged, counts, kind="tfrecord", unit="records",
+                           pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
+                           compression=None, class_names=list(class_names),
+                           videos=[entry[i] for i in ids], **options)
+    finally:
+        for t in staged.values():
+            t.unlink(missing_ok=True)
+    return folder
+
+
+def write_video_shards(directory, out, *, frame_size=None, fps: float | None = None,
+                       validation_split: float | None = None, seed: int = 0, class_names=None,
+                       crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
+                       quality: int = 90, num_shards: int = 4, processes: int | None = None,
+                       on_bad_file: str = "raise", progress: bool = True) -> dict:
+    """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
+
+    Args:
+        directory: one subfolder per class, as for
+            :func:`~datakit.readers.video.directory.video_dataset_from_directory`.
+        out: where ``train/`` and ``validation/`` go.
+        frame_size, fps, crop_to_aspect_ratio, pad_to_aspect_ratio, class_names:
+            as for the direct reader (``frame_size=None`` needs one size for all).
+        validation_split, seed: the split by video, the same as the direct
+            reader's for the same ``seed`` (``None``: everything in ``train/``).
+        quality: JPEG quality, 1..100; num_shards: TFRecord files per set.
+        processes: worker processes (default: the cores; 1: in this process).
+        on_bad_file: ``"raise"`` or ``"skip"`` (counted in the result).
+        progress: show a tqdm progress bar.
+
+    Returns:
+        ``{"train": folder, "validation": folder or None, "class_names",
+        "converted": n, "reused": n, "skipped": [(path, reason), ...]}``.
+    """
+    if not 1 <= check_count("quality", quality) <= 100:
+        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
+    check_count("num_shards", num_shards)
+    check_count("processes", processes, none=True)
+    check_split(validation_split, "both" if validation_split is not None else None)
+    out = Path(out)
+    folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+    size = _frame_size(folder, frame_size)
+    fit = dict(frame_size=size, crop_to_aspect_ratio=crop_to_aspect_ratio,
+               pad_to_aspect_ratio=pad_to_aspect_ratio)
+    options = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
+                                                 for k, v in fit.items()})
+    parts = _parts_folder(out, options)
+    n = len(folder.infos)
+    todo = [i for i in range(n) if not (parts / f"{i:06d}.tfrecord").exists()]
+    work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
+    processes = min(processes or cpu_cores(), max(1, len(todo)))
+    entry = {}
+    bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
+    with (multiprocessing.get_context("spawn").Pool(processes) if processes > 1 else
+          _InProcess()) as pool:
+        for i, jpegs in zip(todo, pool.imap(work, [folder.infos[i] for i in todo]), strict=True):
+            _write_part(parts / f"{i:06d}.tfrecord", folder.infos[i], i, folder.labels[i], jpegs)
+            bar.update()
+    bar.close()
+    for i, info in enumerate(folder.infos):
+        h, w = size or (info.height, info.width)
+        entry[i] = {"id": i, "label": folder.labels[i], "source": info.path,
+                    "frames": len(output_frames(info, fps)),
+                    "fps": fps or round(info.fps, 3), "height": h, "width": w}
+    train, val = split_indices(n, validation_split, seed)
+    result = {"train": _commit(out / "train", sorted(train), parts, num_shards, entry,
+                               folder.class_names, options),
+              "validation": _commit(out / "validation", sorted(val), parts, num_shards, entry,
+                                    folder.class_names, options) if val else None,
+              "class_names": folder.class_names, "converted": len(todo),
+              "reused": n - len(todo), "skipped": folder.skipped}
+    shutil.rmtree(parts)
+    return result
+
+
+class _InProcess:
+    """The ``imap`` of a pool of one: the work runs here, one video at a time."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def imap(fn, items):
+        return map(fn, items)

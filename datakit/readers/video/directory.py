@@ -1,0 +1,198 @@
+"""``video_dataset_from_directory``: your own class folders of videos, read directly into ``fit()``.
+
+Shaped like ``keras.utils.image_dataset_from_directory`` (same argument names
+where they apply, class folders in sorted order, ``class_names`` on the
+dataset), plus what video needs: ``clip_len``, ``frame_step``, ``fps``
+(resampled by timestamps), ``frame_size``, and a clip ``sampler``
+(:mod:`datakit.readers.video.sampling`, the one :func:`~datakit.readers.video.clips.clip_dataset`
+uses on converted shards, so both paths pick the same frames).
+
+The pipeline: video list -> shuffle (training) -> each video's frame indices
+(the sampler, a new seeded key per epoch) -> ``map`` a ``tf.numpy_function``
+that seeks and decodes only those frames, ``num_parallel_calls`` videos at
+once (FFmpeg decodes with the GIL released, so they run on several cores)
+-> batch -> prefetch.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
+from datakit.core.errors import DataError
+from datakit.readers.video.decoding import decode_frames, output_frames
+from datakit.readers.video.exit_guard import release_iterators_at_exit
+from datakit.readers.video.folders import check_split, list_videos, split_indices
+from datakit.readers.video.sampling import (
+    check_sampler,
+    clip_frames,
+    clip_span,
+    epoch_keys,
+    video_key,
+)
+
+__all__ = ["video_dataset_from_directory"]
+
+
+def _frame_shape(folder, idx, frame_size) -> tuple[int, int]:
+    if frame_size is not None:
+        if len(frame_size) != 2 or not all(isinstance(s, int) and s > 0 for s in frame_size):
+            raise ValueError(f"frame_size={frame_size!r}: pass (height, width), two ints > 0")
+        return tuple(frame_size)
+    first = folder.infos[idx[0]]
+    for i in idx:
+        info = folder.infos[i]
+        if (info.height, info.width) != (first.height, first.width):
+            raise DataError(info.path, f"frames are {info.height}x{info.width} but "
+                            f"{first.path} has {first.height}x{first.width}; pass frame_size="
+                            "(height, width) to resize every video to one size")
+    return first.height, first.width
+
+
+def video_dataset_from_directory(
+        directory, labels="inferred", class_names=None, batch_size: int = 8, *,
+        clip_len: int = 16, frame_size=None, fps: float | None = None, frame_step: int = 1,
+        sampler: str | None = None, clips_per_video: int = 1, shuffle: bool = True,
+        seed: int = 0, validation_split: float | None = None, subset: str | None = None,
+        crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
+        num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
+        with_ids: bool = False, verbose: bool = True):
+    """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
+
+    Args:
+        directory: one subfolder per class (sorted names are the classes).
+        labels: ``"inferred"`` (from the folders) or ``None`` (clips only).
+        class_names: the subfolders to use, in label order (default: all, sorted).
+        batch_size: clips per batch.
+        clip_len: frames per clip; frame_step: frames between a clip's frames.
+        frame_size: ``(height, width)`` to resize to (default: the videos' own,
+            which must then all be the same); crop_to_aspect_ratio /
+            pad_to_aspect_ratio: as in Keras, instead of stretching.
+        fps: the frame rate clips are sampled at (by timestamps); ``None``: the file's.
+        sampler: ``"random"`` (default for training), ``"uniform"`` or
+            ``"center"`` (default for validation); clips_per_video: clips per
+            video per epoch (``"uniform"``, ``"random"``).
+        shuffle, seed: shuffle the videos each epoch; ``seed`` also seeds the
+            split and the random clips (the same frames per seed, epoch by epoch).
+        validation_split, subset: split *by video*: ``"training"``,
+            ``"validation"`` or ``"both"`` (a pair of datasets).
+        num_parallel_calls: videos decoded at once (default: the cores).
+        seek: seek to the keyframe before each clip (``False``: decode from the
+            first frame, to measure what seeking saves).
+        on_bad_file: ``"raise"`` or ``"skip"`` (skipped files are printed and
+            listed in the dataset's ``skipped``: ``(path, reason)`` pairs).
+        with_ids: elements are dicts with ``clip``, ``label``, ``video`` (the
+            index in the sorted listing) and ``frames`` (the indices chosen).
+
+    Returns:
+        A dataset (or two, for ``subset="both"``) with ``class_names``,
+        ``file_paths`` and ``skipped`` attributes.
+
+    Raises:
+        DataError: a bad file, naming it (see ``on_bad_file``), a video
+            shorter than a clip, an empty class folder, no videos at all.
+        TypeError, ValueError: a bad argument.
+    """
+    if labels not in ("inferred", None):
+        raise ValueError(f"labels={labels!r}: pass 'inferred' (from the class folders) or None")
+    check_count("batch_size", batch_size)
+    check_count("num_parallel_calls", num_parallel_calls, none=True)
+    check_split(validation_split, subset)
+    if crop_to_aspect_ratio and pad_to_aspect_ratio:
+        raise ValueError("pass crop_to_aspect_ratio or pad_to_aspect_ratio, not both")
+    if fps is not None and not (isinstance(fps, (int, float)) and fps > 0):
+        raise ValueError(f"fps={fps!r}: pass a frame rate > 0, or None for the file's own")
+    for s in {sampler or "random", sampler or "center"}:
+        check_sampler(s, clip_len, frame_step, clips_per_video if s != "center" else 1)
+    release_iterators_at_exit()  # an error must not leave Python hanging at exit
+    folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+    train, val = split_indices(len(folder.infos), validation_split, seed)
+    if verbose:
+        print(f"Found {len(folder.infos)} videos belonging to {len(folder.class_names)} classes"
+              + (f" ({len(folder.skipped)} bad files skipped)." if folder.skipped else "."))
+    common = dict(batch_size=batch_size, clip_len=clip_len, frame_size=frame_size, fps=fps,
+                  frame_step=frame_step, clips_per_video=clips_per_video, seed=seed,
+                  crop_to_aspect_ratio=crop_to_aspect_ratio, with_labels=labels is not None,
+                  pad_to_aspect_ratio=pad_to_aspect_ratio, seek=seek, with_ids=with_ids,
+                  num_parallel_calls=num_parallel_calls or cpu_cores(), on_bad_file=on_bad_file)
+    if subset is None:
+        return _subset(folder, sorted(train), shuffle=shuffle, sampler=sampler or "random",
+                       **common)
+    made = {"training": lambda: _subset(folder, train, shuffle=shuffle,
+                                        sampler=sampler or "random", **common),
+            "validation": lambda: _subset(folder, val, shuffle=False,
+                                          sampler=sampler or "center", **common)}
+    if verbose and subset in ("training", "validation"):
+        print(f"Using {len(train if subset == 'training' else val)} videos for {subset}.")
+    if subset == "both":
+        return made["training"](), made["validation"]()
+    return made[subset]()
+
+
+def _keep_long_enough(folder, idx, span, fps, on_bad_file):
+    kept, timelines = [], {}
+    for i in idx:
+        frames = output_frames(folder.infos[i], fps)
+        if len(frames) >= span:
+            kept.append(i)
+            timelines[i] = frames
+            continue
+        reason = (f"{len(frames)} frames" + (f" at fps={fps}" if fps else "") + f", fewer "
+                  f"than the {span} one clip spans; pass a smaller clip_len or frame_step, or "
+                  "on_bad_file='skip'")
+        if on_bad_file == "raise":
+            raise DataError(folder.infos[i].path, reason)
+        folder.skipped.append((folder.infos[i].path, reason))
+    if not kept:
+        raise DataError(folder.infos[idx[0]].path if idx else "(no videos)",
+                        "no video of this subset is long enough for one clip")
+    return kept, timelines
+
+
+def _subset(folder, idx, *, batch_size, clip_len, frame_size, fps, frame_step, clips_per_video,
+            seed, crop_to_aspect_ratio, pad_to_aspect_ratio, seek, with_ids, with_labels,
+            num_parallel_calls, on_bad_file, shuffle, sampler):
+    k = 1 if sampler == "center" else clips_per_video
+    idx, timelines = _keep_long_enough(folder, list(idx), clip_span(clip_len, frame_step), fps,
+                                       on_bad_file)
+    height, width = _frame_shape(folder, idx, frame_size)
+    fit = dict(frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
+               pad_to_aspect_ratio=pad_to_aspect_ratio)
+
+    def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
+        clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
+                              seek=seek, **fit)
+        return clips.reshape(k, clip_len, height, width, 3)
+
+    videos = tf.data.Dataset.from_tensor_slices((
+        tf.constant(idx, tf.int64), tf.constant([folder.labels[i] for i in idx], tf.int64),
+        tf.constant([len(timelines[i]) for i in idx], tf.int64)))
+    if shuffle:
+        videos = videos.shuffle(len(idx), seed=seed)
+
+    def choose(epoch_key):
+        def frames_of(i, label, n):
+            key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
+            return i, label, clip_frames(n, key, clip_len, frame_step=frame_step,
+                                         sampler=sampler, clips_per_video=k)
+        return videos.map(frames_of)
+
+    ds = epoch_keys(seed).flat_map(choose) if sampler == "random" else choose(0)
+
+    def load(i, label, frames):
+        clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")
+        clips = tf.ensure_shape(clips, (k, clip_len, height, width, 3))
+        return {"clip": clips, "label": tf.fill([k], label), "video": tf.fill([k], i),
+                "frames": frames}
+
+    ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=True).unbatch()
+    ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
+    if shuffle and k > 1:  # one video's clips come out together: spread them
+        ds = ds.shuffle(check_shuffle_buffer(k * batch_size, len(idx) * k), seed=seed)
+    if not with_ids:
+        ds = ds.map(lambda d: (d["clip"], d["label"]) if with_labels else d["clip"])
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    ds.class_names = list(folder.class_names)
+    ds.file_paths = [folder.infos[i].path for i in idx]
+    ds.skipped = list(folder.skipped)
+    return ds

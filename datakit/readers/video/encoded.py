@@ -1,0 +1,114 @@
+"""Videos as people's files are: any codec and container, odd frame rates, sound, rotation.
+
+:func:`write_video` encodes frames with any of PyAV's encoders (H.264, MPEG-4,
+VP9, HEVC, MJPEG) into any container, at a fractional or variable frame
+rate, with a silent audio track or a display rotation (as a phone writes
+it). :func:`make_video_folder` writes the synthetic moving squares
+(:mod:`datakit.readers.video.synthetic`) as a class-folder set that mixes all of
+these, the set a learner's own videos look like.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from datakit.core.atomic import atomic_file
+from datakit.readers.video.synthetic import CLASSES, make_video
+
+__all__ = ["CODECS", "write_video", "make_video_folder"]
+
+#: (encoder, container format, file ending) for each codec the lessons use.
+CODECS = {"h264": ("libx264", "mp4", ".mp4"), "mpeg4": ("mpeg4", "avi", ".avi"),
+          "vp9": ("libvpx-vp9", "webm", ".webm"), "hevc": ("libx265", "matroska", ".mkv"),
+          "mjpeg": ("mjpeg", "mov", ".mov")}
+
+
+def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_times=None,
+                rotation: int = 0, audio: bool = False, gop: int = 12) -> Path:
+    """Encode ``(length, H, W, 3)`` uint8 frames (even H and W) into ``path``, atomically.
+
+    ``fps`` may be a ``Fraction`` (``Fraction(30000, 1001)`` is 29.97);
+    ``frame_times``: each frame's time in seconds (a variable frame rate);
+    ``rotation``: degrees counterclockwise for the display matrix; ``gop``:
+    frames between keyframes.
+    """
+    import av
+
+    if codec not in CODECS:
+        raise ValueError(f"codec={codec!r}: pass one of {sorted(CODECS)}")
+    frames = np.asarray(frames)
+    if not (frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8):
+        raise ValueError(f"frames {frames.shape} {frames.dtype}: pass (length, H, W, 3) uint8")
+    encoder, fmt, _ = CODECS[codec]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as tmp, av.open(str(tmp), "w", format=fmt) as out:
+        stream = out.add_stream(encoder, rate=Fraction(fps).limit_denominator(100_000))
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = "yuvj420p" if codec == "mjpeg" else "yuv420p"
+        if codec != "mjpeg":
+            stream.gop_size = gop
+        if codec == "hevc":
+            stream.options = {"x265-params": "log-level=none"}
+        if frame_times is not None:
+            stream.codec_context.time_base = Fraction(1, 1000)
+        if rotation:
+            stream.set_display_rotation(rotation)
+        sound = out.add_stream("aac", rate=8000) if audio else None
+        for t, f in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(f, format="rgb24")
+            if frame_times is not None:
+                frame.pts, frame.time_base = round(frame_times[t] * 1000), Fraction(1, 1000)
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode())
+        if sound is not None:  # silence, in frames of the encoder's own size
+            size = sound.codec_context.frame_size or 1024
+            for k in range(max(1, int(8000 * len(frames) / float(fps)) // size)):
+                chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32),
+                                                   format="fltp", layout="mono")
+                chunk.sample_rate, chunk.pts = 8000, k * size
+                out.mux(sound.encode(chunk))
+            out.mux(sound.encode())
+    return path
+
+
+def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_frames: int = 30,
+                      max_frames: int = 60, seed: int = 0) -> list[Path]:
+    """Write ``per_class`` videos per direction into ``directory/<class>/``, mixing formats.
+
+    Video ``k`` uses codec ``k % 5`` (H.264 MP4, MPEG-4 AVI, VP9 WebM, HEVC
+    MKV, MJPEG MOV); every 4th runs at 29.97 fps, every 6th at a variable
+    rate (H.264 MP4, as phones write it), every 5th has an audio track, every
+    7th but the HEVC ones is 8 pixels wider, and
+    video 3 is stored rotated (its frames turned, with a display matrix that
+    turns them back). Returns the paths.
+    """
+    directory = Path(directory)
+    codecs = list(CODECS)
+    by_class = {c: 0 for c in range(len(CLASSES))}
+    paths, i = [], 0
+    while min(by_class.values()) < per_class:
+        v = make_video(i, size=size, min_frames=min_frames, max_frames=max_frames, seed=seed)
+        i += 1
+        if by_class[v.label] >= per_class:
+            continue
+        k = sum(by_class.values())
+        by_class[v.label] += 1
+        frames, fps, times, rotation = v.frames, 25, None, 0
+        if k % 7 == 6 and k % 5 != 3:  # (x265 corrupts memory on 40-pixel-wide frames here)
+            frames = np.concatenate([frames, frames[:, :, :8]], axis=2)
+        if k % 4 == 3:
+            fps = Fraction(30000, 1001)
+        if k % 6 == 5:
+            times = np.cumsum([0] + [0.03 if t % 2 else 0.05 for t in range(len(frames) - 1)])
+        if k == 3:
+            frames, rotation = np.rot90(frames, k=-1, axes=(1, 2)).copy(), 90
+        codec = codecs[k % len(codecs)] if times is None else "h264"  # VFR: as phones write
+        name = f"{CLASSES[v.label]}_{k:03d}{CODECS[codec][2]}"
+        paths.append(write_video(frames, directory / CLASSES[v.label] / name, codec=codec,
+                                 fps=fps, frame_times=times, rotation=rotation,
+                                 audio=k % 5 == 4))
+    return paths

@@ -1,0 +1,39 @@
+"""Free, before Python shuts down, a ``tf.data`` iterator that an error's traceback still holds.
+
+A pipeline that calls Python (``tf.numpy_function`` decoding video with PyAV)
+runs those calls on tf.data's own threads. After an error, the traceback
+(``sys.last_traceback`` when uncaught, or an exception kept in a variable)
+holds the frames of the iterator's ``__next__``, and so the iterator. Freed
+only while the interpreter finalizes, the iterator waits for its threads,
+which wait for a GIL that finalization no longer hands out: the process never
+exits. :func:`release_iterators_at_exit` registers an ``atexit`` hook that drops
+every exception's traceback and collects garbage while Python still runs, so
+the iterator stops its threads in time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import sys
+
+__all__ = ["release_iterators_at_exit"]
+
+_REGISTERED: list = []
+
+
+def _release() -> None:
+    for name in ("last_exc", "last_value", "last_traceback", "last_type"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)
+    for obj in gc.get_objects():
+        if isinstance(obj, BaseException) and obj.__traceback__ is not None:
+            obj.__traceback__ = None
+    gc.collect()
+
+
+def release_iterators_at_exit() -> None:
+    """Register the hook once per process (readers that call Python call this)."""
+    if not _REGISTERED:
+        atexit.register(_release)
+        _REGISTERED.append(_release)

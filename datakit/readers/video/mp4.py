@@ -1,0 +1,85 @@
+"""The synthetic videos as MP4 files, the way a learner's own videos arrive, and back.
+
+:func:`write_mp4` encodes frames with H.264 (atomically), :func:`read_mp4`
+decodes a range of frames, :func:`list_mp4` finds the files of the synthetic
+set's four class folders. Any folder of real videos (other codecs, containers,
+frame rates) is read by :mod:`datakit.readers.video.decoding`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from datakit.core.atomic import atomic_file
+from datakit.readers.video.synthetic import CLASSES
+
+__all__ = ["write_mp4", "read_mp4", "mp4_frame_count", "write_mp4_videos", "list_mp4"]
+
+
+def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int = 18) -> Path:
+    """Encode ``(length, H, W, 3)`` uint8 frames as an H.264 MP4 (atomic: temp name, rename)."""
+    import av
+
+    frames = np.asarray(frames)
+    if not (frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8):
+        raise ValueError(f"frames {frames.shape} {frames.dtype}: pass a (length, H, W, 3) "
+                         "uint8 array")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as tmp, av.open(str(tmp), "w", format="mp4") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"crf": str(crf)}
+        for f in frames:
+            out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+        out.mux(stream.encode())
+    return path
+
+
+def read_mp4(path: str | Path, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Decode frames ``start .. stop-1`` of an MP4 (all by default) as uint8 RGB."""
+    import av
+
+    frames = []
+    try:
+        with av.open(str(path)) as container:
+            for t, frame in enumerate(container.decode(video=0)):
+                if stop is not None and t >= stop:
+                    break
+                if t >= start:
+                    frames.append(frame.to_ndarray(format="rgb24"))
+    except (av.error.FFmpegError, OSError) as e:
+        raise OSError(f"{path}: cannot decode video: {e}") from e
+    return np.stack(frames) if frames else np.zeros((0, 0, 0, 3), np.uint8)
+
+
+def mp4_frame_count(path: str | Path) -> int:
+    """The number of frames an MP4 says it holds (read from its header, nothing decoded)."""
+    import av
+
+    with av.open(str(path)) as container:
+        return int(container.streams.video[0].frames)
+
+
+def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
+    """Write each video as ``directory/<class name>/video_<id>.mp4``; return the paths."""
+    directory = Path(directory)
+    return [write_mp4(v.frames, directory / CLASSES[v.label] / f"video_{v.id:05d}.mp4", **kwargs)
+            for v in videos]
+
+
+def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
+    """The MP4 files under ``directory/<class name>/`` (sorted) and their labels."""
+    directory = Path(directory)
+    paths = sorted(directory.glob("*/*.mp4"))
+    if not paths:
+        raise ValueError(f"{directory}: no <class>/*.mp4 files; write them with "
+                         "write_mp4_videos (for your own videos: video_dataset_from_directory)")
+    for p in paths:
+        if p.parent.name not in CLASSES:
+            raise ValueError(f"{p}: folder must be one of {CLASSES} (for your own class "
+                             "folders: video_dataset_from_directory)")
+    return [str(p) for p in paths], [CLASSES.index(p.parent.name) for p in paths]
