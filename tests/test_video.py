@@ -23,10 +23,11 @@ def shards(videos, tmp_path_factory):
 
 def test_generator_is_deterministic_per_seed():
     a, b = video.make_videos(6, **KW), video.make_videos(6, **KW)
-    assert all(np.array_equal(x.frames, y.frames) and x.label == y.label for x, y in zip(a, b))
+    assert all(np.array_equal(x.frames, y.frames) and x.label == y.label
+               for x, y in zip(a, b, strict=True))
     c = video.make_videos(6, **{**KW, "seed": 4})
     assert any(x.frames.shape != y.frames.shape or not np.array_equal(x.frames, y.frames)
-               for x, y in zip(a, c))
+               for x, y in zip(a, c, strict=True))
 
 
 def test_lengths_in_range_and_labels_balanced():
@@ -60,7 +61,7 @@ def test_bad_arguments_say_how_to_fix():
 def test_mp4_round_trip(videos, mp4_dir):
     paths, labels = video.list_mp4(mp4_dir)
     assert len(paths) == N and sorted(labels) == sorted(v.label for v in videos)
-    for p, label in zip(paths, labels):
+    for p, label in zip(paths, labels, strict=True):
         v = videos[int(p.rsplit("_", 1)[1][:-4])]
         assert label == v.label
         frames = video.read_mp4(p)
@@ -92,7 +93,7 @@ def test_clips_are_consecutive_frames_of_their_video(videos, shards, clip_len):
     for batch in ds:
         assert batch["clip"].shape[1:] == (clip_len, SIZE, SIZE, 3)
         for clip, label, i, start in zip(*(batch[k].numpy() for k in
-                                           ("clip", "label", "id", "start"))):
+                                           ("clip", "label", "id", "start")), strict=True):
             v = videos[i]
             assert label == v.label and 0 <= start <= len(v.frames) - clip_len
             err = np.abs(clip.astype(int) - v.frames[start:start + clip_len]).mean(axis=(1, 2, 3))
@@ -113,12 +114,13 @@ def test_clip_dataset_for_fit_shapes_labels_and_seeds(videos, shards):
 
     def starts(seed):
         d = video.clip_dataset(shards, clip_len=4, batch_size=N, seed=seed, with_ids=True)
-        return [(int(i), int(s)) for b in d for i, s in zip(b["id"], b["start"])]
+        return [(int(i), int(s)) for b in d for i, s in zip(b["id"], b["start"], strict=True)]
 
     assert starts(7) == starts(7)
     assert starts(7) != starts(8)
     d = video.clip_dataset(shards, clip_len=4, batch_size=N, seed=7, with_ids=True)
-    epochs = [sorted(zip(b["id"].numpy(), b["start"].numpy())) for _ in range(2) for b in d]
+    epochs = [sorted(zip(b["id"].numpy(), b["start"].numpy(), strict=True))
+              for _ in range(2) for b in d]
     assert epochs[0] != epochs[1]  # a new clip (and order) each epoch
 
 
@@ -127,7 +129,8 @@ def test_validation_clips_are_fixed_middle_clips_in_file_order(videos, shards):
     def clips(seed):
         d = video.clip_dataset(shards, clip_len=4, batch_size=5, seed=seed, with_ids=True,
                                training=False)
-        return [(int(i), int(s)) for _ in range(2) for b in d for i, s in zip(b["id"], b["start"])]
+        return [(int(i), int(s)) for _ in range(2) for b in d
+                for i, s in zip(b["id"], b["start"], strict=True)]
 
     both_epochs = clips(7)
     first, second = both_epochs[:N], both_epochs[N:]
@@ -185,7 +188,7 @@ def test_mp4_clip_dataset_matches_the_videos(videos, mp4_dir):
     assert ds.element_spec[0].shape.as_list() == [None, 5, SIZE, SIZE, 3]
     n = 0
     for clips, labels in ds:
-        for clip, label in zip(clips.numpy(), labels.numpy()):
+        for clip, label in zip(clips.numpy(), labels.numpy(), strict=True):
             # find the video and start this clip came from: best match among same-label videos
             best = min((np.abs(clip.astype(int) - v.frames[s:s + 5]).mean(), v.label)
                        for v in videos for s in range(len(v.frames) - 4))

@@ -71,7 +71,7 @@ def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
     first = read_mp4(paths[0], stop=1)
     frames = np.empty((int(lengths.sum()),) + first.shape[1:], np.uint8)  # pages not touched yet
     out = InMemoryVideos(frames, starts, lengths, np.array(labels), rss_bytes())
-    for p, s, n in zip(paths, starts, lengths):
+    for p, s, n in zip(paths, starts, lengths, strict=True):
         frames[s:s + n] = read_mp4(p)
         out.data_bytes.append(int((s + n) * frames[0].nbytes))
         out.rss.append(rss_bytes())
@@ -96,7 +96,8 @@ def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
                 label="measured while loading into one array")
         ax.plot(x_ext, slope * x_ext, "--", color=plotting.PALETTE[0],
                 label=f"the same trend ({slope:.1f} MB per MB), extended")
-        ax.axhline(free, color=plotting.PALETTE[3], label="total RAM minus the process before loading")
+        ax.axhline(free, color=plotting.PALETTE[3],
+                   label="total RAM minus the process before loading")
         ax.set(xscale="log", yscale="log", xlabel="video frames loaded (MB)",
                ylabel="resident memory added (MB)",
                title="All frames in memory: memory grows with the data")

@@ -36,7 +36,7 @@ _STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}  # (dy, dx) per label
 
 @dataclass
 class Video:
-    """One video: ``frames`` is ``(length, height, width, 3)`` uint8; ``source`` its file, if any."""
+    """One video: ``frames`` is ``(length, height, width, 3)`` uint8; ``source``, its file."""
 
     id: int
     label: int
