@@ -51,7 +51,9 @@ PER_NOTEBOOK_S = 600
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found (apt-get install chromium)"),
     pytest.mark.skipif(not NOTEBOOKS, reason="no notebook matches DATAKIT_BROWSER_NOTEBOOKS"),
-    pytest.mark.timeout(900),
+    # the whole run: a start-up allowance, then up to 4 min a notebook, TABS at a time (19
+    # notebooks, some of which take 2-4 min under nbval on a busy 2-core machine)
+    pytest.mark.timeout(300 + 240 * max(1, len(NOTEBOOKS)) // TABS),
 ]
 
 # Read from JupyterLab's own notebook model: (cell index, ename, evalue) of every error output
