@@ -1,3 +1,6 @@
+# About 340 lines on purpose: one class, LocalCluster, whose supervisor, fault injection
+# (kill/restart) and shutdown share its process table; the process plumbing itself is in
+# datakit.cluster.process.
 """LocalCluster: a tf.data service dispatcher and workers, each its own process, on loopback.
 
 Each process runs ``python -m datakit.cluster dispatcher|worker`` (see

@@ -1,3 +1,6 @@
+# About 390 lines on purpose: one Beam pipeline in its three phases (the plan from the kit's
+# statistics, the run on a runner, the result read back and served) whose pieces share one
+# plan and its private names; split, each half would reach into the other.
 """tf.Transform on Apache Beam over the kit's CSV shards: the full pass, its graph in the model.
 
 :func:`column_stats` makes the full pass on one machine; tf.Transform makes the
