@@ -259,3 +259,24 @@ def test_a_checkpoint_saved_by_tensorflow_itself_resumes_too(tmp_path):
     path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "iterator"))  # save_counter too
     rest = ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 10, "buffer_size": 1})
     assert first + [int(x) for x in rest] == list(range(10))
+
+
+def test_a_global_seed_set_before_the_save_does_not_block_the_resume(tmp_path):
+    """A learner's tf.random.set_seed() at the top of a notebook: the fresh process sets none.
+
+    TensorFlow resumes the saved pipeline with its saved seeds, so the rest of the epoch is
+    right; a changed op seed (the recipe's seed=) is still refused.
+    """
+    kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
+    recipe = "datakit.readers.checkpoint:shuffled_range"
+    tf.random.set_seed(0)
+    try:
+        whole = [int(x) for x in ck.shuffled_range(**kwargs)]
+        first, path = ck.save_midway(ck.shuffled_range(**kwargs), 3, tmp_path / "a")
+        rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+        assert [int(x) for x in first] + [int(x) for x in rest] == whole
+        _, path = ck.save_midway(ck.shuffled_range(**kwargs), 3, tmp_path / "b")
+        with pytest.raises(ValueError, match="ShuffleDatasetV3 input 3: saved 1, rebuilt 2"):
+            ck.resume_in_fresh_process(recipe, path, kwargs={**kwargs, "seed": 2})
+    finally:
+        tf.random.set_seed(None)

@@ -35,7 +35,8 @@ from datakit.core import manifest
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["SUFFIX", "pipeline_ops", "pipeline_change", "input_files", "file_facts",
+__all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "pipeline_ops", "pipeline_change", "input_files",
+           "file_facts",
            "fingerprint", "save_fingerprint", "load_fingerprint", "checkpoint_files",
            "check_checkpoint_files", "input_changes"]
 
@@ -71,13 +72,21 @@ def pipeline_ops(dataset) -> list[list]:
             for n in graph.node if n.op != "Const"]
 
 
+#: The input that holds the *global* half of an op's seed pair (``tf.random.set_seed``'s, or
+#: TensorFlow's default when none is set): a fresh process that did not call set_seed differs
+#: there alone, and TensorFlow resumes the saved pipeline with its saved seeds, so the
+#: continuation is right. The op's own ``seed=`` (the next input) is still compared.
+GLOBAL_SEED_INPUT = {"ShuffleDatasetV3": 2, "ShuffleAndRepeatDatasetV2": 2, "RandomDataset": 0,
+                     "RandomDatasetV2": 0, "SamplingDataset": 1}
+
+
 def pipeline_change(saved: list, rebuilt: list) -> str | None:
     """The first difference between two :func:`pipeline_ops` lists, as a phrase, or None."""
     for (op_a, in_a), (op_b, in_b) in zip(saved, rebuilt, strict=False):
         if op_a != op_b:
             return f"the op {op_a} was saved where the rebuilt pipeline has {op_b}"
         for k, (x, y) in enumerate(zip(in_a, in_b, strict=False)):
-            if x != y:
+            if x != y and k != GLOBAL_SEED_INPUT.get(op_a):
                 return f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}"
     if len(saved) != len(rebuilt):
         return f"the saved pipeline has {len(saved)} ops, the rebuilt one {len(rebuilt)}"
