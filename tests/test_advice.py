@@ -27,7 +27,8 @@ def test_advice_parallelizes_the_bottleneck_and_keeps_the_elements():
     vec = changes["vectorize"]  # the sleep runs once per batch instead of once per element
     assert vec.gain is not None and not vec.alters
     assert any(a.change == "add a final prefetch(1)" for a in report.advice)
-    assert "py_function" in " ".join(a.change for a in report.advice)
+    # work() sleeps inside the runtime (tf.data's testing sleep), no Python: nothing to replace
+    assert "py_function" not in " ".join(a.change for a in report.advice)
     assert "bottleneck" in str(report)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 
 import numpy as np
@@ -203,3 +204,12 @@ def test_small_video_model_trains_one_step():
     x = np.zeros((2, 4, SIZE, SIZE, 3), np.uint8)
     assert np.isfinite(model.train_on_batch(x, np.array([0, 3])))
     assert model.output_shape == (None, 4)
+
+
+def test_the_lazy_names_are_the_public_names():
+    from datakit.readers import video as package
+
+    assert sorted(package._HOME) == sorted(package.__all__)
+    for name in package.__all__:  # each resolves to the module _HOME names
+        module = importlib.import_module(f"datakit.readers.video.{package._HOME[name]}")
+        assert getattr(package, name) is getattr(module, name)

@@ -74,7 +74,7 @@ def _as_table(table_or_csvs) -> pa.Table:
     if isinstance(table_or_csvs, (str, os.PathLike, list, tuple)):
         import pyarrow.csv as pacsv
 
-        from datakit.readers.csv_files.shards import check_files
+        from datakit.readers.csv_files.file_checks import check_files
         files, _ = check_files(table_or_csvs)
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
         tables = []

@@ -10,6 +10,12 @@ conversion's worker processes, which need only PyAV, start without TensorFlow.
 
 import importlib
 
+__all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", "mp4_frame_count",
+           "read_mp4", "write_mp4", "write_mp4_videos", "write_video_records", "CLASSES", "Video",
+           "iter_videos", "make_video", "make_videos", "write_video", "make_video_folder",
+           "video_dataset_from_directory", "write_video_shards"]
+
+#: The module each name lives in, imported on first use.
 _HOME = {
     "clip_dataset": "clips", "mp4_clip_dataset": "clips",
     "small_video_model": "model",
@@ -22,8 +28,6 @@ _HOME = {
     "video_dataset_from_directory": "directory",
     "write_video_shards": "convert",
 }
-
-__all__ = list(_HOME)
 
 
 def __getattr__(name):

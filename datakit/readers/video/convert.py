@@ -34,7 +34,7 @@ from datakit.readers import tf_example
 from datakit.readers.video.decoding import encode_jpegs, output_frames
 from datakit.readers.video.folders import check_split, list_videos, split_indices
 
-__all__ = ["write_video_shards"]
+__all__ = ["PARTS", "write_video_shards"]
 
 PARTS = ".parts"
 
