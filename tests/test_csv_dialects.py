@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +15,7 @@ from datakit.readers import csv_files as dc
 
 pytestmark = pytest.mark.timeout(300)
 
-PARSES = ["line", "batch", "vectorized", "chunk"]
+PARSES = ["line", "batch", "vectorized", "chunk", "arrow"]
 
 
 def write(folder, name, text):
@@ -128,17 +130,32 @@ def test_a_date_column_is_warned_about(tmp_path):
 # -- a table with the dialects that read right round-trips like pandas ---------------
 
 
+#: How a round-tripped table is written: the separator, and how a missing number is marked.
+DIALECTS = [(",", ""), (";", "NA"), ("\t", "n/a")]
+
+
+@pytest.mark.parametrize("sep, marker", DIALECTS, ids=["comma", "semicolon-NA", "tab-n/a"])
 @pytest.mark.parametrize("parse", PARSES)
-def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tmp_path, parse):
+def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tmp_path, parse,
+                                                                              sep, marker):
     table = pd.DataFrame({
         "name": ['Rice, Mrs. "Ellen"', "김 민준", "", "O'Brien", 'a ""b""', "x"] * 5,
         "age": [22.0, None, 35.5, 1.0, float("nan"), 80.0] * 5,
         "city": ["서울", "Paris, TX", "", "rome", "rome", "paris"] * 5,
+        "note": ["a;b", "tab\there", "NA", "", "n/a", "c,d"] * 5,  # text: markers stay values
         "y": ["b", "a", "c", "a", "b", "c"] * 5})
-    paths = dc.write_shards(table, tmp_path, num_shards=3)
-    stats = dc.column_stats(paths, label="y")
-    back = pd.concat([pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths])
-    assert back["name"].fillna("").tolist() == table["name"].tolist()
+    if marker:  # a file written elsewhere: its own separator, missing numbers marked
+        source = tmp_path / "source.csv"
+        table.to_csv(source, sep=sep, na_rep=marker, index=False)
+        table = source
+    paths = dc.write_shards(table, tmp_path / "shards", num_shards=3, delimiter=sep)
+    stats = dc.column_stats(paths, label="y", delimiter=sep)
+    back = pd.concat([pd.read_csv(p, sep=sep, keep_default_na=False,
+                                  na_values={"age": list(dc.DEFAULT_NA_VALUES) + [""]})
+                      for p in paths])
+    assert back["name"].fillna("").tolist() == ['Rice, Mrs. "Ellen"', "김 민준", "", "O'Brien",
+                                                'a ""b""', "x"] * 5
+    assert stats["age"].kind == dc.NUMBER and stats["age"].missing == 10
     ds = dc.csv_reader_dataset(paths, stats=stats, label="y", output="dict", parse=parse,
                                n_readers=1, shuffle_buffer_size=None, batch_size=7)
     features, ys = [], []
@@ -146,8 +163,8 @@ def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tm
         features.append({k: v.numpy() for k, v in x.items()})
         ys += y.numpy().tolist()
     got = {k: np.concatenate([f[k] for f in features]) for k in features[0]}
-    assert [v.decode() for v in got["name"]] == back["name"].fillna("").tolist()
-    assert [v.decode() for v in got["city"]] == back["city"].fillna("").tolist()
+    for column in ("name", "city", "note"):
+        assert [v.decode() for v in got[column]] == back[column].fillna("").tolist()
     age = back["age"].fillna(stats["age"].mean)
     np.testing.assert_allclose(got["age"], (age - stats["age"].mean) / stats["age"].std,
                                rtol=1e-5, atol=1e-6)
@@ -167,3 +184,129 @@ def test_a_stray_quote_in_a_column_left_out_says_the_column_is_still_parsed(tmp_
     with pytest.warns(UserWarning, match="skipping 1 bad line"):
         ds = dc.csv_reader_dataset(path, stats=stats, label="y", on_bad_line="skip")
     assert sorted(read_all(ds)[1].tolist()) == [10.0, 20.0]
+
+
+# -- missing-value markers: missing in a number column, kinds from the whole pass ----
+
+
+def marked_file(folder, n=1500, late=1200):
+    """``x`` numbers with markers (one after row 1000), ``city`` text holding ``NA``, ``y``."""
+    marks = {3: "NA", 7: "n/a", 11: "null", 15: "NaN", 19: "", late: "NA"}
+    rows = [f"{marks.get(i, i % 10)},{'NA' if i % 4 == 0 else 'rome'},{i}" for i in range(n)]
+    return write(folder, "marked.csv", "x,city,y\n" + "\n".join(rows) + "\n"), marks
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_missing_value_markers_in_a_number_column_read_as_missing(tmp_path, parse):
+    path, marks = marked_file(tmp_path)
+    stats = dc.column_stats(path, label="y")
+    want = pd.read_csv(path, keep_default_na=False,
+                       na_values={"x": list(dc.DEFAULT_NA_VALUES) + [""]})
+    assert stats["x"].kind == dc.NUMBER and stats["x"].missing == len(marks)
+    assert stats["x"].mean == pytest.approx(want["x"].mean())
+    assert stats["x"].std == pytest.approx(want["x"].std(ddof=0))
+    assert stats["city"].vocabulary == {"rome": 1125, "NA": 375}  # text: a marker stays a value
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None, n_readers=1))
+    filled = (want["x"].fillna(stats["x"].mean) - stats["x"].mean) / stats["x"].std
+    np.testing.assert_allclose(x[:, 0], filled, rtol=1e-5, atol=1e-6)
+    assert y.tolist() == list(range(1500)) and x[sorted(marks), 0].tolist() == [0.0] * 6
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_first_marker_after_row_1000_is_missing_not_a_failure(tmp_path, parse):
+    rows = ["NA" if i == 1300 else str(i % 7) for i in range(1500)]
+    path = write(tmp_path, "late.csv", "x,y\n" + "".join(f"{v},{i}\n" for i, v in
+                                                       enumerate(rows)))
+    stats = dc.column_stats(path, label="y")
+    assert (stats["x"].kind, stats["x"].missing, stats["x"].count) == (dc.NUMBER, 1, 1499)
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None, n_readers=1))
+    assert x[1300, 0] == 0.0 and y.tolist() == list(range(1500))
+
+
+def test_na_values_replaces_the_markers(tmp_path):
+    path = write(tmp_path, "q.csv", "x,y\n1,1\n?,2\n3,3\nNA,4\n")
+    assert dc.column_stats(path, na_values=["?"])["x"].kind == dc.TEXT  # NA no longer a marker
+    path = write(tmp_path, "q2.csv", "x,y\n1,1\n?,2\n3,3\n-999,4\n")
+    stats = dc.column_stats(path, na_values=["?", "-999"])
+    assert (stats["x"].kind, stats["x"].missing, stats["x"].mean) == (dc.NUMBER, 2, 2.0)
+    assert dc.column_stats(path, na_values=[])["x"].kind == dc.TEXT
+    with pytest.raises(TypeError, match="na_values='NA': pass a list of strings"):
+        dc.column_stats(path, na_values="NA")
+    assert dc.CsvStats.load(stats.save(tmp_path / "s.json")).na_values == ["?", "-999"]
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_marker_as_a_label_is_a_bad_line(tmp_path, parse):
+    stats = dc.column_stats(write(tmp_path, "t.csv", "x,y\n1,10\n2,20\n"), label="y")
+    new = write(tmp_path, "new.csv", "x,y\nNA,10\n2,NA\n")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="new.csv, line 3, column y .*the label is `NA`"):
+        read_all(dc.csv_reader_dataset(new, stats=stats, label="y", parse=parse,
+                                       shuffle_buffer_size=None))
+
+
+# -- delimiter= : ';' and tab separated files ----------------------------------------
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_file_separated_by_another_character_reads_with_delimiter(tmp_path, sep, parse):
+    table = pd.DataFrame({"x": [1.5, None, 3.0, 4.0], "note": ["a;b", "t\tab", "c,d", ""],
+                          "y": [1.0, 2.0, 3.0, 4.0]})
+    path = tmp_path / "t.csv"
+    table.to_csv(path, sep=sep, index=False)
+    with pytest.raises(DataError, match=re.escape(f"pass delimiter={sep!r}")):
+        dc.column_stats(path)
+    stats = dc.column_stats(path, delimiter=sep)
+    assert stats.columns == ["x", "note", "y"] and stats["x"].mean == pytest.approx(17 / 6)
+    assert stats["note"].vocabulary == {"a;b": 1, "c,d": 1, "t\tab": 1}
+    ds = dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse, output="dict",
+                               shuffle_buffer_size=None, batch_size=4)
+    x, y = next(iter(ds))
+    assert [v.decode() for v in x["note"].numpy()] == ["a;b", "t\tab", "c,d", ""]
+    assert y.numpy().tolist() == [1.0, 2.0, 3.0, 4.0] and float(x["x"][1]) == 0.0
+    bad = write(tmp_path, "bad.csv", f"x{sep}note{sep}y\n1{sep}a{sep}1\n2,b{sep}2\n")
+    assert [(b.line, b.reason) for b in dc.find_bad_lines(bad, stats)] == [
+        (3, "expected a number, got `2,b`")]
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_the_writer_and_the_splitter_keep_the_delimiter(tmp_path, sep):
+    table = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "note": ["a;b", "t\tab", "c,d", "e"]})
+    paths = dc.write_shards(table, tmp_path / "w", num_shards=2, delimiter=sep)
+    back = pd.concat([pd.read_csv(p, sep=sep) for p in paths])
+    assert back.to_dict("list") == table.to_dict("list")
+    source = tmp_path / "src.csv"
+    table.to_csv(source, sep=sep, index=False)
+    parts = dc.split_into_shards(source, tmp_path / "s", num_shards=(1, 1, 1), delimiter=sep)
+    back = pd.concat([pd.read_csv(p, sep=sep) for ps in parts.values() for p in ps])
+    assert sorted(back["note"]) == sorted(table["note"])
+    assert dc.column_stats(parts["train"], delimiter=sep).header == ["x", "note"]
+
+
+# -- column_names= : a file without a header -----------------------------------------
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_file_without_a_header_reads_with_column_names(tmp_path, parse):
+    path = write(tmp_path, "raw.csv", "1.5,a,10\n2.5,b,20\n3.5,a,30\n")
+    with pytest.warns(UserWarning, match=r"column_stats\(\.\.\., column_names=\[\.\.\.\]\)"):
+        dc.column_stats(write(tmp_path, "nums.csv", "1.5,2,10\n2.5,3,20\n"))
+    stats = dc.column_stats(path, column_names=["x", "c", "y"], label="y")
+    assert (stats.rows, stats["x"].mean, stats["c"].vocabulary) == (3, 2.5, {"a": 2, "b": 1})
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None))
+    assert y.tolist() == [10.0, 20.0, 30.0] and len(x) == 3
+    bad = write(tmp_path, "bad.csv", "1,a,10\nx,b,20\n")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bad.csv, line 2, column x"):
+        read_all(dc.csv_reader_dataset(bad, stats=stats, label="y", parse=parse,
+                                       shuffle_buffer_size=None))
+    assert [b.line for b in dc.find_bad_lines(bad, stats, label="y")] == [2]
+
+
+def test_the_writer_names_the_columns_of_a_file_without_a_header(tmp_path):
+    path = write(tmp_path, "raw.csv", "1,a\n2,b\n3,c\n")
+    [shard] = dc.write_shards(path, tmp_path / "w", num_shards=1, columns=["x", "c"])
+    assert open(shard).read() == "x,c\n1,a\n2,b\n3,c\n"

@@ -6,6 +6,7 @@
 """
 
 from datakit.readers.csv_files.decoding import LINES_PER_CHUNK, checked_decoder, decoded_chunks
+from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import check_files, data_lines, is_blank
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
@@ -23,4 +24,5 @@ __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLin
            "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
            "feature_names", "class_names", "csv_reader_dataset", "ReadOptions",
            "write_shards", "split_into_shards", "check_files", "is_blank", "data_lines",
-           "ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
+           "ColumnStats", "CsvStats", "infer_kinds", "column_stats", "DEFAULT_NA_VALUES",
+           "Dialect"]

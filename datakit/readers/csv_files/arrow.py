@@ -41,6 +41,7 @@ import tensorflow as tf
 
 from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
 from datakit.readers.csv_files.decoding import LINES_PER_CHUNK
+from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.csv_files.shards import is_blank
@@ -57,11 +58,12 @@ SERVICE_HINT = "arrow_parse_block_runs_python_so_not_on_tf_data_service_workers"
 _SUSPECT = (b'"', b"\t")
 
 
-def plan_blocks(path: str, block_lines: int = BLOCK_LINES) -> np.ndarray:
+def plan_blocks(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 1) -> np.ndarray:
     """``[start byte, end byte, first line number, lines]`` per block of ``path``'s data lines.
 
     One scan of the file for its newlines (NumPy, a few ms per MB). Line 1 is
-    the header; block ``k`` starts at line ``2 + k * block_lines``.
+    the header (``header_lines=0``: a file without one); block ``k`` starts at
+    line ``header_lines + 1 + k * block_lines``.
 
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "a.csv")
@@ -76,10 +78,10 @@ def plan_blocks(path: str, block_lines: int = BLOCK_LINES) -> np.ndarray:
     ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1  # one past each newline
     if len(data) and data[-1:] != b"\n":
         ends = np.append(ends, len(data))  # a last line without a newline
-    starts = np.concatenate([[0], ends[:-1]])[1:]  # data lines: after the header
-    ends = ends[1:]
+    starts = np.concatenate([[0], ends[:-1]])[header_lines:]  # data lines: after the header
+    ends = ends[header_lines:]
     firsts = np.arange(0, len(starts), block_lines)
-    plan = [[starts[k], ends[min(k + block_lines, len(starts)) - 1], 2 + k,
+    plan = [[starts[k], ends[min(k + block_lines, len(starts)) - 1], header_lines + 1 + k,
              min(block_lines, len(starts) - k)] for k in firsts]
     return np.array(plan, np.int64).reshape(-1, 4)
 
@@ -95,17 +97,21 @@ class BlockParser:
     """
 
     def __init__(self, header, kinds, keep, *, label, classes, fill, sizes, skip=None,
-                 blank=()):
+                 blank=(), dialect: Dialect = COMMA):
         self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
         self.classes, self.fill, self.sizes = classes, fill, sizes
         self.skip, self.blank = skip or {}, set(blank)
         self.required = {label}
-        self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes))
+        self.dialect = dialect
+        self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes,
+                                           dialect=dialect))
         self.read = pacsv.ReadOptions(column_names=self.header, use_threads=False,
                                       block_size=1 << 26)
+        self.parse = pacsv.ParseOptions(delimiter=dialect.delimiter)
         self.convert = pacsv.ConvertOptions(
             column_types={c: pa.float32() if kinds[c] == NUMBER else pa.string() for c in keep},
-            include_columns=self.keep, null_values=[""], strings_can_be_null=False,
+            include_columns=self.keep, null_values=["", *dialect.na_values],
+            strings_can_be_null=False,
             quoted_strings_can_be_null=False)
         self.label_set = pa.array(classes[label]) if label in classes else None
 
@@ -128,6 +134,7 @@ class BlockParser:
         rows = lines if kept is None else sum(kept)
         try:
             table = pacsv.read_csv(pa.py_buffer(data), read_options=self.read,
+                                   parse_options=self.parse,
                                    convert_options=self.convert) if rows else None
         except pa.ArrowInvalid as e:
             self._locate(path, data, first, lines, kept, str(e))
@@ -183,7 +190,8 @@ class BlockParser:
             if is_blank(line) or self.rule.fullmatch(line):
                 continue
             column, reason = describe_bad_line(line, self.header, self.kinds, self.required,
-                                               self.classes) or (None, "bad line")
+                                               self.classes, dialect=self.dialect) or (
+                                                   None, "bad line")
             raise ValueError(str(BadLine(path, n, column, reason, line)))
         raise ValueError(f"{path}, lines {first}-{first + lines - 1}: pyarrow could not read "
                          f"this block ({why or 'rows and lines disagree'}) though every line "
@@ -210,9 +218,9 @@ def arrow_chunks(path, plan, parser: BlockParser, to_element, *, num_parallel_ca
     return blocks.map(parse, num_parallel_calls=num_parallel_calls)
 
 
-def _file_plans(files: list[str]):
+def _file_plans(files: list[str], header_lines: int = 1):
     """``path -> (starts, ends, firsts, lines)`` of its blocks, as a function of a path tensor."""
-    plans = [plan_blocks(f) for f in files]
+    plans = [plan_blocks(f, header_lines=header_lines) for f in files]
     table = tf.ragged.constant([p.tolist() for p in plans], dtype=tf.int64, ragged_rank=1,
                                inner_shape=(4,))
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
@@ -240,8 +248,8 @@ def build(names: tf.data.Dataset, plan, opts) -> tf.data.Dataset:
     parser = BlockParser(plan.columns, plan.kinds, stats.columns, label=label,
                          classes=opts.classes, fill=fill,
                          sizes={f: os.path.getsize(f) for f in plan.files}, skip=skip,
-                         blank=plan.blank)
-    plan_of = _file_plans(list(plan.files))
+                         blank=plan.blank, dialect=stats.dialect)
+    plan_of = _file_plans(list(plan.files), stats.dialect.header_lines)
 
     def blocks_of(path):
         return arrow_chunks(path, plan_of(path), parser, plan.features,

@@ -24,18 +24,27 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
+from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.grammar import (
+    NUMBER_PATTERN,
+    BadLine,
+    describe_bad_line,
+    row_pattern,
+)
+from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.text_lines import numbered_lines
 
 __all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "unchanged", "decoded_chunks",
            "checked_lines"]
 
+#: A number without ``nan`` (a line holding one is read as text: ``nan`` may be a marker).
+_NO_NAN = NUMBER_PATTERN.replace("nan|", "")
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.
 LINES_PER_CHUNK = 1024
 
 
 def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, classes=None,
-                    ignored=frozenset()):
+                    ignored=frozenset(), dialect: Dialect = COMMA):
     """``decode(lines, numbers, paths)``: ``decode_csv`` that names the first bad line.
 
     ``numbers`` and ``paths`` give each line's line number and file, in the
@@ -43,13 +52,25 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
     ``InvalidArgumentError`` with a :class:`BadLine` message. ``skip=True``
     (a 1-D chunk only): drop bad lines instead. ``classes``: a text label's values;
     ``ignored``: the columns left out of the statistics (named as such in a message).
+    ``dialect``: the separator (``decode_csv``'s ``field_delim``) and the
+    missing-value markers: a marker in a number column (but a required one)
+    gets the column's default, as an empty field does.
     """
-    pattern = row_pattern(columns, kinds, required, classes)
+    pattern = row_pattern(columns, kinds, required, classes, dialect=dialect)
+    markers = {i for i, c in enumerate(columns) if kinds[c] == NUMBER and c not in required}
+    if not dialect.na_values:
+        markers = set()
+    read_as = [tf.constant([""]) if i in markers else d for i, d in enumerate(defaults)]
+    # A line without a marker matches the grammar without markers, and without `nan` (which
+    # may be one): decode_csv reads its numbers as floats at once, in one regex pass.
+    plain = row_pattern(columns, kinds, required, classes,
+                        dialect=Dialect(dialect.delimiter, (), dialect.column_names)
+                        ).replace(NUMBER_PATTERN, _NO_NAN)
 
     def message(line, number, path):
         raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes,
-                                           ignored=ignored) or (
+                                           ignored=ignored, dialect=dialect) or (
             None, "bad line")
         return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
@@ -62,16 +83,40 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
         text = tf.numpy_function(message, row, tf.string, stateful=False)
         return tf.debugging.Assert(False, [text], name="bad_csv_line") or tf.constant(False)
 
+    def unmarked(lines):
+        return tf.io.decode_csv(lines, defaults, field_delim=dialect.delimiter)
+
+    def marked(lines):
+        fields = tf.io.decode_csv(lines, read_as, field_delim=dialect.delimiter)
+        return [_numbers(f, defaults[i], dialect.na_values) if i in markers else f
+                for i, f in enumerate(fields)]
+
+    def checked(lines, numbers, paths):
+        ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
+        check = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
+        with tf.control_dependencies([check]):
+            return marked(tf.identity(lines)) if markers else unmarked(tf.identity(lines))
+
     def decode(lines, numbers, paths):
         if skip:
-            return tf.io.decode_csv(tf.boolean_mask(
-                lines, tf.strings.regex_full_match(lines, pattern)), defaults)
-        ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
-        checked = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
-        with tf.control_dependencies([checked]):
-            return tf.io.decode_csv(tf.identity(lines), defaults)
+            lines = tf.boolean_mask(lines, tf.strings.regex_full_match(lines, pattern))
+            return marked(lines) if markers else unmarked(lines)
+        if not markers:
+            return checked(lines, numbers, paths)
+        # Lines without a marker (most) are read as floats; only lines holding one as text.
+        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, plain)),
+                       lambda: unmarked(lines), lambda: checked(lines, numbers, paths))
 
     return decode
+
+
+def _numbers(fields, default, na_values):
+    """A number column read as text: empty fields and markers get ``default``, the rest parsed."""
+    missing = tf.logical_or(tf.equal(fields, ""), tf.reduce_any(
+        tf.equal(tf.expand_dims(fields, -1), tf.constant(list(na_values))), axis=-1))
+    default = tf.convert_to_tensor(default)
+    values = tf.strings.to_number(tf.where(missing, "0", fields), default.dtype)
+    return tf.where(missing, default[0], values)
 
 
 def blank(lines):
@@ -79,7 +124,7 @@ def blank(lines):
     return tf.equal(tf.strings.length(tf.strings.strip(lines)), 0)
 
 
-def unchanged(path, expected, element) -> tf.data.Dataset:
+def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Dataset:
     """A dataset of no element (like ``element``) that fails if ``path`` changed since its check.
 
     ``expected = (bytes, rows)`` tensors. When iteration reaches it (put it
@@ -91,7 +136,7 @@ def unchanged(path, expected, element) -> tf.data.Dataset:
 
     def check(*_):
         content = tf.io.read_file(path)
-        found = tf.strings.split(content, "\n")[1:]  # after the header
+        found = tf.strings.split(content, "\n")[header_lines:]  # after the header
         n = tf.reduce_sum(tf.cast(tf.logical_not(blank(found)), tf.int64))
         got = tf.cast(tf.strings.length(content), tf.int64)
         ok = tf.logical_and(tf.equal(got, size), tf.equal(n, rows))
@@ -107,35 +152,38 @@ def unchanged(path, expected, element) -> tf.data.Dataset:
 
 
 def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_calls=None,
-                   expected=None):
+                   expected=None, header_lines: int = 1):
     """The data lines of one file (header and blank lines skipped), ``decode``-d ``chunk`` at once.
 
     Chunk ``k`` holds lines ``2 + k * chunk`` onwards: the line numbers come
     from the chunk's index, so no per-line bookkeeping is needed. Blank lines
-    are masked out of each chunk. ``expected``: see :func:`unchanged`.
+    are masked out of each chunk. ``expected``: see :func:`unchanged`;
+    ``header_lines``: 0 for a file without a header (``column_names``).
     """
 
     def decode_chunk(k, lines):
         n = tf.size(lines, out_type=tf.int64)
         keep = tf.logical_not(blank(lines))
-        numbers = tf.boolean_mask(2 + k * chunk + tf.range(n), keep)
+        numbers = tf.boolean_mask(1 + header_lines + k * chunk + tf.range(n), keep)
         lines = tf.boolean_mask(lines, keep)
         return decode(lines, numbers, tf.fill(tf.shape(lines), path))
 
     lines = tf.data.TextLineDataset(path)
     if expected is not None:
-        lines = unchanged(path, expected, tf.constant("")).concatenate(lines)
-    lines = lines.skip(1).batch(chunk)
+        lines = unchanged(path, expected, tf.constant(""), header_lines=header_lines
+                          ).concatenate(lines)
+    lines = lines.skip(header_lines).batch(chunk)
     return lines.enumerate().map(decode_chunk, num_parallel_calls=num_parallel_calls)
 
 
-def checked_lines(path, expected=None, *, skip_blank: bool = False):
+def checked_lines(path, expected=None, *, skip_blank: bool = False, header_lines: int = 1):
     """A file's ``(line, number, path)`` elements (``text_lines.numbered_lines``), checked first.
 
-    ``expected``: see :func:`unchanged`; ``skip_blank``: drop blank lines.
+    ``expected``: see :func:`unchanged`; ``skip_blank``: drop blank lines;
+    ``header_lines``: 0 for a file without a header.
     """
-    out = numbered_lines(path)
+    out = numbered_lines(path, skip_header=bool(header_lines))
     if expected is not None:
-        out = unchanged(path, expected, (tf.constant(""), tf.constant(0, tf.int64), path)
-                        ).concatenate(out)
+        out = unchanged(path, expected, (tf.constant(""), tf.constant(0, tf.int64), path),
+                        header_lines=header_lines).concatenate(out)
     return out.filter(lambda line, *_: tf.logical_not(blank(line))) if skip_blank else out

@@ -29,6 +29,7 @@ from pathlib import Path
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import resolve_files
+from datakit.readers.csv_files.dialect import COMMA, Dialect
 
 __all__ = ["check_files", "check_header", "check_one_row_per_line", "is_blank", "data_lines",
            "glob_matched"]
@@ -39,10 +40,10 @@ def is_blank(line: str | bytes) -> bool:
     return not line.strip(b" \t\r\n\v\f" if isinstance(line, bytes) else " \t\r\n\v\f")
 
 
-def data_lines(data: bytes) -> int:
-    """The number of rows in a CSV file's bytes: non-blank lines after the header."""
+def data_lines(data: bytes, header_lines: int = 1) -> int:
+    """The number of rows in a CSV file's bytes: non-blank lines after the header (if any)."""
     lines = data.split(b"\n")
-    return sum(1 for line in lines[1:] if not is_blank(line))
+    return sum(1 for line in lines[header_lines:] if not is_blank(line))
 
 
 #: What a message says to do about a quoted field holding a line break.
@@ -52,7 +53,7 @@ _ONE_ROW_PER_LINE = ("the kit's readers read one row per line (tf.data reads lin
                      "file again")
 
 
-def check_one_row_per_line(path: str, lines: list[str]) -> None:
+def check_one_row_per_line(path: str, lines: list[str], dialect: Dialect = COMMA) -> None:
     """Refuse a file where a quoted field holds a line break (a row over several lines).
 
     Only a line with an odd number of quotes is looked at: if the ``csv``
@@ -63,11 +64,12 @@ def check_one_row_per_line(path: str, lines: list[str]) -> None:
     Raises:
         DataError: naming the line where the row starts and where it ends.
     """
-    width = len(next(_csv.reader([lines[0]]), []))
-    for i, line in enumerate(lines[1:], start=1):
+    sep, names = dialect.delimiter, dialect.column_names
+    width = len(names) if names else len(next(_csv.reader([lines[0]], delimiter=sep), []))
+    for i, line in enumerate(lines[dialect.header_lines:], start=dialect.header_lines):
         if line.count('"') % 2 == 0:
             continue
-        reader = _csv.reader(lines[i:i + 1000], strict=True)
+        reader = _csv.reader(lines[i:i + 1000], strict=True, delimiter=sep)
         try:
             row = next(reader)
         except _csv.Error:
@@ -78,7 +80,8 @@ def check_one_row_per_line(path: str, lines: list[str]) -> None:
 
 
 def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
-                blank: set | None = None) -> tuple[list[str], list[str]]:
+                blank: set | None = None,
+                dialect: Dialect = COMMA) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
 
     Paths are resolved by :func:`datakit.core.paths.resolve_files` (an existing
@@ -98,7 +101,9 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
     receives the number of rows of each file; ``blank``, if given, receives
     the files that hold a blank line between the header and the last line
     (so a reader knows, without reading them again, which files need it
-    to skip blank lines).
+    to skip blank lines). ``dialect``: the separator, and ``column_names``
+    for files without a header line (then every line is a row, and the
+    columns returned are those names).
     """
     files = resolve_files(filepaths)
     header = None
@@ -128,17 +133,20 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
         if not data.strip():
             raise DataError(path, "the file is empty; every shard needs a header line")
         first = data.split(b"\n", 1)[0].rstrip(b"\r").decode()
-        if header is None:
+        if dialect.column_names:
+            header = dialect.delimiter.join(dialect.column_names)  # no line of the files
+        elif header is None:
             header, first_file = first, path
-            check_header(path, first)
+            check_header(path, first, dialect.delimiter)
         elif first != header:
             raise DataError(path, f"its header {_shown(first)} differs from {_shown(header)} in "
                             f"{first_file}; all shards must have the same columns", line=1)
         if b'"' in data:
-            check_one_row_per_line(path, data.decode().split("\n"))
-        rows = data_lines(data)
+            check_one_row_per_line(path, data.decode().split("\n"), dialect)
+        rows = data_lines(data, dialect.header_lines)
         total += rows
-        if blank is not None and any(is_blank(line) for line in data.split(b"\n")[1:-1]):
+        lines = data.split(b"\n")[dialect.header_lines:-1]
+        if blank is not None and any(is_blank(line) for line in lines):
             blank.add(path)
         if manifest.set_of_file(manifests[folder], name) is not None:
             manifest.check(folder, files=[name], counts={name: rows}, man=manifests[folder])
@@ -151,24 +159,25 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
     if total == 0:
         raise DataError(kept[0], f"{'every file holds' if len(kept) > 1 else 'the file holds'} "
                         "a header but no rows: there is nothing to read", line=2)
-    return sorted(kept), next(_csv.reader([header]))
+    return sorted(kept), next(_csv.reader([header], delimiter=dialect.delimiter))
 
 
-#: Separators other than the comma, by the name a message gives them.
-_OTHER_SEPARATORS = {";": "';'", "\t": "a tab", "|": "'|'"}
+#: Separators a one-column header may hide, by the name a message gives them.
+_OTHER_SEPARATORS = {",": "commas", ";": "';'", "\t": "a tab", "|": "'|'"}
 
 
-def check_header(path: str, line: str) -> list[str]:
-    """The header line's column names, checked: each name once, and commas between them.
+def check_header(path: str, line: str, delimiter: str = ",") -> list[str]:
+    """The header line's column names, checked: each name once, and ``delimiter`` between them.
 
-    Warns (``UserWarning``) when every name is a number: the file may have no header.
+    Warns (``UserWarning``) when every name is a number: the file may have no
+    header (then pass ``column_names=``).
 
     Raises:
         DataError: a name appears more than once, or the header is one column
-            whose name holds another separator (``;``, a tab, ``|``): a file
-            separated by something else than commas.
+            whose name holds another separator (``,``, ``;``, a tab, ``|``): a file
+            separated by something else than ``delimiter`` (pass ``delimiter=``).
     """
-    names = next(_csv.reader([line]), [])
+    names = next(_csv.reader([line], delimiter=delimiter), [])
     repeated = sorted({c for c in names if names.count(c) > 1})
     if repeated:
         times = {c: names.count(c) for c in repeated}
@@ -177,15 +186,17 @@ def check_header(path: str, line: str) -> list[str]:
                         "rename the repeated ones in line 1", line=1)
     if all(_is_number(c) for c in names):
         warnings.warn(f"{path}: every name in line 1 (`{line}`) is a number: does the file lack "
-                      "a header? The kit reads line 1 as the header; add one (pandas: "
-                      "pd.read_csv(path, header=None, names=[...]).to_csv(new_path, "
-                      "index=False)).", stacklevel=4)
-    found = [name for sep, name in _OTHER_SEPARATORS.items() if len(names) == 1 and sep in line]
+                      "a header? The kit reads line 1 as the header; for a file without one, "
+                      "name the columns: column_stats(..., column_names=[...]).",
+                      stacklevel=4)
+    found = [(sep, name) for sep, name in _OTHER_SEPARATORS.items()
+             if len(names) == 1 and sep != delimiter and sep in line]
     if found:
+        sep, name = found[0]
+        used = _OTHER_SEPARATORS.get(delimiter, repr(delimiter))
         raise DataError(path, f"the header is one column named {_shown(line)}: the fields look "
-                        f"separated by {found[0]}, not by commas; write the file again with "
-                        "commas (pandas: pd.read_csv(path, sep=...).to_csv(new_path, "
-                        "index=False))", line=1)
+                        f"separated by {name}, not by {used}; pass delimiter={sep!r} "
+                        f"(column_stats(..., delimiter={sep!r}))", line=1)
     return names
 
 

@@ -24,6 +24,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 
+from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.file_checks import check_files, is_blank
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
 
@@ -37,9 +38,16 @@ NUMBER_PATTERN = (r" *[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
                   r"|(?i:nan|inf(?:inity)?)) *")
 #: A label's number: finite (a label is never missing, and ``nan`` is missing).
 FINITE_PATTERN = r" *[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)? *"
-_PATTERNS = {NUMBER: f'(?:{NUMBER_PATTERN}|"{NUMBER_PATTERN}")',
-             TEXT: r'(?:"(?:[^"]|"")*"|[^",]*)',
-             "label": f'(?:{FINITE_PATTERN}|"{FINITE_PATTERN}")'}
+def _patterns(dialect: Dialect) -> dict[str, str]:
+    """A field's pattern by kind, in ``dialect`` (a number may also be a marker)."""
+    number = NUMBER_PATTERN
+    if dialect.marker_pattern:
+        number = f"(?:{NUMBER_PATTERN}|{dialect.marker_pattern})"
+    return {NUMBER: f'(?:{number}|"{number}")',
+            TEXT: f'(?:"(?:[^"]|"")*"|[^"{dialect.separator}]*)',
+            "label": f'(?:{FINITE_PATTERN}|"{FINITE_PATTERN}")'}
+
+
 #: How much of a bad line an error message shows.
 RAW_SHOWN = 200
 
@@ -68,38 +76,44 @@ class BadLine:
                 f"raw line: `{raw}`")
 
 
-def _field_pattern(kind: str, required: bool) -> str:
+def _field_pattern(kind: str, required: bool, dialect: Dialect) -> str:
     # A text field already matches the empty string: a `?` on it would give the regex
     # engine two ways to match each empty field, and a bad line exponential backtracking.
+    patterns = _patterns(dialect)
     if required and kind == NUMBER:
-        return _PATTERNS["label"]
-    return _PATTERNS[kind] + ("" if required or kind == TEXT else "?")
+        return patterns["label"]
+    return patterns[kind] + ("" if required or kind == TEXT else "?")
 
 
-def _column_pattern(col: str, kinds: dict[str, str], required, classes=None) -> str:
+def _column_pattern(col: str, kinds: dict[str, str], required, classes=None,
+                    dialect: Dialect = COMMA) -> str:
     """One column's pattern; a text label's is the list of its classes, bare or quoted."""
     if classes and col in classes:
         values = classes[col]
         bare = [re.escape(v) for v in values]
         quoted = ['"' + re.escape(v.replace('"', '""')) + '"' for v in values]
         return "(?:" + "|".join(bare + quoted) + ")"
-    return _field_pattern(kinds[col], col in required)
+    return _field_pattern(kinds[col], col in required, dialect)
 
 
 def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
-                classes: dict[str, list[str]] | None = None) -> str:
+                classes: dict[str, list[str]] | None = None, *,
+                dialect: Dialect = COMMA) -> str:
     """The regular expression a valid row matches (``required``: columns never empty)."""
-    return ",".join(_column_pattern(c, kinds, required, classes) for c in columns)
+    return dialect.separator.join(_column_pattern(c, kinds, required, classes, dialect)
+                                  for c in columns)
 
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
                       required: set[str] = frozenset(),
                       classes: dict[str, list[str]] | None = None, *,
-                      ignored=frozenset()) -> tuple[str | None, str] | None:
+                      ignored=frozenset(), dialect: Dialect = COMMA
+                      ) -> tuple[str | None, str] | None:
     """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
 
     ``classes`` maps a text label to the values it may take; ``ignored`` names
-    the columns the statistics left out (still parsed, so the message says so).
+    the columns the statistics left out (still parsed, so the message says so);
+    ``dialect`` the files' separator and missing-value markers.
 
     >>> describe_bad_line('1,abc', ["a", "b"], {"a": NUMBER, "b": NUMBER})
     ('b (2 of 2)', 'expected a number, got `abc`')
@@ -108,13 +122,13 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
     >>> describe_bad_line('1,cat', ["a", "y"], {"a": NUMBER, "y": TEXT}, {"y"}, {"y": ["dog"]})
     ('y (2 of 2)', "`cat` is not one of the label's classes ['dog']")
     """
-    pos, n = 0, len(columns)
+    pos, n, sep = 0, len(columns), dialect.separator
     for k, col in enumerate(columns):
         where = f"{col} ({k + 1} of {n})"
-        pat = re.compile(_column_pattern(col, kinds, required, classes) + "(?=,|$)")
+        pat = re.compile(_column_pattern(col, kinds, required, classes, dialect) + f"(?={sep}|$)")
         m = pat.match(raw, pos)
         if not m:
-            reason = _field_reason(raw, pos, col, kinds, required, classes)
+            reason = _field_reason(raw, pos, col, kinds, required, classes, dialect)
             if col in ignored:
                 reason += (" (columns= leaves this column out, but every field of a line is "
                            "still parsed: fix the quote, or skip the line with "
@@ -126,25 +140,26 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
                 return None, f"found {k + 1} field(s), expected {n}"
             pos += 1
     if pos != len(raw):
-        extra = len(next(_csv.reader([raw[pos + 1:]])))
+        extra = len(next(_csv.reader([raw[pos + 1:]], delimiter=dialect.delimiter)))
         return None, f"found {n + extra} fields, expected {n}"
     return None
 
 
-def _field_reason(raw: str, pos: int, col: str, kinds, required, classes) -> str:
+def _field_reason(raw: str, pos: int, col: str, kinds, required, classes, dialect) -> str:
     """Why the field of ``col`` starting at ``pos`` does not match its pattern."""
-    field = raw[pos:].split(",", 1)[0]
+    field = raw[pos:].split(dialect.delimiter, 1)[0]
     if field.startswith('"') and raw.count('"', pos) % 2:
         return "unterminated quote"
     if classes and col in classes:
-        value = next(_csv.reader([raw[pos:]]), [""])[0] if raw[pos:] else ""
+        value = next(_csv.reader([raw[pos:]], delimiter=dialect.delimiter), [""])[0] \
+            if raw[pos:] else ""
         return ("the label is empty" if not value else
                 f"`{value}` is not one of the label's classes {classes[col]}")
     if kinds[col] == TEXT:
         return 'a quote inside a field must be doubled ("") and the field quoted'
     if not field:
         return "the label is empty" if col in required else "expected a number"
-    if col in required and re.fullmatch(_PATTERNS[NUMBER], field):
+    if col in required and re.fullmatch(_patterns(dialect)[NUMBER], field):
         value = field.strip(' "')
         return f"the label is `{value}`, not a finite number (a label is never missing)"
     shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
@@ -158,19 +173,23 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
     time linear in each line's length). Blank lines are skipped, as the
     reader skips them.
     """
-    files, columns = check_files(filepaths)
+    dialect = stats.dialect
+    files, columns = check_files(filepaths, dialect=dialect)
     kinds = kinds_for(stats, columns, files[0])
     classes = label_classes(stats, label)
-    pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes))
+    pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes,
+                                     dialect=dialect))
     ignored = set(columns) - set(stats.columns)
     bad = []
     for path in files:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
-                if number > 1 and not is_blank(line) and not pattern.fullmatch(line):
+                if number > dialect.header_lines and not is_blank(line) and \
+                        not pattern.fullmatch(line):
                     column, reason = describe_bad_line(line, columns, kinds, {label} - {None},
-                                                       classes, ignored=ignored)
+                                                       classes, ignored=ignored,
+                                                       dialect=dialect)
                     bad.append(BadLine(path, number, column, reason, line))
     return bad
 

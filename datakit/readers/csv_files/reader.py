@@ -24,9 +24,12 @@ statistics (:mod:`datakit.readers.csv_files.stats`). Its parse modes
 blocked by back-pressure is a gap, not a bar; ``parse``), so a
 timeline or a benchmark of the traced reader measures this very chain.
 
-Numbers are standardized, ``(x - mean) / std``; a **missing number is filled
-with the training mean, so it becomes 0.0**; a text column becomes a one-hot
-block over ``["[UNK]"] + vocabulary`` (unseen or empty: ``[UNK]``).
+Numbers are standardized, ``(x - mean) / std``; a **missing number (an empty
+field or a missing-value marker such as ``NA``) is filled with the training
+mean, so it becomes 0.0**; a text column becomes a one-hot block over
+``["[UNK]"] + vocabulary`` (unseen or empty: ``[UNK]``). The files are read in
+the statistics' dialect (``column_stats(delimiter=..., na_values=...,
+column_names=...)``): the same separator, markers and header (or none).
 
 A bad line (wrong number of fields, text in a number column, an unterminated
 quote) raises an error naming the file, line number, column and raw line when
@@ -142,7 +145,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
                 tf.constant([""]) for c in columns]
     decode = checked_decoder(columns, kinds, {label} - {None}, defaults,
                              skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
-                             ignored=set(columns) - set(stats.columns))
+                             ignored=set(columns) - set(stats.columns), dialect=stats.dialect)
     to_features = build_features(opts, kinds)
 
     def preprocess(lines, numbers, paths):
@@ -171,7 +174,8 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
-    pattern = row_pattern(columns, kinds, {opts.label} - {None}, opts.classes)
+    dialect = opts.stats.dialect
+    pattern = row_pattern(columns, kinds, {opts.label} - {None}, opts.classes, dialect=dialect)
 
     def expected(path):
         return expect_bytes.lookup(path), expect_rows.lookup(path)
@@ -184,9 +188,11 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
     rows, buffer = sum(counts.values()), opts.shuffle_buffer_size or 0
     return Plan(
         preprocess=preprocess,
-        lines_of=lambda p: checked_lines(p, expected(p), skip_blank=bool(blank)),
+        lines_of=lambda p: checked_lines(p, expected(p), skip_blank=bool(blank),
+                                         header_lines=dialect.header_lines),
         chunks_of=lambda p: decoded_chunks(p, preprocess, expected=expected(p),
-                                           num_parallel_calls=opts.n_parse_threads),
+                                           num_parallel_calls=opts.n_parse_threads,
+                                           header_lines=dialect.header_lines),
         drop_bad=drop_bad,
         buffer=buffer and check_shuffle_buffer(buffer, rows * (opts.repeat or 1), what="rows"),
         rows=rows, features=build_features(opts, kinds), files=tuple(files),
@@ -237,7 +243,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         n_parse_threads: parallel parse calls (``None``, an int or AUTOTUNE).
         batch_size: rows per batch.
         stats: from ``column_stats`` on the *training* files; only its ``columns``
-            are read (the others are skipped).
+            are read (the others are skipped). Its dialect (separator,
+            missing-value markers, ``column_names`` for files without a header)
+            is the files' dialect.
         label: the target column, never empty nor ``nan`` (such a line is a bad
             line). A number is divided by ``label_scale``. Text labels are
             accepted too: a text label becomes a class index, its position in the
@@ -292,7 +300,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        prefetch=prefetch, trace=trace, output=output, cache=cache)
     counts: dict[str, int] = {}
     blank: set[str] = set()  # files holding a blank line: the one read of check_files tells
-    files, columns = check_files(filepaths, counts=counts, blank=blank)
+    files, columns = check_files(filepaths, counts=counts, blank=blank, dialect=stats.dialect)
     plan = _plan(files, columns, opts, counts, blank)
     # Not list_files: it globs its input again, so `run[1].csv` would read `run1.csv`.
     names = tf.data.Dataset.from_tensor_slices(files)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
+from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 
 __all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "CsvStats", "kinds_for",
            "label_classes", "class_names"]
@@ -58,7 +59,10 @@ class CsvStats:
     ``columns`` are the columns kept (in the order asked for); ``header`` is the
     files' full header, which readers check their files against; ``label`` the
     target column, if ``column_stats`` was told (then rows without it can be
-    read for prediction: ``csv_reader_dataset(..., label=None)``).
+    read for prediction: ``csv_reader_dataset(..., label=None)``). ``delimiter``,
+    ``na_values`` and ``column_names`` are the files' dialect
+    (:mod:`datakit.readers.csv_files.dialect`), which every reader given these
+    statistics reads its files with.
     """
 
     columns: list[str]
@@ -67,10 +71,19 @@ class CsvStats:
     rows: int = 0
     header: list[str] | None = None
     label: str | None = None
+    delimiter: str = ","
+    na_values: list[str] = field(default_factory=lambda: list(DEFAULT_NA_VALUES))
+    column_names: list[str] | None = None
 
     def __post_init__(self):
         if self.header is None:
             self.header = list(self.columns)
+
+    @property
+    def dialect(self) -> Dialect:
+        """How the files are written: separator, missing-value markers, header or names."""
+        return Dialect(self.delimiter, tuple(self.na_values),
+                       None if self.column_names is None else tuple(self.column_names))
 
     def __getitem__(self, name: str) -> ColumnStats:
         return self.stats[name]

@@ -26,6 +26,7 @@ import numpy as np
 from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import removed_on_error, temporary_path
+from datakit.readers.csv_files.dialect import Dialect
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
 
 __all__ = ["write_shards", "split_into_shards"]
@@ -34,7 +35,7 @@ __all__ = ["write_shards", "split_into_shards"]
 
 
 def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str = "part",
-                 columns: list[str] | None = None) -> list[str]:
+                 columns: list[str] | None = None, delimiter: str = ",") -> list[str]:
     """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
     The files are committed as one set (:func:`datakit.core.manifest.write_set`):
@@ -49,13 +50,18 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
         folder: where the shards go (created if needed).
         num_shards: how many files (>= 1); rows are split evenly, in order.
         prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ...
-        columns: column names for a 2-D array.
+        columns: column names for a 2-D array, or for a CSV file without a
+            header line (then its line 1 is a row, and the shards get a header
+            of these names).
+        delimiter: the one character between fields: what the shards are
+            written with (read them with ``column_stats(..., delimiter=...)``),
+            or for a CSV file, what it is written with (its lines are copied).
 
     Raises:
         TypeError: ``num_shards`` is not an int.
         ValueError: ``num_shards < 1``, or a table without a header.
     """
-    header, lines = _table_lines(table, columns)
+    header, lines = _table_lines(table, columns, delimiter)
     check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -91,7 +97,8 @@ def _commit(folder: Path, specs: dict) -> dict[str, list[str]]:
 
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
                       num_shards=(20, 10, 10), names=("train", "valid", "test"),
-                      seed: int = 42, columns: list[str] | None = None) -> dict[str, list[str]]:
+                      seed: int = 42, columns: list[str] | None = None,
+                      delimiter: str = ",") -> dict[str, list[str]]:
     """Shuffle the rows with ``seed``, split them by ``fractions``, write each part as shards.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
@@ -99,7 +106,7 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     manifest, so a re-split that is killed leaves the old split whole.
 
     Args:
-        table, columns: as in :func:`write_shards`.
+        table, columns, delimiter: as in :func:`write_shards`.
         folder: where all parts' shards go.
         fractions: the share of rows per part (>= 0, summing to 1).
         num_shards: files per part, one int >= 1 each.
@@ -117,7 +124,7 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
     for i, k in enumerate(num_shards):  # all checked before anything is written
         check_count(f"num_shards[{i}]", k)
-    header, lines = _table_lines(table, columns)
+    header, lines = _table_lines(table, columns, delimiter)
     order = np.random.default_rng(seed).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     folder = Path(folder)
@@ -130,14 +137,17 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
                 for name, files in _commit(folder, specs).items()}
 
 
-def _table_lines(table: Any, columns: list[str] | None) -> tuple[str, list[str]]:
+def _table_lines(table: Any, columns: list[str] | None,
+                 delimiter: str = ",") -> tuple[str, list[str]]:
+    dialect = Dialect(delimiter, (), columns if isinstance(table, (str, Path)) else None)
     if isinstance(table, (str, Path)):
         with open(table, newline="", encoding="utf-8-sig") as f:
             text = [line.rstrip("\r") for line in f.read().split("\n")]
         if not text[0]:
             raise ValueError(f"{table}: the file is empty; a CSV needs a header line.")
-        check_one_row_per_line(str(table), text)
-        return text[0], [line for line in text[1:] if not is_blank(line)]
+        check_one_row_per_line(str(table), text, dialect)
+        header = delimiter.join(columns) if columns else text[0]
+        return header, [line for line in text[dialect.header_lines:] if not is_blank(line)]
     import pandas as pd
     if isinstance(table, np.ndarray):
         if table.ndim != 2 or columns is None or len(columns) != table.shape[1]:
@@ -156,5 +166,5 @@ def _table_lines(table: Any, columns: list[str] | None) -> tuple[str, list[str]]
                                  f"break ({table[c].iloc[int(breaks.argmax())]!r}); the kit's "
                                  "readers read one row per line, so replace line breaks "
                                  f"first (table[{c!r}].str.replace('\\n', ' ')).")
-    text = table.to_csv(index=False, lineterminator="\n").split("\n")[:-1]
+    text = table.to_csv(index=False, lineterminator="\n", sep=delimiter).split("\n")[:-1]
     return text[0], text[1:]

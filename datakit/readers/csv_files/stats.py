@@ -35,6 +35,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.decoding import checked_decoder, decoded_chunks
+from datakit.readers.csv_files.dialect import COMMA, DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import check_files
 from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
@@ -42,39 +43,51 @@ from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
 
 
-def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000) -> dict[str, str]:
-    """Guess each column's kind from the first ``n_rows``: number if every non-empty value is.
+def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000,
+                dialect: Dialect = COMMA) -> dict[str, str]:
+    """Guess each column's kind from the first ``n_rows``: number if every value is one.
 
-    A UTF-8 byte order mark at the start of the file is stripped (not part of
-    the first column's name), as :func:`~datakit.readers.csv_files.file_checks.check_files` does.
+    An empty field and a missing-value marker (``dialect.na_values``) count
+    for neither kind, wherever they are: a marker never makes a number column
+    text, and one after the first rows is read as missing by the statistics
+    pass (which checks every row) rather than failing it. A text value after
+    the first rows of a number column is a located bad line. A UTF-8 byte
+    order mark at the start of the file is stripped, as
+    :func:`~datakit.readers.csv_files.file_checks.check_files` does.
     """
+    columns, rows = _rows(path, dialect, n_rows)
+    unknown = [c for c in text_columns if c not in columns]
+    if unknown:
+        raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
+    num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
+    text = {j for j, c in enumerate(columns) if c in text_columns}
+    for row in rows:
+        text.update(j for j, v in enumerate(row)
+                    if j not in text and v not in markers and not num.fullmatch(v))
+    return {c: TEXT if j in text else NUMBER for j, c in enumerate(columns)}
+
+
+def _rows(path: str, dialect: Dialect, n_rows: int):
+    """``(header, first n_rows rows)`` of a file, read with the csv module (blank rows skipped)."""
     limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
+    reader = None
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
-            reader = _csv.reader(f)
-            columns = next(reader, None)
-            if columns is None:
+            reader = _csv.reader(f, delimiter=dialect.delimiter)
+            names = list(dialect.column_names) if dialect.column_names else next(reader, None)
+            if names is None:
                 raise DataError(path, "the file is empty; a CSV file needs a header line")
-            unknown = [c for c in text_columns if c not in columns]
-            if unknown:
-                raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
-            seen = [row for _, row in zip(range(n_rows), reader, strict=False)
+            rows = [row for _, row in zip(range(n_rows), reader, strict=False)
                     if any(v.strip() for v in row)]
+            return names, rows
     except UnicodeDecodeError as e:
         raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
             from None
     except _csv.Error as e:
-        raise DataError(path, f"the csv module cannot read it: {e}", line=reader.line_num) \
-            from None
+        raise DataError(path, f"the csv module cannot read it: {e}",
+                        line=reader.line_num if reader else None) from None
     finally:
         _csv.field_size_limit(limit)
-    num = re.compile(NUMBER_PATTERN)
-    kinds = {}
-    for j, c in enumerate(columns):
-        values = [r[j] for r in seen if j < len(r) and r[j] != ""]
-        is_num = c not in text_columns and all(num.fullmatch(v) for v in values)
-        kinds[c] = NUMBER if is_num else TEXT
-    return kinds
 
 
 def _choose(columns, header: list[str], path: str) -> list[str]:
@@ -119,7 +132,8 @@ def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int
 
 
 def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
-                 text_columns=(), batch_size: int = 4096) -> CsvStats:
+                 text_columns=(), batch_size: int = 4096, delimiter: str = ",",
+                 na_values=DEFAULT_NA_VALUES, column_names=None) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -139,6 +153,14 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
             many (ties broken by value, so the result is deterministic); the rest
             count as unknown (``unknown``). An int for every text column (but the
             label), or a dict ``{column: int}``.
+        delimiter: the one character between fields (``";"``, ``"\\t"``, ...).
+        na_values: the markers of a missing value in a number column (default:
+            pandas' list, :data:`~datakit.readers.csv_files.dialect.DEFAULT_NA_VALUES`;
+            a list of your own replaces it, ``[]`` for none). Such a field counts as
+            missing, and the reader fills it with the mean, like an empty field; in
+            a text column it stays a value.
+        column_names: the column names of files *without* a header line (then
+            line 1 is a row); by default line 1 is the header.
 
     Raises:
         ValueError: a name in ``columns`` is not in the header (the message lists it),
@@ -157,8 +179,9 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', ...].
     """
     check_count("batch_size", batch_size)  # lines decoded per call
-    files, header = check_files(filepaths)
-    kinds = infer_kinds(files[0], text_columns=text_columns)
+    dialect = Dialect(delimiter, na_values, column_names)
+    files, header = check_files(filepaths, dialect=dialect)
+    kinds = infer_kinds(files[0], text_columns=text_columns, dialect=dialect)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
@@ -170,10 +193,11 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     columns = header
     defaults = [tf.constant([np.nan], tf.float64) if kinds[c] == NUMBER else tf.constant([""])
                 for c in columns]
-    decode = checked_decoder(columns, kinds, set(), defaults, ignored=set(header) - set(chosen))
+    decode = checked_decoder(columns, kinds, set(), defaults, ignored=set(header) - set(chosen),
+                             dialect=dialect)
 
     def chunks_of(path):
-        return decoded_chunks(path, decode, chunk=batch_size)
+        return decoded_chunks(path, decode, chunk=batch_size, header_lines=dialect.header_lines)
 
     chunks = tf.data.Dataset.from_tensor_slices(files).interleave(chunks_of, cycle_length=1)
     acc = {c: ColumnStats(c, kinds[c]) for c in chosen}
@@ -209,7 +233,8 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
             s.count = sum(vocab[c].values())
             _warn_dates(c, vocab[c])
             s.vocabulary, s.unknown = _cap(vocab[c], limits[c])
-    return CsvStats(chosen, acc, files, rows, header, label)
+    return CsvStats(chosen, acc, files, rows, header, label, delimiter,
+                    list(dialect.na_values), column_names and list(dialect.column_names))
 
 
 #: A date or a date and time, as CSV files write them (ISO 8601, or day/month/year).
