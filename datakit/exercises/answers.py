@@ -17,7 +17,7 @@ __all__ = ["MAX_ELEMENTS", "with_article", "plain", "not_elements", "elements", 
 
 #: Elements of the reference read at most (an endless one is reported, not read forever);
 #: yours is read up to one more than the reference's rows.
-MAX_ELEMENTS = 10_000
+MAX_ELEMENTS = 100_000
 
 
 def with_article(word: str) -> str:
