@@ -58,7 +58,7 @@ def _video():
     import tensorflow as tf
 
     from datakit.doctor.advice import assemble, reapply
-    from datakit.doctor.chain import chain_of, kind_of
+    from datakit.perf.chain import chain_of, kind_of
     from datakit.readers import video
     folder = video_folder()
 

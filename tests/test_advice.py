@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from datakit.doctor import diagnosis
 from datakit.doctor.advice import assemble
-from datakit.doctor.chain import chain_of, kind_of
+from datakit.perf.chain import chain_of, kind_of
 from datakit.perf.synthetic import work
 
 SLOW = 0.006

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from datakit.doctor.chain import (
+from datakit.perf.chain import (
     chain_of,
     describe,
     function_of,

@@ -88,11 +88,12 @@ def sleepy_range(n: int, seconds: float):
     :mod:`datakit.perf.synthetic`) it runs on a service worker, which has no Python.
     """
     import tensorflow as tf
-    from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
+
+    from datakit.perf.chain import testing_sleep
 
     if n < 0 or seconds < 0:
         raise ValueError(f"sleepy_range({n}, {seconds}): pass n >= 0 and seconds >= 0")
-    return tf.data.Dataset.range(n).apply(testing.sleep(int(seconds * 1e6)))
+    return tf.data.Dataset.range(n).apply(testing_sleep(int(seconds * 1e6)))
 
 
 def with_worker_pid(dataset):
@@ -126,8 +127,10 @@ class Trainer:
         self.paused = threading.Event()
         self._go = threading.Event()
         self._pause_after = pause_after
+        from datakit.perf.chain import serialized_graph
+
         try:  # which dispatcher it reads (see abandon_trainers)
-            self._graph = bytes(dataset._as_serialized_graph().numpy())
+            self._graph = serialized_graph(dataset)
         except Exception:  # noqa: BLE001 (a dataset TF cannot serialize reads no service)
             self._graph = b""
         _READING.add(self)

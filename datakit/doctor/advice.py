@@ -12,7 +12,7 @@ A change that alters the elements (their order, or what a batch holds) says
 so in ``alters``.
 
 >>> import tensorflow as tf
->>> from datakit.doctor.chain import chain_of, kind_of
+>>> from datakit.perf.chain import chain_of, kind_of
 >>> ds = tf.data.Dataset.range(6).map(lambda x: x * 2, name="double").batch(4)
 >>> chain = chain_of(ds)
 >>> [kind_of(d) for d in chain]
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
-from datakit.doctor.chain import (
+from datakit.perf.chain import (
     chain_of,
     function_of,
     graph_ops,

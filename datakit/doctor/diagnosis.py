@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from datakit.core.arguments import check_seconds
 from datakit.doctor.advice import advise as measured_advice
-from datakit.doctor.chain import chain_of, describe, kind_of, name_of
 from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
+from datakit.perf.chain import chain_of, describe, kind_of, name_of
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
 

@@ -17,7 +17,7 @@ its peak is three copies: measured on TF 2.21, the temporaries go later).
 >>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)
 >>> element_bytes(ds)
 8000.0
->>> from datakit.doctor.chain import chain_of
+>>> from datakit.perf.chain import chain_of
 >>> chain = chain_of(ds)
 >>> holding(chain, 2, [element_bytes(d) for d in chain], built=False, seconds=1.0)
 (80000.0, 'buffer of 10 x 0.01 MB', True)
@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
-from datakit.doctor.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
+from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
-from datakit.doctor.chain import chain_of, kind_of, name_of
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
+from datakit.perf.chain import chain_of, kind_of, name_of
 from datakit.perf.memory import rss_bytes
 from datakit.perf.synthetic import serial
 

@@ -30,8 +30,8 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.doctor.advice import assemble, reapply
-from datakit.doctor.chain import chain_of, kind_of, knob, setting
 from datakit.doctor.memory import memory_report
+from datakit.perf.chain import chain_of, kind_of, knob, setting
 from datakit.perf.throughput import measure
 from datakit.see.mixing import mixing_stats, shuffled_orders
 

@@ -9,7 +9,7 @@ prefix's; :func:`fan` is how many output elements a stage makes per input elemen
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(64).batch(8)
->>> runs = [timed(d, 0.2, 1) for d in (ds._input_dataset, ds)]
+>>> runs = [timed(d, 0.2, 1) for d in (input_of(ds), ds)]
 >>> fan(ds, runs, 1, 0.2)
 (0.125, True)
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from datakit.doctor.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
+from datakit.perf.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, measure
 

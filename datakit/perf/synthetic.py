@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.data.experimental.ops import testing  # tf.data's own sleep op
 
 from datakit.core.arguments import check_count, check_seconds, interleave_lengths
+from datakit.perf.chain import testing_sleep
 from datakit.perf.stamps import stamp_around, trace_record
 
 __all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
@@ -41,7 +41,7 @@ def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:
     """
     seconds = tf.cast(seconds, tf.float64)
     half = tf.cast(tf.round(seconds * 500_000), tf.int64)  # microseconds, twice
-    return tf.data.Dataset.from_tensors(seconds).apply(testing.sleep(half)).get_single_element()
+    return tf.data.Dataset.from_tensors(seconds).apply(testing_sleep(half)).get_single_element()
 
 
 def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:

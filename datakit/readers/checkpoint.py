@@ -137,7 +137,9 @@ def _next_prefix(directory) -> str:
 
 
 def _unsaveable(dataset, error) -> str:
-    graph = dataset._as_serialized_graph().numpy()
+    from datakit.perf.chain import serialized_graph
+
+    graph = serialized_graph(dataset)
     if b"GeneratorDataset" in graph:
         return ("this pipeline reads a Python generator (Dataset.from_generator): where the "
                 "generator is lives in Python, which no checkpoint can hold. Write its elements "

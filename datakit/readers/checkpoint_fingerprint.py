@@ -66,7 +66,9 @@ def pipeline_ops(dataset) -> list[list]:
     """The dataset's top-level ops, in graph order: ``[op, [constant inputs or None]]``."""
     import tensorflow as tf
 
-    graph = tf.compat.v1.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    from datakit.perf.chain import serialized_graph
+
+    graph = tf.compat.v1.GraphDef.FromString(serialized_graph(dataset))
     consts = {n.name: _const_value(n) for n in graph.node if n.op == "Const"}
     return [[n.op, [consts.get(i.split(":")[0]) for i in n.input]]
             for n in graph.node if n.op != "Const"]

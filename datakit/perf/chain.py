@@ -5,9 +5,11 @@ Every ``tf.data.Dataset`` keeps its input dataset(s) and, for ``map``,
 and each transformation keeps the ``name=`` you passed. :func:`chain_of` walks
 from a dataset back to its source; :func:`kind_of`, :func:`function_of`,
 :func:`knob`, :func:`setting`, :func:`input_of`, :func:`name_of` and
-:func:`uses_py_function` read each stage. This is the one module of the kit that reads
-TensorFlow's private attributes: when a TensorFlow release renames one, only this file
-changes.
+:func:`uses_py_function` read each stage; :func:`serialized_graph` is a dataset's
+graph and :func:`testing_sleep` tf.data's own testing ``sleep`` transformation. This is the
+one module of the kit that reads TensorFlow's private attributes and modules: when a
+TensorFlow release renames one, only this file changes (it sits in the ``perf`` layer so
+that the readers, the doctor and the cluster can all use it).
 :mod:`datakit.doctor.diagnosis` times the chain's prefixes; :mod:`datakit.doctor.advice`
 rebuilds changed copies of it.
 
@@ -28,6 +30,7 @@ import re
 import tensorflow as tf
 
 __all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops",
+           "serialized_graph", "testing_sleep",
            "held_tensors", "input_of", "kind_of", "knob", "name_of", "py_functions", "setting",
            "uses_py_function"]
 
@@ -148,3 +151,18 @@ def describe(stage) -> str:
 def held_tensors(stage) -> list:
     """The tensors a ``from_tensor_slices`` / ``from_tensors`` source holds ([] for others)."""
     return tf.nest.flatten(getattr(stage, "_tensors", None) or [])
+
+
+def serialized_graph(dataset: tf.data.Dataset) -> bytes:
+    """The dataset's graph as a serialized ``GraphDef`` (what a checkpoint or the service gets)."""
+    return bytes(dataset._as_serialized_graph().numpy())
+
+
+def testing_sleep(microseconds: int):
+    """tf.data's own testing ``sleep`` transformation: each element waits inside the runtime.
+
+    It holds no Python lock (a ``py_function`` sleep takes the GIL), for ``Dataset.apply``.
+    """
+    from tensorflow.python.data.experimental.ops import testing
+
+    return testing.sleep(microseconds)
