@@ -1,3 +1,5 @@
+# About 350 lines on purpose: one format, written, checked and read, whose three parts share
+# the schema helpers (kinds, dtypes, chosen columns); the statistics are the CSV pass's own.
 """Parquet shards, the format tables are converted to: write them, check them, read them.
 
 - :func:`write_parquet_shards` writes a table (a DataFrame, a dict of
@@ -52,6 +54,7 @@ from datakit.core.errors import DataError
 from datakit.core.paths import resolve_files
 from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
+from datakit.readers.csv_files.stats import add_numbers, finish_column
 
 __all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_dataset",
            "column_stats"]
@@ -335,17 +338,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> CsvStats:
             for c in keep:
                 _accumulate(acc[c], table.column(c), moments, vocab)
     for c in keep:
-        s = acc[c]
-        if kinds[c] == NUMBER:
-            n, mean, m2 = moments[c]
-            s.count = n
-            s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
-        else:
-            s.missing += vocab[c].pop("", 0)
-            s.count = sum(vocab[c].values())
-            ranked = sorted(vocab[c].items(), key=lambda kv: (-kv[1], kv[0]))
-            kept = ranked if max_vocabulary is None else ranked[:max_vocabulary]
-            s.vocabulary, s.unknown = dict(kept), sum(n for _, n in ranked[len(kept):])
+        finish_column(acc[c], moments, vocab, max_vocabulary)
     return CsvStats(keep, acc, files, rows, list(keep))
 
 
@@ -356,20 +349,5 @@ def _accumulate(s: ColumnStats, col: pa.ChunkedArray, moments: dict, vocab: dict
         vocab[s.name].update(dict(zip(counts.field("values").to_pylist(),
                                       counts.field("counts").to_pylist(), strict=True)))
         return
-    v = col.drop_null().to_numpy().astype(np.float64)
-    finite = v[np.isfinite(v)]
-    s.missing += len(col) - len(finite)
-    if len(finite):
-        part = (len(finite), finite.mean(), ((finite - finite.mean()) ** 2).sum())
-        moments[s.name] = _combine(moments[s.name], part)
-        lo, hi = float(finite.min()), float(finite.max())
-        s.min = lo if s.min is None else min(s.min, lo)
-        s.max = hi if s.max is None else max(s.max, hi)
-
-
-def _combine(a, b):
-    """Chan et al.: merge (count, mean, sum of squared deviations) of two parts."""
-    (na, ma, qa), (nb, mb, qb) = a, b
-    n = na + nb
-    delta = mb - ma
-    return n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n
+    s.missing += col.null_count
+    add_numbers(s, col.drop_null().to_numpy().astype(np.float64), moments)

@@ -40,7 +40,8 @@ from datakit.readers.csv_files.file_checks import check_files
 from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 
-__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats", "add_numbers",
+           "finish_column"]
 
 
 def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000,
@@ -211,28 +212,15 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
                 continue
             s = acc[c]
             if kinds[c] == NUMBER:
-                v = values[np.isfinite(values)]  # nan and inf: missing
-                s.missing += len(values) - len(v)
-                if len(v):
-                    part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())
-                    moments[c] = _combine(moments[c], part)
-                    s.min = float(v.min()) if s.min is None else min(s.min, float(v.min()))
-                    s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
+                add_numbers(s, values, moments)
             else:
                 keys, counts = np.unique(values, return_counts=True)
                 vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist(),
                                          strict=True)))
     for c in chosen:
-        s = acc[c]
-        if kinds[c] == NUMBER:
-            n, mean, m2 = moments[c]
-            s.count = n
-            s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
-        else:
-            s.missing = vocab[c].pop("", 0)
-            s.count = sum(vocab[c].values())
+        if kinds[c] == TEXT:
             _warn_dates(c, vocab[c])
-            s.vocabulary, s.unknown = _cap(vocab[c], limits[c])
+        finish_column(acc[c], moments, vocab, limits.get(c))
     return CsvStats(chosen, acc, files, rows, header, label, delimiter,
                     list(dialect.na_values), column_names and list(dialect.column_names))
 
@@ -249,6 +237,38 @@ def _warn_dates(column: str, values: Counter) -> None:
                       "date is its own one-hot slot; derive numbers from it first (pandas: "
                       f"pd.to_datetime(df[{column!r}]).dt.dayofyear, ...), or leave it out "
                       "with columns=.", stacklevel=3)
+
+
+def add_numbers(s: ColumnStats, values: np.ndarray, moments: dict) -> None:
+    """Count one block of a number column into ``s`` and its running ``moments``.
+
+    nan and inf count as missing; ``moments[name]`` is (count, mean, sum of
+    squared deviations), merged block by block (Chan et al.), so one pass over
+    any number of blocks gives the mean and the std of the whole column.
+    """
+    v = values[np.isfinite(values)]
+    s.missing += len(values) - len(v)
+    if len(v):
+        part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())
+        moments[s.name] = _combine(moments[s.name], part)
+        s.min = float(v.min()) if s.min is None else min(s.min, float(v.min()))
+        s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
+
+
+def finish_column(s: ColumnStats, moments: dict, vocab: dict, limit: int | None) -> None:
+    """Close ``s`` after the pass: a number's count, mean and std; a text's vocabulary.
+
+    The empty value of a text column counts as missing; the vocabulary keeps
+    the ``limit`` most frequent values (ties by value), the rest counted as unknown.
+    """
+    if s.kind == NUMBER:
+        n, mean, m2 = moments[s.name]
+        s.count = n
+        s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
+    else:
+        s.missing += vocab[s.name].pop("", 0)
+        s.count = sum(vocab[s.name].values())
+        s.vocabulary, s.unknown = _cap(vocab[s.name], limit)
 
 
 def _combine(a, b):
