@@ -189,9 +189,9 @@ class LocalCluster:
                         warned.add(w.popen.pid)
                         warnings.warn(_left_dead(i), RuntimeWarning, stacklevel=1)
                     dead = dead and w.restart
-                    if dead:
-                        w.start()
+                    if dead:  # counted first: a reader that checks mid-restart sees it
                         self.restarts += 1
+                        w.start()
                 if dead:
                     warnings.warn(f"worker {i} died and was restarted on its address: in "
                                   "parallel_epochs and the static sharding policies its part "

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import ctypes
+import gc
 import statistics
 import threading
 import time
@@ -193,6 +194,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         stages.append(MemoryStage(k, name_of(d) or f"{kind_of(d)} #{k}", kind_of(d), sizes[k],
                                   float(pred), how, bounded))
     if sampler is None:
+        gc.collect()  # an earlier pipeline freed during the run would hide this one's growth
         if fixed:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
         sampler = _Sampler(every)
