@@ -117,6 +117,38 @@ def test_bad_arguments_are_named(call, error):
         call()
 
 
+SECOND_REPORT = """
+import sys
+import tensorflow as tf
+sys.path.insert(0, sys.argv[1])
+from test_memory_report import one_mb_elements, assert_within_margin, MB
+from datakit.doctor.memory import memory_report
+reports = [memory_report(one_mb_elements(30).cache().repeat().take(60), seconds=1.0)
+           for _ in range(2)]
+for r in reports:
+    assert_within_margin(r)
+    assert r.tensor_peak_bytes is not None and r.tensor_peak_bytes > 25 * MB, str(r)
+print(round(reports[1].rss_growth_bytes / MB), round(reports[1].tensor_peak_bytes / MB))
+"""
+
+
+@pytest.mark.timeout(180)
+def test_a_second_report_in_the_same_process_still_sees_the_cache():
+    # With oneDNN on (TensorFlow's default on x86, as in a learner's JupyterLab; this suite
+    # turns it off), the CPU allocator keeps freed tensors' memory in a pool: a second cache
+    # reuses the first one's pages and RSS hardly moves. The allocator's own count does.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": "1"}
+    out = subprocess.run([sys.executable, "-c", SECOND_REPORT, str(Path(__file__).parent)],
+                         env=env, capture_output=True, text=True, timeout=170)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rss, tensors = map(int, out.stdout.split())
+    assert tensors >= 30 and rss < tensors / 2, out.stdout  # the pool, seen and measured
+
+
 @pytest.mark.timeout(120)
 def test_memory_advice_moves_a_cache_to_disk_and_measures_it(tmp_path):
     from datakit.doctor.memory_advice import memory_advice

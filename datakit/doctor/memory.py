@@ -1,13 +1,20 @@
-"""Where a pipeline's memory goes: each stage's holdings predicted, the RSS growth measured.
+"""Where a pipeline's memory goes: each stage's holdings predicted, the growth measured.
 
 :func:`memory_report` walks the chain of any ``tf.data`` pipeline (as the time
 doctor does) and predicts, for every stage, the host memory it can hold at most
 (:func:`datakit.doctor.holdings.holding`: shuffle buffer, prefetch depth, calls in
 flight, open files' read buffers, the batch in the making, an in-memory ``cache``,
 ``from_tensor_slices``' tensors). Then it runs the pipeline with a consumer that
-takes ``step_time`` per element (so buffers fill, as during ``fit()``) and samples
-the process's resident memory (RSS) in the background: the peak growth and the
-steady growth (the last half of the samples) stand beside the prediction, with
+takes ``step_time`` per element (so buffers fill, as during ``fit()``) and measures
+two things while it runs: the process's resident memory (RSS, what the OS counts;
+its peak exact on Linux, from the kernel's high-water mark reset before the run)
+and the bytes of tensors TensorFlow's CPU allocator holds
+(``tf.config.experimental.get_memory_info("CPU:0")``). The growth is the larger of
+the two: RSS alone misses memory the allocator reuses (TensorFlow's oneDNN builds,
+the default on x86, keep freed tensors' memory in a pool, so a second pipeline in
+the same process can hold 30 MB without RSS moving), the allocator alone misses
+buffers that are not tensors (files' read buffers). The peak growth and the steady
+growth (the last half of the samples) stand beside the prediction, with
 ``tf.data.Options().autotune.ram_budget``. :func:`plot_memory` draws both.
 
 Measured with the runtime's hidden help off (:func:`datakit.perf.synthetic.serial`:
@@ -72,13 +79,15 @@ class MemoryReport:
     biggest: MemoryStage
     consumer_bytes: float          # the element your loop holds
     predicted_bytes: float         # all stages plus the consumer's element
-    measured_growth_bytes: float   # peak RSS growth while it ran
+    measured_growth_bytes: float   # peak growth while it ran: the larger of the two below
     steady_growth_bytes: float     # median growth over the last half of the run
     seconds: list = field(default_factory=list, repr=False)  # sample times
-    rss: list = field(default_factory=list, repr=False)      # RSS growth at each, bytes
+    rss: list = field(default_factory=list, repr=False)      # growth at each, bytes
     elements: int = 0
     ram_budget: int | None = None  # tf.data.Options().autotune.ram_budget (None: TF's default)
     method: str = ""
+    rss_growth_bytes: float = 0.0  # peak RSS growth (what the OS counts)
+    tensor_peak_bytes: float | None = None  # peak growth of TF's CPU allocator (its tensors)
 
     @property
     def within_margin(self) -> bool:
@@ -89,6 +98,11 @@ class MemoryReport:
             return self.measured_growth_bytes >= self.predicted_bytes - gap
         return abs(self.measured_growth_bytes - self.predicted_bytes) <= gap
 
+    def _sources(self) -> str:
+        tensors = ("TF's tensors not counted" if self.tensor_peak_bytes is None
+                   else f"TF's tensors {self.tensor_peak_bytes / 1e6:,.1f}")
+        return f"RSS {self.rss_growth_bytes / 1e6:,.1f}, {tensors}"
+
     def __str__(self) -> str:
         lines = [f"{'stage':24s} {'kind':18s} {'holds at most':>14s}  rule"]
         for s in self.memory:
@@ -98,8 +112,8 @@ class MemoryReport:
                          f"{s.predicted_bytes / 1e6:12,.1f}{up:1s}MB  {s.how}{mark}")
         budget = "TF's default" if self.ram_budget is None else f"{self.ram_budget / 1e6:,.0f} MB"
         lines += [f"the element your loop holds: {self.consumer_bytes / 1e6:,.1f} MB",
-                  f"predicted {self.predicted_bytes / 1e6:,.1f} MB; measured RSS growth: peak "
-                  f"{self.measured_growth_bytes / 1e6:,.1f} MB, steady "
+                  f"predicted {self.predicted_bytes / 1e6:,.1f} MB; measured growth: peak "
+                  f"{self.measured_growth_bytes / 1e6:,.1f} MB ({self._sources()}), steady "
                   f"{self.steady_growth_bytes / 1e6:,.1f} MB over {self.elements} elements "
                   f"({'within' if self.within_margin else 'OUTSIDE'} the margin of "
                   f"{MARGIN[0]:.0%} + {MARGIN[1] / 1e6:g} MB); autotune.ram_budget: {budget}"]
@@ -121,18 +135,62 @@ def _fix_malloc() -> bool:
         return False
 
 
+def _reset_peak() -> bool:
+    """Reset the kernel's high-water mark of this process's RSS to its RSS now (Linux >= 4.0).
+
+    The peak is then exact: a sampler thread that is not scheduled in time (a loaded
+    machine, a short run) cannot miss it. False where the kernel does not offer it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _kernel_peak() -> int:
+    """VmHWM: the most resident memory this process held since the last reset, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def _tensor_bytes() -> tuple[int, int] | None:
+    """(current, peak) bytes of tensors held by TensorFlow's CPU allocator, or None."""
+    try:
+        info = tf.config.experimental.get_memory_info("CPU:0")
+        return int(info["current"]), int(info["peak"])
+    except (ValueError, RuntimeError, KeyError):
+        return None
+
+
 class _Sampler(threading.Thread):
-    """RSS every ``every`` seconds, as (seconds, bytes) from the start."""
+    """Growth every ``every`` seconds, as (seconds, bytes) from the start: the larger of the
+    RSS growth and the growth of the tensors TensorFlow's CPU allocator holds."""
 
     def __init__(self, every: float):
         super().__init__(daemon=True)
+        try:
+            tf.config.experimental.reset_memory_stats("CPU:0")
+        except (ValueError, RuntimeError):
+            pass
         self.every, self.stop, self.t0 = every, threading.Event(), time.perf_counter()
-        self.seconds, self.rss = [0.0], [rss_bytes()]
+        self.rss0, self.tensors0 = rss_bytes(), _tensor_bytes()
+        self.seconds, self.rss, self.growth = [0.0], [0], [0]
+
+    def sample(self) -> None:
+        rss = rss_bytes() - self.rss0
+        tensors = _tensor_bytes()
+        held = rss if tensors is None else max(rss, tensors[0] - self.tensors0[0])
+        self.seconds.append(time.perf_counter() - self.t0)
+        self.rss.append(rss)
+        self.growth.append(held)
 
     def run(self) -> None:
         while not self.stop.wait(self.every):
-            self.seconds.append(time.perf_counter() - self.t0)
-            self.rss.append(rss_bytes())
+            self.sample()
 
 
 _WARM = []
@@ -152,7 +210,7 @@ def _consume(dataset, step_time: float, seconds: float) -> int:
 
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                   as_built: bool = False, every: float = 0.002) -> MemoryReport:
-    """Predict what each stage of ``dataset`` holds in RAM, then measure the RSS growth.
+    """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
         dataset: a ``tf.data.Dataset``, or a function without arguments that builds one
@@ -180,6 +238,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
     sampler = None
     if build is not None:
         sampler = _Sampler(every)
+        exact = _reset_peak()
         sampler.start()
         dataset = build()
         if not isinstance(dataset, tf.data.Dataset):
@@ -198,24 +257,31 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         if fixed:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
         sampler = _Sampler(every)
+        exact = _reset_peak()
         sampler.start()
     n = _consume(dataset if as_built else serial(dataset), step_time, seconds)
     time.sleep(2 * every)
     sampler.stop.set()
     sampler.join()
-    base = sampler.rss[0]
-    growth = [max(r - base, 0) for r in sampler.rss]
+    sampler.sample()
+    growth = [max(g, 0) for g in sampler.growth]
+    rss_peak = max(max(sampler.rss), _kernel_peak() - sampler.rss0 if exact else 0)
+    tensors = _tensor_bytes()
+    tensor_peak = None if tensors is None else tensors[1] - sampler.tensors0[0]
+    peak = max(rss_peak, tensor_peak or 0, 0)
     ram_budget = dataset.options().autotune.ram_budget
     total = sum(s.predicted_bytes for s in stages) + sizes[-1]
     method = ("as built (runtime help on)" if as_built else "runtime help off") + \
-        ("" if fixed else "; malloc not fixed (no glibc): RSS may count freed memory")
+        ("" if fixed else "; malloc not fixed (no glibc): RSS may count freed memory") + \
+        ("; peak: the kernel's high-water mark" if exact else "; peak: sampled")
     return MemoryReport(stages, max(stages, key=lambda s: s.predicted_bytes), sizes[-1], total,
-                        float(max(growth)), float(statistics.median(growth[len(growth) // 2:])),
-                        sampler.seconds, growth, n, ram_budget, method)
+                        float(peak), float(statistics.median(growth[len(growth) // 2:])),
+                        sampler.seconds, growth, n, ram_budget, method, float(max(rss_peak, 0)),
+                        None if tensor_peak is None else float(tensor_peak))
 
 
 def plot_memory(report: MemoryReport, axes=None):
-    """Predicted bytes per stage as one stacked bar beside the measured RSS growth over time.
+    """Predicted bytes per stage as one stacked bar beside the measured growth over time.
 
     Returns the two Axes (bar, timeline).
     """
@@ -239,7 +305,7 @@ def plot_memory(report: MemoryReport, axes=None):
                 title="Held by each stage")
         bar.legend(loc="upper left", fontsize="small", bbox_to_anchor=(0, -0.08))
         line.plot(report.seconds, np.array(report.rss) / 1e6, "-", color=plotting.epoch_color(3),
-                  label="measured RSS growth")
+                  label="measured growth (RSS or TF's tensors)")
         line.axhline(report.predicted_bytes / 1e6, color="k", ls="--", label="predicted total")
         line.set(xlabel="seconds", title=f"Measured: peak {report.measured_growth_bytes / 1e6:,.0f}"
                  f" MB; biggest stage: {report.biggest.name}")

@@ -8,7 +8,7 @@ with :mod:`datakit.see.mixing`), ``cache(filename)`` on disk instead of in
 memory, a bounded ``prefetch``, fewer parallel calls, and a
 ``tf.data.Options().autotune.ram_budget``. Each change is made on a copy of the
 pipeline, rebuilt from the same functions (:func:`datakit.doctor.advice.assemble`),
-and measured: its peak RSS growth (:func:`datakit.doctor.memory.memory_report`) and
+and measured: its peak memory growth (:func:`datakit.doctor.memory.memory_report`) and
 its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 
 >>> import tensorflow as tf
@@ -40,12 +40,12 @@ __all__ = ["MemoryAdvice", "memory_advice"]
 
 @dataclass
 class MemoryAdvice:
-    """One change, and the peak RSS growth and rows/s of a copy that makes it."""
+    """One change, and the peak memory growth and rows/s of a copy that makes it."""
 
     stage: str
     change: str
     alters: str = ""
-    growth_bytes: float | None = None   # the copy's measured peak RSS growth
+    growth_bytes: float | None = None   # the copy's measured peak memory growth
     was_bytes: float | None = None      # the original's, measured the same way
     rows_per_s: float | None = None
     was_rows_per_s: float | None = None
