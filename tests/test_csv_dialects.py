@@ -227,11 +227,13 @@ def test_a_first_marker_after_row_1000_is_missing_not_a_failure(tmp_path, parse)
 
 def test_na_values_replaces_the_markers(tmp_path):
     path = write(tmp_path, "q.csv", "x,y\n1,1\n?,2\n3,3\nNA,4\n")
-    assert dc.column_stats(path, na_values=["?"])["x"].kind == dc.TEXT  # NA no longer a marker
+    with pytest.raises(DataError, match="line 5, column x .*`NA` is not a number"):
+        dc.column_stats(path, na_values=["?"])  # NA no longer a marker: a stray word
     path = write(tmp_path, "q2.csv", "x,y\n1,1\n?,2\n3,3\n-999,4\n")
     stats = dc.column_stats(path, na_values=["?", "-999"])
     assert (stats["x"].kind, stats["x"].missing, stats["x"].mean) == (dc.NUMBER, 2, 2.0)
-    assert dc.column_stats(path, na_values=[])["x"].kind == dc.TEXT
+    with pytest.raises(DataError, match="line 3, column x .*`\\?` is not a number"):
+        dc.column_stats(path, na_values=[])
     with pytest.raises(TypeError, match="na_values='NA': pass a list of strings"):
         dc.column_stats(path, na_values="NA")
     assert dc.CsvStats.load(stats.save(tmp_path / "s.json")).na_values == ["?", "-999"]

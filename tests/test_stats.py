@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 from csv_cases import five_files, housing_parts
 
+from datakit.core.errors import DataError
 from datakit.readers.csv_files import stats as ds
 from datakit.readers.csv_files.schema import NUMBER, TEXT
 
@@ -59,9 +60,30 @@ def test_column_stats_on_quoted_fields_with_commas_and_empty_fields(tmp_path):
 
 
 def test_column_stats_reports_a_bad_line_too(tmp_path):
-    paths = five_files(tmp_path, "1,abc,x")
+    paths = five_files(tmp_path, "1,2")  # a field short: found by the statistics pass
     with pytest.raises(tf.errors.InvalidArgumentError, match="part_2.csv, line 6"):
         ds.column_stats(paths)
+
+
+def test_a_number_column_with_a_stray_word_is_refused_wherever_it_comes(tmp_path):
+    # Kinds come from every row: the word in the third file's sixth line is found before
+    # any statistics, named by file, line and column, with both fixes.
+    paths = five_files(tmp_path, "1,abc,x")
+    with pytest.raises(DataError, match=r"part_2.csv, line 6, column b \(2 of 3\): `abc` is "
+                       r"not a number, but 45 of the column's 46 values are") as e:
+        ds.column_stats(paths)
+    assert "text_columns=['b']" in str(e.value) and "na_values" in str(e.value)
+    assert ds.column_stats(paths, text_columns=["b"]).kinds()["b"] == "text"
+    marked = ds.column_stats(paths, na_values=["abc"])
+    assert marked["b"].missing == 1 and marked["b"].count == 45  # count: the numbers
+
+
+def test_a_late_word_in_a_text_column_of_numbers_keeps_it_text(tmp_path):
+    # Mostly words with a few numbers (a code column): text, from the whole file.
+    path = tmp_path / "codes.csv"
+    path.write_text("code,y\n" + "".join(f"{'A' if i % 3 else ''}{i},{i % 2}\n"
+                                          for i in range(2000)))
+    assert ds.column_stats([str(path)]).kinds() == {"code": "text", "y": "number"}
 
 
 def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):

@@ -113,13 +113,23 @@ def test_exported_model_on_raw_lines_equals_the_model_on_preprocessed_rows(runs,
 def test_a_bad_line_is_named_by_file_and_line(tmp_path):
     files = [tmp_path / "a.csv", tmp_path / "b.csv"]  # no manifest: made by hand
     files[0].write_text("x,city,y\n1.0,a,1.0\n2.0,b,2.0\n")
-    files[1].write_text("x,city,y\n3.0,a,3.0\n4.0,c,4.0\n5.0,d,oops\n")
+    files[1].write_text("x,city,y\n3.0,a,3.0\n4.0,c,4.0\n5.0,d\n")  # a field short
     plan = transform.plan_transform([str(f) for f in files], label="y")
     with pytest.raises(DataError) as e:
         transform.run_transform(plan, tmp_path / "tft")
-    assert e.value.path == str(files[1]) and e.value.line == 4
-    assert e.value.column == "y (3 of 3)" and "expected a number, got `oops`" in str(e.value)
+    assert e.value.path == str(files[1]) and e.value.line == 4, str(e.value)
+    assert "found 2 field(s), expected 3" in str(e.value), str(e.value)
     assert e.value.__cause__ is not None  # tf.Transform's own error is kept
+
+
+def test_a_stray_word_in_a_number_column_is_refused_by_the_plan(tmp_path):
+    files = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    files[0].write_text("x,city,y\n1.0,a,1.0\n2.0,b,2.0\n")
+    files[1].write_text("x,city,y\n3.0,a,3.0\n4.0,c,4.0\n5.0,d,oops\n")
+    with pytest.raises(DataError) as e:
+        transform.plan_transform([str(f) for f in files], label="y")
+    assert e.value.path == str(files[1]) and e.value.line == 4
+    assert e.value.column == "y (3 of 3)" and "`oops` is not a number" in str(e.value)
 
 
 def test_the_plan_checks_its_arguments(tmp_path):

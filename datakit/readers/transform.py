@@ -85,7 +85,7 @@ def plan_transform(filepaths, *, label: str, columns=None, max_vocabulary=None,
     """Check the shards up front and choose the columns, as :func:`column_stats` does."""
     counts: dict[str, int] = {}
     files, header = check_files(filepaths, counts=counts)
-    kinds = infer_kinds(files[0], text_columns=text_columns)
+    kinds = infer_kinds(files, text_columns=text_columns)
     columns = list(header) if columns is None else columns
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise TypeError(f"columns={columns!r}: pass a list of column names.")

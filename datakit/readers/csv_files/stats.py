@@ -28,6 +28,7 @@ import re
 import sys
 import warnings
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -44,51 +45,108 @@ __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats", "add_number
            "finish_column"]
 
 
-def infer_kinds(path: str, *, text_columns=(), n_rows: int = 1000,
+def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
                 dialect: Dialect = COMMA) -> dict[str, str]:
-    """Guess each column's kind from the first ``n_rows``: number if every value is one.
+    """Each column's kind, from every row of every file: number if every value is one.
 
-    An empty field and a missing-value marker (``dialect.na_values``) count
-    for neither kind, wherever they are: a marker never makes a number column
-    text, and one after the first rows is read as missing by the statistics
-    pass (which checks every row) rather than failing it. A text value after
-    the first rows of a number column is a located bad line. A UTF-8 byte
-    order mark at the start of the file is stripped, as
+    ``paths`` is one file or a list of them (all with the first one's header, as
+    :func:`~datakit.readers.csv_files.file_checks.check_files` ensures), read
+    whole: a column's kind does not depend on where its first odd value comes.
+    A column of text with a few numbers in it is text. A column of numbers with
+    a few values that are not (fewer than its numbers: a typo, or a missing-value
+    marker the kit does not know, such as ``?``) is refused with a
+    :class:`~datakit.core.errors.DataError` that names the first such value's
+    file, line and column, and both fixes: ``text_columns`` if it is text,
+    ``na_values`` if the value marks a missing one. Read as text it would silently
+    become one one-hot slot per distinct number. An empty field and a marker
+    (``dialect.na_values``) count for neither kind. ``n_rows`` reads at most that
+    many rows per file (a quick guess). A UTF-8 byte order mark at the start of a
+    file is stripped, as
     :func:`~datakit.readers.csv_files.file_checks.check_files` does.
     """
-    columns, rows = _rows(path, dialect, n_rows)
-    unknown = [c for c in text_columns if c not in columns]
-    if unknown:
-        raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
-    text = {j for j, c in enumerate(columns) if c in text_columns}
-    for row in rows:
-        text.update(j for j, v in enumerate(row)
-                    if j not in text and v not in markers and not num.fullmatch(v))
-    return {c: TEXT if j in text else NUMBER for j, c in enumerate(columns)}
+    columns = numbers = others = first_other = None
+    for path in paths:
+        names, rows, close = _rows(str(path), dialect, n_rows)
+        if columns is None:
+            columns = names
+            unknown = [c for c in text_columns if c not in columns]
+            if unknown:
+                close()
+                raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
+            numbers, others = [0] * len(columns), [0] * len(columns)
+            first_other = [None] * len(columns)
+        check = [j for j, c in enumerate(columns) if c not in text_columns]
+        for line, row in rows:
+            for j in check:
+                v = row[j] if j < len(row) else ""
+                if v in markers:
+                    continue
+                if num.fullmatch(v):
+                    numbers[j] += 1
+                else:
+                    others[j] += 1
+                    if first_other[j] is None:
+                        first_other[j] = (str(path), line, v)
+    for j, c in enumerate(columns):
+        if 0 < others[j] < numbers[j]:
+            path, line, v = first_other[j]
+            raise DataError(
+                path, f"`{v}` is not a number, but {numbers[j]:,} of the column's "
+                f"{numbers[j] + others[j]:,} values are ({others[j]:,} "
+                f"{'is' if others[j] == 1 else 'are'} not). If the column is text, pass "
+                f"text_columns=[{c!r}]; if `{v}` marks a missing value, add it to na_values "
+                f"(na_values=[*DEFAULT_NA_VALUES, {v!r}], DEFAULT_NA_VALUES from "
+                "datakit.readers.csv_files.dialect).", line=line,
+                column=f"{c} ({j + 1} of {len(columns)})")
+    return {c: TEXT if c in text_columns or others[j] else NUMBER
+            for j, c in enumerate(columns)}
 
 
-def _rows(path: str, dialect: Dialect, n_rows: int):
-    """``(header, first n_rows rows)`` of a file, read with the csv module (blank rows skipped)."""
+def _rows(path: str, dialect: Dialect, n_rows: int | None):
+    """``(header, its (line number, row) pairs, close)`` of a file, read with the csv module as
+    they are consumed (blank rows skipped; at most ``n_rows`` unless None). The file closes
+    when the rows end; call ``close()`` if you do not read them."""
     limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
-    reader = None
+    f = open(path, newline="", encoding="utf-8-sig")  # -sig: drop a byte order mark
+    reader = _csv.reader(f, delimiter=dialect.delimiter)
+
+    def located(e):
+        if isinstance(e, UnicodeDecodeError):
+            return DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as "
+                             "UTF-8")
+        return DataError(path, f"the csv module cannot read it: {e}", line=reader.line_num)
+
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
-            reader = _csv.reader(f, delimiter=dialect.delimiter)
-            names = list(dialect.column_names) if dialect.column_names else next(reader, None)
-            if names is None:
-                raise DataError(path, "the file is empty; a CSV file needs a header line")
-            rows = [row for _, row in zip(range(n_rows), reader, strict=False)
-                    if any(v.strip() for v in row)]
-            return names, rows
-    except UnicodeDecodeError as e:
-        raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
-            from None
-    except _csv.Error as e:
-        raise DataError(path, f"the csv module cannot read it: {e}",
-                        line=reader.line_num if reader else None) from None
-    finally:
+        names = list(dialect.column_names) if dialect.column_names else next(reader, None)
+    except (UnicodeDecodeError, _csv.Error) as e:
+        f.close()
         _csv.field_size_limit(limit)
+        raise located(e) from None
+    if names is None:
+        f.close()
+        _csv.field_size_limit(limit)
+        raise DataError(path, "the file is empty; a CSV file needs a header line")
+
+    def rows():
+        try:
+            for k, row in enumerate(reader):
+                if n_rows is not None and k >= n_rows:
+                    return
+                if any(v.strip() for v in row):
+                    yield reader.line_num, row
+        except (UnicodeDecodeError, _csv.Error) as e:
+            raise located(e) from None
+        finally:
+            f.close()
+            _csv.field_size_limit(limit)
+
+    def close():
+        f.close()
+        _csv.field_size_limit(limit)
+
+    return names, rows(), close
 
 
 def _choose(columns, header: list[str], path: str) -> list[str]:
@@ -140,7 +198,7 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
     missing): count, missing, mean, std (ddof=0), min, max, combined chunk
     by chunk (Chan's formula), in float64. Text: vocabulary with counts; an empty
-    field counts as missing. Kinds are inferred from the first rows
+    field counts as missing. Kinds are inferred from every row of every file
     (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
     lines are decoded at a time.
 
@@ -182,7 +240,7 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     check_count("batch_size", batch_size)  # lines decoded per call
     dialect = Dialect(delimiter, na_values, column_names)
     files, header = check_files(filepaths, dialect=dialect)
-    kinds = infer_kinds(files[0], text_columns=text_columns, dialect=dialect)
+    kinds = infer_kinds(files, text_columns=text_columns, dialect=dialect)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
