@@ -43,9 +43,23 @@ def _data_dir() -> _Path:
     clone = _Path(__file__).resolve().parent.parent / "data"
     if (clone / "housing").is_dir():
         return clone.resolve()
+    import sysconfig
     cache = _Path(_os.environ.get("XDG_CACHE_HOME") or _Path.home() / ".cache") / "datakit"
-    folder = (cache / "data").resolve()
+    return _installed_data_dir((cache / "data").resolve(),
+                               _Path(sysconfig.get_paths()["data"]) / "share" / "datakit" / "data")
+
+
+def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
+    """``folder``, created, holding a copy of each data set the wheel shipped in ``shipped``
+    (copied once: a set already there is left as it is)."""
+    import shutil
     (folder / "generated").mkdir(parents=True, exist_ok=True)
+    for data_set in sorted(shipped.iterdir()) if shipped.is_dir() else ():
+        if data_set.is_dir() and not (folder / data_set.name).exists():
+            part = folder / f".{data_set.name}.copying"
+            shutil.rmtree(part, ignore_errors=True)
+            shutil.copytree(data_set, part)
+            part.rename(folder / data_set.name)  # whole or not at all
     return folder
 
 
@@ -54,15 +68,16 @@ def _data_dir() -> _Path:
 #: browser test does, so that its notebooks never write the repository's own files). In a
 #: clone it is the repository's ``data/``; a kit installed from a wheel has no ``data/``
 #: beside it, so it uses ``~/.cache/datakit/data`` (``$XDG_CACHE_HOME/datakit/data``),
-#: which exists and is yours to write.
+#: which exists and is yours to write, and copies there the data sets the wheel installed
+#: in ``<environment>/share/datakit/data``.
 DATA_DIR = _data_dir()
 
 
 def data_path(*parts: str) -> _Path:
     """Return the path of a file in the kit's data folder (:data:`DATA_DIR`).
 
-    A shipped file that is not there (an installed kit has only what it
-    generated) is a ``FileNotFoundError`` that says where to find it.
+    A shipped file that is not there (a kit installed without the shipped data
+    sets) is a ``FileNotFoundError`` that says where to find it.
 
     >>> data_path("housing", "housing.csv").name
     'housing.csv'
