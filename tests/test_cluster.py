@@ -191,6 +191,20 @@ def test_arguments_are_checked_before_any_process_starts():
 
 
 @pytest.mark.timeout(60)
+def test_the_servers_listen_where_the_docstring_says(cluster):
+    # TensorFlow 2.21 gives its tf.data servers no bind address (server_lib.cc listens on
+    # every interface): the kit documents it rather than claim loopback. Read the listening
+    # sockets; if TensorFlow ever binds loopback, this fails and the docstring must change.
+    listening = {}
+    for pid in cluster.pids():
+        for conn in psutil.Process(pid).net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port in cluster.ports():
+                listening[conn.laddr.port] = conn.laddr.ip
+    assert sorted(listening) == sorted(cluster.ports()), listening
+    assert set(listening.values()) <= {"::", "0.0.0.0"}, listening
+    assert "every interface" in C.local.__doc__
+
+
 def test_a_worker_index_out_of_range_is_named(cluster):
     for call in (cluster.kill_worker, cluster.restart_worker):
         with pytest.raises(ValueError, match="worker 5: this cluster has 2 worker"):

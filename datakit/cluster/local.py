@@ -12,9 +12,6 @@ on an exception or Ctrl-C) and at interpreter exit.
 Clients reach the servers on loopback (``127.0.0.1``), but TensorFlow 2.21
 gives its servers no bind address: they listen on every interface (``::``),
 so on a machine others can reach, keep the ports behind a firewall.
-
-(About 330 lines, over the kit's ~300: the life cycle, the supervisor and the
-fault-injection methods share one lock and one set of processes.)
 """
 
 from __future__ import annotations
