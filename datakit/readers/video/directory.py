@@ -10,8 +10,9 @@ uses on converted shards, so both paths pick the same frames).
 The pipeline: video list -> shuffle (training) -> each video's frame indices
 (the sampler, a new seeded key per epoch) -> ``map`` a ``tf.numpy_function``
 that seeks and decodes only those frames, ``num_parallel_calls`` videos at
-once (FFmpeg decodes with the GIL released, so they run on several cores)
--> batch -> prefetch.
+once (FFmpeg decodes with the GIL released, so they run on several cores;
+the Python around it still takes the GIL: two threads decoded 1.4x the frames/s
+of one on 2 cores, ``benchmarks/RESULTS_video_files.md``) -> batch -> prefetch.
 """
 
 from __future__ import annotations
