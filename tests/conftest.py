@@ -32,3 +32,13 @@ def mp4_dir(videos, tmp_path_factory):
     d = tmp_path_factory.mktemp("mp4")
     video.write_mp4_videos(videos, d)
     return d
+
+
+@pytest.fixture(scope="module")
+def housing(tmp_path_factory):
+    """The housing table split into train/valid/test CSV shards, and the train statistics."""
+    from csv_cases import housing_parts
+
+    from datakit.readers.csv_files.stats import column_stats
+    parts = housing_parts(tmp_path_factory.mktemp("housing"))
+    return parts, column_stats(parts["train"])

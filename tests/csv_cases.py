@@ -35,3 +35,9 @@ def read_all(ds):
         xs.append(x.numpy())
         ys.append(y.numpy())
     return np.concatenate(xs), np.concatenate(ys)
+
+
+def sorted_rows(x, y):
+    """Rows of features ``x`` and labels ``y``, sorted: the same set read in any order."""
+    rows = np.c_[x, y]
+    return rows[np.lexsort(rows.T[::-1])]

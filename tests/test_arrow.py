@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
-from csv_cases import LABEL, five_files, housing_parts, read_all
+from csv_cases import LABEL, five_files, read_all, sorted_rows
 
 from datakit.readers import csv_files as dc
 from datakit.readers.csv_files import arrow
@@ -22,17 +22,6 @@ from datakit.readers.csv_files.shards import write_shards
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(scope="module")
-def housing(tmp_path_factory):
-    parts = housing_parts(tmp_path_factory.mktemp("housing"))
-    return parts, column_stats(parts["train"])
-
-
-def sorted_rows(x, y):
-    rows = np.c_[x, y]
-    return rows[np.lexsort(rows.T[::-1])]
 
 
 def test_blocks_cover_every_data_line_once(tmp_path):

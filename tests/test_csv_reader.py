@@ -6,18 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
-from csv_cases import LABEL, five_files, housing_parts, read_all
+from csv_cases import LABEL, five_files, read_all, sorted_rows
 
 from datakit.readers import csv_files as dc
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(scope="module")
-def housing(tmp_path_factory):
-    parts = housing_parts(tmp_path_factory.mktemp("housing"))
-    return parts, column_stats(parts["train"])
 
 
 def expected_rows(files, stats):
@@ -38,11 +32,6 @@ def expected_rows(files, stats):
             idx = df[c].map(lambda v, slots=slots: slots.index(v) if v in slots[1:] else 0)
             cols.append(np.eye(len(slots), dtype=np.float32)[idx.to_numpy()])
     return np.hstack(cols), df[LABEL].to_numpy(np.float32)
-
-
-def sorted_rows(x, y):
-    rows = np.c_[x, y]
-    return rows[np.lexsort(rows.T[::-1])]
 
 
 # -- the reader ------------------------------------------------------------------
