@@ -168,7 +168,8 @@ def _tensor_bytes() -> tuple[int, int] | None:
 
 class _Sampler(threading.Thread):
     """Growth every ``every`` seconds, as (seconds, bytes) from the start: the larger of the
-    RSS growth and the growth of the tensors TensorFlow's CPU allocator holds."""
+    RSS growth and the growth of the tensors TensorFlow's CPU allocator holds. Both
+    baselines, and both peaks (the kernel's and the allocator's), are reset when it is made."""
 
     def __init__(self, every: float):
         super().__init__(daemon=True)
@@ -176,21 +177,29 @@ class _Sampler(threading.Thread):
             tf.config.experimental.reset_memory_stats("CPU:0")
         except (ValueError, RuntimeError):
             pass
+        self.exact = _reset_peak()
         self.every, self.stop, self.t0 = every, threading.Event(), time.perf_counter()
-        self.rss0, self.tensors0 = rss_bytes(), _tensor_bytes()
-        self.seconds, self.rss, self.growth = [0.0], [0], [0]
+        tensors = _tensor_bytes()
+        self.rss0, self.tensors0 = rss_bytes(), None if tensors is None else tensors[0]
+        self.seconds, self.growth, self.rss_peak = [0.0], [0], 0
 
     def sample(self) -> None:
         rss = rss_bytes() - self.rss0
-        tensors = _tensor_bytes()
-        held = rss if tensors is None else max(rss, tensors[0] - self.tensors0[0])
+        tensors = None if self.tensors0 is None else _tensor_bytes()
+        held = rss if tensors is None else max(rss, tensors[0] - self.tensors0)
         self.seconds.append(time.perf_counter() - self.t0)
-        self.rss.append(rss)
-        self.growth.append(held)
+        self.growth.append(max(held, 0))
+        self.rss_peak = max(self.rss_peak, rss)
 
     def run(self) -> None:
         while not self.stop.wait(self.every):
             self.sample()
+
+    def peaks(self) -> tuple[int, int | None]:
+        """(RSS peak growth, the allocator's peak growth or None), once the run is over."""
+        rss = max(self.rss_peak, _kernel_peak() - self.rss0 if self.exact else 0, 0)
+        tensors = None if self.tensors0 is None else _tensor_bytes()[1] - self.tensors0
+        return rss, tensors
 
 
 _WARM = []
@@ -238,7 +247,6 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
     sampler = None
     if build is not None:
         sampler = _Sampler(every)
-        exact = _reset_peak()
         sampler.start()
         dataset = build()
         if not isinstance(dataset, tf.data.Dataset):
@@ -257,26 +265,23 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         if fixed:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
         sampler = _Sampler(every)
-        exact = _reset_peak()
         sampler.start()
     n = _consume(dataset if as_built else serial(dataset), step_time, seconds)
     time.sleep(2 * every)
     sampler.stop.set()
     sampler.join()
     sampler.sample()
-    growth = [max(g, 0) for g in sampler.growth]
-    rss_peak = max(max(sampler.rss), _kernel_peak() - sampler.rss0 if exact else 0)
-    tensors = _tensor_bytes()
-    tensor_peak = None if tensors is None else tensors[1] - sampler.tensors0[0]
-    peak = max(rss_peak, tensor_peak or 0, 0)
+    growth = sampler.growth
+    rss_peak, tensor_peak = sampler.peaks()
+    peak = max(rss_peak, tensor_peak or 0)
     ram_budget = dataset.options().autotune.ram_budget
     total = sum(s.predicted_bytes for s in stages) + sizes[-1]
     method = ("as built (runtime help on)" if as_built else "runtime help off") + \
         ("" if fixed else "; malloc not fixed (no glibc): RSS may count freed memory") + \
-        ("; peak: the kernel's high-water mark" if exact else "; peak: sampled")
+        ("; peak: the kernel's high-water mark" if sampler.exact else "; peak: sampled")
     return MemoryReport(stages, max(stages, key=lambda s: s.predicted_bytes), sizes[-1], total,
                         float(peak), float(statistics.median(growth[len(growth) // 2:])),
-                        sampler.seconds, growth, n, ram_budget, method, float(max(rss_peak, 0)),
+                        sampler.seconds, growth, n, ram_budget, method, float(rss_peak),
                         None if tensor_peak is None else float(tensor_peak))
 
 

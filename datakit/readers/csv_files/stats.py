@@ -68,12 +68,13 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
     num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
     columns = numbers = others = first_other = None
     for path in paths:
-        names, rows, close = _rows(str(path), dialect, n_rows)
+        rows = _rows(str(path), dialect, n_rows)
+        names = next(rows)
         if columns is None:
             columns = names
             unknown = [c for c in text_columns if c not in columns]
             if unknown:
-                close()
+                rows.close()
                 raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
             numbers, others = [0] * len(columns), [0] * len(columns)
             first_other = [None] * len(columns)
@@ -105,48 +106,31 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
 
 
 def _rows(path: str, dialect: Dialect, n_rows: int | None):
-    """``(header, its (line number, row) pairs, close)`` of a file, read with the csv module as
-    they are consumed (blank rows skipped; at most ``n_rows`` unless None). The file closes
-    when the rows end; call ``close()`` if you do not read them."""
+    """A file read with the csv module: first its header, then ``(line number, row)`` pairs
+    (blank rows skipped; at most ``n_rows`` unless None). The file stays open until the
+    generator ends or is closed."""
     limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
-    f = open(path, newline="", encoding="utf-8-sig")  # -sig: drop a byte order mark
-    reader = _csv.reader(f, delimiter=dialect.delimiter)
-
-    def located(e):
-        if isinstance(e, UnicodeDecodeError):
-            return DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as "
-                             "UTF-8")
-        return DataError(path, f"the csv module cannot read it: {e}", line=reader.line_num)
-
+    reader = None
     try:
-        names = list(dialect.column_names) if dialect.column_names else next(reader, None)
-    except (UnicodeDecodeError, _csv.Error) as e:
-        f.close()
-        _csv.field_size_limit(limit)
-        raise located(e) from None
-    if names is None:
-        f.close()
-        _csv.field_size_limit(limit)
-        raise DataError(path, "the file is empty; a CSV file needs a header line")
-
-    def rows():
-        try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
+            reader = _csv.reader(f, delimiter=dialect.delimiter)
+            names = list(dialect.column_names) if dialect.column_names else next(reader, None)
+            if names is None:
+                raise DataError(path, "the file is empty; a CSV file needs a header line")
+            yield names
             for k, row in enumerate(reader):
                 if n_rows is not None and k >= n_rows:
                     return
                 if any(v.strip() for v in row):
                     yield reader.line_num, row
-        except (UnicodeDecodeError, _csv.Error) as e:
-            raise located(e) from None
-        finally:
-            f.close()
-            _csv.field_size_limit(limit)
-
-    def close():
-        f.close()
+    except UnicodeDecodeError as e:
+        raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
+            from None
+    except _csv.Error as e:
+        raise DataError(path, f"the csv module cannot read it: {e}",
+                        line=reader.line_num if reader else None) from None
+    finally:
         _csv.field_size_limit(limit)
-
-    return names, rows(), close
 
 
 def _choose(columns, header: list[str], path: str) -> list[str]:
