@@ -211,13 +211,20 @@ def test_a_worker_index_out_of_range_is_named(cluster):
             call(5)
 
 
+def test_measure_delivery_takes_its_pause_point_and_action_together(cluster):
+    for kwargs in ({"pause_after": 3}, {"on_pause": print}):
+        with pytest.raises(ValueError, match="pause_after and on_pause together"):
+            C.measure_delivery(cluster, tf.data.Dataset.range(3), "parallel_epochs", **kwargs)
+
+
 @pytest.mark.timeout(180)
 def test_parallel_epochs_after_a_worker_restart_says_what_came_twice(cluster):
-    timer = threading.Timer(1.0, cluster.kill_worker, (0,), {"restart": True})
-    timer.start()
+    # Killed once the epoch has delivered N // 2 elements (a timer from the start of the
+    # test fired before the epoch began on a loaded machine: then nothing came twice).
     with pytest.warns(RuntimeWarning, match="restart.*arrived twice"):
-        rows = C.measure_delivery(cluster, C.sleepy_range(N, 0.05), "parallel_epochs")
-    timer.join()
+        rows = C.measure_delivery(cluster, C.sleepy_range(N, 0.05), "parallel_epochs",
+                                  pause_after=N // 2,
+                                  on_pause=lambda: cluster.kill_worker(0, restart=True))
     assert C.tally(rows["worker 0"], range(N)).duplicated   # what the warning is about
     cluster.wait_workers()
 

@@ -182,24 +182,42 @@ def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[lis
     return [t.join(timeout) for t in trainers]
 
 
-def measure_delivery(cluster, dataset, processing_mode, *,
-                     timeout: float = 300.0, **distribute_kwargs) -> dict[str, list]:
+def measure_delivery(cluster, dataset, processing_mode, *, timeout: float = 300.0,
+                     pause_after: int | None = None, on_pause=None,
+                     **distribute_kwargs) -> dict[str, list]:
     """Run ``dataset`` on ``cluster`` (a ``LocalCluster``): the elements one trainer
     received, by the worker that made them (``{"worker 0": [...], ...}``, in order of arrival).
 
+    To act at a fixed point of the epoch (say, kill a worker once it is serving), pass
+    ``pause_after=k`` and ``on_pause``: the trainer stops after ``k`` elements, calls
+    ``on_pause()``, then reads on.
+
     Warns (``RuntimeWarning``) when a worker was restarted during the epoch in a mode
-    where that delivers elements twice."""
+    where that delivers elements twice: the cluster counted a restart, or one worker's
+    elements came from two processes."""
     import tensorflow as tf
 
+    if (pause_after is None) != (on_pause is None):
+        raise ValueError("pass pause_after and on_pause together")
     dynamic = ("distributed_epoch", tf.data.experimental.service.ShardingPolicy.DYNAMIC)
     ds = with_worker_pid(dataset).apply(distribute(
         processing_mode, cluster.target, **distribute_kwargs))
     rows: dict[str, list] = {f"worker {i}": [] for i in range(len(cluster.workers))}
+    pids: dict[str, set] = {name: set() for name in rows}
     restarts = cluster.restarts
-    for x, pid in Trainer(ds).join(timeout):
-        rows[f"worker {cluster.worker_index(pid)}"].append(x)
-    if cluster.restarts != restarts and processing_mode not in dynamic:
-        warnings.warn(f"{cluster.restarts - restarts} worker restart(s) during this epoch: "
+    trainer = Trainer(ds, pause_after=pause_after)
+    if on_pause is not None:
+        if not trainer.paused.wait(timeout):
+            trainer.join(0)  # raises the reader's error, or says how far it came
+        if not trainer.done.is_set():
+            on_pause()
+    for x, pid in trainer.join(timeout):
+        name = f"worker {cluster.worker_index(pid)}"
+        rows[name].append(x)
+        pids[name].add(pid)
+    restarted = max([cluster.restarts - restarts, *(len(p) - 1 for p in pids.values())])
+    if restarted and processing_mode not in dynamic:
+        warnings.warn(f"{restarted} worker restart(s) during this epoch: "
                       f"with processing_mode={processing_mode!r} a restarted worker starts its "
                       "part again, so elements it had sent arrived twice (count them with "
                       "tally)", RuntimeWarning, stacklevel=2)
