@@ -207,8 +207,9 @@ def measure_delivery(cluster, dataset, processing_mode, *, timeout: float = 300.
     restarts = cluster.restarts
     trainer = Trainer(ds, pause_after=pause_after)
     if on_pause is not None:
-        if not trainer.paused.wait(timeout):
-            trainer.join(0)  # raises the reader's error, or says how far it came
+        if not trainer.paused.wait(timeout):  # also set when the reading ended or failed
+            raise TimeoutError(f"the epoch did not reach element {pause_after} in "
+                               f"{timeout:.0f} s ({len(trainer.received)} received)")
         if not trainer.done.is_set():
             on_pause()
     for x, pid in trainer.join(timeout):
