@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.memory import MARGIN, READ_BUFFER, memory_report
+from datakit.doctor.memory import MARGIN, READ_BUFFER, memory_report, plot_memory
 
 MB = 1e6
 N = 250_000  # float32 values: 1 MB per element
@@ -162,3 +162,18 @@ def test_memory_advice_moves_a_cache_to_disk_and_measures_it(tmp_path):
     assert disk.rows_per_s > 0 and disk.was_rows_per_s > 0
     assert [float(x[0]) for x in disk.dataset] == [float(x[0]) for x in ds]
     assert any("ram_budget" in a.change and a.growth_bytes is not None for a in advice)
+
+
+def test_the_memory_plot_gives_every_stage_its_own_colour():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = tf.data.Dataset.range(4000).map(lambda x: tf.fill([256], x))
+    for _ in range(11):  # more stages that hold something than the kit's 9-colour palette
+        ds = ds.prefetch(2).map(lambda x: x + 1)
+    report = memory_report(ds.batch(8), seconds=0.3)
+    bar, _ = plot_memory(report)
+    colors = [tuple(p.get_facecolor()) for p in bar.patches]
+    plt.close("all")
+    assert len(colors) > 9 and len(set(colors)) == len(colors)

@@ -298,11 +298,13 @@ def plot_memory(report: MemoryReport, axes=None):
             _, axes = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1, 3), sharey=True)
         bar, line = axes
         bottom = 0.0
-        for i, s in enumerate([*report.memory, None]):
-            mb = (report.consumer_bytes if s is None else s.predicted_bytes) / 1e6
-            if mb <= 0:
-                continue
-            bar.bar(0, mb, bottom=bottom, color=plotting.epoch_color(i),
+        drawn = [(s, mb) for s in [*report.memory, None]
+                 if (mb := (report.consumer_bytes if s is None else s.predicted_bytes) / 1e6) > 0]
+        # one colour per drawn segment: the palette if it is enough, else a 20-colour map
+        colors = (plotting.PALETTE if len(drawn) <= len(plotting.PALETTE)
+                  else [plt.get_cmap("tab20")(k % 20) for k in range(len(drawn))])
+        for color, (s, mb) in zip(colors, drawn, strict=False):
+            bar.bar(0, mb, bottom=bottom, color=color,
                     label="your loop's element" if s is None else s.name,
                     hatch="" if s is None or s.bounded else "//")
             bottom += mb
