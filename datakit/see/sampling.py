@@ -6,7 +6,7 @@ source; :func:`trace_sample` runs the real ``tf.data.Dataset.
 sample_from_datasets`` over tagged sources and returns plain arrays;
 :func:`source_counts` counts sources per batch and :func:`plot_source_batches`
 draws them; :func:`resampled_labels` runs a real ``rejection_resample`` without
-its per-element console noise.
+its console noise.
 
 >>> import tensorflow as tf
 >>> t = trace_sample([tf.data.Dataset.range(3), tf.data.Dataset.range(10, 12)], seed=1)
@@ -122,10 +122,12 @@ def _quiet_native_stderr() -> Iterator[None]:
 
 def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | None = None
                      ) -> np.ndarray:
-    """The labels a real ``rejection_resample(target_dist)`` of ``labels`` keeps, in order.
+    """The labels a real ``rejection_resample(target_dist)`` of ``labels`` gives, in order.
 
-    TensorFlow's resampler prints "Proportion of examples rejected by sampler
-    is high" (from C++, once per element) whenever it rejects more than half;
+    Without ``initial_dist`` TensorFlow reads the source twice, a rejecting pass
+    and an unfiltered one mixed in, so the count can differ from ``len(labels)``
+    and an element can come twice. It prints "Proportion of examples rejected by
+    sampler is high" (from C++, up to 10 times) while it rejects more than half;
     this runs it with that output silenced.
 
     >>> kept = resampled_labels([0] * 700 + [1] * 300, [0.5, 0.5], seed=0)
