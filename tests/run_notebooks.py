@@ -41,7 +41,11 @@ def _strip_paths(line: str) -> str:
 
 
 def clean(nb: nbformat.NotebookNode) -> None:
-    """Strip volatile metadata, the GPU probe's stderr, and this machine's paths from tracebacks."""
+    """Strip volatile metadata, the GPU probe's stderr, and this machine's paths.
+
+    Paths go from tracebacks and from printed text (a warning's ``/work/x/datakit/...:193``
+    or ``/tmp/ipykernel_1234/56.py:10`` line), so a stored output reads the same from any
+    checkout."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = _without_gpu_probe(cell.outputs)
@@ -55,6 +59,11 @@ def clean(nb: nbformat.NotebookNode) -> None:
         for out in cell.get("outputs", []):
             if out.output_type == "error":
                 out.traceback = [_strip_paths(line) for line in out.traceback]
+                out.evalue = "".join(_strip_paths(line)
+                                     for line in out.evalue.splitlines(keepends=True))
+            elif out.output_type == "stream":
+                out.text = "".join(_strip_paths(line)
+                                   for line in out.text.splitlines(keepends=True))
 
 
 def _without_gpu_probe(outputs: list) -> list:
