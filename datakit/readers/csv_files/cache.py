@@ -11,8 +11,9 @@ pitfalls, measured in TF 2.21 (``tests/test_arrow.py``):
   everything that shapes the parsed tensors (the statistics, label, scaling,
   output, the skipped lines), so a changed source or option gets a new cache.
 - **A partial epoch.** An iterator dropped before the end (``take``, a
-  ``steps_per_epoch`` shorter than the data) does not leave a short cache:
-  TensorFlow discards what it wrote, and the next epoch parses again.
+  ``break``) does not leave a short cache: TensorFlow discards what it wrote,
+  and the next epoch parses again. (Keras' ``fit(steps_per_epoch=...)`` keeps
+  one iterator across epochs, so its cache fills once a whole pass is read.)
 - **A writer killed mid-epoch** leaves a ``.lockfile`` that makes the next run
   fail ("concurrent caching iterator running"). :func:`cache_prefix` removes
   such leftovers of its own name (with a warning) when no complete cache is
