@@ -117,6 +117,23 @@ def test_bad_arguments_are_named(call, error):
         call()
 
 
+def run_alone(script, **env):
+    """Run ``script`` in a fresh Python (this folder importable) and return what it printed.
+
+    RSS is the whole process's: in a pytest worker, memory that an earlier test's iterator
+    frees while a report runs (its threads end late) shrinks the growth measured. CI saw a
+    30 MB cache measured at 17 MB that way. A test that compares two measurements runs
+    where nothing else does."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    out = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)],
+                         env={**os.environ, **env}, capture_output=True, text=True, timeout=170)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
 SECOND_REPORT = """
 import sys
 import tensorflow as tf
@@ -137,31 +154,37 @@ def test_a_second_report_in_the_same_process_still_sees_the_cache():
     # With oneDNN on (TensorFlow's default on x86, as in a learner's JupyterLab; this suite
     # turns it off), the CPU allocator keeps freed tensors' memory in a pool: a second cache
     # reuses the first one's pages and RSS hardly moves. The allocator's own count does.
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": "1"}
-    out = subprocess.run([sys.executable, "-c", SECOND_REPORT, str(Path(__file__).parent)],
-                         env=env, capture_output=True, text=True, timeout=170)
-    assert out.returncode == 0, out.stderr[-3000:]
-    rss, tensors = map(int, out.stdout.split())
-    assert tensors >= 30 and rss < tensors / 2, out.stdout  # the pool, seen and measured
+    out = run_alone(SECOND_REPORT, TF_ENABLE_ONEDNN_OPTS="1")
+    rss, tensors = map(int, out.split())
+    assert tensors >= 30 and rss < tensors / 2, out  # the pool, seen and measured
 
 
-@pytest.mark.timeout(120)
-def test_memory_advice_moves_a_cache_to_disk_and_measures_it(tmp_path):
-    from datakit.doctor.memory_advice import memory_advice
+CACHE_TO_DISK = """
+import sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from test_memory_report import one_mb_elements
+from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_advice import memory_advice
 
-    ds = one_mb_elements(30).cache(name="memo").repeat().take(60)
-    report = memory_report(ds, seconds=1.0)
-    advice = memory_advice(report, ds, seconds=0.5, folder=tmp_path)
+ds = one_mb_elements(30).cache(name="memo").repeat().take(60)
+report = memory_report(ds, seconds=1.0)
+with tempfile.TemporaryDirectory() as folder:
+    advice = memory_advice(report, ds, seconds=0.5, folder=Path(folder))
     disk = next(a for a in advice if "on disk" in a.change)
     assert disk.stage == "memo" and not disk.alters
     assert disk.growth_bytes < report.measured_growth_bytes / 2, str(disk)
     assert disk.rows_per_s > 0 and disk.was_rows_per_s > 0
     assert [float(x[0]) for x in disk.dataset] == [float(x[0]) for x in ds]
     assert any("ram_budget" in a.change and a.growth_bytes is not None for a in advice)
+print(round(report.measured_growth_bytes / 1e6), round(disk.growth_bytes / 1e6))
+"""
+
+
+@pytest.mark.timeout(180)
+def test_memory_advice_moves_a_cache_to_disk_and_measures_it():
+    in_memory, on_disk = map(int, run_alone(CACHE_TO_DISK).split())
+    assert in_memory >= 25 and on_disk < in_memory / 2  # the 30 MB cache, and what disk spares
 
 
 def test_the_memory_plot_gives_every_stage_its_own_colour():

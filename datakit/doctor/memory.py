@@ -13,7 +13,9 @@ and the bytes of tensors TensorFlow's CPU allocator holds
 the two: RSS alone misses memory the allocator reuses (TensorFlow's oneDNN builds,
 the default on x86, keep freed tensors' memory in a pool, so a second pipeline in
 the same process can hold 30 MB without RSS moving), the allocator alone misses
-buffers that are not tensors (files' read buffers). The peak growth and the steady
+buffers that are not tensors (files' read buffers). RSS is the whole process's:
+memory another thread frees or takes during the run (an earlier iterator whose threads
+end late) moves it too, so measure in a quiet process. The peak growth and the steady
 growth (the last half of the samples) stand beside the prediction, with
 ``tf.data.Options().autotune.ram_budget``. :func:`plot_memory` draws both.
 
