@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.readers.video import in_memory
-from datakit.readers.video import sampling as clip_sampling
+from datakit.readers.video import clip_sampling, in_memory
 
 CASES = [  # (frames in the video, clip_len, frame_step, key, sampler, clips_per_video), indices
     ((20, 4, 2, 0, "center", 1), [[6, 8, 10, 12]]),
@@ -55,3 +54,11 @@ def test_in_memory_clips_are_pinned():
     assert clips[:, :, 0, 0, 0].tolist() == [[27, 28, 29], [27, 28, 29], [18, 19, 20],
                                              [12, 13, 14], [24, 25, 26]]
     assert labels.tolist() == [0, 0, 0, 3, 0]
+
+
+def test_the_renamed_modules_still_load_under_their_old_names():
+    from datakit.readers import video
+
+    assert video.sampling is clip_sampling  # notebook 08b calls video.sampling.clip_frames
+    assert video.synthetic.CLASSES == video.CLASSES
+    assert video.shards.write_video_records is video.write_video_records

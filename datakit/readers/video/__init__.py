@@ -21,16 +21,22 @@ _HOME = {
     "small_video_model": "model",
     "list_mp4": "mp4", "mp4_frame_count": "mp4", "read_mp4": "mp4", "write_mp4": "mp4",
     "write_mp4_videos": "mp4",
-    "write_video_records": "shards",
-    "CLASSES": "synthetic", "Video": "synthetic", "iter_videos": "synthetic",
-    "make_video": "synthetic", "make_videos": "synthetic",
+    "write_video_records": "video_records",
+    "CLASSES": "moving_squares", "Video": "moving_squares", "iter_videos": "moving_squares",
+    "make_video": "moving_squares", "make_videos": "moving_squares",
     "write_video": "encoded", "make_video_folder": "encoded",
     "video_dataset_from_directory": "directory",
     "write_video_shards": "convert",
 }
 
 
+#: Modules renamed so no two modules of the kit share a name, reachable under the old one.
+_RENAMED = {"sampling": "clip_sampling", "shards": "video_records", "synthetic": "moving_squares"}
+
+
 def __getattr__(name):
+    if name in _RENAMED:  # `video.sampling.clip_frames` keeps working
+        return importlib.import_module(f"datakit.readers.video.{_RENAMED[name]}")
     if name not in _HOME:
         raise AttributeError(f"module 'datakit.readers.video' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"datakit.readers.video.{_HOME[name]}"), name)

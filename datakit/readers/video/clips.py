@@ -1,7 +1,7 @@
 """Clips streamed into ``model.fit()``: from ``SequenceExample`` shards, or from MP4 files.
 
 Two ways: :func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
-(one JPEG per frame, written by :func:`datakit.readers.video.shards.write_video_records`)
+(one JPEG per frame, written by :func:`datakit.readers.video.video_records.write_video_records`)
 and decodes only the frames of each clip; :func:`mp4_clip_dataset` decodes MP4
 files (written by :func:`datakit.readers.video.mp4.write_mp4_videos`) with PyAV
 inside ``from_generator``. The starting point they replace, every frame in one
@@ -19,16 +19,16 @@ from datakit.core.arguments import check_count, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
-from datakit.readers.video.exit_guard import release_iterators_at_exit
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
-from datakit.readers.video.sampling import (
+from datakit.readers.video.clip_sampling import (
     check_sampler,
     clip_frames,
     clip_span,
     epoch_keys,
     video_key,
 )
-from datakit.readers.video.synthetic import CLASSES
+from datakit.readers.video.exit_guard import release_iterators_at_exit
+from datakit.readers.video.moving_squares import CLASSES
+from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 __all__ = ["clip_dataset", "mp4_clip_dataset"]
 
@@ -60,7 +60,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     decode only those JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
 
     Args:
-        directory: the shards, from :func:`~datakit.readers.video.shards.write_video_records`
+        directory: the shards, from :func:`~datakit.readers.video.video_records.write_video_records`
             or :func:`~datakit.readers.video.convert.write_video_shards`.
         clip_len: frames per clip; frame_step: frames between a clip's frames.
         batch_size: clips per batch.
@@ -74,14 +74,14 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         trace: add a :mod:`datakit.perf.timeline` trace (stage "decode") to each element.
         training: ``False`` for validation: files in order, no shuffling, and
             the ``"center"`` sampler unless another is asked.
-        sampler, clips_per_video: see :mod:`datakit.readers.video.sampling`
+        sampler, clips_per_video: see :mod:`datakit.readers.video.clip_sampling`
             (default ``"random"`` when training). On shards from
             ``write_video_shards`` a random clip depends on the video and the
             epoch only, so it is the clip the direct reader picks.
 
     Returns:
         The dataset, with ``class_names`` (from the manifest; the synthetic
-        set's :data:`~datakit.readers.video.synthetic.CLASSES` otherwise).
+        set's :data:`~datakit.readers.video.moving_squares.CLASSES` otherwise).
 
     Raises:
         TypeError: a count is not an int.

@@ -4,8 +4,9 @@ Shaped like ``keras.utils.image_dataset_from_directory`` (same argument names
 where they apply, class folders in sorted order, ``class_names`` on the
 dataset), plus what video needs: ``clip_len``, ``frame_step``, ``fps``
 (resampled by timestamps), ``frame_size``, and a clip ``sampler``
-(:mod:`datakit.readers.video.sampling`, the one :func:`~datakit.readers.video.clips.clip_dataset`
-uses on converted shards, so both paths pick the same frames).
+(:mod:`datakit.readers.video.clip_sampling`, the one
+:func:`~datakit.readers.video.clips.clip_dataset` uses on converted shards, so
+both paths pick the same frames).
 
 The pipeline: video list -> shuffle (training) -> each video's frame indices
 (the sampler, a new seeded key per epoch) -> ``map`` a ``tf.numpy_function``
@@ -21,16 +22,16 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
 from datakit.core.errors import DataError
-from datakit.readers.video.decoding import decode_frames, output_frames
-from datakit.readers.video.exit_guard import release_iterators_at_exit
-from datakit.readers.video.folders import check_split, list_videos, split_indices
-from datakit.readers.video.sampling import (
+from datakit.readers.video.clip_sampling import (
     check_sampler,
     clip_frames,
     clip_span,
     epoch_keys,
     video_key,
 )
+from datakit.readers.video.decoding import decode_frames, output_frames
+from datakit.readers.video.exit_guard import release_iterators_at_exit
+from datakit.readers.video.folders import check_split, list_videos, split_indices
 
 __all__ = ["video_dataset_from_directory"]
 
