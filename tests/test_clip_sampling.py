@@ -62,3 +62,13 @@ def test_the_renamed_modules_still_load_under_their_old_names():
     assert video.sampling is clip_sampling  # notebook 08b calls video.sampling.clip_frames
     assert video.synthetic.CLASSES == video.CLASSES
     assert video.shards.write_video_records is video.write_video_records
+
+
+@pytest.mark.parametrize("key, n, clip_len, step", [(12345, 40, 8, 3), (987654321, 30, 5, 1),
+                                                    (-5, 25, 3, 4), (7, 16, 16, 1)])
+def test_the_numpy_random_start_is_clip_frames_one_random_clip(key, n, clip_len, step):
+    want = clip_sampling.clip_frames(tf.constant(n, tf.int64), tf.constant(key, tf.int64),
+                                     clip_len, frame_step=step)[0, 0]
+    assert clip_sampling.random_start(key, n, clip_len, step) == int(want)
+    if step == 1:  # the MP4 baseline's rule as it was written: key mod (n - clip_len + 1)
+        assert clip_sampling.random_start(key, n, clip_len) == key % (n - clip_len + 1)
