@@ -288,3 +288,20 @@ def test_bad_arguments_say_how_to_fix(folder):
     with pytest.raises(ValueError, match="center"):
         video.clip_dataset(folder, sampler="center", clips_per_video=3)
     assert tf.data.AUTOTUNE == -1
+
+
+@pytest.mark.timeout(120)
+def test_errors_after_listing_advise_what_applies_then(tmp_path):
+    frames = video.make_video(0, size=16, min_frames=40, max_frames=40, seed=0).frames
+    path = video.write_video(frames, tmp_path / "a" / "v.mp4", gop=8)
+    info = decoding.probe(path)
+    path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 3])  # broken after listing
+    for call, fix in [(lambda: decoding.decode_frames(info, [30, 35]), "build the dataset again"),
+                      (lambda: decoding.encode_jpegs(info), "run write_video_shards again")]:
+        with pytest.raises(DataError) as e:
+            call()
+        assert e.value.path == str(path) and fix in str(e.value), str(e.value)
+        assert "on_bad_file" not in str(e.value)  # it applies while the folder is listed only
+    path.unlink()
+    with pytest.raises(DataError, match="build the dataset again"):
+        decoding.decode_frames(info, [0])
