@@ -305,3 +305,28 @@ def test_errors_after_listing_advise_what_applies_then(tmp_path):
     path.unlink()
     with pytest.raises(DataError, match="build the dataset again"):
         decoding.decode_frames(info, [0])
+
+
+def test_class_names_passed_to_clip_dataset_must_match_the_manifest(shards):
+    assert video.clip_dataset(shards["train"], clip_len=4, class_names=["down", "left", "right",
+                                                                        "up"]).class_names == \
+        ["down", "left", "right", "up"]
+    with pytest.raises(ValueError, match="were written with.*leave class_names out"):
+        video.clip_dataset(shards["train"], clip_len=4, class_names=["cat", "dog"])
+
+
+def test_options_object_reads_the_same_clips_as_the_keywords(folder, shards):
+    from datakit.readers.video.clip_options import VideoOptions
+
+    opts = VideoOptions(clip_len=6, frame_size=(32, 32), fps=15, sampler="uniform",
+                        clips_per_video=2)
+    kw = dict(seed=1, with_ids=True, verbose=False, validation_split=0.25, subset="training")
+    by_options = video.video_dataset_from_directory(folder, options=opts, **kw)
+    by_keywords = video.video_dataset_from_directory(
+        folder, clip_len=6, frame_size=(32, 32), fps=15, sampler="uniform", clips_per_video=2,
+        **kw)
+    assert chosen(by_options, "video") == chosen(by_keywords, "video")
+    from_shards = video.clip_dataset(shards["train"], seed=1, with_ids=True,
+                                     options=VideoOptions(clip_len=6, sampler="uniform",
+                                                          clips_per_video=2))
+    assert chosen(from_shards, "id") == chosen(by_options, "video")

@@ -17,7 +17,7 @@ __all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", 
 
 #: The module each name lives in, imported on first use.
 _HOME = {
-    "clip_dataset": "clips", "mp4_clip_dataset": "clips",
+    "clip_dataset": "clips", "mp4_clip_dataset": "mp4_clips",
     "small_video_model": "model",
     "list_mp4": "mp4", "mp4_frame_count": "mp4", "read_mp4": "mp4", "write_mp4": "mp4",
     "write_mp4_videos": "mp4",

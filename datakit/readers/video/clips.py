@@ -1,12 +1,12 @@
-"""Clips streamed into ``model.fit()``: from ``SequenceExample`` shards, or from MP4 files.
+"""Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
-Two ways: :func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
+:func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
 (one JPEG per frame, written by
 :func:`datakit.readers.video.video_records.write_video_records`)
-and decodes only the frames of each clip; :func:`mp4_clip_dataset` decodes MP4
-files (written by :func:`datakit.readers.video.mp4.write_mp4_videos`) with PyAV
-inside ``from_generator``. The starting point they replace, every frame in one
-NumPy array, is :func:`datakit.readers.video.in_memory.load_videos_in_memory`.
+and decodes only the frames of each clip. The baselines it replaces: decoding
+MP4 files whole (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and
+every frame in one NumPy array
+(:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
@@ -25,24 +25,23 @@ from datakit.readers.video.clip_sampling import (
     clip_frames,
     clip_span,
     epoch_keys,
-    random_start,
     video_key,
 )
-from datakit.readers.video.exit_guard import release_iterators_at_exit
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 
-__all__ = ["clip_dataset", "mp4_clip_dataset"]
+__all__ = ["clip_dataset", "check_pipeline_args", "shuffle_and_batch"]
 
 
-def _finish(ds, batch_size: int, shuffle_buffer_size: int, seed: int, drop_remainder: bool,
-            known: int | None = None):
+def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int,
+                      drop_remainder: bool, known: int | None = None):
+    """The clip pipelines' tail: shuffle (a buffer of 0 or 1: none) -> batch -> prefetch."""
     shuffle_buffer_size = check_shuffle_buffer(shuffle_buffer_size, known, what="videos")
     if shuffle_buffer_size > 1:
         ds = ds.shuffle(shuffle_buffer_size, seed=seed)
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def _check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length):
+def check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length) -> None:
+    """The batching, shuffling and reading counts of a clip pipeline, checked."""
     check_count("batch_size", batch_size)
     check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
     check_count("cycle_length", cycle_length)
@@ -89,7 +88,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
 
     Returns:
         The dataset, with ``class_names``: the manifest's, else the
-        ``class_names`` passed, else ``None``.
+        ``class_names`` passed; otherwise using them raises a ``ValueError``
+        that says how to name the classes.
 
     Raises:
         TypeError: a count is not an int.
@@ -101,7 +101,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
-    _check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
+    check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
     meta = _video_set(directory)
     names = _class_names(directory, meta, class_names)
     sampler = opts.sampler_for(training)
@@ -123,8 +123,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         ds = ds.unbatch()
         if total:
             ds = ds.apply(tf.data.experimental.assert_cardinality(total * k))
-    ds = _finish(ds, batch_size, shuffle_buffer_size if training else 0, seed, drop_remainder,
-                 total * k if total else None)
+    ds = shuffle_and_batch(ds, batch_size, shuffle_buffer_size if training else 0, seed,
+                           drop_remainder, total * k if total else None)
     ds.class_names = names
     return ds
 
@@ -137,11 +137,32 @@ def _check_shard_options(opts: VideoOptions) -> None:
                          "pass these to write_video_shards, not to clip_dataset")
 
 
-def _class_names(directory, meta: dict | None, class_names) -> list[str] | None:
-    """The manifest's class names, else the caller's, else None; never another set's."""
+class _NoClassNames:
+    """The ``class_names`` of shards that carry none: any use raises, naming the fix."""
+
+    def __init__(self, directory):
+        self.directory = str(directory)
+
+    def _fail(self, *args):
+        raise ValueError(f"{self.directory}: these shards carry no class names "
+                         "(write_video_records does not store them); pass clip_dataset(..., "
+                         "class_names=[...]) in label order, or convert the videos with "
+                         "write_video_shards, which stores them")
+
+    __getitem__ = __iter__ = __len__ = __contains__ = _fail
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"<no class names in {self.directory}: pass clip_dataset(..., class_names=...)>"
+
+
+def _class_names(directory, meta: dict | None, class_names):
+    """The manifest's class names, else the caller's; never another set's."""
     given = None if class_names is None else [str(c) for c in class_names]
     if meta is None:
-        return given
+        return _NoClassNames(directory) if given is None else given
     if given is not None and given != list(meta["class_names"]):
         raise ValueError(f"class_names={given}, but the shards of {directory} were written "
                          f"with {meta['class_names']}: leave class_names out")
@@ -233,65 +254,3 @@ def _video_set(directory) -> dict | None:
         if "videos" in s and "class_names" in s:
             return s
     return None
-
-
-def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
-                     drop_remainder: bool = False):
-    """Like :func:`clip_dataset`, from MP4 files decoded by PyAV, ``cycle_length`` at once.
-
-    Decoding has to run from the first frame up to the clip's last one (no
-    JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
-    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
-    interpreter hanging at exit.)
-
-    Args:
-        directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
-        clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
-            drop_remainder: as in :func:`clip_dataset` (``cycle_length``: files
-            decoded at once).
-
-    Raises:
-        TypeError: a count is not an int.
-        ValueError: a count is out of range, or no MP4 files are found.
-        InvalidArgumentError (while reading): a file that is damaged or shorter
-            than a clip, naming it.
-    """
-    video_options(None, clip_len=clip_len)
-    _check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
-    release_iterators_at_exit()
-    paths, labels = list_mp4(directory)
-    height, width = read_mp4(paths[0], stop=1).shape[1:3]
-
-    def decode_clip(path, r):
-        path = path.decode()
-        try:
-            n = mp4_frame_count(path)
-            if n < clip_len:
-                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
-                                 "smaller clip_len or leave the video out")
-            start = random_start(r, n, clip_len)
-            clip = read_mp4(path, start, start + clip_len)
-            if clip.shape != (clip_len, height, width, 3):
-                raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
-                                 f"expected {clip_len} of {(height, width, 3)}: the file is "
-                                 "damaged or its frames differ in size")
-        except Exception as e:  # noqa: BLE001 - reworded with the file's name
-            reason = str(e).replace(f"{path}: ", "")
-            raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
-                from None
-        return clip
-
-    def load(path, label, r):
-        clip = tf.numpy_function(decode_clip, [path, r], tf.uint8, stateful=False,
-                                 name="mp4_clip")
-        return tf.ensure_shape(clip, (clip_len, height, width, 3)), label
-
-    files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
-    files = files.shuffle(len(paths), seed=seed)
-    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
-                                              num_parallel_calls=cycle_length,
-                                              deterministic=True)
-    ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))
