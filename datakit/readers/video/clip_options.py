@@ -28,7 +28,7 @@ per video) for validation (see :mod:`datakit.readers.video.clip_sampling`):
 
 The one frame-size rule lives here too: the frames of a set share one size
 (clips are batched, and Keras needs a static shape), or ``frame_size`` resizes
-them to one (:func:`one_frame_size`, :func:`different_size`).
+them to one (:func:`check_one_frame_size`, :func:`one_frame_size`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from dataclasses import dataclass, fields
 from datakit.core.errors import DataError
 from datakit.readers.video.clip_sampling import check_sampler
 
-__all__ = ["VideoOptions", "video_options", "one_frame_size", "different_size", "RESIZE_FIX"]
+__all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
+           "RESIZE_FIX"]
 
 #: How to make a set's frames one size, as every message about sizes says it.
 RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
@@ -137,19 +138,24 @@ def video_options(options: VideoOptions | None, **keywords) -> VideoOptions:
     return options
 
 
-def different_size(size: tuple, first_path, first_size: tuple) -> str:
-    """The message for frames of another size than the set's first video's."""
-    return (f"frames are {size[0]}x{size[1]} but {first_path} has "
-            f"{first_size[0]}x{first_size[1]}; {RESIZE_FIX}")
+def check_one_frame_size(path, size, first_path, first_size, *, fix: str = RESIZE_FIX) -> None:
+    """The one frame-size rule: frames of ``size`` beside a set whose first video
+    (``first_path``) has ``first_size``; a :class:`DataError` naming ``path`` and the fix.
+
+    >>> check_one_frame_size("b.mp4", (64, 64), "a.mp4", (32, 32))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    datakit.core.errors.DataError: b.mp4: frames are 64x64 but a.mp4 has 32x32; pass frame_size...
+    """
+    if tuple(size) != tuple(first_size):
+        raise DataError(path, f"frames are {size[0]}x{size[1]} but {first_path} has "
+                        f"{first_size[0]}x{first_size[1]}; {fix}")
 
 
 def one_frame_size(infos) -> tuple[int, int]:
-    """The one ``(height, width)`` of the probed videos ``infos``; a :class:`DataError`
-    naming the first video of another size."""
+    """The one ``(height, width)`` of the probed videos ``infos`` (:func:`check_one_frame_size`)."""
     first = infos[0]
     for info in infos:
-        if (info.height, info.width) != (first.height, first.width):
-            raise DataError(info.path, different_size((info.height, info.width),
-                                                      first.path, (first.height, first.width)))
+        check_one_frame_size(info.path, (info.height, info.width), first.path,
+                             (first.height, first.width))
     return first.height, first.width
-
