@@ -64,15 +64,22 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
                 frame.pts, frame.time_base = round(frame_times[t] * 1000), Fraction(1, 1000)
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
-        if sound is not None:  # silence, in frames of the encoder's own size
-            size = sound.codec_context.frame_size or 1024
-            for k in range(max(1, int(8000 * len(frames) / float(fps)) // size)):
-                chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32),
-                                                   format="fltp", layout="mono")
-                chunk.sample_rate, chunk.pts = 8000, k * size
-                out.mux(sound.encode(chunk))
-            out.mux(sound.encode())
+        if sound is not None:
+            _write_silence(out, sound, seconds=len(frames) / float(fps))
     return path
+
+
+def _write_silence(out, sound, seconds: float) -> None:
+    """``seconds`` of silence on the audio stream ``sound``, in frames of the encoder's size."""
+    import av
+
+    size = sound.codec_context.frame_size or 1024
+    for k in range(max(1, int(8000 * seconds) // size)):
+        chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32), format="fltp",
+                                           layout="mono")
+        chunk.sample_rate, chunk.pts = 8000, k * size
+        out.mux(sound.encode(chunk))
+    out.mux(sound.encode())
 
 
 def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_frames: int = 30,
