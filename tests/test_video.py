@@ -213,3 +213,14 @@ def test_the_lazy_names_are_the_public_names():
     for name in package.__all__:  # each resolves to the module _HOME names
         module = importlib.import_module(f"datakit.readers.video.{package._HOME[name]}")
         assert getattr(package, name) is getattr(module, name)
+
+
+def test_class_names_come_from_the_shards_or_the_call_never_the_demo_set(shards):
+    ds = video.clip_dataset(shards, clip_len=4)
+    assert not ds.class_names
+    with pytest.raises(ValueError, match="carry no class names.*class_names="):
+        ds.class_names[0]
+    with pytest.raises(ValueError, match="write_video_shards"):
+        list(ds.class_names)
+    named = video.clip_dataset(shards, clip_len=4, class_names=("a", "b", "c", "d"))
+    assert named.class_names == ["a", "b", "c", "d"]

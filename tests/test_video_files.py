@@ -288,3 +288,45 @@ def test_bad_arguments_say_how_to_fix(folder):
     with pytest.raises(ValueError, match="center"):
         video.clip_dataset(folder, sampler="center", clips_per_video=3)
     assert tf.data.AUTOTUNE == -1
+
+
+@pytest.mark.timeout(120)
+def test_errors_after_listing_advise_what_applies_then(tmp_path):
+    frames = video.make_video(0, size=16, min_frames=40, max_frames=40, seed=0).frames
+    path = video.write_video(frames, tmp_path / "a" / "v.mp4", gop=8)
+    info = decoding.probe(path)
+    path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 3])  # broken after listing
+    for call, fix in [(lambda: decoding.decode_frames(info, [30, 35]), "build the dataset again"),
+                      (lambda: decoding.encode_jpegs(info), "run write_video_shards again")]:
+        with pytest.raises(DataError) as e:
+            call()
+        assert e.value.path == str(path) and fix in str(e.value), str(e.value)
+        assert "on_bad_file" not in str(e.value)  # it applies while the folder is listed only
+    path.unlink()
+    with pytest.raises(DataError, match="build the dataset again"):
+        decoding.decode_frames(info, [0])
+
+
+def test_class_names_passed_to_clip_dataset_must_match_the_manifest(shards):
+    assert video.clip_dataset(shards["train"], clip_len=4, class_names=["down", "left", "right",
+                                                                        "up"]).class_names == \
+        ["down", "left", "right", "up"]
+    with pytest.raises(ValueError, match="were written with.*leave class_names out"):
+        video.clip_dataset(shards["train"], clip_len=4, class_names=["cat", "dog"])
+
+
+def test_options_object_reads_the_same_clips_as_the_keywords(folder, shards):
+    from datakit.readers.video.clip_options import VideoOptions
+
+    opts = VideoOptions(clip_len=6, frame_size=(32, 32), fps=15, sampler="uniform",
+                        clips_per_video=2)
+    kw = dict(seed=1, with_ids=True, verbose=False, validation_split=0.25, subset="training")
+    by_options = video.video_dataset_from_directory(folder, options=opts, **kw)
+    by_keywords = video.video_dataset_from_directory(
+        folder, clip_len=6, frame_size=(32, 32), fps=15, sampler="uniform", clips_per_video=2,
+        **kw)
+    assert chosen(by_options, "video") == chosen(by_keywords, "video")
+    from_shards = video.clip_dataset(shards["train"], seed=1, with_ids=True,
+                                     options=VideoOptions(clip_len=6, sampler="uniform",
+                                                          clips_per_video=2))
+    assert chosen(from_shards, "id") == chosen(by_options, "video")

@@ -13,24 +13,31 @@ import importlib
 __all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", "mp4_frame_count",
            "read_mp4", "write_mp4", "write_mp4_videos", "write_video_records", "CLASSES", "Video",
            "iter_videos", "make_video", "make_videos", "write_video", "make_video_folder",
-           "video_dataset_from_directory", "write_video_shards"]
+           "video_dataset_from_directory", "write_video_shards", "VideoOptions"]
 
 #: The module each name lives in, imported on first use.
 _HOME = {
-    "clip_dataset": "clips", "mp4_clip_dataset": "clips",
+    "clip_dataset": "clips", "mp4_clip_dataset": "mp4_clips",
     "small_video_model": "model",
     "list_mp4": "mp4", "mp4_frame_count": "mp4", "read_mp4": "mp4", "write_mp4": "mp4",
     "write_mp4_videos": "mp4",
-    "write_video_records": "shards",
-    "CLASSES": "synthetic", "Video": "synthetic", "iter_videos": "synthetic",
-    "make_video": "synthetic", "make_videos": "synthetic",
+    "write_video_records": "video_records",
+    "CLASSES": "moving_squares", "Video": "moving_squares", "iter_videos": "moving_squares",
+    "make_video": "moving_squares", "make_videos": "moving_squares",
     "write_video": "encoded", "make_video_folder": "encoded",
     "video_dataset_from_directory": "directory",
     "write_video_shards": "convert",
+    "VideoOptions": "clip_options",
 }
 
 
+#: Modules renamed so no two modules of the kit share a name, reachable under the old one.
+_RENAMED = {"sampling": "clip_sampling", "shards": "video_records", "synthetic": "moving_squares"}
+
+
 def __getattr__(name):
+    if name in _RENAMED:  # `video.sampling.clip_frames` keeps working
+        return importlib.import_module(f"datakit.readers.video.{_RENAMED[name]}")
     if name not in _HOME:
         raise AttributeError(f"module 'datakit.readers.video' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"datakit.readers.video.{_HOME[name]}"), name)

@@ -1,11 +1,12 @@
-"""Clips streamed into ``model.fit()``: from ``SequenceExample`` shards, or from MP4 files.
+"""Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
-Two ways: :func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
-(one JPEG per frame, written by :func:`datakit.readers.video.shards.write_video_records`)
-and decodes only the frames of each clip; :func:`mp4_clip_dataset` decodes MP4
-files (written by :func:`datakit.readers.video.mp4.write_mp4_videos`) with PyAV
-inside ``from_generator``. The starting point they replace, every frame in one
-NumPy array, is :func:`datakit.readers.video.in_memory.load_videos_in_memory`.
+:func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
+(one JPEG per frame, written by
+:func:`datakit.readers.video.video_records.write_video_records`)
+and decodes only the frames of each clip. The baselines it replaces: decoding
+MP4 files whole (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and
+every frame in one NumPy array
+(:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
@@ -19,30 +20,28 @@ from datakit.core.arguments import check_count, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
-from datakit.readers.video.exit_guard import release_iterators_at_exit
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
-from datakit.readers.video.sampling import (
-    check_sampler,
+from datakit.readers.video.clip_options import VideoOptions, video_options
+from datakit.readers.video.clip_sampling import (
     clip_frames,
     clip_span,
     epoch_keys,
     video_key,
 )
-from datakit.readers.video.synthetic import CLASSES
 
-__all__ = ["clip_dataset", "mp4_clip_dataset"]
+__all__ = ["clip_dataset", "check_pipeline_args", "shuffle_and_batch"]
 
 
-def _finish(ds, batch_size: int, shuffle_buffer_size: int, seed: int, drop_remainder: bool,
-            known: int | None = None):
+def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int,
+                      drop_remainder: bool, known: int | None = None):
+    """The clip pipelines' tail: shuffle (a buffer of 0 or 1: none) -> batch -> prefetch."""
     shuffle_buffer_size = check_shuffle_buffer(shuffle_buffer_size, known, what="videos")
     if shuffle_buffer_size > 1:
         ds = ds.shuffle(shuffle_buffer_size, seed=seed)
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length):
-    check_count("clip_len", clip_len)
+def check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length) -> None:
+    """The batching, shuffling and reading counts of a clip pipeline, checked."""
     check_count("batch_size", batch_size)
     check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
     check_count("cycle_length", cycle_length)
@@ -53,15 +52,17 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                  shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
                  drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
                  training: bool = True, sampler: str | None = None, frame_step: int = 1,
-                 clips_per_video: int = 1):
+                 clips_per_video: int = 1, class_names=None,
+                 options: VideoOptions | None = None):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
     shards -> interleave -> parse -> choose the clip's frames (the sampler) ->
     decode only those JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
 
     Args:
-        directory: the shards, from :func:`~datakit.readers.video.shards.write_video_records`
-            or :func:`~datakit.readers.video.convert.write_video_shards`.
+        directory: the shards, from
+            :func:`~datakit.readers.video.video_records.write_video_records` or
+            :func:`~datakit.readers.video.convert.write_video_shards`.
         clip_len: frames per clip; frame_step: frames between a clip's frames.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
@@ -73,49 +74,132 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
             ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8.
         trace: add a :mod:`datakit.perf.timeline` trace (stage "decode") to each element.
         training: ``False`` for validation: files in order, no shuffling, and
-            the ``"center"`` sampler unless another is asked.
-        sampler, clips_per_video: see :mod:`datakit.readers.video.sampling`
+            the ``"center"`` sampler (one clip per video) unless another is asked.
+        sampler, clips_per_video: see :mod:`datakit.readers.video.clip_sampling`
             (default ``"random"`` when training). On shards from
             ``write_video_shards`` a random clip depends on the video and the
             epoch only, so it is the clip the direct reader picks.
+        class_names: the label names, for shards whose manifest holds none
+            (those of ``write_video_records``); shards from
+            ``write_video_shards`` carry their own.
+        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
+            instead of clip_len, frame_step, sampler and clips_per_video (the
+            frame size and fps were fixed when the shards were written).
 
     Returns:
-        The dataset, with ``class_names`` (from the manifest; the synthetic
-        set's :data:`~datakit.readers.video.synthetic.CLASSES` otherwise).
+        The dataset, with ``class_names``: the manifest's, else the
+        ``class_names`` passed; otherwise using them raises a ``ValueError``
+        that says how to name the classes.
 
     Raises:
         TypeError: a count is not an int.
-        ValueError: a count is out of range.
+        ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
         RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
         InvalidArgumentError (while reading): a video shorter than a clip, or
             frames of another size than the first video's, naming the video.
     """
-    _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
-    sampler = sampler or ("random" if training else "center")
-    check_sampler(sampler, clip_len, frame_step, clips_per_video)
-    k, span = clips_per_video, clip_span(clip_len, frame_step)
-    raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                                 cycle_length=cycle_length, num_parallel_reads=cycle_length)
-    context_spec = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
-    source_spec = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
-    sequence_spec = {"frames": tf.string}  # one JPEG per step
-    # The frame size, for static shapes Keras can use. Peek with a reader of its own:
-    # iterating `raw` would use up the first shuffle of the file order.
+    opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
+                         clips_per_video=clips_per_video)
+    _check_shard_options(opts)
+    check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
+    meta = _video_set(directory)
+    names = _class_names(directory, meta, class_names)
+    sampler = opts.sampler_for(training)
+    k = opts.clips_for(sampler)
+    parse = _clip_parser(directory, opts, sampler, k, _frame_size_of(directory),
+                         per_video=meta is not None)
+
+    def stage(serialized, key):
+        d = parse(serialized, key)
+        return d if with_ids else (d["clip"], d["label"])
+
+    ds = _keyed_records(directory, seed=seed, training=training, cycle_length=cycle_length,
+                        per_video=meta is not None)
+    total = _record_count(directory)
+    if total is not None:  # the manifest's count tells fit() how many steps an epoch has
+        ds = ds.apply(tf.data.experimental.assert_cardinality(total))
+    ds = timeline.tag(ds).map(timeline.timed("decode", stage)) if trace else ds.map(stage)
+    if k > 1:
+        ds = ds.unbatch()
+        if total:
+            ds = ds.apply(tf.data.experimental.assert_cardinality(total * k))
+    ds = shuffle_and_batch(ds, batch_size, shuffle_buffer_size if training else 0, seed,
+                           drop_remainder, total * k if total else None)
+    ds.class_names = names
+    return ds
+
+
+def _check_shard_options(opts: VideoOptions) -> None:
+    fixed = [f for f in ("frame_size", "fps") if getattr(opts, f) is not None]
+    fixed += [f for f in ("crop_to_aspect_ratio", "pad_to_aspect_ratio") if getattr(opts, f)]
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)}: shards hold the frames as they were written; "
+                         "pass these to write_video_shards, not to clip_dataset")
+
+
+class _NoClassNames:
+    """The ``class_names`` of shards that carry none: any use raises, naming the fix."""
+
+    def __init__(self, directory):
+        self.directory = str(directory)
+
+    def _fail(self, *args):
+        raise ValueError(f"{self.directory}: these shards carry no class names "
+                         "(write_video_records does not store them); pass clip_dataset(..., "
+                         "class_names=[...]) in label order, or convert the videos with "
+                         "write_video_shards, which stores them")
+
+    __getitem__ = __iter__ = __len__ = __contains__ = _fail
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"<no class names in {self.directory}: pass clip_dataset(..., class_names=...)>"
+
+
+def _class_names(directory, meta: dict | None, class_names):
+    """The manifest's class names, else the caller's; never another set's."""
+    given = None if class_names is None else [str(c) for c in class_names]
+    if meta is None:
+        return _NoClassNames(directory) if given is None else given
+    if given is not None and given != list(meta["class_names"]):
+        raise ValueError(f"class_names={given}, but the shards of {directory} were written "
+                         f"with {meta['class_names']}: leave class_names out")
+    return list(meta["class_names"])
+
+
+def _frame_size_of(directory) -> tuple[int, int]:
+    """The first frame's size, for static shapes Keras can use.
+
+    Peeks with a reader of its own: iterating the pipeline's would use up the
+    first shuffle of the file order.
+    """
     first = next(iter(tfrecords.read_records(directory, check_manifest=False, verify=False)
                       .take(1)))
-    _, seq = tf_example.parse_sequence_example(first, context_spec, sequence_spec)
+    _, seq = tf_example.parse_sequence_example(first, _CONTEXT, _SEQUENCE)
     height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
-    meta = _video_set(directory)
-    per_video = meta is not None  # shards of your own videos: clips keyed by video
+    return height, width
+
+
+_CONTEXT = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
+_SOURCE = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
+_SEQUENCE = {"frames": tf.string}  # one JPEG per step
+
+
+def _clip_parser(directory, opts: VideoOptions, sampler: str, k: int, size, *, per_video: bool):
+    """``parse(serialized, key)``: one record's clip(s), decoding only the chosen JPEGs."""
+    clip_len, frame_step = opts.clip_len, opts.frame_step
+    span, (height, width) = clip_span(clip_len, frame_step), size
 
     def name_of(ctx):  # the video's file if the writer knew it, else its id
         by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]),
                                  f" of {directory}"])
         return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
 
-    def parse_clip(serialized, key):
-        ctx, seq = tf_example.parse_sequence_example(serialized, context_spec, sequence_spec)
-        ctx.update(tf.io.parse_single_sequence_example(serialized, source_spec)[0])
+    def parse(serialized, key):
+        ctx, seq = tf_example.parse_sequence_example(serialized, _CONTEXT, _SEQUENCE)
+        ctx.update(tf.io.parse_single_sequence_example(serialized, _SOURCE)[0])
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
         short = tf.debugging.Assert(n >= span, [
             name_of(ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs ({span} "
@@ -138,34 +222,26 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
              "start": frames[:, 0], "frames": frames}
         return d if k > 1 else {key_: v[0] for key_, v in d.items()}
 
-    def stage(serialized, r):
-        d = parse_clip(serialized, r)
-        return d if with_ids else (d["clip"], d["label"])
+    return parse
 
-    if per_video:  # one key per epoch, mixed with each video's id
-        ds = epoch_keys(seed).flat_map(
-            lambda e: raw.map(lambda s: (s, e)))
-    else:  # the synthetic shards: a random number per record, in reading order
-        ds = tf.data.Dataset.zip(raw, tf.data.Dataset.random(seed=seed,
-                                                             rerandomize_each_iteration=True))
-    total = None
-    try:  # the manifest's record count tells fit() how many steps an epoch has
-        total = tfrecords.read_manifest(directory)["records"]
-        ds = ds.apply(tf.data.experimental.assert_cardinality(total))
+
+def _keyed_records(directory, *, seed: int, training: bool, cycle_length: int,
+                   per_video: bool):
+    """The serialized records, each with the random key its clip is drawn with."""
+    raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
+                                 cycle_length=cycle_length, num_parallel_reads=cycle_length)
+    if per_video:  # one key per epoch, mixed with each video's id (as the direct reader)
+        return epoch_keys(seed).flat_map(lambda e: raw.map(lambda s: (s, e)))
+    # shards of write_video_records: a random number per record, in reading order
+    return tf.data.Dataset.zip(raw, tf.data.Dataset.random(seed=seed,
+                                                           rerandomize_each_iteration=True))
+
+
+def _record_count(directory) -> int | None:
+    try:
+        return tfrecords.read_manifest(directory)["records"]
     except (tfrecords.RecordFileError, OSError):  # no manifest
-        pass
-    if trace:
-        ds = timeline.tag(ds).map(timeline.timed("decode", stage))
-    else:
-        ds = ds.map(stage)
-    if k > 1:
-        ds = ds.unbatch()
-        if total:
-            ds = ds.apply(tf.data.experimental.assert_cardinality(total * k))
-    ds = _finish(ds, batch_size, shuffle_buffer_size if training else 0, seed, drop_remainder,
-                 total * k if total else None)
-    ds.class_names = list(meta["class_names"]) if per_video else list(CLASSES)
-    return ds
+        return None
 
 
 def _video_set(directory) -> dict | None:
@@ -178,64 +254,3 @@ def _video_set(directory) -> dict | None:
         if "videos" in s and "class_names" in s:
             return s
     return None
-
-
-def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
-                     drop_remainder: bool = False):
-    """Like :func:`clip_dataset`, from MP4 files decoded by PyAV, ``cycle_length`` at once.
-
-    Decoding has to run from the first frame up to the clip's last one (no
-    JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
-    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
-    interpreter hanging at exit.)
-
-    Args:
-        directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
-        clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
-            drop_remainder: as in :func:`clip_dataset` (``cycle_length``: files
-            decoded at once).
-
-    Raises:
-        TypeError: a count is not an int.
-        ValueError: a count is out of range, or no MP4 files are found.
-        InvalidArgumentError (while reading): a file that is damaged or shorter
-            than a clip, naming it.
-    """
-    _check_pipeline_args(clip_len, batch_size, shuffle_buffer_size, cycle_length)
-    release_iterators_at_exit()
-    paths, labels = list_mp4(directory)
-    height, width = read_mp4(paths[0], stop=1).shape[1:3]
-
-    def decode_clip(path, r):
-        path = path.decode()
-        try:
-            n = mp4_frame_count(path)
-            if n < clip_len:
-                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
-                                 "smaller clip_len or leave the video out")
-            start = int(r) % (n - clip_len + 1)
-            clip = read_mp4(path, start, start + clip_len)
-            if clip.shape != (clip_len, height, width, 3):
-                raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
-                                 f"expected {clip_len} of {(height, width, 3)}: the file is "
-                                 "damaged or its frames differ in size")
-        except Exception as e:  # noqa: BLE001 - reworded with the file's name
-            reason = str(e).replace(f"{path}: ", "")
-            raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
-                from None
-        return clip
-
-    def load(path, label, r):
-        clip = tf.numpy_function(decode_clip, [path, r], tf.uint8, stateful=False,
-                                 name="mp4_clip")
-        return tf.ensure_shape(clip, (clip_len, height, width, 3)), label
-
-    files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
-    files = files.shuffle(len(paths), seed=seed)
-    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
-                                              num_parallel_calls=cycle_length,
-                                              deterministic=True)
-    ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return _finish(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))

@@ -29,26 +29,14 @@ from tqdm.auto import tqdm
 from datakit.core import manifest
 from datakit.core.arguments import check_count, cpu_cores
 from datakit.core.atomic import atomic_file, temporary_path
-from datakit.core.errors import DataError
 from datakit.readers import tf_example
+from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.decoding import encode_jpegs, output_frames
 from datakit.readers.video.folders import check_split, list_videos, split_indices
 
 __all__ = ["PARTS", "write_video_shards"]
 
 PARTS = ".parts"
-
-
-def _frame_size(folder, frame_size):
-    if frame_size is not None:
-        return tuple(frame_size)
-    first = folder.infos[0]
-    for info in folder.infos:  # one shape per set: clips batch, and Keras needs it static
-        if (info.height, info.width) != (first.height, first.width):
-            raise DataError(info.path, f"frames are {info.height}x{info.width} but "
-                            f"{first.path} has {first.height}x{first.width}; pass frame_size="
-                            "(height, width) to resize every video to one size")
-    return None
 
 
 def _parts_folder(out: Path, options: dict) -> Path:
@@ -96,7 +84,8 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                        validation_split: float | None = None, seed: int = 0, class_names=None,
                        crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
                        quality: int = 90, num_shards: int = 4, processes: int | None = None,
-                       on_bad_file: str = "raise", progress: bool = True) -> dict:
+                       on_bad_file: str = "raise", progress: bool = True,
+                       options: VideoOptions | None = None) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
 
     Args:
@@ -111,11 +100,17 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
         processes: worker processes (default: the cores; 1: in this process).
         on_bad_file: ``"raise"`` or ``"skip"`` (counted in the result).
         progress: show a tqdm progress bar.
+        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
+            instead of frame_size, fps, crop_to_aspect_ratio and
+            pad_to_aspect_ratio (its clip settings are the reader's business).
 
     Returns:
         ``{"train": folder, "validation": folder or None, "class_names",
         "converted": n, "reused": n, "skipped": [(path, reason), ...]}``.
     """
+    opts = video_options(options, frame_size=frame_size, fps=fps,
+                         crop_to_aspect_ratio=crop_to_aspect_ratio,
+                         pad_to_aspect_ratio=pad_to_aspect_ratio)
     if not 1 <= check_count("quality", quality) <= 100:
         raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
     check_count("num_shards", num_shards)
@@ -123,9 +118,10 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     check_split(validation_split, "both" if validation_split is not None else None)
     out = Path(out)
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
-    size = _frame_size(folder, frame_size)
-    fit = dict(frame_size=size, crop_to_aspect_ratio=crop_to_aspect_ratio,
-               pad_to_aspect_ratio=pad_to_aspect_ratio)
+    size = opts.frame_size
+    if size is None:  # one shape per set: clips batch, and Keras needs it static
+        one_frame_size(folder.infos)
+    fit, fps = opts.fit, opts.fps
     options = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
                                                  for k, v in fit.items()})
     parts = _parts_folder(out, options)

@@ -61,14 +61,24 @@ class VideoInfo:
         return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
 
 
-def _open(path: str):
+#: What to do about a bad file, by when it is found. While the folder is listed
+#: (probed), ``on_bad_file='skip'`` leaves it out; once clips are read or a
+#: conversion runs, the listing is done and only the file itself can change.
+_WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
+_WHILE_READING = ("remove or re-encode the file and build the dataset again (a file that "
+                 "breaks after the folder was listed cannot be skipped)")
+_WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
+                    "already converted are kept)")
+
+
+def _open(path: str, fix: str = _WHEN_LISTED):
     import av
 
     try:
         return av.open(path)
     except (av.error.FFmpegError, OSError, UnicodeDecodeError) as e:
         raise DataError(path, f"not a video FFmpeg can open ({type(e).__name__}: {e}); "
-                        "remove the file or pass on_bad_file='skip'") from None
+                        f"{fix}") from None
 
 
 def probe(path: str | Path) -> VideoInfo:
@@ -171,7 +181,7 @@ def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.nd
     need = set(wanted.tolist())
     index = {p: k for k, p in enumerate(info.pts)}
     got: dict[int, np.ndarray] = {}
-    with _open(info.path) as container:
+    with _open(info.path, _WHILE_READING) as container:
         stream = container.streams.video[0]
         try:
             if seek and min(need) > 0:
@@ -185,13 +195,13 @@ def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.nd
                     break
         except av.error.FFmpegError as e:
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
-                            "remove it or pass on_bad_file='skip'") from None
+                            f"{_WHILE_READING}") from None
     missing = sorted(need - set(got))
     if missing and seek:  # a seek that landed past a frame wanted: decode from the start
         return decode_frames(info, wanted, seek=False, **fit)
     if missing:
         raise DataError(info.path, f"frames {missing[:5]} of {info.frames} could not be "
-                        "decoded (a truncated file?); remove it or pass on_bad_file='skip'")
+                        f"decoded (a truncated file?); {_WHILE_READING}")
     return np.stack([got[k] for k in wanted.tolist()])
 
 
@@ -210,7 +220,7 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     timeline = output_frames(info, fps)
     index = {p: k for k, p in enumerate(info.pts)}
     jpegs, j = [], 0
-    with _open(info.path) as container:
+    with _open(info.path, _WHILE_CONVERTING) as container:
         try:
             for frame in container.decode(container.streams.video[0]):
                 k = index.get(frame.pts)
@@ -224,8 +234,8 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
                     j += 1
         except av.error.FFmpegError as e:
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
-                            "remove it or pass on_bad_file='skip'") from None
+                            f"{_WHILE_CONVERTING}") from None
     if j < len(timeline):
         raise DataError(info.path, f"only {j} of {len(timeline)} frames decoded (a truncated "
-                        "file?); remove it or pass on_bad_file='skip'")
+                        f"file?); {_WHILE_CONVERTING}")
     return jpegs

@@ -4,8 +4,9 @@ Shaped like ``keras.utils.image_dataset_from_directory`` (same argument names
 where they apply, class folders in sorted order, ``class_names`` on the
 dataset), plus what video needs: ``clip_len``, ``frame_step``, ``fps``
 (resampled by timestamps), ``frame_size``, and a clip ``sampler``
-(:mod:`datakit.readers.video.sampling`, the one :func:`~datakit.readers.video.clips.clip_dataset`
-uses on converted shards, so both paths pick the same frames).
+(:mod:`datakit.readers.video.clip_sampling`, the one
+:func:`~datakit.readers.video.clips.clip_dataset` uses on converted shards, so
+both paths pick the same frames).
 
 The pipeline: video list -> shuffle (training) -> each video's frame indices
 (the sampler, a new seeded key per epoch) -> ``map`` a ``tf.numpy_function``
@@ -17,37 +18,24 @@ of one on 2 cores, ``benchmarks/RESULTS_video_files.md``) -> batch -> prefetch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
 from datakit.core.errors import DataError
-from datakit.readers.video.decoding import decode_frames, output_frames
-from datakit.readers.video.exit_guard import release_iterators_at_exit
-from datakit.readers.video.folders import check_split, list_videos, split_indices
-from datakit.readers.video.sampling import (
-    check_sampler,
+from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
+from datakit.readers.video.clip_sampling import (
     clip_frames,
     clip_span,
     epoch_keys,
     video_key,
 )
+from datakit.readers.video.decoding import decode_frames, output_frames
+from datakit.readers.video.exit_guard import release_iterators_at_exit
+from datakit.readers.video.folders import check_split, list_videos, split_indices
 
 __all__ = ["video_dataset_from_directory"]
-
-
-def _frame_shape(folder, idx, frame_size) -> tuple[int, int]:
-    if frame_size is not None:
-        if len(frame_size) != 2 or not all(isinstance(s, int) and s > 0 for s in frame_size):
-            raise ValueError(f"frame_size={frame_size!r}: pass (height, width), two ints > 0")
-        return tuple(frame_size)
-    first = folder.infos[idx[0]]
-    for i in idx:
-        info = folder.infos[i]
-        if (info.height, info.width) != (first.height, first.width):
-            raise DataError(info.path, f"frames are {info.height}x{info.width} but "
-                            f"{first.path} has {first.height}x{first.width}; pass frame_size="
-                            "(height, width) to resize every video to one size")
-    return first.height, first.width
 
 
 def video_dataset_from_directory(
@@ -57,7 +45,7 @@ def video_dataset_from_directory(
         seed: int = 0, validation_split: float | None = None, subset: str | None = None,
         crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
         num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
-        with_ids: bool = False, verbose: bool = True):
+        with_ids: bool = False, verbose: bool = True, options: VideoOptions | None = None):
     """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
 
     Args:
@@ -84,6 +72,8 @@ def video_dataset_from_directory(
             listed in the dataset's ``skipped``: ``(path, reason)`` pairs).
         with_ids: elements are dicts with ``clip``, ``label``, ``video`` (the
             index in the sorted listing) and ``frames`` (the indices chosen).
+        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
+            instead of its keywords (clip_len to clips_per_video, crop or pad).
 
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
@@ -94,40 +84,47 @@ def video_dataset_from_directory(
             shorter than a clip, an empty class folder, no videos at all.
         TypeError, ValueError: a bad argument.
     """
+    opts = video_options(options, clip_len=clip_len, frame_step=frame_step, fps=fps,
+                         frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
+                         pad_to_aspect_ratio=pad_to_aspect_ratio, sampler=sampler,
+                         clips_per_video=clips_per_video)
     if labels not in ("inferred", None):
         raise ValueError(f"labels={labels!r}: pass 'inferred' (from the class folders) or None")
     check_count("batch_size", batch_size)
     check_count("num_parallel_calls", num_parallel_calls, none=True)
     check_split(validation_split, subset)
-    if crop_to_aspect_ratio and pad_to_aspect_ratio:
-        raise ValueError("pass crop_to_aspect_ratio or pad_to_aspect_ratio, not both")
-    if fps is not None and not (isinstance(fps, (int, float)) and fps > 0):
-        raise ValueError(f"fps={fps!r}: pass a frame rate > 0, or None for the file's own")
-    for s in {sampler or "random", sampler or "center"}:
-        check_sampler(s, clip_len, frame_step, clips_per_video if s != "center" else 1)
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
     train, val = split_indices(len(folder.infos), validation_split, seed)
     if verbose:
         print(f"Found {len(folder.infos)} videos belonging to {len(folder.class_names)} classes"
               + (f" ({len(folder.skipped)} bad files skipped)." if folder.skipped else "."))
-    common = dict(batch_size=batch_size, clip_len=clip_len, frame_size=frame_size, fps=fps,
-                  frame_step=frame_step, clips_per_video=clips_per_video, seed=seed,
-                  crop_to_aspect_ratio=crop_to_aspect_ratio, with_labels=labels is not None,
-                  pad_to_aspect_ratio=pad_to_aspect_ratio, seek=seek, with_ids=with_ids,
-                  num_parallel_calls=num_parallel_calls or cpu_cores(), on_bad_file=on_bad_file)
+    read = _Reading(opts, batch_size=batch_size, seed=seed, seek=seek, with_ids=with_ids,
+                    with_labels=labels is not None, on_bad_file=on_bad_file,
+                    num_parallel_calls=num_parallel_calls or cpu_cores())
     if subset is None:
-        return _subset(folder, sorted(train), shuffle=shuffle, sampler=sampler or "random",
-                       **common)
-    made = {"training": lambda: _subset(folder, train, shuffle=shuffle,
-                                        sampler=sampler or "random", **common),
-            "validation": lambda: _subset(folder, val, shuffle=False,
-                                          sampler=sampler or "center", **common)}
+        return _subset(folder, sorted(train), read, training=True, shuffle=shuffle)
+    made = {"training": lambda: _subset(folder, train, read, training=True, shuffle=shuffle),
+            "validation": lambda: _subset(folder, val, read, training=False, shuffle=False)}
     if verbose and subset in ("training", "validation"):
         print(f"Using {len(train if subset == 'training' else val)} videos for {subset}.")
     if subset == "both":
         return made["training"](), made["validation"]()
     return made[subset]()
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How a subset is read: the checked clip options and the reader's own settings."""
+
+    options: VideoOptions
+    batch_size: int
+    seed: int
+    seek: bool
+    with_ids: bool
+    with_labels: bool
+    on_bad_file: str
+    num_parallel_calls: int
 
 
 def _keep_long_enough(folder, idx, span, fps, on_bad_file):
@@ -150,19 +147,18 @@ def _keep_long_enough(folder, idx, span, fps, on_bad_file):
     return kept, timelines
 
 
-def _subset(folder, idx, *, batch_size, clip_len, frame_size, fps, frame_step, clips_per_video,
-            seed, crop_to_aspect_ratio, pad_to_aspect_ratio, seek, with_ids, with_labels,
-            num_parallel_calls, on_bad_file, shuffle, sampler):
-    k = 1 if sampler == "center" else clips_per_video
-    idx, timelines = _keep_long_enough(folder, list(idx), clip_span(clip_len, frame_step), fps,
-                                       on_bad_file)
-    height, width = _frame_shape(folder, idx, frame_size)
-    fit = dict(frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
-               pad_to_aspect_ratio=pad_to_aspect_ratio)
+def _subset(folder, idx, read: _Reading, *, training: bool, shuffle: bool):
+    opts = read.options
+    sampler = opts.sampler_for(training)
+    k, clip_len, seed = opts.clips_for(sampler), opts.clip_len, read.seed
+    idx, timelines = _keep_long_enough(folder, list(idx), clip_span(clip_len, opts.frame_step),
+                                       opts.fps, read.on_bad_file)
+    height, width = opts.frame_size or one_frame_size([folder.infos[i] for i in idx])
+    fit = opts.fit
 
     def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
         clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
-                              seek=seek, **fit)
+                              seek=read.seek, **fit)
         return clips.reshape(k, clip_len, height, width, 3)
 
     videos = tf.data.Dataset.from_tensor_slices((
@@ -174,7 +170,7 @@ def _subset(folder, idx, *, batch_size, clip_len, frame_size, fps, frame_step, c
     def choose(epoch_key):
         def frames_of(i, label, n):
             key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
-            return i, label, clip_frames(n, key, clip_len, frame_step=frame_step,
+            return i, label, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
                                          sampler=sampler, clips_per_video=k)
         return videos.map(frames_of)
 
@@ -186,13 +182,13 @@ def _subset(folder, idx, *, batch_size, clip_len, frame_size, fps, frame_step, c
         return {"clip": clips, "label": tf.fill([k], label), "video": tf.fill([k], i),
                 "frames": frames}
 
-    ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=True).unbatch()
+    ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
     if shuffle and k > 1:  # one video's clips come out together: spread them
-        ds = ds.shuffle(check_shuffle_buffer(k * batch_size, len(idx) * k), seed=seed)
-    if not with_ids:
-        ds = ds.map(lambda d: (d["clip"], d["label"]) if with_labels else d["clip"])
-    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+        ds = ds.shuffle(check_shuffle_buffer(k * read.batch_size, len(idx) * k), seed=seed)
+    if not read.with_ids:
+        ds = ds.map(lambda d: (d["clip"], d["label"]) if read.with_labels else d["clip"])
+    ds = ds.batch(read.batch_size).prefetch(tf.data.AUTOTUNE)
     ds.class_names = list(folder.class_names)
     ds.file_paths = [folder.infos[i].path for i in idx]
     ds.skipped = list(folder.skipped)

@@ -4,7 +4,7 @@
 VP9, HEVC, MJPEG) into any container, at a fractional or variable frame
 rate, with a silent audio track or a display rotation (as a phone writes
 it). :func:`make_video_folder` writes the synthetic moving squares
-(:mod:`datakit.readers.video.synthetic`) as a class-folder set that mixes all of
+(:mod:`datakit.readers.video.moving_squares`) as a class-folder set that mixes all of
 these, the set a learner's own videos look like.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.atomic import atomic_file
-from datakit.readers.video.synthetic import CLASSES, make_video
+from datakit.readers.video.moving_squares import CLASSES, make_video
 
 __all__ = ["CODECS", "write_video", "make_video_folder"]
 
@@ -64,15 +64,22 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
                 frame.pts, frame.time_base = round(frame_times[t] * 1000), Fraction(1, 1000)
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
-        if sound is not None:  # silence, in frames of the encoder's own size
-            size = sound.codec_context.frame_size or 1024
-            for k in range(max(1, int(8000 * len(frames) / float(fps)) // size)):
-                chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32),
-                                                   format="fltp", layout="mono")
-                chunk.sample_rate, chunk.pts = 8000, k * size
-                out.mux(sound.encode(chunk))
-            out.mux(sound.encode())
+        if sound is not None:
+            _write_silence(out, sound, seconds=len(frames) / float(fps))
     return path
+
+
+def _write_silence(out, sound, seconds: float) -> None:
+    """``seconds`` of silence on the audio stream ``sound``, in frames of the encoder's size."""
+    import av
+
+    size = sound.codec_context.frame_size or 1024
+    for k in range(max(1, int(8000 * seconds) // size)):
+        chunk = av.AudioFrame.from_ndarray(np.zeros((1, size), np.float32), format="fltp",
+                                           layout="mono")
+        chunk.sample_rate, chunk.pts = 8000, k * size
+        out.mux(sound.encode(chunk))
+    out.mux(sound.encode())
 
 
 def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_frames: int = 30,

@@ -56,13 +56,8 @@ def _class_folders(directory: Path, class_names) -> list[str]:
     return list(class_names)
 
 
-def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
-                workers: int | None = None) -> VideoFolder:
-    """Every video of ``directory/<class>/``, sorted, probed (``workers`` files at a time)."""
-    if on_bad_file not in ("raise", "skip"):
-        raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
-    directory = Path(directory)
-    names = _class_folders(directory, class_names)
+def _class_files(directory: Path, names: list[str], on_bad_file: str):
+    """The video files of each class folder, sorted, their labels, and the empty folders."""
     paths, labels, skipped = [], [], []
     for label, name in enumerate(names):
         files = sorted(p for p in (directory / name).iterdir()
@@ -75,6 +70,17 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
             skipped.append((str(directory / name), reason))
         paths += [str(p) for p in files]
         labels += [label] * len(files)
+    return paths, labels, skipped
+
+
+def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
+                workers: int | None = None) -> VideoFolder:
+    """Every video of ``directory/<class>/``, sorted, probed (``workers`` files at a time)."""
+    if on_bad_file not in ("raise", "skip"):
+        raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    directory = Path(directory)
+    names = _class_folders(directory, class_names)
+    paths, labels, skipped = _class_files(directory, names, on_bad_file)
 
     def probe_or_reason(path):
         try:

@@ -25,6 +25,7 @@ import numpy as np
 
 from datakit import plotting
 from datakit.perf.memory import rss_bytes
+from datakit.readers.video.clip_sampling import random_starts
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 __all__ = ["InMemoryVideos", "load_videos_in_memory", "plot_memory_vs_data"]
@@ -57,7 +58,7 @@ class InMemoryVideos:
                              f"{self.lengths.min()} (the shortest video's frames).")
         rng = rng if rng is not None else np.random.default_rng(seed)
         idx = rng.integers(len(self.labels), size=batch_size)
-        offs = rng.integers(0, self.lengths[idx] - clip_len + 1)
+        offs = random_starts(rng, self.lengths[idx], clip_len)
         starts = self.starts[idx] + offs
         clips = self.frames[starts[:, None] + np.arange(clip_len)]
         return clips, self.labels[idx]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.atomic import atomic_file
-from datakit.readers.video.synthetic import CLASSES
+from datakit.readers.video.moving_squares import CLASSES
 
 __all__ = ["write_mp4", "read_mp4", "mp4_frame_count", "write_mp4_videos", "list_mp4"]
 

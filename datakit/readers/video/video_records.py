@@ -11,8 +11,16 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.readers import tf_example, tfrecords
+from datakit.readers.video.clip_options import check_one_frame_size
 
 __all__ = ["write_video_records"]
+
+_RESIZE_FRAMES = ("resize the frames to one size (for video files: "
+                  "write_video_shards(frame_size=(height, width)))")
+
+
+def _name(v) -> str:
+    return f"{v.source} (video id {v.id})" if v.source else f"video id {v.id}"
 
 
 def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
@@ -29,8 +37,9 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
         overwrite: replace shards already in ``directory``.
 
     Raises:
-        ValueError: a bad ``quality`` (or writer argument), or a video whose
-            frames are another size than the first's (named; nothing is written).
+        ValueError: a bad ``quality`` (or writer argument).
+        DataError: a video whose frames are another size than the first's
+            (named; nothing is written).
         FileExistsError: ``directory`` already holds shards and ``overwrite`` is false.
     """
     if not 1 <= quality <= 100:
@@ -40,14 +49,11 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
         input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
     with tfrecords.ShardWriter(directory, prefix="videos", num_shards=num_shards,
                              compression=compression, overwrite=overwrite) as writer:
-        shape = None
+        first = None
         for v in videos:
-            shape = shape or v.frames.shape[1:]
-            if v.frames.shape[1:] != shape:  # clips are batched: one frame size per set
-                where = f"{v.source} (video id {v.id})" if v.source else f"video id {v.id}"
-                raise ValueError(f"{where}: frames of shape {v.frames.shape[1:]}, but the first "
-                                 f"video's are {shape}; resize the frames to one size (for "
-                                 "video files: write_video_shards(frame_size=(height, width)))")
+            first = first or v
+            check_one_frame_size(_name(v), v.frames.shape[1:3], _name(first),  # clips batch
+                                 first.frames.shape[1:3], fix=_RESIZE_FRAMES)
             jpegs = list(encode(v.frames).numpy())
             context = {"id": v.id, "label": v.label, "length": len(v.frames)}
             if v.source:

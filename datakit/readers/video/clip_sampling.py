@@ -20,15 +20,27 @@ PyTorchVideo, torchcodec and TF Model Garden name them:
 A random clip's key is :func:`video_key` of the epoch's key and the video's
 index, so the same video gets the same clip on both paths, whatever order
 the files are read in.
+
+The baselines that decode in NumPy use the same rule without TensorFlow:
+:func:`random_start` is ``clip_frames``' one random clip for a key (the MP4
+baseline), and :func:`random_starts` draws the starts from a NumPy generator
+(the all-in-memory baseline):
+
+>>> random_start(12345, 40, 8, frame_step=3), clip_span(8, 3)
+(14, 22)
+>>> random_starts(np.random.default_rng(0), np.array([10, 4]), 4).tolist()
+[5, 0]
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
 
-__all__ = ["SAMPLERS", "check_sampler", "clip_span", "clip_frames", "epoch_keys", "video_key"]
+__all__ = ["SAMPLERS", "check_sampler", "clip_span", "clip_frames", "epoch_keys", "video_key",
+           "random_start", "random_starts"]
 
 SAMPLERS = ("random", "uniform", "center")
 
@@ -84,3 +96,14 @@ def video_key(epoch_key, index):
     seed = tf.stack([tf.cast(epoch_key, tf.int64), tf.cast(index, tf.int64)])
     return tf.random.stateless_uniform([], seed=seed, minval=0, maxval=tf.int64.max,
                                        dtype=tf.int64)
+
+
+def random_start(key: int, n_frames: int, clip_len: int, frame_step: int = 1) -> int:
+    """The first frame of ``clip_frames``' one ``"random"`` clip for ``key``, in plain Python."""
+    return int(key) % (n_frames - clip_span(clip_len, frame_step) + 1)
+
+
+def random_starts(rng: np.random.Generator, n_frames, clip_len: int,
+                  frame_step: int = 1) -> np.ndarray:
+    """One random first frame per video of ``n_frames`` frames, drawn from ``rng``."""
+    return rng.integers(0, np.asarray(n_frames) - clip_span(clip_len, frame_step) + 1)

@@ -1,0 +1,161 @@
+"""``VideoOptions``: what every video entry point is asked about its clips and frames, checked once.
+
+:func:`~datakit.readers.video.directory.video_dataset_from_directory`,
+:func:`~datakit.readers.video.convert.write_video_shards` and
+:func:`~datakit.readers.video.clips.clip_dataset` take these as keywords (or
+as ``options=VideoOptions(...)``) and build one object from them, so a bad
+value is refused before any file is opened, with the same message whichever
+entry point was called:
+
+>>> VideoOptions(clip_len=8, frame_size=(32, 32), fps=25)  # doctest: +NORMALIZE_WHITESPACE
+VideoOptions(clip_len=8, frame_step=1, fps=25, frame_size=(32, 32), crop_to_aspect_ratio=False,
+             pad_to_aspect_ratio=False, sampler=None, clips_per_video=1)
+>>> VideoOptions(frame_size=(32, 0))
+Traceback (most recent call last):
+    ...
+ValueError: frame_size=(32, 0): pass (height, width), two ints > 0
+>>> VideoOptions(fps=0)
+Traceback (most recent call last):
+    ...
+ValueError: fps=0: pass a frame rate > 0, or None for the file's own
+
+``sampler=None`` means ``"random"`` when training and ``"center"`` (one clip
+per video) for validation (see :mod:`datakit.readers.video.clip_sampling`):
+
+>>> opts = VideoOptions(clips_per_video=4)
+>>> opts.sampler_for(training=True), opts.clips_for("random"), opts.clips_for("center")
+('random', 4, 1)
+
+The one frame-size rule lives here too: the frames of a set share one size
+(clips are batched, and Keras needs a static shape), or ``frame_size`` resizes
+them to one (:func:`check_one_frame_size`, :func:`one_frame_size`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from datakit.core.errors import DataError
+from datakit.readers.video.clip_sampling import check_sampler
+
+__all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
+           "RESIZE_FIX"]
+
+#: How to make a set's frames one size, as every message about sizes says it.
+RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
+
+
+@dataclass(frozen=True)
+class VideoOptions:
+    """Clip length, step, frame rate, frame size, crop or pad, sampler and clips per video.
+
+    Attributes:
+        clip_len: frames per clip; frame_step: frames between a clip's frames.
+        fps: the frame rate clips are sampled at (by timestamps); ``None``: the file's.
+        frame_size: ``(height, width)`` to resize to; ``None``: the videos' own
+            (which must then all be one size).
+        crop_to_aspect_ratio, pad_to_aspect_ratio: as in Keras, instead of stretching.
+        sampler: ``"random"``, ``"uniform"``, ``"center"``, or ``None`` (the
+            default for training or validation).
+        clips_per_video: clips per video per epoch (one for ``"center"``).
+    """
+
+    clip_len: int = 16
+    frame_step: int = 1
+    fps: float | None = None
+    frame_size: tuple[int, int] | None = None
+    crop_to_aspect_ratio: bool = False
+    pad_to_aspect_ratio: bool = False
+    sampler: str | None = None
+    clips_per_video: int = 1
+
+    def __post_init__(self):
+        if self.frame_size is not None:
+            object.__setattr__(self, "frame_size", _check_frame_size(self.frame_size))
+        _check_fps(self.fps)
+        for name in ("crop_to_aspect_ratio", "pad_to_aspect_ratio"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.crop_to_aspect_ratio and self.pad_to_aspect_ratio:
+            raise ValueError("pass crop_to_aspect_ratio or pad_to_aspect_ratio, not both")
+        for sampler in {self.sampler or "random", self.sampler or "center"}:
+            check_sampler(sampler, self.clip_len, self.frame_step,
+                          self.clips_for(sampler) if self.sampler is None else
+                          self.clips_per_video)
+
+    def sampler_for(self, training: bool) -> str:
+        """The sampler asked for, else ``"random"`` to train and ``"center"`` to validate."""
+        return self.sampler or ("random" if training else "center")
+
+    def clips_for(self, sampler: str) -> int:
+        """Clips per video with ``sampler`` (``"center"`` takes one)."""
+        return 1 if sampler == "center" else self.clips_per_video
+
+    @property
+    def fit(self) -> dict:
+        """The resizing keywords of :func:`~datakit.readers.video.decoding.fit_frame`."""
+        return dict(frame_size=self.frame_size, crop_to_aspect_ratio=self.crop_to_aspect_ratio,
+                    pad_to_aspect_ratio=self.pad_to_aspect_ratio)
+
+
+def _check_frame_size(frame_size) -> tuple[int, int]:
+    message = f"frame_size={frame_size!r}: pass (height, width), two ints > 0"
+    if not isinstance(frame_size, (tuple, list)):
+        raise TypeError(message)
+    if len(frame_size) != 2:
+        raise ValueError(message)
+    for s in frame_size:
+        if isinstance(s, bool) or not isinstance(s, int):
+            raise TypeError(message)
+        if s <= 0:
+            raise ValueError(message)
+    return (int(frame_size[0]), int(frame_size[1]))
+
+
+def _check_fps(fps) -> None:
+    if fps is None:
+        return
+    message = f"fps={fps!r}: pass a frame rate > 0, or None for the file's own"
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)):
+        raise TypeError(message)
+    if not (math.isfinite(fps) and fps > 0):
+        raise ValueError(message)
+
+
+def video_options(options: VideoOptions | None, **keywords) -> VideoOptions:
+    """The options of a call: ``options`` if given (then no keyword may differ from its
+    default), else a :class:`VideoOptions` built, and so checked, from the keywords."""
+    if options is None:
+        return VideoOptions(**keywords)
+    if not isinstance(options, VideoOptions):
+        raise TypeError(f"options must be a VideoOptions, got {type(options).__name__}")
+    defaults = {f.name: f.default for f in fields(VideoOptions)}
+    both = sorted(k for k, v in keywords.items() if v != defaults[k])
+    if both:
+        raise ValueError(f"{', '.join(both)} passed both as keywords and in options=: pass "
+                         "each once (in options=VideoOptions(...) or as a keyword)")
+    return options
+
+
+def check_one_frame_size(path, size, first_path, first_size, *, fix: str = RESIZE_FIX) -> None:
+    """The one frame-size rule: frames of ``size`` beside a set whose first video
+    (``first_path``) has ``first_size``; a :class:`DataError` naming ``path`` and the fix.
+
+    >>> check_one_frame_size("b.mp4", (64, 64), "a.mp4", (32, 32))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    datakit.core.errors.DataError: b.mp4: frames are 64x64 but a.mp4 has 32x32; pass frame_size...
+    """
+    if tuple(size) != tuple(first_size):
+        raise DataError(path, f"frames are {size[0]}x{size[1]} but {first_path} has "
+                        f"{first_size[0]}x{first_size[1]}; {fix}")
+
+
+def one_frame_size(infos) -> tuple[int, int]:
+    """The one ``(height, width)`` of the probed videos ``infos`` (:func:`check_one_frame_size`)."""
+    first = infos[0]
+    for info in infos:
+        check_one_frame_size(info.path, (info.height, info.width), first.path,
+                             (first.height, first.width))
+    return first.height, first.width

@@ -1,0 +1,85 @@
+"""The MP4 baseline: clips decoded from MP4 files by PyAV, from the first frame, inside ``tf.data``.
+
+:func:`mp4_clip_dataset` reads the synthetic set's MP4 folders (written by
+:func:`datakit.readers.video.mp4.write_mp4_videos`) and decodes each clip from
+the file's first frame, the cost :func:`~datakit.readers.video.clips.clip_dataset`
+avoids by decoding only the JPEGs of a clip's frames. For your own videos
+(any codec, seeking to the keyframe before a clip) use
+:func:`~datakit.readers.video.directory.video_dataset_from_directory`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tensorflow as tf
+
+from datakit.readers.video.clip_options import video_options
+from datakit.readers.video.clip_sampling import random_start
+from datakit.readers.video.clips import check_pipeline_args, shuffle_and_batch
+from datakit.readers.video.exit_guard import release_iterators_at_exit
+from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+
+__all__ = ["mp4_clip_dataset"]
+
+
+def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
+                     shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
+                     drop_remainder: bool = False):
+    """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
+
+    Decoding has to run from the first frame up to the clip's last one (no
+    JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
+    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
+    interpreter hanging at exit.)
+
+    Args:
+        directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
+        clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
+            drop_remainder: as in :func:`clip_dataset` (``cycle_length``: files
+            decoded at once).
+
+    Raises:
+        TypeError: a count is not an int.
+        ValueError: a count is out of range, or no MP4 files are found.
+        InvalidArgumentError (while reading): a file that is damaged or shorter
+            than a clip, naming it.
+    """
+    video_options(None, clip_len=clip_len)
+    check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
+    release_iterators_at_exit()
+    paths, labels = list_mp4(directory)
+    height, width = read_mp4(paths[0], stop=1).shape[1:3]
+
+    def decode_clip(path, r):
+        path = path.decode()
+        try:
+            n = mp4_frame_count(path)
+            if n < clip_len:
+                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
+                                 "smaller clip_len or leave the video out")
+            start = random_start(r, n, clip_len)
+            clip = read_mp4(path, start, start + clip_len)
+            if clip.shape != (clip_len, height, width, 3):
+                raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
+                                 f"expected {clip_len} of {(height, width, 3)}: the file is "
+                                 "damaged or its frames differ in size")
+        except Exception as e:  # noqa: BLE001 - reworded with the file's name
+            reason = str(e).replace(f"{path}: ", "")
+            raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
+                from None
+        return clip
+
+    def load(path, label, r):
+        clip = tf.numpy_function(decode_clip, [path, r], tf.uint8, stateful=False,
+                                 name="mp4_clip")
+        return tf.ensure_shape(clip, (clip_len, height, width, 3)), label
+
+    files = tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int64)))
+    files = files.shuffle(len(paths), seed=seed)
+    rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
+                                              num_parallel_calls=cycle_length,
+                                              deterministic=True)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
+    return shuffle_and_batch(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))

@@ -1,0 +1,114 @@
+"""One ``VideoOptions`` for every video entry point: a bad option refused before any file is opened.
+
+Every folder handed to the entry points here is broken (a "video" that is
+text, a "shard" that is not a TFRecord): had an entry point opened a file
+before checking its arguments, the error would be a ``DataError`` or a record
+error about that file, not the argument's message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from datakit.readers import video
+from datakit.readers.video.clip_options import VideoOptions
+
+#: (option, bad value): each refused by VideoOptions itself.
+BAD = [
+    ("clip_len", 0), ("clip_len", 2.0), ("frame_step", 0), ("frame_step", "2"),
+    ("fps", 0), ("fps", -3.5), ("fps", "25"), ("fps", float("nan")),
+    ("frame_size", (32,)), ("frame_size", (32, 0)), ("frame_size", (32.0, 32)),
+    ("frame_size", 32), ("crop_to_aspect_ratio", "yes"), ("pad_to_aspect_ratio", 1),
+    ("sampler", "middle"), ("clips_per_video", 0), ("clips_per_video", 1.5),
+]
+
+#: The options each entry point takes as keywords.
+TAKES = {
+    "video_dataset_from_directory": {"clip_len", "frame_step", "fps", "frame_size",
+                                     "crop_to_aspect_ratio", "pad_to_aspect_ratio", "sampler",
+                                     "clips_per_video"},
+    "write_video_shards": {"fps", "frame_size", "crop_to_aspect_ratio", "pad_to_aspect_ratio"},
+    "clip_dataset": {"clip_len", "frame_step", "sampler", "clips_per_video"},
+}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    """A class folder of files that fail to probe, and a folder of shards that fail to read."""
+    d = tmp_path_factory.mktemp("broken")
+    (d / "videos" / "cats").mkdir(parents=True)
+    (d / "videos" / "cats" / "a.mp4").write_text("not a video")
+    (d / "shards").mkdir()
+    (d / "shards" / "videos-00000-of-00001.tfrecord").write_text("not a record")
+    return d
+
+
+def _call(name, broken, tmp_path, **kw):
+    if name == "video_dataset_from_directory":
+        return video.video_dataset_from_directory(broken / "videos", verbose=False, **kw)
+    if name == "write_video_shards":
+        return video.write_video_shards(broken / "videos", tmp_path / "out", processes=1,
+                                        progress=False, **kw)
+    return video.clip_dataset(broken / "shards", **kw)
+
+
+def _error(call):
+    with pytest.raises((TypeError, ValueError)) as e:
+        call()
+    return type(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("option, bad", BAD, ids=[f"{o}={b!r}" for o, b in BAD])
+def test_each_entry_point_refuses_a_bad_option_first_with_the_same_message(option, bad, broken,
+                                                                           tmp_path):
+    want = _error(lambda: VideoOptions(**{option: bad}))
+    for name, takes in TAKES.items():
+        if option in takes:
+            got = _error(lambda n=name: _call(n, broken, tmp_path, **{option: bad}))
+            assert got == want, name
+        got = _error(lambda n=name: _call(n, broken, tmp_path,
+                                          options=VideoOptions(**{option: bad})))
+        assert got == want, name  # (VideoOptions refuses it before the call)
+
+
+def test_rules_between_options_are_refused_by_every_entry_point(broken, tmp_path):
+    both = dict(crop_to_aspect_ratio=True, pad_to_aspect_ratio=True)
+    center = dict(sampler="center", clips_per_video=3)
+    for kw, entry_points in [(both, ("video_dataset_from_directory", "write_video_shards")),
+                             (center, ("video_dataset_from_directory", "clip_dataset"))]:
+        want = _error(lambda kw=kw: VideoOptions(**kw))
+        for name in entry_points:
+            assert _error(lambda n=name, kw=kw: _call(n, broken, tmp_path, **kw)) == want, name
+
+
+def test_options_or_keywords_not_both(broken, tmp_path):
+    keyword = {"video_dataset_from_directory": {"frame_step": 2},
+               "write_video_shards": {"fps": 10}, "clip_dataset": {"clip_len": 4}}
+    for name, kw in keyword.items():
+        with pytest.raises(ValueError, match="both as keywords and in options="):
+            _call(name, broken, tmp_path, options=VideoOptions(clip_len=4), **kw)
+        with pytest.raises(TypeError, match="VideoOptions"):
+            _call(name, broken, tmp_path, options={"clip_len": 4})
+
+
+def test_shards_keep_the_frames_they_were_written_with(broken):
+    with pytest.raises(ValueError, match="pass these to write_video_shards"):
+        video.clip_dataset(broken / "shards", options=VideoOptions(frame_size=(8, 8), fps=5))
+
+
+def test_good_options_reach_the_files(broken, tmp_path):
+    from datakit.core.errors import DataError
+
+    with pytest.raises(DataError, match="FFmpeg can open"):  # now the broken file is opened
+        _call("video_dataset_from_directory", broken, tmp_path, clip_len=4, frame_size=(8, 8))
+    with pytest.raises(DataError, match="FFmpeg can open"):
+        _call("write_video_shards", broken, tmp_path, options=VideoOptions(fps=10))
+
+
+def test_options_are_frozen_and_normalized():
+    opts = VideoOptions(frame_size=[24, 32])
+    assert opts.frame_size == (24, 32)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.clip_len = 4  # type: ignore[misc]
