@@ -116,6 +116,30 @@ attempt("video",
         lambda: video.write_video_shards(os.path.join(videos, "many"), os.path.join(vdisk, "v"),
                                          **convert),
         os.path.join(vdisk, "v", "train"))
+# the reader's cache (Dataset.cache, written by TensorFlow): a full disk is said by TensorFlow,
+# naming the file, and the half-written cache is gone; a finished cache beside it is kept
+import tensorflow as tf
+from datakit.readers import csv_files as dc
+src, cache = os.path.join(videos, "csv"), os.path.join(disk, "cache")
+def cached(rows):
+    paths = write_shards({"x": np.arange(rows * 1.0), "y": np.arange(rows * 1.0)},
+                         os.path.join(src, str(rows)), num_shards=2)
+    return dc.csv_reader_dataset(paths, stats=dc.column_stats(paths), label="y", parse="arrow",
+                                 batch_size=100, cache=cache)
+def listing():
+    return {f: open(os.path.join(cache, f), "rb").read() for f in sorted(os.listdir(cache))}
+def labels(ds):
+    return sorted(y for b in ds for y in b[1].numpy().tolist())
+small_cache = labels(cached(10))
+before = listing()
+try:
+    for _ in cached(40_000):
+        pass
+    out["cache"] = {"error": None}
+except tf.errors.ResourceExhaustedError as e:
+    out["cache"] = {"error": str(e), "left": sorted(os.listdir(cache)),
+                    "kept": listing() == before and labels(cached(10)) == small_cache
+                    and listing() == before}
 print(json.dumps(out))
 """
 
@@ -146,3 +170,6 @@ def test_a_full_disk_is_named_and_its_temporary_files_are_removed(tmp_path):
         assert "temporary file(s) of this write removed" in got["error"]
         assert not [f for f in got["left"] if atomic.is_temporary(f)], (name, got["left"])
         assert got["kept"], (name, got)  # the previous set: still listed, whole and unchanged
+    got = out["cache"]  # TensorFlow's words, naming the cache file; nothing of it is left
+    assert "No space left on device" in got["error"] and str(disk / "cache") in got["error"]
+    assert got["kept"] and len(got["left"]) == 2, got  # the finished cache: .index and .data
