@@ -129,15 +129,20 @@ class Staging:
     def __enter__(self) -> Staging:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def discard(self, error: BaseException | None = None) -> BaseException | None:
+        """Delete every temporary file of this stage still there; the error to raise for
+        ``error`` (a full disk said so, naming the folder; any other error as it is)."""
         removed = 0
         for tmp in self.made:  # after a switch they were renamed: nothing is left to remove
             with contextlib.suppress(FileNotFoundError):
                 Path(tmp).unlink()
                 removed += 1
-        full = None if exc is None else disk_full(exc, self.folder, removed=removed)
-        if full is not None:
-            raise full from exc
+        return error and (disk_full(error, self.folder, removed=removed) or error)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        said = self.discard(exc)
+        if said is not exc:
+            raise said from exc
         return False
 
 

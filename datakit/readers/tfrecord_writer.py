@@ -121,11 +121,7 @@ class ShardWriter:
         """Close and delete every temporary shard; the error to raise (a full disk, said so)."""
         self._close_all()
         self._open = False
-        try:
-            self._stage.__exit__(type(error), error, None)
-        except OSError as full:
-            return full
-        return error
+        return self._stage.discard(error)
 
     def _close_all(self) -> Exception | None:
         first = None
