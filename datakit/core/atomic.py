@@ -8,7 +8,9 @@ complete and on disk.
   (``.name.<pid>-<random>.tmp``), ``fsync`` s it, renames it over the final
   name (``os.replace``, atomic on POSIX) and ``fsync`` s the folder. On any
   error the temporary file is removed.
-- :func:`commit_set` replaces a whole *set* of files (the shards of a table)
+- :class:`Staging` is where every writer of a set writes its new files
+  (temporary names, all removed whatever happens, a full disk named), and
+  :func:`commit_set` replaces a whole *set* of files (the shards of a table)
   at once. The new files get names no reader trusts yet (a ``.g<N>`` tag when
   a name is still listed), the manifest is switched in one atomic write, and
   only then are the old files deleted. Readers trust only what the manifest
@@ -41,8 +43,9 @@ from pathlib import Path
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
            "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
-           "removed_on_error"]
+           "Staging", "removed_on_error"]
 
+_SAID = "no space left on the device of"
 _TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]+\.tmp$")
 
 
@@ -75,35 +78,80 @@ def _fsync_file(path: Path) -> None:
 
 
 def disk_full(error: BaseException, folder, *, removed: int = 0) -> OSError | None:
-    """``error`` said plainly when it is a full disk (``ENOSPC``, or TensorFlow's
-    "No space left on device"): an ``OSError(ENOSPC)`` naming the folder; else None."""
+    """``error`` said plainly when it is a full disk (``ENOSPC``, ``EDQUOT``, or TensorFlow's
+    or Arrow's "No space left on device"): an ``OSError(ENOSPC)`` naming the folder; else None."""
+    if _SAID in str(error) and error.__cause__ is not None:
+        error = error.__cause__  # said by an inner write (the manifest's): say it for the set
     text = str(error)
-    if not (getattr(error, "errno", None) == errno.ENOSPC or "No space left" in text):
+    if not (getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+            or "No space left" in text or "quota exceeded" in text.lower()):
         return None
     free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
-    return OSError(errno.ENOSPC, f"no space left on the device of {os.fspath(folder)} "
+    return OSError(errno.ENOSPC, f"{_SAID} {os.fspath(folder)} "
                    f"({free} bytes free; {removed} temporary file(s) of this write removed, "
                    "nothing written before was changed): free space there, or write to another "
                    f"folder [{text.strip()[:200]}]", os.fspath(folder))
 
 
+class Staging:
+    """The staging area of a set commit: the new files of one folder, under temporary names.
+
+    Every writer of a set works the same way: inside ``with Staging(folder) as stage``,
+    it writes each new file to ``stage.file(name)`` (a unique hidden temporary name
+    beside ``folder/name``), then, last in the block, switches to them in one step
+    (:func:`datakit.core.manifest.write_set`, which renames ``stage.files`` under
+    :func:`commit_set`). Whatever way the block ends, no temporary file of it stays:
+    after the switch they were renamed; on an exception they are deleted, so the
+    previous set is untouched and the space is free again. A full disk (``ENOSPC``,
+    ``EDQUOT``) becomes :func:`disk_full`'s error naming ``folder``.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with Staging(d) as stage:
+    ...     _ = stage.file("a.csv").write_text("x")
+    ...     sorted(stage.files), len(os.listdir(d))
+    (['a.csv'], 1)
+    >>> os.listdir(d)  # never switched to: removed
+    []
+    """
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self.files: dict[str, Path] = {}  # wanted name -> its temporary path
+        self.made: list[Path] = []  # every temporary path handed out (or added), in order
+
+    def file(self, name: str) -> Path:
+        """A fresh temporary path for the new file ``name`` of this folder."""
+        self.files[name] = tmp = temporary_path(self.folder / name)
+        self.made.append(tmp)
+        return tmp
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def discard(self, error: BaseException | None = None) -> BaseException | None:
+        """Delete every temporary file of this stage still there; the error to raise for
+        ``error`` (a full disk said so, naming the folder; any other error as it is)."""
+        removed = 0
+        for tmp in self.made:  # after a switch they were renamed: nothing is left to remove
+            with contextlib.suppress(FileNotFoundError):
+                Path(tmp).unlink()
+                removed += 1
+        return error and (disk_full(error, self.folder, removed=removed) or error)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        said = self.discard(exc)
+        if said is not exc:
+            raise said from exc
+        return False
+
+
 @contextlib.contextmanager
 def removed_on_error(folder: str | os.PathLike) -> Iterator[list[Path]]:
-    """Yield a list to add temporary paths to; on an exception they are all deleted.
-
-    A full disk then becomes :func:`disk_full`'s error naming ``folder``, and
-    the space the temporary files held is free again for the next write.
-    """
-    made: list[Path] = []
-    try:
-        yield made
-    except BaseException as e:
-        for tmp in made:
-            Path(tmp).unlink(missing_ok=True)
-        full = disk_full(e, folder, removed=len(made))
-        if full is not None:
-            raise full from e
-        raise
+    """:class:`Staging` for a writer that names its own temporary files: yield the list
+    to add them to (``Staging.made``); they are all deleted when the block ends."""
+    with Staging(folder) as stage:
+        yield stage.made
 
 
 @contextlib.contextmanager
@@ -122,14 +170,11 @@ def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
     b'12'
     """
     path = Path(path)
-    tmp = temporary_path(path)
-    try:
+    with removed_on_error(path.parent) as made:  # a full disk: named, and its space freed
+        made.append(tmp := temporary_path(path))
         yield tmp
         _fsync_file(tmp)
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     fsync_folder(path.parent)
 
 

@@ -49,7 +49,7 @@ import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.core.arguments import check_count
-from datakit.core.atomic import temporary_path
+from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.paths import resolve_files
 from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
@@ -113,19 +113,16 @@ def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: in
     table = _as_table(table_or_csvs)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    staged, counts = {}, {}
+    counts = {}
     bounds = np.linspace(0, table.num_rows, num_shards + 1).round().astype(int)
-    try:
+    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
         for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             name = f"{prefix}_{k:02d}.parquet"
-            staged[name] = tmp = temporary_path(folder / name)
-            pq.write_table(table.slice(lo, hi - lo), tmp, row_group_size=row_group_rows)
+            pq.write_table(table.slice(lo, hi - lo), stage.file(name),
+                           row_group_size=row_group_rows)
             counts[name] = int(hi - lo)
-        names = manifest.write_set(folder, prefix, staged, counts, kind="parquet", unit="rows",
-                                   pattern=f"{prefix}_[0-9][0-9]*.parquet")
-    finally:  # on success they were renamed; on failure nothing of them stays
-        for tmp in staged.values():
-            tmp.unlink(missing_ok=True)
+        names = manifest.write_set(folder, prefix, stage.files, counts, kind="parquet",
+                                   unit="rows", pattern=f"{prefix}_[0-9][0-9]*.parquet")
     return [str(folder / n) for n in names]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.atomic import disk_full, removed_on_error, temporary_path
+from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.readers.tf_example import serialize
 
@@ -70,7 +70,7 @@ class ShardWriter:
             raise FileExistsError(f"{self.directory} already holds shards; pass overwrite=True "
                                   "or write to an empty folder")
         self.paths: list[Path] = []
-        self._tmp: list[Path] = []
+        self._stage = Staging(self.directory)  # the set commit's temporary shards
         self._writers: list = []
         self._counts: list[int] = []
         self._sizes: list[int] = []
@@ -85,8 +85,7 @@ class ShardWriter:
         return self
 
     def _new_shard(self):
-        tmp = temporary_path(self.directory / f"{self.prefix}-{len(self._tmp):05d}")
-        self._tmp.append(tmp)
+        tmp = self._stage.file(f"{self.prefix}-{len(self._stage.made):05d}")
         try:
             writer = tf.io.TFRecordWriter(str(tmp), options=self.compression or "")
         except tf.errors.OpError as e:
@@ -121,10 +120,8 @@ class ShardWriter:
     def _failed(self, error: Exception) -> Exception:
         """Close and delete every temporary shard; the error to raise (a full disk, said so)."""
         self._close_all()
-        for t in self._tmp:
-            t.unlink(missing_ok=True)
         self._open = False
-        return disk_full(error, self.directory, removed=len(self._tmp)) or error
+        return self._stage.discard(error)
 
     def _close_all(self) -> Exception | None:
         first = None
@@ -139,31 +136,21 @@ class ShardWriter:
     def __exit__(self, exc_type, exc, tb):
         self._open = False
         closing = self._close_all()
-        if exc_type is not None or closing is not None:
-            for t in self._tmp:
-                t.unlink(missing_ok=True)
-            if exc_type is None:
-                raise disk_full(closing, self.directory, removed=len(self._tmp)) or closing
-            return False
-        kept = [(t, c) for t, c in zip(self._tmp, self._counts, strict=False) if c > 0]
-        for t, c in zip(self._tmp, self._counts, strict=False):
-            if c == 0:
-                t.unlink(missing_ok=True)
-        ext = ".tfrecord.gz" if self.compression else ".tfrecord"
-        names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
-        try:  # one set, committed at once: readers see the old shards or these, never a mix
-            with removed_on_error(self.directory) as made:
-                made += self._tmp
-                finals = manifest.write_set(
-                    self.directory, self.prefix,
-                    {n: t for n, (t, _) in zip(names, kept, strict=True)},
-                    {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
-                    unit="records",
-                    pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
-                    compression=self.compression)
-        finally:
-            for t in self._tmp:
-                t.unlink(missing_ok=True)
+        with self._stage:  # the set commit: nothing of it stays but the new set
+            if exc_type is not None:
+                return False
+            if closing is not None:  # flushing failed (a full disk: said so by the stage)
+                raise closing
+            kept = [(t, c) for t, c in zip(self._stage.made, self._counts, strict=False) if c]
+            ext = ".tfrecord.gz" if self.compression else ".tfrecord"
+            names = [f"{self.prefix}-{k:05d}-of-{len(kept):05d}{ext}" for k in range(len(kept))]
+            finals = manifest.write_set(  # readers see the old shards or these, never a mix
+                self.directory, self.prefix,
+                {n: t for n, (t, _) in zip(names, kept, strict=True)},
+                {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
+                unit="records",
+                pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
+                compression=self.compression)
         self.paths = [self.directory / f for f in finals]
         return False
 

@@ -80,7 +80,11 @@ def cache_prefix(folder, files, **options) -> str:
     """The ``Dataset.cache`` filename for these files and options, inside ``folder``.
 
     Creates ``folder``; removes a killed writer's lock and partial files for
-    this name (warning) when the cache is not complete.
+    this name (warning) when the cache is not complete. TensorFlow writes the
+    cache itself, as one commit (its ``.index`` last): a full disk while it
+    writes is its ``ResourceExhaustedError`` naming the file ("No space left on
+    device"), raised where the epoch is read, and it deletes what it wrote;
+    finished caches beside it are kept.
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():

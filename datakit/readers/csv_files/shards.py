@@ -25,7 +25,7 @@ import numpy as np
 
 from datakit.core import manifest
 from datakit.core.arguments import check_count
-from datakit.core.atomic import removed_on_error, temporary_path
+from datakit.core.atomic import Staging
 from datakit.readers.csv_files.dialect import Dialect
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
 
@@ -65,34 +65,22 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     check_count("num_shards", num_shards)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with removed_on_error(folder) as made:  # a full disk: named, and its space freed
-        spec = _stage(folder, prefix, header, lines, range(len(lines)), num_shards, made)
-        return [str(folder / n) for n in _commit(folder, {prefix: spec})[prefix]]
+    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
+        spec = _stage(stage, prefix, header, lines, range(len(lines)), num_shards)
+        return [str(folder / n) for n in manifest.write_sets(folder, {prefix: spec})[prefix]]
 
 
-def _stage(folder: Path, prefix: str, header: str, lines: list[str], order, num_shards: int,
-           made: list) -> dict:
-    """Write one part's shards as complete temporary files (each added to ``made`` first);
-    the set's manifest keywords."""
+def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
+           num_shards: int) -> dict:
+    """Write one part's shards as complete temporary files of ``stage``; the set's keywords."""
     staged, counts = {}, {}
     for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
         name = f"{prefix}_{len(staged):02d}.csv"
-        staged[name] = tmp = temporary_path(folder / name)
-        made.append(tmp)
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
+        with open(tmp := stage.file(name), "w", newline="", encoding="utf-8") as f:
             f.write("".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
-        counts[name] = len(chunk)
+        staged[name], counts[name] = tmp, len(chunk)
     return dict(staged=staged, counts=counts, kind="csv", unit="rows",
                 pattern=f"{prefix}_[0-9][0-9]*.csv")
-
-
-def _commit(folder: Path, specs: dict) -> dict[str, list[str]]:
-    try:
-        return manifest.write_sets(folder, specs)
-    finally:  # on success they were renamed; on failure nothing of them stays
-        for spec in specs.values():
-            for tmp in spec["staged"].values():
-                tmp.unlink(missing_ok=True)
 
 
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
@@ -129,12 +117,12 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with removed_on_error(folder) as made:  # a full disk: named, and its space freed
-        specs = {name: _stage(folder, name, header, lines, order[lo:hi], n, made)  # one switch
+    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new sets
+        specs = {name: _stage(stage, name, header, lines, order[lo:hi], n)  # one switch
                  for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:],
                                             strict=True)}
         return {name: [str(folder / f) for f in files]
-                for name, files in _commit(folder, specs).items()}
+                for name, files in manifest.write_sets(folder, specs).items()}
 
 
 def _table_lines(table: Any, columns: list[str] | None,

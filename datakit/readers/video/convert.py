@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from datakit.core import manifest
 from datakit.core.arguments import check_count, cpu_cores
-from datakit.core.atomic import atomic_file, temporary_path
+from datakit.core.atomic import Staging, atomic_file
 from datakit.readers import tf_example
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.decoding import encode_jpegs, output_frames
@@ -62,21 +62,18 @@ def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names,
     folder.mkdir(parents=True, exist_ok=True)
     n = min(num_shards, len(ids)) or 1
     names = [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
-    staged = {name: temporary_path(folder / name) for name in names}
     counts = dict.fromkeys(names, 0)
-    try:
+    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
         for k, name in enumerate(names):  # TFRecord files concatenate into a TFRecord file
-            with open(staged[name], "wb") as dst:
+            with open(stage.file(name), "wb") as dst:
                 for i in ids[k::n]:
                     dst.write((parts / f"{i:06d}.tfrecord").read_bytes())
                     counts[name] += 1
-        manifest.write_set(folder, "videos", staged, counts, kind="tfrecord", unit="records",
+        manifest.write_set(folder, "videos", stage.files, counts, kind="tfrecord",
+                           unit="records",
                            pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
                            compression=None, class_names=list(class_names),
                            videos=[entry[i] for i in ids], **options)
-    finally:
-        for t in staged.values():
-            t.unlink(missing_ok=True)
     return folder
 
 
