@@ -5,21 +5,15 @@ and proposes what the ``tf.data`` guides propose (parallelize a ``map``,
 vectorize by batching first, add or move ``cache``, raise ``cycle_length``
 or read in parallel, a bigger batch, replace a ``py_function``, a final
 ``prefetch``). Each change it can make, it makes on a *copy* of the
-pipeline, rebuilt from the same Python functions (:func:`assemble`), and
-measures: the original and the copy run side by side, alternating, and the
+pipeline, rebuilt from the same Python functions (:mod:`datakit.doctor.rebuild`),
+and measures: the original and the copy run side by side, alternating, and the
 gain is the ratio of their best rates (rows/s when the pipeline batches).
 A change that alters the elements (their order, or what a batch holds) says
 so in ``alters``.
 
->>> import tensorflow as tf
->>> from datakit.perf.chain import chain_of, kind_of
->>> ds = tf.data.Dataset.range(6).map(lambda x: x * 2, name="double").batch(4)
->>> chain = chain_of(ds)
->>> [kind_of(d) for d in chain]
-['range', 'map', 'batch']
->>> copy = assemble(chain[0], [lambda inp: inp.map(lambda x: x * 3), chain[2]])
->>> [b.tolist() for b in copy.as_numpy_iterator()]
-[[0, 3, 6, 9], [12, 15]]
+>>> from datakit.doctor.rebuild import assemble as rebuilt
+>>> assemble is rebuilt   # rebuilding a chain has its own module; the old import works
+True
 """
 
 from __future__ import annotations
@@ -29,16 +23,8 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
-from datakit.perf.chain import (
-    chain_of,
-    function_of,
-    graph_ops,
-    kind_of,
-    knob,
-    name_of,
-    setting,
-    uses_py_function,
-)
+from datakit.doctor.rebuild import assemble, reapply
+from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, uses_py_function
 from datakit.perf.throughput import consumer_wait, measure
 
 __all__ = ["Advice", "advise", "assemble", "compare", "reapply"]
@@ -63,60 +49,6 @@ class Advice:
         alters = f"; ALTERS {self.alters}" if self.alters else ""
         note = f" ({self.note})" if self.note else ""
         return f"- {self.stage}: {self.change}: {gain}{note}{alters}"
-
-
-# -- rebuilding a chain ---------------------------------------------------------------------
-
-
-def _det(stage):
-    return {"true": True, "false": False}.get(setting(stage, "deterministic"))
-
-
-def reapply(stage, inp, **changes):
-    """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
-    kind, name = kind_of(stage), name_of(stage)
-    knobs = {k: changes.get(k, knob(stage, k))
-            for k in ("num_parallel_calls", "cycle_length", "block_length", "batch_size",
-                      "buffer_size", "count")}
-    if kind == "map":
-        return inp.map(function_of(stage), num_parallel_calls=knobs["num_parallel_calls"],
-                       deterministic=changes.get("deterministic", _det(stage)), name=name)
-    if kind == "interleave":
-        return inp.interleave(function_of(stage), cycle_length=knobs["cycle_length"],
-                              block_length=knobs["block_length"],
-                              num_parallel_calls=knobs["num_parallel_calls"],
-                              deterministic=changes.get("deterministic", _det(stage)), name=name)
-    if kind in ("filter", "flat_map"):
-        return getattr(inp, kind)(function_of(stage), name=name)
-    if kind == "batch":
-        return inp.batch(knobs["batch_size"], drop_remainder=bool(setting(stage, "drop_remainder")),
-                         num_parallel_calls=knobs["num_parallel_calls"], name=name)
-    if kind == "prefetch":
-        return inp.prefetch(knobs["buffer_size"], name=name)
-    if kind == "cache":
-        return inp.cache(setting(stage, "filename").numpy().decode(), name=name)
-    if kind == "shuffle":  # same buffer; the seed is not recoverable, so the order differs
-        return inp.shuffle(knobs["buffer_size"], seed=changes.get("seed"),
-                           reshuffle_each_iteration=setting(stage, "reshuffle_each_iteration"),
-                           name=name)
-    if kind in ("repeat", "take", "skip"):
-        count = knobs["count"]
-        return getattr(inp, kind)(None if kind == "repeat" and count == -1 else count, name=name)
-    if kind == "unbatch":
-        return inp.unbatch(name=name)
-    if kind == "assert_cardinality":  # the count may change with the copy: leave it out
-        return inp
-    raise NotImplementedError(f"cannot rebuild a {kind} stage")
-
-
-def assemble(base, steps: list):
-    """``base`` with ``steps`` applied in order: each a stage of a chain (re-applied as it was
-    built, :func:`reapply`) or a function ``inp -> dataset`` (a changed or new stage)."""
-    ds = base
-    for step in steps:
-        ds = step(ds) if callable(step) and not isinstance(step, tf.data.Dataset) \
-            else reapply(step, ds)
-    return ds
 
 
 # -- measuring a change ---------------------------------------------------------------------

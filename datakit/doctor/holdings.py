@@ -31,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
+from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
@@ -68,7 +69,6 @@ def element_bytes(dataset, sample=None) -> float:
 
 def without_shuffles(chain, k):
     """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
-    from datakit.doctor.advice import assemble
     try:
         return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
                                    for d in chain[1:k + 1]])

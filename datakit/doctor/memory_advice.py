@@ -7,7 +7,7 @@ file names shuffled as well, to win back mixing; the cost in mixing is measured
 with :mod:`datakit.see.mixing`), ``cache(filename)`` on disk instead of in
 memory, a bounded ``prefetch``, fewer parallel calls, and a
 ``tf.data.Options().autotune.ram_budget``. Each change is made on a copy of the
-pipeline, rebuilt from the same functions (:func:`datakit.doctor.advice.assemble`),
+pipeline, rebuilt from the same functions (:func:`datakit.doctor.rebuild.assemble`),
 and measured: its peak memory growth (:func:`datakit.doctor.memory.memory_report`) and
 its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.doctor.advice import assemble, reapply
 from datakit.doctor.memory import memory_report
+from datakit.doctor.rebuild import assemble, reapply
 from datakit.perf.chain import chain_of, kind_of, knob, setting
 from datakit.perf.throughput import measure
 from datakit.see.mixing import mixing_stats, shuffled_orders
