@@ -78,7 +78,7 @@ class Report:
     method: str = METHOD
     elapsed_s: float = 0.0
     notes: list = field(default_factory=list)    # what the budget cut short, and why
-    memory_report: object = None   # datakit.doctor.memory.MemoryReport, with memory=True
+    memory_report: object = None   # datakit.doctor.memory_use.MemoryReport, with memory=True
 
     @property
     def memory(self) -> list:
@@ -150,7 +150,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         advise: also propose changes for the bottleneck and runner-up and measure
             each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
         memory: also predict and measure what each stage holds in RAM
-            (:func:`datakit.doctor.memory.memory_report`; ``report.memory``).
+            (:func:`datakit.doctor.memory_use.memory_report`; ``report.memory``).
         budget_s: the whole diagnosis's time (default ``120 * seconds``, at least 60 s):
             past it, no more repeats and no advice, and ``report.notes`` says so
             (a stage whose first element is slow, e.g. a shuffle buffer that refills for
@@ -211,7 +211,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     elif advise:
         report.advice = measured_advice(report, dataset, seconds=seconds)
     if memory:
-        from datakit.doctor.memory import memory_report
+        from datakit.doctor.memory_use import memory_report
         report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0))
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:

@@ -11,7 +11,7 @@ file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements an
 then their copy into one tensor, an in-memory ``cache`` the whole dataset,
 ``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
 its peak is three copies: measured on TF 2.21, the temporaries go later).
-:mod:`datakit.doctor.memory` measures.
+:mod:`datakit.doctor.memory_use` measures.
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)

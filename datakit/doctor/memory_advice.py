@@ -1,18 +1,18 @@
 """The doctor's memory advice: what to change where a pipeline holds the most, each measured.
 
 :func:`memory_advice` looks at the stages of a
-:class:`datakit.doctor.memory.MemoryReport` that hold the most and proposes
+:class:`datakit.doctor.memory_use.MemoryReport` that hold the most and proposes
 what the ``tf.data`` guides propose: a smaller ``shuffle`` buffer (with the
 file names shuffled as well, to win back mixing; the cost in mixing is measured
 with :mod:`datakit.see.mixing`), ``cache(filename)`` on disk instead of in
 memory, a bounded ``prefetch``, fewer parallel calls, and a
 ``tf.data.Options().autotune.ram_budget``. Each change is made on a copy of the
 pipeline, rebuilt from the same functions (:func:`datakit.doctor.rebuild.assemble`),
-and measured: its peak memory growth (:func:`datakit.doctor.memory.memory_report`) and
+and measured: its peak memory growth (:func:`datakit.doctor.memory_use.memory_report`) and
 its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 
 >>> import tensorflow as tf
->>> from datakit.doctor.memory import memory_report
+>>> from datakit.doctor.memory_use import memory_report
 >>> ds = tf.data.Dataset.range(300).map(lambda i: tf.fill([250_000], i)).shuffle(40, seed=1)
 >>> advice = memory_advice(memory_report(ds, seconds=0.5), ds, seconds=0.5)
 >>> [a.change.split(":")[0] for a in advice]
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_use import memory_report
 from datakit.doctor.rebuild import assemble, reapply
 from datakit.perf.chain import chain_of, kind_of, knob, setting
 from datakit.perf.throughput import measure
@@ -100,7 +100,7 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None) -> list
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
 
     Args:
-        report: the :class:`datakit.doctor.memory.MemoryReport` of ``dataset``.
+        report: the :class:`datakit.doctor.memory_use.MemoryReport` of ``dataset``.
         dataset: the pipeline it describes (copies are rebuilt from its chain).
         seconds: how long each copy's memory and speed are measured.
         folder: where a ``cache(filename)`` copy writes (default: a new temporary folder).
