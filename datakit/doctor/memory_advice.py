@@ -4,7 +4,7 @@
 :class:`datakit.doctor.memory_use.MemoryReport` that hold the most and proposes
 what the ``tf.data`` guides propose: a smaller ``shuffle`` buffer (with the
 file names shuffled as well, to win back mixing; the cost in mixing is measured
-with :mod:`datakit.see.mixing`), ``cache(filename)`` on disk instead of in
+with :mod:`datakit.glassbox.shuffle_stats`), ``cache(filename)`` on disk instead of in
 memory, a bounded ``prefetch``, fewer parallel calls, and a
 ``tf.data.Options().autotune.ram_budget``. Each change is made on a copy of the
 pipeline, rebuilt from the same functions (:func:`datakit.doctor.rebuild.assemble`),
@@ -31,9 +31,10 @@ import tensorflow as tf
 
 from datakit.doctor.memory_use import memory_report
 from datakit.doctor.rebuild import assemble, reapply
+from datakit.glassbox.shuffle_stats import mixing_stats
 from datakit.perf.chain import chain_of, kind_of, knob, setting
+from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
-from datakit.see.mixing import mixing_stats, shuffled_orders
 
 __all__ = ["MemoryAdvice", "memory_advice"]
 
