@@ -209,10 +209,11 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
                             "(pass budget_s= for more)")
     elif advise:
-        report.advice = measured_advice(report, dataset, seconds=seconds)
+        report.advice = measured_advice(report, dataset, seconds=seconds, chain=chain)
     if memory:
         from datakit.doctor.memory_use import memory_report
-        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0))
+        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0),
+                                             chain=chain)
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:
         report.notes.append(f"took {report.elapsed_s:.0f} s for a budget of {budget:g} s")

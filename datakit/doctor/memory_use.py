@@ -220,7 +220,8 @@ def _consume(dataset, step_time: float, seconds: float) -> int:
 
 
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
-                  as_built: bool = False, every: float = 0.002) -> MemoryReport:
+                  as_built: bool = False, every: float = 0.002,
+                  chain: list | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
@@ -231,6 +232,8 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         as_built: measure with the runtime's help (injected prefetch, autotune) as you
             built it; default off, as for the stage costs.
         every: seconds between RSS samples.
+        chain: ``chain_of(dataset)`` when it was read already (the doctor passes its own
+            down: a chain is read once); only with a dataset, not a function.
 
     Raises:
         TypeError: ``dataset`` is neither a dataset nor a function.
@@ -255,7 +258,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
             sampler.stop.set()
             raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
                             "not a tf.data.Dataset: end it with `return dataset`")
-    chain = chain_of(dataset)
+    chain = chain_of(dataset) if chain is None or build is not None else chain
     sizes = [element_bytes(d, without_shuffles(chain, k)) for k, d in enumerate(chain)]
     stages = []
     for k, d in enumerate(chain):

@@ -2,7 +2,8 @@
 
 :func:`reapply` applies one stage of a chain (read by :func:`datakit.perf.chain.chain_of`)
 to another input, with the same Python function and knobs, any ``changes`` winning;
-:func:`assemble` applies a list of stages and functions in order. The doctor's time
+:func:`assemble` applies a list of stages and functions in order; a :class:`Candidate`
+is one proposed change with the function that builds its copy. The doctor's time
 advice (:mod:`datakit.doctor.advice`), its memory advice and the memory holdings
 (:mod:`datakit.doctor.holdings`) build their copies of a pipeline with them.
 
@@ -19,11 +20,26 @@ advice (:mod:`datakit.doctor.advice`), its memory advice and the memory holdings
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import tensorflow as tf
 
 from datakit.perf.chain import function_of, kind_of, knob, name_of, setting
 
-__all__ = ["assemble", "reapply"]
+__all__ = ["Candidate", "assemble", "reapply"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One change the advice proposes for a stage, and how to build the changed copy."""
+
+    change: str                          # what to do
+    alters: str                          # "" if the elements stay the same, else what changes
+    make: Callable[[], tf.data.Dataset] | None  # builds the changed copy; None: not buildable
+    note: str = ""       # how it is measured (kept in the advice's note)
+    fill: bool = False   # drain the original and the copy first, so that a cache is full
+    requires: str = ""   # what the change needs of your code: said when it is not measured
 
 
 def _det(stage):
