@@ -140,7 +140,9 @@ def test_diagnose_with_memory_carries_the_report():
     pytest.param(lambda: memory_report(tf.data.Dataset.range(3), seconds=float("nan")),
                  ValueError, id="nan-seconds"),
     pytest.param(lambda: memory_report(tf.data.Dataset.range(3), step_time="0.01"),
-                 ValueError, id="text-step-time"),
+                 TypeError, id="text-step-time"),
+    pytest.param(lambda: memory_report(tf.data.Dataset.range(3), every=0), ValueError,
+                 id="no-interval"),
     pytest.param(lambda: memory_report(lambda: None), TypeError, id="build-returns-none"),
     pytest.param(lambda: memory_report([1, 2]), TypeError, id="not-a-dataset"),
 ])

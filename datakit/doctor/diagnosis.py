@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from datakit.core.arguments import check_seconds
+from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
@@ -160,15 +160,16 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     the stages above it, which its detail says.
 
     Raises:
-        TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text.
+        TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text;
+            ``repeats`` not an int.
         ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
             or a dataset without elements.
     """
     chain = chain_of(dataset)
     check_seconds("step_time", step_time, func="diagnose")
     check_seconds("seconds", seconds, positive=True, func="diagnose")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"diagnose(): repeats={repeats!r}: pass an int >= 1")
+    check_count("repeats", repeats, fix="diagnose() times each prefix at least once: pass 1 or "
+                "more")
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
     start = time.perf_counter()

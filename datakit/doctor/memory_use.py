@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_seconds
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
 from datakit.perf.chain import chain_of, kind_of, name_of
 from datakit.perf.memory import rss_bytes
@@ -236,14 +237,12 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
             down: a chain is read once); only with a dataset, not a function.
 
     Raises:
-        TypeError: ``dataset`` is neither a dataset nor a function.
-        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not a number).
+        TypeError: ``dataset`` is neither a dataset nor a function; a number given as text.
+        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not finite).
     """
-    for label, v, low in (("seconds", seconds, 0), ("every", every, 0)):
-        if not isinstance(v, (int, float)) or not v > low:
-            raise ValueError(f"memory_report(): {label}={v!r}: pass a number > 0")
-    if not isinstance(step_time, (int, float)) or not step_time >= 0:
-        raise ValueError(f"memory_report(): step_time={step_time!r}: pass a number >= 0")
+    check_seconds("seconds", seconds, positive=True, func="memory_report")
+    check_seconds("every", every, positive=True, func="memory_report")
+    check_seconds("step_time", step_time, func="memory_report")
     build = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
     fixed = _fix_malloc()
     if not _WARM:  # the runtime's first iteration allocates its own pools: not the pipeline's
