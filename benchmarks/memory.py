@@ -5,7 +5,7 @@
 The pipelines whose holdings are known by construction (1 MB elements in a
 ``shuffle`` buffer, an in-memory ``cache``, a deep ``prefetch``, 64 open TFRecord
 files, a 40 MB ``from_tensor_slices`` built while measured) and one that holds
-nothing much, each reported by ``datakit.doctor.memory.memory_report`` in its own
+nothing much, each reported by ``datakit.doctor.memory_report`` in its own
 process (so one run's freed memory does not hide the next one's growth).
 Writes benchmarks/RESULTS_memory.md.
 """
@@ -59,7 +59,7 @@ def _build(case: str):
 def one(case: str) -> dict:
     """The memory report of one case, as a dict (run in a fresh process by :func:`run_all`)."""
     import datakit  # noqa: F401  (quiets TensorFlow's logs)
-    from datakit.doctor.memory import memory_report
+    from datakit.doctor.memory_use import memory_report
     r = memory_report(_build(case), seconds=2.0)
     return {"case": case, "biggest": f"{r.biggest.kind} ({r.biggest.how})",
             "predicted_mb": r.predicted_bytes / 1e6, "peak_mb": r.measured_growth_bytes / 1e6,
@@ -80,9 +80,9 @@ def run_all(log=print) -> list[dict]:
 
 
 def report(results: list[dict]) -> str:
-    from datakit.doctor.memory import MARGIN
+    from datakit.doctor.memory_use import MARGIN
     L = [f"# Where the memory goes: predicted vs measured ({time.strftime('%Y-%m-%d %H:%M')})\n",
-         "`datakit.doctor.memory.memory_report(dataset, seconds=2.0)`, each pipeline in its own "
+         "`datakit.doctor.memory_report(dataset, seconds=2.0)`, each pipeline in its own "
          "process: the prediction (sum of every stage's holdings, plus the element the loop "
          "holds) beside the measured RSS growth while a consumer takes 2 ms per element, "
          f"runtime help off. Margin: {MARGIN[0]:.0%} of the prediction + {MARGIN[1] / 1e6:g} MB.\n",

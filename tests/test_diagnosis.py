@@ -89,6 +89,11 @@ def test_bad_values_are_rejected(call):
         call()
 
 
+def test_repeats_of_a_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError, match="repeats must be an int"):
+        diagnosis.diagnose(tf.data.Dataset.range(3), repeats=2.0)
+
+
 def test_not_a_dataset_is_rejected():
     with pytest.raises(TypeError, match="tf.data.Dataset"):
         diagnosis.diagnose([1, 2])

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.memory import MARGIN, READ_BUFFER, memory_report, plot_memory
+from datakit.doctor.memory_use import MARGIN, READ_BUFFER, memory_report, plot_memory
 
 MB = 1e6
 N = 250_000  # float32 values: 1 MB per element
@@ -62,7 +62,7 @@ BIGGEST = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from test_memory_report import N, assert_within_margin, one_mb_elements
-from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_use import memory_report
 build, kind, expected_mb = {
     "shuffle": (lambda: one_mb_elements().shuffle(40, seed=1, name="buffer"), "shuffle", 40),
     "cache": (lambda: one_mb_elements(30).cache(name="memo").repeat(), "cache", 30),
@@ -140,7 +140,9 @@ def test_diagnose_with_memory_carries_the_report():
     pytest.param(lambda: memory_report(tf.data.Dataset.range(3), seconds=float("nan")),
                  ValueError, id="nan-seconds"),
     pytest.param(lambda: memory_report(tf.data.Dataset.range(3), step_time="0.01"),
-                 ValueError, id="text-step-time"),
+                 TypeError, id="text-step-time"),
+    pytest.param(lambda: memory_report(tf.data.Dataset.range(3), every=0), ValueError,
+                 id="no-interval"),
     pytest.param(lambda: memory_report(lambda: None), TypeError, id="build-returns-none"),
     pytest.param(lambda: memory_report([1, 2]), TypeError, id="not-a-dataset"),
 ])
@@ -154,7 +156,7 @@ import sys
 import tensorflow as tf
 sys.path.insert(0, sys.argv[1])
 from test_memory_report import one_mb_elements, assert_within_margin, MB
-from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_use import memory_report
 reports = [memory_report(one_mb_elements(30).cache().repeat().take(60), seconds=1.0)
            for _ in range(2)]
 for r in reports:
@@ -179,7 +181,7 @@ import sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from test_memory_report import one_mb_elements
-from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_use import memory_report
 from datakit.doctor.memory_advice import memory_advice
 
 ds = one_mb_elements(30).cache(name="memo").repeat().take(60)

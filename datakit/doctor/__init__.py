@@ -8,8 +8,8 @@ measured advice.
 
 from datakit.doctor.advice import Advice, advise
 from datakit.doctor.diagnosis import Report, Stage, diagnose, plot_report
-from datakit.doctor.memory import MemoryReport, memory_report, plot_memory
 from datakit.doctor.memory_advice import MemoryAdvice, memory_advice
+from datakit.doctor.memory_use import MemoryReport, memory_report, plot_memory
 
 __all__ = ["diagnose", "plot_report", "Report", "Stage", "advise", "Advice", "memory_report",
            "plot_memory", "MemoryReport", "memory_advice", "MemoryAdvice"]

@@ -5,21 +5,15 @@ and proposes what the ``tf.data`` guides propose (parallelize a ``map``,
 vectorize by batching first, add or move ``cache``, raise ``cycle_length``
 or read in parallel, a bigger batch, replace a ``py_function``, a final
 ``prefetch``). Each change it can make, it makes on a *copy* of the
-pipeline, rebuilt from the same Python functions (:func:`assemble`), and
-measures: the original and the copy run side by side, alternating, and the
+pipeline, rebuilt from the same Python functions (:mod:`datakit.doctor.rebuild`),
+and measures: the original and the copy run side by side, alternating, and the
 gain is the ratio of their best rates (rows/s when the pipeline batches).
 A change that alters the elements (their order, or what a batch holds) says
 so in ``alters``.
 
->>> import tensorflow as tf
->>> from datakit.perf.chain import chain_of, kind_of
->>> ds = tf.data.Dataset.range(6).map(lambda x: x * 2, name="double").batch(4)
->>> chain = chain_of(ds)
->>> [kind_of(d) for d in chain]
-['range', 'map', 'batch']
->>> copy = assemble(chain[0], [lambda inp: inp.map(lambda x: x * 3), chain[2]])
->>> [b.tolist() for b in copy.as_numpy_iterator()]
-[[0, 3, 6, 9], [12, 15]]
+>>> from datakit.doctor.rebuild import assemble as rebuilt
+>>> assemble is rebuilt   # rebuilding a chain has its own module; the old import works
+True
 """
 
 from __future__ import annotations
@@ -29,16 +23,8 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
-from datakit.perf.chain import (
-    chain_of,
-    function_of,
-    graph_ops,
-    kind_of,
-    knob,
-    name_of,
-    setting,
-    uses_py_function,
-)
+from datakit.doctor.rebuild import Candidate, assemble, reapply
+from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, uses_py_function
 from datakit.perf.throughput import consumer_wait, measure
 
 __all__ = ["Advice", "advise", "assemble", "compare", "reapply"]
@@ -63,60 +49,6 @@ class Advice:
         alters = f"; ALTERS {self.alters}" if self.alters else ""
         note = f" ({self.note})" if self.note else ""
         return f"- {self.stage}: {self.change}: {gain}{note}{alters}"
-
-
-# -- rebuilding a chain ---------------------------------------------------------------------
-
-
-def _det(stage):
-    return {"true": True, "false": False}.get(setting(stage, "deterministic"))
-
-
-def reapply(stage, inp, **changes):
-    """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
-    kind, name = kind_of(stage), name_of(stage)
-    knobs = {k: changes.get(k, knob(stage, k))
-            for k in ("num_parallel_calls", "cycle_length", "block_length", "batch_size",
-                      "buffer_size", "count")}
-    if kind == "map":
-        return inp.map(function_of(stage), num_parallel_calls=knobs["num_parallel_calls"],
-                       deterministic=changes.get("deterministic", _det(stage)), name=name)
-    if kind == "interleave":
-        return inp.interleave(function_of(stage), cycle_length=knobs["cycle_length"],
-                              block_length=knobs["block_length"],
-                              num_parallel_calls=knobs["num_parallel_calls"],
-                              deterministic=changes.get("deterministic", _det(stage)), name=name)
-    if kind in ("filter", "flat_map"):
-        return getattr(inp, kind)(function_of(stage), name=name)
-    if kind == "batch":
-        return inp.batch(knobs["batch_size"], drop_remainder=bool(setting(stage, "drop_remainder")),
-                         num_parallel_calls=knobs["num_parallel_calls"], name=name)
-    if kind == "prefetch":
-        return inp.prefetch(knobs["buffer_size"], name=name)
-    if kind == "cache":
-        return inp.cache(setting(stage, "filename").numpy().decode(), name=name)
-    if kind == "shuffle":  # same buffer; the seed is not recoverable, so the order differs
-        return inp.shuffle(knobs["buffer_size"], seed=changes.get("seed"),
-                           reshuffle_each_iteration=setting(stage, "reshuffle_each_iteration"),
-                           name=name)
-    if kind in ("repeat", "take", "skip"):
-        count = knobs["count"]
-        return getattr(inp, kind)(None if kind == "repeat" and count == -1 else count, name=name)
-    if kind == "unbatch":
-        return inp.unbatch(name=name)
-    if kind == "assert_cardinality":  # the count may change with the copy: leave it out
-        return inp
-    raise NotImplementedError(f"cannot rebuild a {kind} stage")
-
-
-def assemble(base, steps: list):
-    """``base`` with ``steps`` applied in order: each a stage of a chain (re-applied as it was
-    built, :func:`reapply`) or a function ``inp -> dataset`` (a changed or new stage)."""
-    ds = base
-    for step in steps:
-        ds = step(ds) if callable(step) and not isinstance(step, tf.data.Dataset) \
-            else reapply(step, ds)
-    return ds
 
 
 # -- measuring a change ---------------------------------------------------------------------
@@ -156,25 +88,27 @@ def _random(stage) -> bool:
 
 
 def _candidates(chain, k):
-    """(change, alters, build-a-copy or None, note, fill) proposals for stage ``k``."""
+    """The :class:`Candidate` changes for stage ``k`` of ``chain``."""
     s, kind = chain[k], kind_of(chain[k])
     kinds = [kind_of(d) for d in chain]
     rest = chain[k + 1:]
-    out = []
+    out: list[Candidate] = []
     if kind == "map" and knob(s, "num_parallel_calls") in (None, 1):
-        out.append((f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
-                    lambda: assemble(chain[k - 1], [lambda i: reapply(
-                        s, i, num_parallel_calls=_CORES, deterministic=True)] + rest), "", 0))
+        out.append(Candidate(
+            f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
+            lambda: assemble(chain[k - 1], [lambda i: reapply(
+                s, i, num_parallel_calls=_CORES, deterministic=True)] + rest)))
     if kind == "map" and "batch" in kinds[k:]:
         b = k + kinds[k:].index("batch")
         between = kinds[k + 1:b]
         if all(x in ("map", "prefetch", "shuffle") for x in between):
             alters = ("order: the shuffle then mixes whole batches, not rows"
                       if "shuffle" in between else "")
-            out.append((f"vectorize: batch({knob(chain[b], 'batch_size')}) before this map, so "
-                        "the function runs once per batch", alters,
-                        lambda b=b: assemble(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
-                        "the function must accept a batch", 0))
+            out.append(Candidate(
+                f"vectorize: batch({knob(chain[b], 'batch_size')}) before this map, so "
+                "the function runs once per batch", alters,
+                lambda b=b: assemble(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
+                requires="the function must accept a batch"))
     finite = all(int(d.cardinality()) != tf.data.INFINITE_CARDINALITY for d in (s, chain[-1]))
     if finite and kind not in ("cache", "prefetch", "shuffle", "batch") and rest \
             and kinds[k + 1] != "cache":
@@ -189,59 +123,71 @@ def _candidates(chain, k):
         old = [c for c in range(1, k) if kinds[c] == "cache"]
         if old:
             c = old[-1]
-            out.append((f"move the cache from stage #{c} to right after this stage", alters,
-                        lambda c=c: assemble(chain[c - 1], chain[c + 1:k + 1]
-                                         + [lambda i: i.cache()] + rest),
-                        "timed after one epoch filled the cache", 1))
+            out.append(Candidate(
+                f"move the cache from stage #{c} to right after this stage", alters,
+                lambda c=c: assemble(chain[c - 1], chain[c + 1:k + 1]
+                                     + [lambda i: i.cache()] + rest),
+                "timed after one epoch filled the cache", fill=True))
         else:
-            out.append(("add cache() right after this stage (in memory: the data must fit)",
-                        alters, lambda: assemble(chain[k], [lambda i: i.cache()] + rest),
-                        "timed after one epoch filled the cache", 1))
+            out.append(Candidate(
+                "add cache() right after this stage (in memory: the data must fit)", alters,
+                lambda: assemble(chain[k], [lambda i: i.cache()] + rest),
+                "timed after one epoch filled the cache", fill=True))
     if kind == "interleave":
         cycle = knob(s, "cycle_length")
         cycle = cycle if cycle and cycle > 0 else _CORES
         par = min(cycle, _CORES)
-        out.append((f"read in parallel: interleave(..., num_parallel_calls={par})", "",
-                    lambda: assemble(chain[k - 1], [lambda i: reapply(
-                        s, i, num_parallel_calls=par, deterministic=True)] + rest), "", 0))
-        out.append((f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} "
-                    "in parallel", "order: rows of more files are mixed",
-                    lambda: assemble(chain[k - 1], [lambda i: reapply(
-                        s, i, cycle_length=2 * cycle, num_parallel_calls=min(2 * cycle, _CORES),
-                        deterministic=True)] + rest), "", 0))
+        out.append(Candidate(
+            f"read in parallel: interleave(..., num_parallel_calls={par})", "",
+            lambda: assemble(chain[k - 1], [lambda i: reapply(
+                s, i, num_parallel_calls=par, deterministic=True)] + rest)))
+        out.append(Candidate(
+            f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} in parallel",
+            "order: rows of more files are mixed",
+            lambda: assemble(chain[k - 1], [lambda i: reapply(
+                s, i, cycle_length=2 * cycle, num_parallel_calls=min(2 * cycle, _CORES),
+                deterministic=True)] + rest)))
     if "batch" in kinds[1:k + 1] and kind != "prefetch":
         b = max(j for j in range(1, k + 1) if kinds[j] == "batch")
         size = knob(chain[b], "batch_size")
         if size:
-            out.append((f"a bigger batch: batch({4 * size}) instead of batch({size})",
-                        "content: each batch holds 4x the rows (adjust the learning rate)",
-                        lambda b=b, size=size: assemble(chain[b - 1], [lambda i: reapply(
-                            chain[b], i, batch_size=4 * size)] + chain[b + 1:]), "rows/s", 0))
+            out.append(Candidate(
+                f"a bigger batch: batch({4 * size}) instead of batch({size})",
+                "content: each batch holds 4x the rows (adjust the learning rate)",
+                lambda b=b, size=size: assemble(chain[b - 1], [lambda i: reapply(
+                    chain[b], i, batch_size=4 * size)] + chain[b + 1:]), "rows/s"))
     if uses_py_function(s):
-        out.append(("replace the tf.py_function by TensorFlow ops (it holds the GIL and is "
-                    "never parallelized by the runtime)", "", None,
-                    "needs your rewrite; measure it with diagnose() afterwards", 0))
+        out.append(Candidate(
+            "replace the tf.py_function by TensorFlow ops (it holds the GIL and is "
+            "never parallelized by the runtime)", "", None,
+            "needs your rewrite; measure it with diagnose() afterwards"))
     return out
 
 
-def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2) -> list[Advice]:
-    """Changes for the bottleneck and runner-up of ``report``, each measured on a copy."""
-    chain = chain_of(dataset)
+def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
+           chain: list | None = None) -> list[Advice]:
+    """Changes for the bottleneck and runner-up of ``report``, each measured on a copy.
+
+    ``chain``: ``chain_of(dataset)`` when it was read already (:func:`diagnose
+    <datakit.doctor.diagnosis.diagnose>` passes its own down: a chain is read once).
+    """
+    chain = chain_of(dataset) if chain is None else chain
     options = dataset.options()
     rows = _batched(chain)
     targets = [s for s in (report.bottleneck, report.runner_up) if s is not None]
     advice: list[Advice] = []
     for stage in targets:
-        for change, alters, make, note, fill in _candidates(chain, stage.index):
-            a = Advice(stage.name, change, alters, None, note)
-            if make is not None:
+        for c in _candidates(chain, stage.index):
+            a = Advice(stage.name, c.change, c.alters, None, c.note or c.requires)
+            if c.make is not None:
                 try:
-                    a.dataset = make().with_options(options)
+                    a.dataset = c.make().with_options(options)
                     a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
-                                     rows=rows, fill=min(60.0, 20 * seconds) if fill else 0.0)
-                    a.note = note if note != "the function must accept a batch" else ""
+                                     rows=rows, fill=min(60.0, 20 * seconds) if c.fill else 0.0)
+                    a.note = c.note
                 except Exception as e:  # a change that does not apply to this pipeline
-                    a.note = f"{note}: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+                    a.note = (f"{c.note or c.requires}: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0][:120]}")
                     a.dataset = None
             advice.append(a)
     if kind_of(chain[-1]) != "prefetch":

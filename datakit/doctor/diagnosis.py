@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from datakit.core.arguments import check_seconds
+from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
@@ -78,7 +78,7 @@ class Report:
     method: str = METHOD
     elapsed_s: float = 0.0
     notes: list = field(default_factory=list)    # what the budget cut short, and why
-    memory_report: object = None   # datakit.doctor.memory.MemoryReport, with memory=True
+    memory_report: object = None   # datakit.doctor.memory_use.MemoryReport, with memory=True
 
     @property
     def memory(self) -> list:
@@ -150,7 +150,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         advise: also propose changes for the bottleneck and runner-up and measure
             each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
         memory: also predict and measure what each stage holds in RAM
-            (:func:`datakit.doctor.memory.memory_report`; ``report.memory``).
+            (:func:`datakit.doctor.memory_use.memory_report`; ``report.memory``).
         budget_s: the whole diagnosis's time (default ``120 * seconds``, at least 60 s):
             past it, no more repeats and no advice, and ``report.notes`` says so
             (a stage whose first element is slow, e.g. a shuffle buffer that refills for
@@ -160,15 +160,16 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     the stages above it, which its detail says.
 
     Raises:
-        TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text.
+        TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text;
+            ``repeats`` not an int.
         ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
             or a dataset without elements.
     """
     chain = chain_of(dataset)
     check_seconds("step_time", step_time, func="diagnose")
     check_seconds("seconds", seconds, positive=True, func="diagnose")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"diagnose(): repeats={repeats!r}: pass an int >= 1")
+    check_count("repeats", repeats, fix="diagnose() times each prefix at least once: pass 1 or "
+                "more")
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
     start = time.perf_counter()
@@ -209,10 +210,11 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
                             "(pass budget_s= for more)")
     elif advise:
-        report.advice = measured_advice(report, dataset, seconds=seconds)
+        report.advice = measured_advice(report, dataset, seconds=seconds, chain=chain)
     if memory:
-        from datakit.doctor.memory import memory_report
-        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0))
+        from datakit.doctor.memory_use import memory_report
+        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0),
+                                             chain=chain)
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:
         report.notes.append(f"took {report.elapsed_s:.0f} s for a budget of {budget:g} s")

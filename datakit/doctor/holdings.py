@@ -11,7 +11,7 @@ file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements an
 then their copy into one tensor, an in-memory ``cache`` the whole dataset,
 ``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
 its peak is three copies: measured on TF 2.21, the temporaries go later).
-:mod:`datakit.doctor.memory` measures.
+:mod:`datakit.doctor.memory_use` measures.
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)
@@ -31,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
+from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
@@ -68,7 +69,6 @@ def element_bytes(dataset, sample=None) -> float:
 
 def without_shuffles(chain, k):
     """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
-    from datakit.doctor.advice import assemble
     try:
         return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
                                    for d in chain[1:k + 1]])

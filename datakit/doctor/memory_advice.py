@@ -1,18 +1,18 @@
 """The doctor's memory advice: what to change where a pipeline holds the most, each measured.
 
 :func:`memory_advice` looks at the stages of a
-:class:`datakit.doctor.memory.MemoryReport` that hold the most and proposes
+:class:`datakit.doctor.memory_use.MemoryReport` that hold the most and proposes
 what the ``tf.data`` guides propose: a smaller ``shuffle`` buffer (with the
 file names shuffled as well, to win back mixing; the cost in mixing is measured
-with :mod:`datakit.see.mixing`), ``cache(filename)`` on disk instead of in
+with :mod:`datakit.glassbox.shuffle_stats`), ``cache(filename)`` on disk instead of in
 memory, a bounded ``prefetch``, fewer parallel calls, and a
 ``tf.data.Options().autotune.ram_budget``. Each change is made on a copy of the
-pipeline, rebuilt from the same functions (:func:`datakit.doctor.advice.assemble`),
-and measured: its peak memory growth (:func:`datakit.doctor.memory.memory_report`) and
+pipeline, rebuilt from the same functions (:func:`datakit.doctor.rebuild.assemble`),
+and measured: its peak memory growth (:func:`datakit.doctor.memory_use.memory_report`) and
 its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 
 >>> import tensorflow as tf
->>> from datakit.doctor.memory import memory_report
+>>> from datakit.doctor.memory_use import memory_report
 >>> ds = tf.data.Dataset.range(300).map(lambda i: tf.fill([250_000], i)).shuffle(40, seed=1)
 >>> advice = memory_advice(memory_report(ds, seconds=0.5), ds, seconds=0.5)
 >>> [a.change.split(":")[0] for a in advice]
@@ -29,11 +29,12 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.doctor.advice import assemble, reapply
-from datakit.doctor.memory import memory_report
+from datakit.doctor.memory_use import memory_report
+from datakit.doctor.rebuild import Candidate, assemble, reapply
+from datakit.glassbox.shuffle_stats import mixing_stats
 from datakit.perf.chain import chain_of, kind_of, knob, setting
+from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
-from datakit.see.mixing import mixing_stats, shuffled_orders
 
 __all__ = ["MemoryAdvice", "memory_advice"]
 
@@ -69,7 +70,7 @@ def _mixing(n: int, buffer_size: int) -> float:
 
 
 def _candidates(chain, k, folder: Path):
-    """(change, alters, build a copy, note) for stage ``k``."""
+    """The :class:`~datakit.doctor.rebuild.Candidate` changes for stage ``k``."""
     s, kind, rest = chain[k], kind_of(chain[k]), chain[k + 1:]
     n = knob(s, "buffer_size")
     if kind == "shuffle" and n and n > 1:
@@ -79,43 +80,46 @@ def _candidates(chain, k, folder: Path):
         note = (f"elements move {_mixing(epoch, small):,.0f} places on average instead of "
                 f"{_mixing(epoch, n):,.0f} (on {epoch:,} elements); shuffle the file names "
                 "too (list_files(shuffle=True)) to win mixing back")
-        yield (f"a smaller shuffle buffer: shuffle({small}) instead of shuffle({n})",
-               "order: it mixes less", lambda: assemble(chain[k - 1], [lambda i: reapply(
-                   s, i, buffer_size=small)] + rest), note)
+        yield Candidate(f"a smaller shuffle buffer: shuffle({small}) instead of shuffle({n})",
+                        "order: it mixes less", lambda: assemble(chain[k - 1], [lambda i: reapply(
+                            s, i, buffer_size=small)] + rest), note)
     if kind == "cache" and not setting(s, "filename").numpy():
         path = str(folder / f"cache_{k}")
-        yield (f"cache({path!r}) on disk instead of in memory", "", lambda: assemble(
+        yield Candidate(f"cache({path!r}) on disk instead of in memory", "", lambda: assemble(
             chain[k - 1], [lambda i: i.cache(path)] + rest), "timed on its first epoch")
     if kind == "prefetch" and (n == -1 or (n or 0) > 2):
         depth = "AUTOTUNE" if n == -1 else n
-        yield (f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "",
-               lambda: assemble(chain[k - 1], [lambda i: i.prefetch(1)] + rest), "")
+        yield Candidate(f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "",
+                        lambda: assemble(chain[k - 1], [lambda i: i.prefetch(1)] + rest))
     calls = knob(s, "num_parallel_calls")
     if kind in ("map", "interleave") and calls is not None and (calls == -1 or calls > 1):
-        yield ("fewer parallel calls: num_parallel_calls=1", "", lambda: assemble(
-            chain[k - 1], [lambda i: reapply(s, i, num_parallel_calls=1)] + rest), "")
+        yield Candidate("fewer parallel calls: num_parallel_calls=1", "", lambda: assemble(
+            chain[k - 1], [lambda i: reapply(s, i, num_parallel_calls=1)] + rest))
 
 
-def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None) -> list[MemoryAdvice]:
+def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
+                  chain: list | None = None) -> list[MemoryAdvice]:
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
 
     Args:
-        report: the :class:`datakit.doctor.memory.MemoryReport` of ``dataset``.
+        report: the :class:`datakit.doctor.memory_use.MemoryReport` of ``dataset``.
         dataset: the pipeline it describes (copies are rebuilt from its chain).
         seconds: how long each copy's memory and speed are measured.
         folder: where a ``cache(filename)`` copy writes (default: a new temporary folder).
+        chain: ``chain_of(dataset)`` when it was read already (it is read once, and passed
+            down to the memory reports of ``dataset``; each copy is a pipeline of its own).
     """
-    chain = chain_of(dataset)
+    chain = chain_of(dataset) if chain is None else chain
     folder = Path(folder or tempfile.mkdtemp(prefix="datakit_cache_"))
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
     was_rate = measure(dataset, seconds).rows_per_s
     out = []
     for stage in targets:
-        for change, alters, make, note in _candidates(chain, stage.index, folder):
-            a = MemoryAdvice(stage.name, change, alters, None, report.measured_growth_bytes,
-                             None, was_rate, note)
-            a.dataset = make().with_options(dataset.options())
+        for c in _candidates(chain, stage.index, folder):
+            a = MemoryAdvice(stage.name, c.change, c.alters, None, report.measured_growth_bytes,
+                             None, was_rate, c.note)
+            a.dataset = c.make().with_options(dataset.options())
             a.growth_bytes = memory_report(a.dataset, seconds=seconds).measured_growth_bytes
             a.rows_per_s = measure(a.dataset, seconds).rows_per_s
             out.append(a)
@@ -126,8 +130,10 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None) -> list
                      f"autotune.ram_budget={budget:,}", "", note="as built, runtime help on: "
                      "the budget bounds what AUTOTUNE may buffer, not your own buffers")
     a.dataset = dataset.with_options(options)
-    a.was_bytes = memory_report(dataset, seconds=seconds, as_built=True).measured_growth_bytes
-    a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True).measured_growth_bytes
+    a.was_bytes = memory_report(dataset, seconds=seconds, as_built=True,
+                                chain=chain).measured_growth_bytes
+    a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True,  # same chain
+                                   chain=chain).measured_growth_bytes
     a.rows_per_s, a.was_rows_per_s = measure(a.dataset, seconds).rows_per_s, was_rate
     out.append(a)
     return out

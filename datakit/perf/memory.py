@@ -24,7 +24,6 @@ import keras
 import numpy as np
 import psutil
 
-from datakit import plotting
 from datakit.core.arguments import check_seconds
 
 __all__ = ["rss_bytes", "peak_rss_bytes", "RssSampler", "memory_logger", "plot_rss_over_time"]
@@ -100,6 +99,8 @@ def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TF
         label: the legend's text for this run.
         color_index: the palette colour (as for epochs), to tell runs apart.
     """
+    from datakit import plotting  # here: measuring memory loads no Matplotlib
+
     with plotting.style():
         ax = plotting.new_axes(ax)
         ax.plot(seconds, np.array(rss) * 1e-6, "-", color=plotting.epoch_color(color_index),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_seconds
+from datakit.core.arguments import check_count, check_seconds
 from datakit.perf.throughput import Run, consumer_wait, measure
 
 __all__ = ["AUTOTUNE", "Run", "TuneResult", "consumer_wait", "measure", "tune"]
@@ -80,7 +80,10 @@ def _check_space(build, space: dict) -> list[str]:
     if not callable(build):
         raise TypeError(f"tune() takes a function that builds the pipeline, got "
                         f"{type(build).__name__}")
-    if not isinstance(space, dict) or not space:
+    if not isinstance(space, dict):
+        raise TypeError(f"tune(): space must be a dict {{knob: [candidate values]}}, got "
+                        f"{type(space).__name__}")
+    if not space:
         raise ValueError("tune(): space must be a non-empty dict {knob: [candidate values]}")
     params = inspect.signature(build).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
@@ -88,7 +91,10 @@ def _check_space(build, space: dict) -> list[str]:
         if not takes_any and knob not in params:
             raise ValueError(f"tune(): build() has no argument {knob!r} (it takes "
                              f"{', '.join(params)})")
-        if not isinstance(values, (list, tuple)) or not values:
+        if not isinstance(values, (list, tuple)):
+            raise TypeError(f"tune(): space[{knob!r}] must be a list of values, got "
+                            f"{type(values).__name__}")
+        if not values:
             raise ValueError(f"tune(): space[{knob!r}] must be a non-empty list of values")
     return list(params)
 
@@ -133,16 +139,16 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
     are skipped and listed in ``result.skipped``.
 
     Raises:
-        TypeError: ``build`` is not callable or returns no dataset; a number as text.
+        TypeError: ``build`` is not callable or returns no dataset; a number as text;
+        ``rounds`` not an int; ``space`` not a dict of lists.
         ValueError: a knob that ``build`` does not take, an empty list of values,
-        ``budget_s`` or ``seconds`` not > 0, or a dataset without elements.
+        ``budget_s`` or ``seconds`` not > 0, ``rounds < 1``, or a dataset without elements.
     """
     params = _check_space(build, space)
     check_seconds("budget_s", budget_s, positive=True, func="tune")
     if seconds is not None:
         check_seconds("seconds", seconds, positive=True, func="tune")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"tune(): rounds={rounds!r}: pass an int >= 1")
+    check_count("rounds", rounds, fix="tune() compares at least one round: pass 1 or more")
     start = time.perf_counter()
     n_configs = sum(len(v) for v in space.values())
     n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 5

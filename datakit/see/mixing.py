@@ -2,10 +2,12 @@
 
 A shuffle buffer of ``buffer_size`` slots lets an element out at most
 ``buffer_size - 1`` places earlier than it went in, but arbitrarily later.
-:func:`shuffled_orders` runs the real shuffle many times;
+:func:`shuffled_orders` runs the real shuffle many times
+(from :mod:`datakit.perf.shuffle_runs`);
 :func:`measure_mixing` turns that into P(output position | input position),
 :func:`mixing_stats` into numbers to compare buffer sizes by (displacement,
-rank correlation, labels per batch). :func:`label_batches` counts labels per
+rank correlation, labels per batch; from :mod:`datakit.glassbox.shuffle_stats`,
+which imports no Matplotlib). :func:`label_batches` counts labels per
 batch of data sorted by label, :func:`epoch_order` shows where epochs meet
 for ``repeat().shuffle()`` vs ``shuffle().repeat()``, :func:`buffer_bytes` is
 what a full buffer costs in memory; the ``plot_*`` functions draw them.
@@ -34,6 +36,8 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from datakit import plotting
 from datakit.core.arguments import check_count
 from datakit.glassbox.shuffle_buffer import check_buffer_size
+from datakit.glassbox.shuffle_stats import MixingStats, mixing_stats
+from datakit.perf.shuffle_runs import shuffled_orders
 
 __all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "MixingStats",
            "mixing_stats",
@@ -41,21 +45,6 @@ __all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "Mixi
            "plot_label_batches"]
 
 # ---------------------------------------------------------------- mixing, from real runs
-
-
-def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0) -> np.ndarray:
-    """``runs`` real TF shuffles of ``range(n)``: array ``[run, output step] -> input position``.
-
-    One seeded ``shuffle(...).repeat(runs)``: every pass is reshuffled with fresh seeds.
-
-    >>> o = shuffled_orders(5, 5, runs=3, seed=1)
-    >>> o.shape, sorted(o[0].tolist())
-    ((3, 5), [0, 1, 2, 3, 4])
-    """
-    size = check_buffer_size(buffer_size)
-    n, runs = check_count("n", n), check_count("runs", runs)  # repeat(-1) would never end
-    ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
-    return np.stack(list(ds.as_numpy_iterator()))
 
 
 @dataclass
@@ -95,48 +84,6 @@ def mixing_map(orders: dict[int, np.ndarray]) -> MixingMap:
         # one count per (run, output position t) at [input position, t]
         np.add.at(probs[k], (np.atleast_2d(orders[b]), np.arange(n)), 1)
     return MixingMap(n, runs, sizes, probs / max(runs, 1))
-
-
-@dataclass
-class MixingStats:
-    """Numbers to compare buffer sizes by (averaged over runs)."""
-
-    mean_displacement: float   # mean |output position - input position|
-    max_displacement: int
-    max_forward: int           # furthest an element came out *earlier* than it went in
-    rank_correlation: float    # Spearman, input vs output order: 1 = not shuffled
-    single_label_batches: float | None = None  # fraction of batches holding one label
-    labels_per_batch: float | None = None      # mean number of distinct labels in a batch
-
-
-def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None = None
-                 ) -> MixingStats:
-    """Displacement, rank correlation and (with ``labels``) single-label batches.
-
-    ``orders[run, t]`` is the input position emitted at step t (see
-    :func:`shuffled_orders`).
-
-    >>> s = mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 0, 1, 1], batch_size=2)
-    >>> s.mean_displacement, s.rank_correlation, s.single_label_batches, s.labels_per_batch
-    (0.0, 1.0, 1.0, 1.0)
-    """
-    if labels is not None:
-        check_count("batch_size", batch_size, none=False,
-                    fix="with labels, pass batch_size >= 1 to count labels per batch")
-    orders = np.atleast_2d(np.asarray(orders))
-    runs, n = orders.shape
-    moved = np.arange(n) - orders              # > 0: came out later than it went in
-    distance = np.abs(moved)
-    rho = (1 - 6 * (moved.astype(float) ** 2).sum(axis=1) / (n * (n * n - 1)) if n > 1
-           else np.ones(runs))
-    single = distinct = None
-    if labels is not None:
-        lab = np.asarray(labels)[orders]
-        batches = [lab[:, i:i + batch_size] for i in range(0, n, batch_size)]
-        single = float(np.mean([(b == b[:, :1]).all(axis=1).mean() for b in batches]))
-        distinct = float(np.mean([len(set(row)) for b in batches for row in b.tolist()]))
-    return MixingStats(float(distance.mean()), int(distance.max()),
-                       int(max(0, -moved.min())), float(rho.mean()), single, distinct)
 
 
 def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int = 0

@@ -38,19 +38,24 @@ True
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import statistics
-import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_seconds
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
+from datakit.doctor.memory_growth import (
+    GrowthSampler,
+    consume,
+    fix_malloc,
+    trim_malloc,
+    warm_up,
+)
 from datakit.perf.chain import chain_of, kind_of, name_of
-from datakit.perf.memory import rss_bytes
 from datakit.perf.synthetic import serial
 
 __all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "memory_report",
@@ -122,105 +127,9 @@ class MemoryReport:
         return "\n".join(lines)
 
 
-# -- measuring -----------------------------------------------------------------------------
-
-
-def _fix_malloc() -> bool:
-    """Make freed large buffers go back to the OS at once (glibc): RSS then counts what is
-    held, not what malloc keeps for later. False where there is no glibc."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD: also stops its dynamic growth
-        libc.malloc_trim(0)
-        return True
-    except (OSError, AttributeError):
-        return False
-
-
-def _reset_peak() -> bool:
-    """Reset the kernel's high-water mark of this process's RSS to its RSS now (Linux >= 4.0).
-
-    The peak is then exact: a sampler thread that is not scheduled in time (a loaded
-    machine, a short run) cannot miss it. False where the kernel does not offer it."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _kernel_peak() -> int:
-    """VmHWM: the most resident memory this process held since the last reset, in bytes."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("no VmHWM in /proc/self/status")
-
-
-def _tensor_bytes() -> tuple[int, int] | None:
-    """(current, peak) bytes of tensors held by TensorFlow's CPU allocator, or None."""
-    try:
-        info = tf.config.experimental.get_memory_info("CPU:0")
-        return int(info["current"]), int(info["peak"])
-    except (ValueError, RuntimeError, KeyError):
-        return None
-
-
-class _Sampler(threading.Thread):
-    """Growth every ``every`` seconds, as (seconds, bytes) from the start: the larger of the
-    RSS growth and the growth of the tensors TensorFlow's CPU allocator holds. Both
-    baselines, and both peaks (the kernel's and the allocator's), are reset when it is made."""
-
-    def __init__(self, every: float):
-        super().__init__(daemon=True)
-        try:
-            tf.config.experimental.reset_memory_stats("CPU:0")
-        except (ValueError, RuntimeError):
-            pass
-        self.exact = _reset_peak()
-        self.every, self.stop, self.t0 = every, threading.Event(), time.perf_counter()
-        tensors = _tensor_bytes()
-        self.rss0, self.tensors0 = rss_bytes(), None if tensors is None else tensors[0]
-        self.seconds, self.growth, self.rss_peak = [0.0], [0], 0
-
-    def sample(self) -> None:
-        rss = rss_bytes() - self.rss0
-        tensors = None if self.tensors0 is None else _tensor_bytes()
-        held = rss if tensors is None else max(rss, tensors[0] - self.tensors0)
-        self.seconds.append(time.perf_counter() - self.t0)
-        self.growth.append(max(held, 0))
-        self.rss_peak = max(self.rss_peak, rss)
-
-    def run(self) -> None:
-        while not self.stop.wait(self.every):
-            self.sample()
-
-    def peaks(self) -> tuple[int, int | None]:
-        """(RSS peak growth, the allocator's peak growth or None), once the run is over."""
-        rss = max(self.rss_peak, _kernel_peak() - self.rss0 if self.exact else 0, 0)
-        tensors = None if self.tensors0 is None else _tensor_bytes()[1] - self.tensors0
-        return rss, tensors
-
-
-_WARM = []
-
-
-def _consume(dataset, step_time: float, seconds: float) -> int:
-    n, start = 0, time.perf_counter()
-    for x in dataset:
-        n += 1
-        del x
-        if step_time:
-            time.sleep(step_time)
-        if time.perf_counter() - start > seconds:
-            break
-    return n
-
-
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
-                  as_built: bool = False, every: float = 0.002) -> MemoryReport:
+                  as_built: bool = False, every: float = 0.002,
+                  chain: list | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
@@ -231,31 +140,29 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         as_built: measure with the runtime's help (injected prefetch, autotune) as you
             built it; default off, as for the stage costs.
         every: seconds between RSS samples.
+        chain: ``chain_of(dataset)`` when it was read already (the doctor passes its own
+            down: a chain is read once); only with a dataset, not a function.
 
     Raises:
-        TypeError: ``dataset`` is neither a dataset nor a function.
-        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not a number).
+        TypeError: ``dataset`` is neither a dataset nor a function; a number given as text.
+        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not finite).
     """
-    for label, v, low in (("seconds", seconds, 0), ("every", every, 0)):
-        if not isinstance(v, (int, float)) or not v > low:
-            raise ValueError(f"memory_report(): {label}={v!r}: pass a number > 0")
-    if not isinstance(step_time, (int, float)) or not step_time >= 0:
-        raise ValueError(f"memory_report(): step_time={step_time!r}: pass a number >= 0")
+    check_seconds("seconds", seconds, positive=True, func="memory_report")
+    check_seconds("every", every, positive=True, func="memory_report")
+    check_seconds("step_time", step_time, func="memory_report")
     build = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
-    fixed = _fix_malloc()
-    if not _WARM:  # the runtime's first iteration allocates its own pools: not the pipeline's
-        _consume(serial(tf.data.Dataset.range(64).map(lambda i: i + 1).batch(4)), 0.0, 1.0)
-        _WARM.append(True)
+    fixed = fix_malloc()
+    warm_up()
     sampler = None
     if build is not None:
-        sampler = _Sampler(every)
+        sampler = GrowthSampler(every)
         sampler.start()
         dataset = build()
         if not isinstance(dataset, tf.data.Dataset):
             sampler.stop.set()
             raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
                             "not a tf.data.Dataset: end it with `return dataset`")
-    chain = chain_of(dataset)
+    chain = chain_of(dataset) if chain is None or build is not None else chain
     sizes = [element_bytes(d, without_shuffles(chain, k)) for k, d in enumerate(chain)]
     stages = []
     for k, d in enumerate(chain):
@@ -265,10 +172,10 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
     if sampler is None:
         gc.collect()  # an earlier pipeline freed during the run would hide this one's growth
         if fixed:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        sampler = _Sampler(every)
+            trim_malloc()
+        sampler = GrowthSampler(every)
         sampler.start()
-    n = _consume(dataset if as_built else serial(dataset), step_time, seconds)
+    n = consume(dataset if as_built else serial(dataset), step_time, seconds)
     time.sleep(2 * every)
     sampler.stop.set()
     sampler.join()

@@ -1,0 +1,38 @@
+"""The shuffle statistic the doctor's memory advice uses lives below Matplotlib.
+
+``mixing_stats`` is in :mod:`datakit.glassbox.shuffle_stats` (plain NumPy) and
+``shuffled_orders`` in :mod:`datakit.perf.shuffle_runs`; :mod:`datakit.see.mixing` keeps
+re-exporting both for the notebooks.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from datakit.glassbox import shuffle_stats
+from datakit.perf import shuffle_runs
+from datakit.see import mixing
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_see_mixing_re_exports_the_statistic_and_the_runs():
+    assert mixing.mixing_stats is shuffle_stats.mixing_stats
+    assert mixing.MixingStats is shuffle_stats.MixingStats
+    assert mixing.shuffled_orders is shuffle_runs.shuffled_orders
+
+
+@pytest.mark.timeout(120)
+def test_the_memory_advice_imports_without_matplotlib():
+    """Its mixing statistic comes from a layer without Matplotlib: with Matplotlib made
+    unimportable (TensorFlow's Keras then goes without it), the module still imports."""
+    code = ("import sys; sys.modules['matplotlib'] = None; "
+            "import importlib; importlib.import_module('datakit.doctor.memory_advice'); "
+            "print(sorted(m for m, mod in sys.modules.items() if mod is not None "
+            "and m.startswith(('matplotlib', 'datakit.see', 'datakit.plotting'))))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
