@@ -257,11 +257,14 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
             ``num_parallel_calls``, still works for one version, with a
             ``DeprecationWarning``).
     """
-    knobs = renamed_knobs(old_names, "parquet_dataset", {"num_parallel_calls": "n_parse_threads"})
+    given = dict(old_names)
+    if n_parse_threads is not None:
+        given["n_parse_threads"] = n_parse_threads
+    knobs = renamed_knobs(given, "parquet_dataset", {"num_parallel_calls": "n_parse_threads"})
     if set(knobs) - {"n_parse_threads"}:
         raise TypeError(f"parquet_dataset() got an unexpected keyword argument "
                         f"{sorted(set(knobs) - {'n_parse_threads'})[0]!r}")
-    n_parse_threads = knobs.get("n_parse_threads", n_parse_threads)
+    n_parse_threads = knobs.get("n_parse_threads")
     options = TableOptions(repeat=repeat, batch_size=batch_size,
                            shuffle_buffer_size=shuffle_buffer_size, seed=seed,
                            n_readers=n_readers, n_read_threads=n_read_threads,

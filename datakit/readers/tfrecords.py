@@ -53,7 +53,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
-from datakit.core.paths import resolve_files
+from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tfrecord_writer import ShardWriter
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
@@ -186,20 +186,9 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
         if not files:
             raise RecordFileError(d, "folder holds no record files")
         return files, {}
-    files = resolve_files(source)
-    entries, manifests = {}, {}
-    for f in files:
-        folder = Path(f).parent
-        if folder not in manifests:  # each folder's manifest, read once
-            with _record_errors():
-                manifests[folder] = manifest.read_manifest(folder)
-        man = manifests[folder]
-        set_name = manifest.set_of_file(man, Path(f).name)
-        if set_name is not None:
-            s = man["sets"][set_name]
-            entry = next(e for e in s["files"] if e["file"] == Path(f).name)
-            entries[f] = dict(entry, compression=s.get("compression"))
-    return files, entries
+    with _record_errors():  # each folder's manifest read once; a killed writer's files left out
+        found = check_file_set(source, sort=False)
+    return found.files, found.entries
 
 
 def check_shards(source, compression="auto", check_manifest: bool = True,

@@ -10,6 +10,7 @@ from datakit.readers.csv_files.file_checks import check_files, csv_file_set, dat
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
     BadLine,
+    bad_lines_in,
     describe_bad_line,
     find_bad_lines,
 )
@@ -28,7 +29,8 @@ from datakit.readers.csv_files.shards import split_into_shards, write_shards
 from datakit.readers.csv_files.stats import column_stats, infer_kinds
 
 __all__ = ["NUMBER", "TEXT", "OOV", "LINES_PER_CHUNK", "NUMBER_PATTERN", "BadLine",
-           "describe_bad_line", "find_bad_lines", "checked_decoder", "decoded_chunks",
+           "describe_bad_line", "find_bad_lines", "bad_lines_in", "checked_decoder",
+           "decoded_chunks",
            "feature_names", "class_names", "csv_reader_dataset", "ReadOptions",
            "write_shards", "split_into_shards", "check_files", "csv_file_set", "is_blank",
            "data_lines", "ColumnStats", "CsvStats", "TableStats", "infer_kinds", "column_stats",
