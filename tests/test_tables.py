@@ -117,3 +117,18 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
         assert len(ds) == -(-28 * opts.repeat // opts.batch_size)
         assert sorted(rows) == sorted([f * 10 + i for f in range(4) for i in range(7)]
                                       * opts.repeat)
+
+
+def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
+    from datakit.readers import tfrecords
+
+    with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
+        for i in range(9):
+            w.write(str(i).encode())
+    new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]
+    with pytest.warns(DeprecationWarning, match="cycle_length= is now n_readers="):
+        old = tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=2)
+    assert [r.numpy() for r in old] == new
+    with pytest.raises(ValueError, match="n_read_threads=3 is more than n_readers=2"), \
+            pytest.warns(DeprecationWarning):
+        tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)

@@ -54,6 +54,7 @@ from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
 from datakit.readers.tables.file_set import check_file_set
+from datakit.readers.tables.table_options import renamed_knobs
 from datakit.readers.tfrecord_writer import ShardWriter
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
@@ -259,8 +260,9 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
 
 def read_records(source, compression="auto", check_manifest: bool = True,
                  verify: bool | None = None,
-                 cycle_length: int | None = None, num_parallel_reads: int | None = None,
-                 shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
+                 n_readers: int | None = None, n_read_threads: int | None = None,
+                 shuffle_files: bool = False, seed: int | None = None,
+                 **old_names) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
     Args:
@@ -270,11 +272,14 @@ def read_records(source, compression="auto", check_manifest: bool = True,
         check_manifest: check sizes, record counts and sha256 against the
             manifest (see the module docstring for what that catches and costs).
         verify: one full TensorFlow pass per file, for files without a manifest.
-        cycle_length: files read at once; ``None``: up to 4;
-            ``tf.data.AUTOTUNE``: tf.data's rule
+        n_readers: files read at once (``interleave``'s ``cycle_length``); ``None``: up
+            to 4; ``tf.data.AUTOTUNE``: tf.data's rule
             (:func:`datakit.core.arguments.default_cycle_length`).
-        num_parallel_reads: reading threads (``None``: one; try
-            ``tf.data.AUTOTUNE`` and measure); at most an explicit ``cycle_length``.
+        n_read_threads: reading threads (``TFRecordDataset``'s ``num_parallel_reads``;
+            ``None``: one; try ``tf.data.AUTOTUNE`` and measure); at most an explicit
+            ``n_readers``. The names every reader of the kit gives these knobs; the
+            first ones, ``cycle_length`` and ``num_parallel_reads``, still work for one
+            version, with a ``DeprecationWarning``.
         shuffle_files: shuffle the file order each epoch, with ``seed``.
         seed: seeds the file shuffle.
 
@@ -282,8 +287,8 @@ def read_records(source, compression="auto", check_manifest: bool = True,
         RecordFileError: (a :class:`datakit.core.errors.DataError`) a shard is
             truncated, corrupted, missing from its manifest's set, or disagrees
             with the manifest, naming the file (and byte offset).
-        ValueError: bad arguments, e.g. more ``num_parallel_reads`` than
-            ``cycle_length``, or files that mix GZIP and uncompressed.
+        ValueError: bad arguments, e.g. more ``n_read_threads`` than
+            ``n_readers``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
     >>> from datakit.readers.tf_example import parse_example, to_example
@@ -295,8 +300,17 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     >>> sorted(int(i) for i in ds)
     [0, 1, 2, 3, 4, 5, 6]
     """
-    names = ("cycle_length", "num_parallel_reads")
-    interleave_lengths(cycle_length, 1, num_parallel_reads, default_cycle=1, names=names)
+    given = dict(old_names)
+    given.update({k: v for k, v in (("n_readers", n_readers), ("n_read_threads", n_read_threads))
+                  if v is not None})
+    knobs = renamed_knobs(given, "read_records", {"cycle_length": "n_readers",
+                                                  "num_parallel_reads": "n_read_threads"})
+    unknown = sorted(set(knobs) - {"n_readers", "n_read_threads"})
+    if unknown:
+        raise TypeError(f"read_records() got an unexpected keyword argument {unknown[0]!r}")
+    n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
+    names = ("n_readers", "n_read_threads")
+    interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)
     report = check_shards(source, compression, check_manifest, verify)
     comps = {r["compression"] for r in report}
     if len(comps) > 1:
@@ -306,12 +320,11 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     files = tf.data.Dataset.from_tensor_slices([r["file"] for r in report])
     if shuffle_files:
         files = files.shuffle(len(report), seed=seed)
-    cycle, _, num_parallel_reads = interleave_lengths(
-        cycle_length, 1, num_parallel_reads, default_cycle=min(4, len(report)), names=names)
+    cycle, _, threads = interleave_lengths(
+        n_readers, 1, n_read_threads, default_cycle=min(4, len(report)), names=names)
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
-    parallel = {} if num_parallel_reads is None else {
-        "num_parallel_calls": num_parallel_reads, "deterministic": True}
+    parallel = {} if threads is None else {"num_parallel_calls": threads, "deterministic": True}
     return files.interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=comp),
         cycle_length=cycle, block_length=1, **parallel)
