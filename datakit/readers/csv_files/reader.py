@@ -16,7 +16,7 @@ statistics (:mod:`datakit.readers.csv_files.stats`). Its parse modes
   one call per batch.
 - ``parse="chunk"``: the ``"batch"`` readers' parsed chunks stay whole,
   shuffled a chunk at a time through a row buffer of the same size
-  (:mod:`datakit.readers.csv_files.chunk_shuffle`), then ``rebatch``: no per-row dataset work at
+  (:mod:`datakit.readers.tables.chunk_buffer`), then ``rebatch``: no per-row dataset work at
   all; every row once, mixing as the row buffer's, another order.
 
 ``trace=True`` builds the same chain with :mod:`datakit.perf.timeline` stages
@@ -262,7 +262,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             time per reader); ``"vectorized"``, batch lines then parse each
             batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
             readers' chunks shuffled a chunk at a time
-            (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), another order.
+            (:func:`~datakit.readers.tables.chunk_buffer.shuffle_chunks`), another order.
             ``"arrow"``: pyarrow's C++ CSV reader parses blocks of each file (one
             Python call per block, :mod:`datakit.readers.csv_files.arrow`), shuffled
             through the same row buffer a block at a time: the same rows and
