@@ -23,7 +23,7 @@ whatever these checks cannot see (a file changed after the check) still surfaces
 TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
 
 What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.readers.tf_example`;
-writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 320 lines: the checks
+writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 340 lines: the checks
 and the reader share one walk over the files, kept together so that what is checked is
 what is read.)
 
@@ -207,47 +207,7 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
     if compression not in ("auto", None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use 'auto', None or 'GZIP'")
     files, entries = _list_files(source, check_manifest)
-    report = []
-    for f in files:
-        entry = entries.get(f) if check_manifest else None
-        if not os.path.exists(f):
-            where = " (listed in manifest.json)" if f in entries else ""
-            raise RecordFileError(f, f"file is missing{where}")
-        size = os.path.getsize(f)
-        if size == 0:
-            raise RecordFileError(f, "file is empty (0 bytes)")
-        with open(f, "rb") as fh:
-            gzip_magic = fh.read(2) == _GZIP_MAGIC
-        comp = compression or None
-        if comp == "auto":
-            comp = entries[f]["compression"] if f in entries else ("GZIP" if gzip_magic else None)
-        if comp == "GZIP" and not gzip_magic:
-            raise RecordFileError(f, "not GZIP-compressed (does not start with 1f 8b): "
-                                  "pass compression=None or 'auto'")
-        records = None
-        if comp is None:
-            try:
-                records = count_records(f)
-            except RecordFileError as e:
-                if gzip_magic:
-                    raise RecordFileError(f, "looks GZIP-compressed (starts with 1f 8b) but is "
-                                          "read as uncompressed: pass compression='GZIP' or "
-                                          "'auto'") from None
-                raise e from None
-        if entry is not None:
-            if entry["compression"] != comp:
-                raise RecordFileError(f, f"manifest says compression={entry['compression']!r}, "
-                                      f"but it is read with compression={comp!r}")
-            with _record_errors():
-                manifest.check_entry(f, entry, unit="records", count=records)
-        if verify or (verify is None and check_manifest and entry is None):
-            n = _count_with_tf(f, comp)
-            if records is not None and n != records:
-                raise RecordFileError(f, f"TensorFlow reads {n} records, headers say {records}")
-            records = n
-        if records is None and entry is not None:
-            records = entry["records"]
-        report.append({"file": f, "records": records, "bytes": size, "compression": comp})
+    report = [_check_shard(f, entries, compression, check_manifest, verify) for f in files]
     unvouched = [f for f in files if f not in entries]
     if unvouched:
         warnings.warn(f"{len(unvouched)} file(s) read without a manifest (first: {unvouched[0]}):"
@@ -256,6 +216,59 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
                       "manifest.json records each file's records, bytes and sha256",
                       UserWarning, stacklevel=3)
     return report
+
+
+def _check_shard(f: str, entries: dict, compression, check_manifest: bool,
+                 verify: bool | None) -> dict:
+    """One row of :func:`check_shards`' report: the file checked, named in any error."""
+    entry = entries.get(f) if check_manifest else None
+    if not os.path.exists(f):
+        where = " (listed in manifest.json)" if f in entries else ""
+        raise RecordFileError(f, f"file is missing{where}")
+    size = os.path.getsize(f)
+    if size == 0:
+        raise RecordFileError(f, "file is empty (0 bytes)")
+    comp, gzip_magic = _compression_of(f, entries.get(f), compression)
+    records = _framed_records(f, gzip_magic) if comp is None else None
+    if entry is not None:
+        if entry["compression"] != comp:
+            raise RecordFileError(f, f"manifest says compression={entry['compression']!r}, "
+                                  f"but it is read with compression={comp!r}")
+        with _record_errors():
+            manifest.check_entry(f, entry, unit="records", count=records)
+    if verify or (verify is None and check_manifest and entry is None):
+        n = _count_with_tf(f, comp)
+        if records is not None and n != records:
+            raise RecordFileError(f, f"TensorFlow reads {n} records, headers say {records}")
+        records = n
+    if records is None and entry is not None:
+        records = entry["records"]
+    return {"file": f, "records": records, "bytes": size, "compression": comp}
+
+
+def _compression_of(f: str, entry: dict | None, compression) -> tuple[str | None, bool]:
+    """``(compression the file is read with, whether it starts as GZIP does)``."""
+    with open(f, "rb") as fh:
+        gzip_magic = fh.read(2) == _GZIP_MAGIC
+    comp = compression or None
+    if comp == "auto":
+        comp = entry["compression"] if entry is not None else ("GZIP" if gzip_magic else None)
+    if comp == "GZIP" and not gzip_magic:
+        raise RecordFileError(f, "not GZIP-compressed (does not start with 1f 8b): "
+                              "pass compression=None or 'auto'")
+    return comp, gzip_magic
+
+
+def _framed_records(f: str, gzip_magic: bool) -> int:
+    """The records of an uncompressed file, by its framing; a GZIP-looking one is named so."""
+    try:
+        return count_records(f)
+    except RecordFileError as e:
+        if gzip_magic:
+            raise RecordFileError(f, "looks GZIP-compressed (starts with 1f 8b) but is "
+                                  "read as uncompressed: pass compression='GZIP' or "
+                                  "'auto'") from None
+        raise e from None
 
 
 def read_records(source, compression="auto", check_manifest: bool = True,
