@@ -81,17 +81,7 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             numbers, others = [0] * len(columns), [0] * len(columns)
             first_other = [None] * len(columns)
         check = [j for j, c in enumerate(columns) if c not in text_columns]
-        for line, row in rows:
-            for j in check:
-                v = row[j] if j < len(row) else ""
-                if v in markers:
-                    continue
-                if num.fullmatch(v):
-                    numbers[j] += 1
-                else:
-                    others[j] += 1
-                    if first_other[j] is None:
-                        first_other[j] = (str(path), line, v)
+        _tally(rows, check, str(path), markers, num, (numbers, others, first_other))
     for j, c in enumerate(columns):
         if 0 < others[j] < numbers[j]:
             path, line, v = first_other[j]
@@ -105,6 +95,24 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
                 column=f"{c} ({j + 1} of {len(columns)})")
     return {c: TEXT if c in text_columns or others[j] else NUMBER
             for j, c in enumerate(columns)}
+
+
+def _tally(rows, check: list[int], path: str, markers: set, num: re.Pattern,
+           tallies: tuple[list, list, list]) -> None:
+    """Count, per checked column, the numbers and the other values of ``rows`` (markers
+    and empty fields count for neither), and keep the first other value's place."""
+    numbers, others, first_other = tallies
+    for line, row in rows:
+        for j in check:
+            v = row[j] if j < len(row) else ""
+            if v in markers:
+                continue
+            if num.fullmatch(v):
+                numbers[j] += 1
+            else:
+                others[j] += 1
+                if first_other[j] is None:
+                    first_other[j] = (path, line, v)
 
 
 def _rows(path: str, dialect: Dialect, n_rows: int | None):
