@@ -65,7 +65,7 @@ def test_check_files_reports_the_files_with_a_blank_line(tmp_path):
     (tmp_path / "a.csv").write_text("x\n1\n\n2\n")       # a blank line inside
     (tmp_path / "b.csv").write_text("x\n3\n4\n")         # only the final newline
     (tmp_path / "c.csv").write_text("x\n5\n \t\n6")      # whitespace-only line, no final newline
-    blank, counts = set(), {}
-    files, _ = file_checks.check_files(str(tmp_path / "*.csv"), counts=counts, blank=blank)
+    found = file_checks.csv_file_set(str(tmp_path / "*.csv"))
+    files, counts, blank = found.files, found.rows, found.blank
     assert sorted(Path(f).name for f in blank) == ["a.csv", "c.csv"]
     assert [counts[f] for f in files] == [2, 2, 2]

@@ -422,9 +422,9 @@ def tfr_gzip_as_plain(d, st):
     return ids(tfrecords.read_records(d, compression=None))
 
 
-def tfr_cycle_length_str(d, st):
+def tfr_n_readers_str(d, st):
     _records(d)
-    return ids(tfrecords.read_records(d, cycle_length="2"))
+    return ids(tfrecords.read_records(d, n_readers="2"))
 
 
 KILL_WRITER = """
@@ -712,7 +712,7 @@ CASES = [
     (tfr_missing_shard, E(tfrecords.RecordFileError, "shard-00002-of-00003.tfrecord", "missing")),
     (tfr_empty_file, E(tfrecords.RecordFileError, "a.tfrecord", "empty")),
     (tfr_gzip_as_plain, E(tfrecords.RecordFileError, "shard-00000-of-00003.tfrecord.gz", "GZIP")),
-    (tfr_cycle_length_str, E(TypeError, "cycle_length")),
+    (tfr_n_readers_str, E(TypeError, "n_readers")),
     (kill_tfr_mid_write, [True, True, []]),
     (kill_tfr_mid_commit, [True, True, []]),
     (fixed_good, [[0, 1], [2, 3], [4, 5]]),

@@ -52,7 +52,7 @@ def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
         seen.update(ids)
     assert seen == collections.Counter(range(n))
     # the whole folder, interleaved in parallel with shuffled files
-    ds = tfrecords.read_records(tmp_path, num_parallel_reads=2, shuffle_files=True, seed=3)
+    ds = tfrecords.read_records(tmp_path, n_read_threads=2, shuffle_files=True, seed=3)
     assert collections.Counter(ids_of(ds)) == collections.Counter(range(n))
 
 
@@ -60,10 +60,10 @@ def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
 def test_autotune_cycle_with_parallel_reads_reads_everything(tmp_path):
     # AUTOTUNE used to become a cycle of -1: "num_parallel_reads=2 > cycle_length=-1"
     write_ids(tmp_path, 12, num_shards=3)
-    ds = tfrecords.read_records(tmp_path, cycle_length=tf.data.AUTOTUNE, num_parallel_reads=2)
+    ds = tfrecords.read_records(tmp_path, n_readers=tf.data.AUTOTUNE, n_read_threads=2)
     assert sorted(ids_of(ds)) == list(range(12))
-    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"):
-        tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+    with pytest.raises(ValueError, match="n_read_threads=3 is more than n_readers=2"):
+        tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=3)
 
 
 @pytest.mark.timeout(60)
@@ -76,7 +76,7 @@ def test_by_size_respects_max_bytes(tmp_path):
 @pytest.mark.timeout(60)
 def test_same_seed_same_order_different_seed_different(tmp_path):
     write_ids(tmp_path, 40, num_shards=8)
-    a, b, c = (ids_of(tfrecords.read_records(tmp_path, shuffle_files=True, seed=s, cycle_length=1))
+    a, b, c = (ids_of(tfrecords.read_records(tmp_path, shuffle_files=True, seed=s, n_readers=1))
                for s in (1, 1, 2))
     assert a == b and a != c and sorted(a) == list(range(40))
 
@@ -227,13 +227,13 @@ def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
 
 # ------------------------------------------------------------------ no noise
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("num_parallel_reads", [None, 1, 2, tf.data.AUTOTUNE])
-def test_reading_warns_nothing(tmp_path, num_parallel_reads):
+@pytest.mark.parametrize("n_read_threads", [None, 1, 2, tf.data.AUTOTUNE])
+def test_reading_warns_nothing(tmp_path, n_read_threads):
     # `deterministic` passed without `num_parallel_calls` makes TF warn that it has no effect
     write_ids(tmp_path, 9, num_shards=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = tfrecords.read_records(tmp_path, num_parallel_reads=num_parallel_reads)
+        ds = tfrecords.read_records(tmp_path, n_read_threads=n_read_threads)
         ids = ids_of(ds)
     assert sorted(ids) == list(range(9))
     assert [str(w.message) for w in caught] == []

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
 from datakit.readers.checkpoint_fingerprint import (
     check_checkpoint_files,
@@ -60,7 +61,7 @@ from datakit.readers.checkpoint_fingerprint import (
 )
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "build", "main"]
+           "shuffled_range", "to_numpy", "dataset_from_recipe", "build", "main"]
 
 
 def to_numpy(element: Any) -> Any:
@@ -104,14 +105,14 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     the pipeline's ops and constants, the files it reads and their generation.
 
     Raises:
+        TypeError: ``n`` is not an int.
         ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
             or the pipeline holds Python state TensorFlow cannot save (the message
             says what to do).
     """
     import tensorflow as tf
 
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r}: pass how many elements to read before saving (an int >= 0).")
+    check_count("n", n, 0, fix="pass how many elements to read before saving (an int >= 0)")
     it = iter(dataset)
     taken = []
     for _ in range(n):
@@ -165,11 +166,11 @@ def checkpoint_bytes(path: str) -> int:
     return sum(os.path.getsize(f) for f in files)
 
 
-def build(recipe: str, kwargs: dict):
+def dataset_from_recipe(recipe: str, kwargs: dict):
     """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the child runs).
 
-    >>> [int(x) for x in build("datakit.readers.checkpoint:shuffled_range",
-    ...                        {"n": 3, "buffer_size": 1})]
+    >>> [int(x) for x in dataset_from_recipe("datakit.readers.checkpoint:shuffled_range",
+    ...                                      {"n": 3, "buffer_size": 1})]
     [0, 1, 2]
     """
     module, sep, name = recipe.partition(":")
@@ -178,6 +179,10 @@ def build(recipe: str, kwargs: dict):
                          "that returns the dataset, importable in a fresh process).")
     fn: Callable = getattr(importlib.import_module(module), name)
     return fn(**kwargs)
+
+
+#: :func:`dataset_from_recipe` by its first name.
+build = dataset_from_recipe
 
 
 def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = None,
@@ -272,7 +277,7 @@ def main(argv: list[str]) -> None:
 
     with open(argv[0], "rb") as f:
         job = pickle.load(f)
-    dataset = build(job["recipe"], job["kwargs"])
+    dataset = dataset_from_recipe(job["recipe"], job["kwargs"])
     problem = _refusal(job, dataset)
     it = iter(dataset)
     if problem is None:

@@ -5,7 +5,8 @@ the dataset's graph in the checkpoint), so a resume can go wrong without any
 error: a pipeline rebuilt with another batch size still gives batches of the
 old size, and files rewritten since the save (the same names, a new
 generation of the set) give one epoch mixing the old rows and the new ones.
-:func:`fingerprint` records, beside the checkpoint, what must not change:
+The fingerprint (:func:`pipeline_fingerprint`) records, beside the checkpoint, what must
+not change:
 
 - the pipeline: every top-level op of the dataset's graph with its constant
   inputs (batch sizes, buffer sizes, seeds, file names);
@@ -37,7 +38,7 @@ from datakit.core.errors import DataError
 
 __all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "pipeline_ops", "pipeline_change", "input_files",
            "file_facts",
-           "fingerprint", "save_fingerprint", "load_fingerprint", "checkpoint_files",
+           "pipeline_fingerprint", "save_fingerprint", "load_fingerprint", "checkpoint_files",
            "check_checkpoint_files", "input_changes"]
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
@@ -153,7 +154,7 @@ def checkpoint_files(prefix: str) -> list[str]:
                   if f == stem + ".index" or f.startswith(stem + ".data-"))
 
 
-def fingerprint(dataset, prefix: str) -> dict:
+def pipeline_fingerprint(dataset, prefix: str) -> dict:
     """What :func:`differences` checks later, for ``dataset`` saved at ``prefix``."""
     ops = pipeline_ops(dataset)
     return {"pipeline": ops,
@@ -164,8 +165,8 @@ def fingerprint(dataset, prefix: str) -> dict:
 
 
 def save_fingerprint(dataset, prefix: str) -> Path:
-    """Write :func:`fingerprint` beside the checkpoint (``prefix + SUFFIX``)."""
-    return write_atomic(prefix + SUFFIX, json.dumps(fingerprint(dataset, prefix)) + "\n")
+    """Write :func:`pipeline_fingerprint` beside the checkpoint (``prefix + SUFFIX``)."""
+    return write_atomic(prefix + SUFFIX, json.dumps(pipeline_fingerprint(dataset, prefix)) + "\n")
 
 
 def load_fingerprint(prefix: str) -> dict | None:

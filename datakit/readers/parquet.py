@@ -11,11 +11,11 @@
   disagreement with the manifest.
 - :func:`parquet_dataset` reads them into ``tf.data`` a row group at a time
   (one Python call per row group: pyarrow decodes in C++ without the GIL),
-  shuffles as the CSV reader's ``parse="chunk"`` does
-  (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), every row
-  once per epoch, and batches.
-- :func:`column_stats` gives the CSV statistics
-  (:class:`~datakit.readers.csv_files.schema.CsvStats`) of Parquet files, a
+  through the tables' one reading tail
+  (:func:`~datakit.readers.tables.block_reading.blocks_dataset`), shuffled as
+  the CSV reader's ``parse="chunk"`` is, every row once per epoch, and batched.
+- :func:`column_stats` gives the statistics the CSV pass gives
+  (:class:`~datakit.readers.tables.table_stats.TableStats`) of Parquet files, a
   row group at a time, equal to pandas'.
 
 (tensorflow-io's Parquet reader has no build for TensorFlow 2.21.) A
@@ -51,13 +51,15 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.core.paths import resolve_files
-from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
-from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
-from datakit.readers.csv_files.stats import add_numbers, finish_column
+from datakit.readers.tables.block_reading import blocks_dataset
+from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
+from datakit.readers.tables.running_stats import add_numbers, finish_column
+from datakit.readers.tables.table_options import TableOptions, renamed_knobs
+from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
-__all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_dataset",
-           "column_stats"]
+__all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_file_set",
+           "parquet_dataset", "column_stats"]
 
 #: Rows per row group written by :func:`write_parquet_shards` (one read call each).
 ROW_GROUP_ROWS = 16_384
@@ -77,8 +79,8 @@ def _as_table(table_or_csvs) -> pa.Table:
     if isinstance(table_or_csvs, (str, os.PathLike, list, tuple)):
         import pyarrow.csv as pacsv
 
-        from datakit.readers.csv_files.file_checks import check_files
-        files, _ = check_files(table_or_csvs)
+        from datakit.readers.csv_files import csv_file_set  # the CSV reader's own checks
+        files = csv_file_set(table_or_csvs).files
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
         tables = []
         for f in files:
@@ -132,21 +134,25 @@ def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: in
 def check_parquet_files(filepaths) -> tuple[list[str], pa.Schema]:
     """Resolve paths and patterns; return ``(sorted files, the shared schema)``.
 
-    Raises, naming the file: a missing file or a pattern matching nothing
-    (``FileNotFoundError``), an empty file, a file that is not Parquet, a
+    :func:`parquet_file_set` with the answer as a pair.
+    """
+    found = parquet_file_set(filepaths)
+    return found.files, found.shape
+
+
+def parquet_file_set(filepaths) -> FileSet:
+    """Check Parquet files up front: a :class:`~datakit.readers.tables.file_set.FileSet`.
+
+    Its ``shape`` is the shared schema, ``rows`` each file's rows (from its
+    metadata). Raises, naming the file: a missing file or a pattern matching
+    nothing (``FileNotFoundError``), an empty file, a file that is not Parquet, a
     schema that differs from the first file's (the differing column named),
     a file that disagrees with its folder's ``manifest.json`` (rows, bytes,
     sha256), and files that hold no row at all (:class:`DataError`).
     """
-    files = resolve_files(filepaths)
-    schema, first, total, kept = None, None, 0, []
-    manifests: dict[Path, dict | None] = {}
-    for path in files:
-        folder, name = Path(path).parent, Path(path).name
-        if folder not in manifests:
-            manifests[folder] = manifest.read_manifest(folder)
-        if name in manifest.ignored_names(manifests[folder]):
-            continue  # a killed writer's file: not part of any set
+    first: list[tuple[str, pa.Schema]] = []
+
+    def check_file(path: str) -> FileFacts:
         if os.path.getsize(path) == 0:
             raise DataError(path, "the file is empty; write it again (write_parquet_shards)")
         try:
@@ -154,24 +160,19 @@ def check_parquet_files(filepaths) -> tuple[list[str], pa.Schema]:
         except (pa.ArrowInvalid, OSError) as e:
             raise DataError(path, f"not a Parquet file ({e}); pass Parquet files, or read CSV "
                             "with csv_reader_dataset") from None
-        file_schema = meta.schema.to_arrow_schema()
-        if schema is None:
-            schema, first = file_schema, path
-        elif not file_schema.equals(schema):
-            raise DataError(path, f"its schema differs from {first}'s: "
-                            f"{_difference(schema, file_schema)}; all files must have the same "
+        schema = meta.schema.to_arrow_schema()
+        if not first:
+            first.append((path, schema))
+        elif not schema.equals(first[0][1]):
+            raise DataError(path, f"its schema differs from {first[0][0]}'s: "
+                            f"{_difference(first[0][1], schema)}; all files must have the same "
                             "columns and types")
-        if manifest.set_of_file(manifests[folder], name) is not None:
-            manifest.check(folder, files=[name], counts={name: meta.num_rows},
-                           man=manifests[folder])
-        total += meta.num_rows
-        kept.append(path)
-    if not kept:
-        raise FileNotFoundError(f"{filepaths!r}: only files left over by an interrupted writer "
-                                "match; write the set again")
-    if total == 0:
-        raise DataError(kept[0], "no file holds a row: there is nothing to read")
-    return sorted(kept), schema
+        return FileFacts(rows=meta.num_rows, shape=schema)
+
+    def no_rows(kept: list[str]) -> DataError:
+        return DataError(kept[0], "no file holds a row: there is nothing to read")
+
+    return check_file_set(filepaths, check_file, no_rows=no_rows)
 
 
 def _difference(a: pa.Schema, b: pa.Schema) -> str:
@@ -202,19 +203,6 @@ def _dtype(field: pa.Field) -> tf.DType:
     return tf.int64 if pa.types.is_integer(t) else tf.string
 
 
-def _chosen(columns, schema: pa.Schema, path: str) -> list[str]:
-    if columns is None:
-        return list(schema.names)
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-        raise TypeError(f"columns={columns!r}: pass a list of column names.")
-    unknown = [c for c in columns if c not in schema.names]
-    if unknown or not columns or len(set(columns)) != len(columns):
-        raise ValueError(f"columns={list(columns)!r}: " + (
-            f"{unknown} not in {path}" if unknown else "pass each name once")
-            + f"; its columns are {schema.names}.")
-    return list(columns)
-
-
 # -- reading -------------------------------------------------------------------------
 
 
@@ -243,14 +231,16 @@ def _row_group_reader(columns: list[str], dtypes: list[tf.DType]):
 
 def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
                     shuffle_buffer_size: int | None = 10_000, seed: int | None = None,
-                    repeat: int | None = 1, n_readers: int = 5, num_parallel_calls=None,
-                    prefetch: int | None = 1) -> tf.data.Dataset:
+                    repeat: int | None = 1, n_readers: int = 5, n_read_threads=None,
+                    n_parse_threads=None, prefetch: int | None = 1,
+                    **old_names) -> tf.data.Dataset:
     """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
 
     Floats become float32, integers int64, booleans bool, strings tf.string
     (a missing string is ``""``, a missing float ``nan``; a missing integer
     is an error naming the file, row group and column). ``label``: elements
     become ``(features without it, label)``. The dataset knows its length.
+    Every argument is checked before any file is opened.
 
     Args:
         columns: the columns to read (default: all), in that order.
@@ -259,22 +249,35 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         repeat: passes over the files (``None``: forever).
         n_readers: files read at once (``interleave``'s ``cycle_length``; 1 and no
             shuffle: the rows in file order).
-        num_parallel_calls: row groups decoded at once per file.
+        n_read_threads: threads reading them (``None``, at most ``n_readers``, or AUTOTUNE).
+        n_parse_threads: row groups decoded at once per file (its old name,
+            ``num_parallel_calls``, still works for one version, with a
+            ``DeprecationWarning``).
     """
-    files, schema = check_parquet_files(filepaths)
-    keep = _chosen(columns, schema, files[0])
+    given = dict(old_names)
+    if n_parse_threads is not None:
+        given["n_parse_threads"] = n_parse_threads
+    knobs = renamed_knobs(given, "parquet_dataset", {"num_parallel_calls": "n_parse_threads"})
+    if set(knobs) - {"n_parse_threads"}:
+        raise TypeError(f"parquet_dataset() got an unexpected keyword argument "
+                        f"{sorted(set(knobs) - {'n_parse_threads'})[0]!r}")
+    n_parse_threads = knobs.get("n_parse_threads")
+    options = TableOptions(repeat=repeat, batch_size=batch_size,
+                           shuffle_buffer_size=shuffle_buffer_size, seed=seed,
+                           n_readers=n_readers, n_read_threads=n_read_threads,
+                           n_parse_threads=n_parse_threads, prefetch=prefetch)
+    choose_columns(columns)  # its form, before any file is opened
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label={label!r}: pass a column name, or None.")
+    checked = parquet_file_set(filepaths)
+    files, schema = checked.files, checked.shape
+    keep = choose_columns(columns, schema.names, files[0], what="columns")
     for c in keep:
         _kind(schema.field(c), files[0])
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
-    for name, v, low in (("batch_size", batch_size, 1), ("n_readers", n_readers, 1)):
-        check_count(name, v, low)
-    check_count("repeat", repeat, 1, none=True)
-    check_count("shuffle_buffer_size", shuffle_buffer_size, 0, none=True)
-    check_count("prefetch", prefetch, 0, none=True, autotune=True)
     dtypes = [_dtype(schema.field(c)) for c in keep]
     groups = {f: pq.ParquetFile(f).metadata.num_row_groups for f in files}
-    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     read = _row_group_reader(keep, dtypes)
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
@@ -288,28 +291,15 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
             named = dict(zip(keep, out, strict=True))
             return (named, named.pop(label)) if label is not None else named
         groups_of = tf.data.Dataset.range(index.lookup(path))
-        return groups_of.map(load, num_parallel_calls=num_parallel_calls)
+        return groups_of.map(load, num_parallel_calls=options.n_parse_threads)
 
-    shuffle = bool(shuffle_buffer_size)
-    dataset = tf.data.Dataset.from_tensor_slices(files)
-    if shuffle:
-        dataset = dataset.shuffle(len(files), seed=seed)
-    dataset = dataset.repeat(repeat).interleave(row_groups, cycle_length=n_readers,
-                                                block_length=1)
-    if shuffle:
-        buffer = min(shuffle_buffer_size, max(1, total * (repeat or 1)))
-        dataset = shuffle_chunks(dataset, buffer, seed=seed)
-    dataset = dataset.rebatch(batch_size)
-    if repeat is not None:
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(
-            -(-total * repeat // batch_size)))
-    return dataset.prefetch(prefetch) if prefetch else dataset
+    return blocks_dataset(files, row_groups, options, checked.total)
 
 
 # -- statistics ------------------------------------------------------------------------
 
 
-def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> CsvStats:
+def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> TableStats:
     """Per-column statistics of Parquet files, a row group at a time, as the CSV pass gives.
 
     Numbers (``nan``, ``inf`` and nulls count as missing): count, missing,
@@ -318,11 +308,12 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> CsvStats:
     ties by value; at most ``max_vocabulary``, the rest counted as
     ``unknown``); an empty or null string counts as missing.
     """
-    files, schema = check_parquet_files(filepaths)
-    keep = _chosen(columns, schema, files[0])
-    kinds = {c: _kind(schema.field(c), files[0]) for c in keep}
+    choose_columns(columns)  # its form, before any file is opened
     if max_vocabulary is not None:
         check_count("max_vocabulary", max_vocabulary)
+    files, schema = check_parquet_files(filepaths)
+    keep = choose_columns(columns, schema.names, files[0], what="columns")
+    kinds = {c: _kind(schema.field(c), files[0]) for c in keep}
     moments = {c: (0, 0.0, 0.0) for c in keep if kinds[c] == NUMBER}
     acc = {c: ColumnStats(c, kinds[c]) for c in keep}
     vocab = {c: Counter() for c in keep if kinds[c] == TEXT}
@@ -336,7 +327,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> CsvStats:
                 _accumulate(acc[c], table.column(c), moments, vocab)
     for c in keep:
         finish_column(acc[c], moments, vocab, max_vocabulary)
-    return CsvStats(keep, acc, files, rows, list(keep))
+    return TableStats(keep, acc, files, rows, list(keep))
 
 
 def _accumulate(s: ColumnStats, col: pa.ChunkedArray, moments: dict, vocab: dict) -> None:

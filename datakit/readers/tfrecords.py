@@ -23,7 +23,7 @@ whatever these checks cannot see (a file changed after the check) still surfaces
 TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
 
 What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.readers.tf_example`;
-writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 320 lines: the checks
+writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 340 lines: the checks
 and the reader share one walk over the files, kept together so that what is checked is
 what is read.)
 
@@ -53,7 +53,8 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
-from datakit.core.paths import resolve_files
+from datakit.readers.tables.file_set import check_file_set
+from datakit.readers.tables.table_options import renamed_knobs
 from datakit.readers.tfrecord_writer import ShardWriter
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
@@ -186,20 +187,9 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
         if not files:
             raise RecordFileError(d, "folder holds no record files")
         return files, {}
-    files = resolve_files(source)
-    entries, manifests = {}, {}
-    for f in files:
-        folder = Path(f).parent
-        if folder not in manifests:  # each folder's manifest, read once
-            with _record_errors():
-                manifests[folder] = manifest.read_manifest(folder)
-        man = manifests[folder]
-        set_name = manifest.set_of_file(man, Path(f).name)
-        if set_name is not None:
-            s = man["sets"][set_name]
-            entry = next(e for e in s["files"] if e["file"] == Path(f).name)
-            entries[f] = dict(entry, compression=s.get("compression"))
-    return files, entries
+    with _record_errors():  # each folder's manifest read once; a killed writer's files left out
+        found = check_file_set(source, sort=False)
+    return found.files, found.entries
 
 
 def check_shards(source, compression="auto", check_manifest: bool = True,
@@ -217,47 +207,7 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
     if compression not in ("auto", None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use 'auto', None or 'GZIP'")
     files, entries = _list_files(source, check_manifest)
-    report = []
-    for f in files:
-        entry = entries.get(f) if check_manifest else None
-        if not os.path.exists(f):
-            where = " (listed in manifest.json)" if f in entries else ""
-            raise RecordFileError(f, f"file is missing{where}")
-        size = os.path.getsize(f)
-        if size == 0:
-            raise RecordFileError(f, "file is empty (0 bytes)")
-        with open(f, "rb") as fh:
-            gzip_magic = fh.read(2) == _GZIP_MAGIC
-        comp = compression or None
-        if comp == "auto":
-            comp = entries[f]["compression"] if f in entries else ("GZIP" if gzip_magic else None)
-        if comp == "GZIP" and not gzip_magic:
-            raise RecordFileError(f, "not GZIP-compressed (does not start with 1f 8b): "
-                                  "pass compression=None or 'auto'")
-        records = None
-        if comp is None:
-            try:
-                records = count_records(f)
-            except RecordFileError as e:
-                if gzip_magic:
-                    raise RecordFileError(f, "looks GZIP-compressed (starts with 1f 8b) but is "
-                                          "read as uncompressed: pass compression='GZIP' or "
-                                          "'auto'") from None
-                raise e from None
-        if entry is not None:
-            if entry["compression"] != comp:
-                raise RecordFileError(f, f"manifest says compression={entry['compression']!r}, "
-                                      f"but it is read with compression={comp!r}")
-            with _record_errors():
-                manifest.check_entry(f, entry, unit="records", count=records)
-        if verify or (verify is None and check_manifest and entry is None):
-            n = _count_with_tf(f, comp)
-            if records is not None and n != records:
-                raise RecordFileError(f, f"TensorFlow reads {n} records, headers say {records}")
-            records = n
-        if records is None and entry is not None:
-            records = entry["records"]
-        report.append({"file": f, "records": records, "bytes": size, "compression": comp})
+    report = [_check_shard(f, entries, compression, check_manifest, verify) for f in files]
     unvouched = [f for f in files if f not in entries]
     if unvouched:
         warnings.warn(f"{len(unvouched)} file(s) read without a manifest (first: {unvouched[0]}):"
@@ -268,10 +218,64 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
     return report
 
 
+def _check_shard(f: str, entries: dict, compression, check_manifest: bool,
+                 verify: bool | None) -> dict:
+    """One row of :func:`check_shards`' report: the file checked, named in any error."""
+    entry = entries.get(f) if check_manifest else None
+    if not os.path.exists(f):
+        where = " (listed in manifest.json)" if f in entries else ""
+        raise RecordFileError(f, f"file is missing{where}")
+    size = os.path.getsize(f)
+    if size == 0:
+        raise RecordFileError(f, "file is empty (0 bytes)")
+    comp, gzip_magic = _compression_of(f, entries.get(f), compression)
+    records = _framed_records(f, gzip_magic) if comp is None else None
+    if entry is not None:
+        if entry["compression"] != comp:
+            raise RecordFileError(f, f"manifest says compression={entry['compression']!r}, "
+                                  f"but it is read with compression={comp!r}")
+        with _record_errors():
+            manifest.check_entry(f, entry, unit="records", count=records)
+    if verify or (verify is None and check_manifest and entry is None):
+        n = _count_with_tf(f, comp)
+        if records is not None and n != records:
+            raise RecordFileError(f, f"TensorFlow reads {n} records, headers say {records}")
+        records = n
+    if records is None and entry is not None:
+        records = entry["records"]
+    return {"file": f, "records": records, "bytes": size, "compression": comp}
+
+
+def _compression_of(f: str, entry: dict | None, compression) -> tuple[str | None, bool]:
+    """``(compression the file is read with, whether it starts as GZIP does)``."""
+    with open(f, "rb") as fh:
+        gzip_magic = fh.read(2) == _GZIP_MAGIC
+    comp = compression or None
+    if comp == "auto":
+        comp = entry["compression"] if entry is not None else ("GZIP" if gzip_magic else None)
+    if comp == "GZIP" and not gzip_magic:
+        raise RecordFileError(f, "not GZIP-compressed (does not start with 1f 8b): "
+                              "pass compression=None or 'auto'")
+    return comp, gzip_magic
+
+
+def _framed_records(f: str, gzip_magic: bool) -> int:
+    """The records of an uncompressed file, by its framing; a GZIP-looking one is named so."""
+    try:
+        return count_records(f)
+    except RecordFileError as e:
+        if gzip_magic:
+            raise RecordFileError(f, "looks GZIP-compressed (starts with 1f 8b) but is "
+                                  "read as uncompressed: pass compression='GZIP' or "
+                                  "'auto'") from None
+        raise e from None
+
+
 def read_records(source, compression="auto", check_manifest: bool = True,
                  verify: bool | None = None,
-                 cycle_length: int | None = None, num_parallel_reads: int | None = None,
-                 shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
+                 n_readers: int | None = None, n_read_threads: int | None = None,
+                 shuffle_files: bool = False, seed: int | None = None,
+                 **old_names) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
     Args:
@@ -281,11 +285,14 @@ def read_records(source, compression="auto", check_manifest: bool = True,
         check_manifest: check sizes, record counts and sha256 against the
             manifest (see the module docstring for what that catches and costs).
         verify: one full TensorFlow pass per file, for files without a manifest.
-        cycle_length: files read at once; ``None``: up to 4;
-            ``tf.data.AUTOTUNE``: tf.data's rule
+        n_readers: files read at once (``interleave``'s ``cycle_length``); ``None``: up
+            to 4; ``tf.data.AUTOTUNE``: tf.data's rule
             (:func:`datakit.core.arguments.default_cycle_length`).
-        num_parallel_reads: reading threads (``None``: one; try
-            ``tf.data.AUTOTUNE`` and measure); at most an explicit ``cycle_length``.
+        n_read_threads: reading threads (``TFRecordDataset``'s ``num_parallel_reads``;
+            ``None``: one; try ``tf.data.AUTOTUNE`` and measure); at most an explicit
+            ``n_readers``. The names every reader of the kit gives these knobs; the
+            first ones, ``cycle_length`` and ``num_parallel_reads``, still work for one
+            version, with a ``DeprecationWarning``.
         shuffle_files: shuffle the file order each epoch, with ``seed``.
         seed: seeds the file shuffle.
 
@@ -293,8 +300,8 @@ def read_records(source, compression="auto", check_manifest: bool = True,
         RecordFileError: (a :class:`datakit.core.errors.DataError`) a shard is
             truncated, corrupted, missing from its manifest's set, or disagrees
             with the manifest, naming the file (and byte offset).
-        ValueError: bad arguments, e.g. more ``num_parallel_reads`` than
-            ``cycle_length``, or files that mix GZIP and uncompressed.
+        ValueError: bad arguments, e.g. more ``n_read_threads`` than
+            ``n_readers``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
     >>> from datakit.readers.tf_example import parse_example, to_example
@@ -306,8 +313,17 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     >>> sorted(int(i) for i in ds)
     [0, 1, 2, 3, 4, 5, 6]
     """
-    names = ("cycle_length", "num_parallel_reads")
-    interleave_lengths(cycle_length, 1, num_parallel_reads, default_cycle=1, names=names)
+    given = dict(old_names)
+    given.update({k: v for k, v in (("n_readers", n_readers), ("n_read_threads", n_read_threads))
+                  if v is not None})
+    knobs = renamed_knobs(given, "read_records", {"cycle_length": "n_readers",
+                                                  "num_parallel_reads": "n_read_threads"})
+    unknown = sorted(set(knobs) - {"n_readers", "n_read_threads"})
+    if unknown:
+        raise TypeError(f"read_records() got an unexpected keyword argument {unknown[0]!r}")
+    n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
+    names = ("n_readers", "n_read_threads")
+    interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)
     report = check_shards(source, compression, check_manifest, verify)
     comps = {r["compression"] for r in report}
     if len(comps) > 1:
@@ -317,12 +333,11 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     files = tf.data.Dataset.from_tensor_slices([r["file"] for r in report])
     if shuffle_files:
         files = files.shuffle(len(report), seed=seed)
-    cycle, _, num_parallel_reads = interleave_lengths(
-        cycle_length, 1, num_parallel_reads, default_cycle=min(4, len(report)), names=names)
+    cycle, _, threads = interleave_lengths(
+        n_readers, 1, n_read_threads, default_cycle=min(4, len(report)), names=names)
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
-    parallel = {} if num_parallel_reads is None else {
-        "num_parallel_calls": num_parallel_reads, "deterministic": True}
+    parallel = {} if threads is None else {"num_parallel_calls": threads, "deterministic": True}
     return files.interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=comp),
         cycle_length=cycle, block_length=1, **parallel)

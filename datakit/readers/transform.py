@@ -1,6 +1,6 @@
-# About 390 lines on purpose: one Beam pipeline in its three phases (the plan from the kit's
+# About 390 lines on purpose: one Beam pipeline in its three phases (the job from the kit's
 # statistics, the run on a runner, the result read back and served) whose pieces share one
-# plan and its private names; split, each half would reach into the other.
+# job and its private names; split, each half would reach into the other.
 """tf.Transform on Apache Beam over the kit's CSV shards: the full pass, its graph in the model.
 
 :func:`column_stats` makes the full pass on one machine; tf.Transform makes the
@@ -9,9 +9,9 @@ Spark by changing the runner) and writes a *transform graph*, which the exported
 model carries so it takes raw rows. Needs the ``transform`` extra
 (``pip install -e ".[transform]"``): tensorflow-transform, tfx-bsl, apache-beam.
 
-- :func:`plan_transform` checks the shards (manifest, header) and chooses the
-  columns as :func:`column_stats` does (``columns=``, ``text_columns=``,
-  ``max_vocabulary=``).
+- :func:`transform_job` (first named ``plan_transform``) checks the shards
+  (manifest, header) and chooses the columns as :func:`column_stats` does
+  (``columns=``, ``text_columns=``, ``max_vocabulary=``).
 - :func:`make_preprocessing_fn`: numbers become z-scores (mean and std from
   ``tft.mean``/``tft.var``; a missing number becomes 0.0, the mean), text a
   vocabulary index, 0 for unknown or empty, ``i`` for the ``i``-th value: the
@@ -38,29 +38,25 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
-from datakit.readers.csv_files import (
-    NUMBER,
-    OOV,
-    TEXT,
-    ColumnStats,
-    CsvStats,
-    check_files,
-    find_bad_lines,
-    infer_kinds,
-)
+from datakit.readers.csv_files import OOV, bad_lines_in, csv_file_set, infer_kinds
+from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
-__all__ = ["PLAN_FILE", "MEAN", "STD", "TransformPlan", "plan_transform",
-           "make_preprocessing_fn", "run_transform", "TransformRun", "beam_args",
-           "no_interactive_labels"]
+__all__ = ["JOB_FILE", "PLAN_FILE", "MEAN", "STD", "TransformJob", "TransformPlan",
+           "transform_job", "plan_transform", "make_preprocessing_fn", "run_transform",
+           "TransformRun", "beam_args", "no_interactive_labels"]
 
-PLAN_FILE = "datakit_transform_plan.json"
+#: The job's description, written beside the transform graph (its name from the first
+#: version, kept so earlier outputs still load).
+JOB_FILE = PLAN_FILE = "datakit_transform_plan.json"
 #: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
 MEAN, STD = "__mean", "__std"
 
 
 @dataclass
-class TransformPlan:
+class TransformJob:
     """What :func:`run_transform` computes: files, kinds, kept columns, label, vocabulary caps."""
 
     files: list[str]
@@ -80,19 +76,14 @@ class TransformPlan:
         return [c for c in self.columns if c != self.label and self.kinds[c] == TEXT]
 
 
-def plan_transform(filepaths, *, label: str, columns=None, max_vocabulary=None,
-                   text_columns=()) -> TransformPlan:
+def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
+                  text_columns=()) -> TransformJob:
     """Check the shards up front and choose the columns, as :func:`column_stats` does."""
-    counts: dict[str, int] = {}
-    files, header = check_files(filepaths, counts=counts)
+    choose_columns(columns)  # its form, before any file is opened
+    checked = csv_file_set(filepaths)
+    files, header = checked.files, checked.shape
     kinds = infer_kinds(files, text_columns=text_columns)
-    columns = list(header) if columns is None else columns
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-        raise TypeError(f"columns={columns!r}: pass a list of column names.")
-    unknown = [c for c in columns if c not in header]
-    if unknown or not columns or len(set(columns)) != len(columns):
-        raise ValueError(f"columns={list(columns)!r}: pass each name once, from the header "
-                         f"{header} of {files[0]}.")
+    columns = choose_columns(columns, header, files[0])
     if label not in columns:
         raise ValueError(f"label={label!r} is not one of the columns {list(columns)}.")
     texts = [c for c in columns if kinds[c] == TEXT]
@@ -102,11 +93,14 @@ def plan_transform(filepaths, *, label: str, columns=None, max_vocabulary=None,
         raise ValueError(f"max_vocabulary names {sorted(set(caps) - set(texts))}, which are "
                          f"not kept text columns (those are {texts}).")
     for c, n in caps.items():
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ValueError(f"max_vocabulary={n!r} for {c!r}: pass an int >= 1, or None.")
+        check_count(f"max_vocabulary[{c!r}]" if isinstance(max_vocabulary, dict)
+                    else "max_vocabulary", n, none=True)
     caps = {c: caps.get(c) for c in texts}
-    return TransformPlan(files, list(header), kinds, list(columns), label, caps,
-                         sum(counts.values()))
+    return TransformJob(files, list(header), kinds, list(columns), label, caps, checked.total)
+
+
+#: The first names of :class:`TransformJob` and :func:`transform_job`.
+TransformPlan, plan_transform = TransformJob, transform_job
 
 
 def _kit_vocabulary(values, cap: int | None, name: str):
@@ -138,7 +132,7 @@ def _write_vocabulary(counts, path: str, cap: int | None):
     return np.array(path.encode(), dtype=object)
 
 
-def make_preprocessing_fn(plan: TransformPlan):
+def make_preprocessing_fn(job: TransformJob):
     """The ``preprocessing_fn`` for ``AnalyzeAndTransformDataset``: raw columns in, features out.
 
     Inputs are ``SparseTensor`` s of shape ``[batch, 1]`` (an empty CSV field is no
@@ -153,7 +147,7 @@ def make_preprocessing_fn(plan: TransformPlan):
 
     def preprocessing_fn(inputs):
         out = {}
-        for c in plan.numbers:
+        for c in job.numbers:
             x = tf.sparse.retain(inputs[c], tf.math.is_finite(inputs[c].values))
             batch = x.dense_shape[:1]
             mean, var = tft.mean(x, name=f"mean_{c}"), tft.var(x, name=f"var_{c}")
@@ -161,25 +155,25 @@ def make_preprocessing_fn(plan: TransformPlan):
             z = (x.values - mean) / tf.where(std > 0, std, tf.ones_like(std))
             out[c] = dense(tf.SparseTensor(x.indices, z, x.dense_shape), 0.0)
             out[c + MEAN], out[c + STD] = tf.fill(batch, mean), tf.fill(batch, std)
-        for c in plan.texts + ([plan.label] if plan.kinds[plan.label] == TEXT else []):
+        for c in job.texts + ([job.label] if job.kinds[job.label] == TEXT else []):
             x = inputs[c]
-            vocabulary = _kit_vocabulary(x.values, plan.max_vocabulary.get(c), c)
+            vocabulary = _kit_vocabulary(x.values, job.max_vocabulary.get(c), c)
             ids = tft.apply_vocabulary(x, vocabulary, default_value=-1)
-            out[c] = dense(ids, -1) + (1 if c != plan.label else 0)  # 0: [UNK] or empty
-        if plan.kinds[plan.label] == NUMBER:
-            out[plan.label] = dense(inputs[plan.label], np.nan)
+            out[c] = dense(ids, -1) + (1 if c != job.label else 0)  # 0: [UNK] or empty
+        if job.kinds[job.label] == NUMBER:
+            out[job.label] = dense(inputs[job.label], np.nan)
         return out
 
     return preprocessing_fn
 
 
-def _raw_schema(plan: TransformPlan):
+def _raw_schema(job: TransformJob):
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     schema = schema_pb2.Schema()
-    for c in plan.header:  # every column (CsvTFXIO wants them all); the unkept ones are unused
+    for c in job.header:  # every column (CsvTFXIO wants them all); the unkept ones are unused
         feature = schema.feature.add(name=c)
-        feature.type = schema_pb2.FLOAT if plan.kinds[c] == NUMBER and c in plan.columns \
+        feature.type = schema_pb2.FLOAT if job.kinds[c] == NUMBER and c in job.columns \
             else schema_pb2.BYTES
     return schema
 
@@ -205,17 +199,16 @@ def no_interactive_labels():
 
 def beam_args(workers: int = 1) -> list[str]:
     """The DirectRunner's flags: one process in memory, or ``workers`` processes."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers={workers!r}: pass an int >= 1 (processes of the runner).")
+    check_count("workers", workers, fix="pass an int >= 1 (processes of the runner)")
     if workers == 1:
         return ["--runner=DirectRunner", "--direct_running_mode=in_memory"]
     return ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
             f"--direct_num_workers={workers}"]
 
 
-def run_transform(plan: TransformPlan, output_dir, *, workers: int = 1,
+def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
                   pipeline_args=None) -> TransformRun:
-    """Run tf.Transform over ``plan.files`` with Beam; write the graph and the transformed rows.
+    """Run tf.Transform over ``job.files`` with Beam; write the graph and the transformed rows.
 
     ``pipeline_args`` (default :func:`beam_args` of ``workers``) are Beam's flags: pass
     ``--runner=DataflowRunner ...`` to run the same pipeline on a cluster.
@@ -237,46 +230,46 @@ def run_transform(plan: TransformPlan, output_dir, *, workers: int = 1,
     pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
     try:
         with no_interactive_labels():
-            _build(pipeline, plan, output_dir)
+            _build(pipeline, job, output_dir)
             result = pipeline.run()
         result.wait_until_finish()
     except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
-        _raise_bad_line(plan, e)
+        _raise_bad_line(job, e)
         raise
     counters = result.metrics().query(MetricsFilter().with_name("rows"))["counters"]
     rows = sum(c.committed for c in counters)
-    if rows != plan.rows:
-        raise DataError(plan.files[0], f"tf.Transform wrote {rows} rows, the files hold "
-                        f"{plan.rows} (checked up front): rows were lost or added")
-    with open(os.path.join(output_dir, PLAN_FILE), "w") as f:
-        json.dump(asdict(plan), f, indent=1)
+    if rows != job.rows:
+        raise DataError(job.files[0], f"tf.Transform wrote {rows} rows, the files hold "
+                        f"{job.rows} (checked up front): rows were lost or added")
+    with open(os.path.join(output_dir, JOB_FILE), "w") as f:
+        json.dump(asdict(job), f, indent=1)
     return TransformRun(output_dir)
 
 
-def _build(pipeline, plan: TransformPlan, output_dir: str) -> None:
+def _build(pipeline, job: TransformJob, output_dir: str) -> None:
     import apache_beam as beam
     import tensorflow_transform as tft
     import tensorflow_transform.beam as tft_beam
     from tensorflow_transform.tf_metadata import schema_utils
     from tfx_bsl.public import tfxio
 
-    source = tfxio.BeamRecordCsvTFXIO(physical_format="text", column_names=plan.header,
-                                      schema=_raw_schema(plan))
+    source = tfxio.BeamRecordCsvTFXIO(physical_format="text", column_names=job.header,
+                                      schema=_raw_schema(job))
     with tft_beam.Context(temp_dir=os.path.join(output_dir, "tmp")):
-        lines = (pipeline | "Files" >> beam.Create(plan.files)  # the checked files, no glob
+        lines = (pipeline | "Files" >> beam.Create(job.files)  # the checked files, no glob
                  | "Lines" >> beam.io.ReadAllFromText(skip_header_lines=1,
                                                       coder=beam.coders.BytesCoder()))
         raw = lines | "Decode" >> source.BeamSource()
         (rows, metadata), transform_fn = (
             (raw, source.TensorAdapterConfig())
-            | tft_beam.AnalyzeAndTransformDataset(make_preprocessing_fn(plan)))
+            | tft_beam.AnalyzeAndTransformDataset(make_preprocessing_fn(job)))
         _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
-        keep = plan.numbers + plan.texts + [plan.label]
+        keep = job.numbers + job.texts + [job.label]
         spec = metadata.schema  # deferred: encode with a schema of the kept outputs only
         coder = tft.coders.ExampleProtoCoder(schema_utils.schema_from_feature_spec(
             {k: v for k, v in schema_utils.schema_as_feature_spec(spec).feature_spec.items()
              if k in keep}))
-        _ = (rows | "Check" >> beam.Map(_checked_row, keep, plan.label, plan.kinds[plan.label])
+        _ = (rows | "Check" >> beam.Map(_checked_row, keep, job.label, job.kinds[job.label])
              | "Encode" >> beam.Map(coder.encode)
              | "Write" >> beam.io.WriteToTFRecord(os.path.join(output_dir, "transformed"),
                                                   file_name_suffix=".tfrecord"))
@@ -291,11 +284,11 @@ def _checked_row(row, keep, label, kind):
     return {k: row[k] for k in keep}
 
 
-def _raise_bad_line(plan: TransformPlan, error: Exception) -> None:
-    kinds = {c: ColumnStats(c, plan.kinds[c]) for c in plan.columns}
-    stats = CsvStats(plan.columns, kinds, plan.files, plan.rows, plan.header)
-    label = plan.label if plan.kinds[plan.label] == NUMBER else None
-    bad = find_bad_lines(plan.files, stats, label=label)
+def _raise_bad_line(job: TransformJob, error: Exception) -> None:
+    kinds = {c: ColumnStats(c, job.kinds[c]) for c in job.columns}
+    stats = TableStats(job.columns, kinds, job.files, job.rows, job.header)
+    label = job.label if job.kinds[job.label] == NUMBER else None
+    bad = bad_lines_in(job.files, job.header, stats, label=label)  # checked: not again
     if bad:
         first = str(error).strip().splitlines()[0][:300]
         raise DataError(bad[0].file, f"{bad[0].reason} ({len(bad)} bad line(s); raw line: "
@@ -314,31 +307,32 @@ class TransformRun:
         import tensorflow_transform as tft
 
         self.output_dir = os.fspath(output_dir)
-        with open(os.path.join(self.output_dir, PLAN_FILE)) as f:
-            self.plan = TransformPlan(**json.load(f))
+        with open(os.path.join(self.output_dir, JOB_FILE)) as f:
+            self.job = TransformJob(**json.load(f))
+        self.plan = self.job  # its first name
         self.output = tft.TFTransformOutput(self.output_dir)
         assets = os.path.join(self.output_dir, "transform_fn", "assets")
         self.vocabularies = {}
-        for c in self.plan.texts + ([self.plan.label] if self.plan.kinds[self.plan.label] == TEXT
+        for c in self.job.texts + ([self.job.label] if self.job.kinds[self.job.label] == TEXT
                                     else []):
             with open(os.path.join(assets, f"vocabulary_{c}"), "rb") as f:
                 self.vocabularies[c] = [v.decode() for v in f.read().splitlines()]
-        self.feature_names = self.plan.numbers + [
-            f"{c}={v}" for c in self.plan.texts for v in [OOV] + self.vocabularies[c]]
+        self.feature_names = self.job.numbers + [
+            f"{c}={v}" for c in self.job.texts for v in [OOV] + self.vocabularies[c]]
 
     def matrix(self, features):
         """The transformed features as one float32 matrix (see ``feature_names``)."""
-        x = [tf.stack([features[c] for c in self.plan.numbers], axis=-1)] \
-            if self.plan.numbers else []
-        x += [tf.one_hot(features[c], len(self.vocabularies[c]) + 1) for c in self.plan.texts]
+        x = [tf.stack([features[c] for c in self.job.numbers], axis=-1)] \
+            if self.job.numbers else []
+        x += [tf.one_hot(features[c], len(self.vocabularies[c]) + 1) for c in self.job.texts]
         return tf.concat(x, axis=-1)
 
     def dataset(self, batch_size: int = 32):
         """The transformed rows as ``(matrix, label)`` batches, in the files' order of Beam."""
-        keep = self.plan.numbers + self.plan.texts + [self.plan.label]
+        keep = self.job.numbers + self.job.texts + [self.job.label]
         spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
         files = sorted(tf.io.gfile.glob(os.path.join(self.output_dir, "transformed-*")))
-        label = self.plan.label
+        label = self.job.label
 
         def parse(records):
             row = tf.io.parse_example(records, spec)
@@ -349,11 +343,11 @@ class TransformRun:
     def statistics(self) -> dict[str, dict]:
         """The means and stds the graph applies (float32), and the vocabularies, per column."""
         empty = {c: tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros(
-            [0], tf.float32 if self.plan.kinds[c] == NUMBER and c in self.plan.columns
-            else tf.string), [1, 1]) for c in self.plan.header}  # one row, every field empty
+            [0], tf.float32 if self.job.kinds[c] == NUMBER and c in self.job.columns
+            else tf.string), [1, 1]) for c in self.job.header}  # one row, every field empty
         out = self.output.transform_features_layer()(empty)
         stats = {c: {"mean": float(out[c + MEAN][0]), "std": float(out[c + STD][0])}
-                 for c in self.plan.numbers}
+                 for c in self.job.numbers}
         return stats | {c: {"vocabulary": v} for c, v in self.vocabularies.items()}
 
     def serving_model(self, model):
@@ -370,10 +364,10 @@ class _RawLinesModel(tf.Module):
         super().__init__()
         self.model, self.tft_layer = model, run.output.transform_features_layer()
         self._run = run
-        plan = run.plan
-        self._columns = [(c, plan.kinds[c] == NUMBER) for c in plan.numbers + plan.texts]
-        self._index = {c: plan.header.index(c) for c, _ in self._columns}
-        self._width = len(plan.header)
+        job = run.job
+        self._columns = [(c, job.kinds[c] == NUMBER) for c in job.numbers + job.texts]
+        self._index = {c: job.header.index(c) for c, _ in self._columns}
+        self._width = len(job.header)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="lines")])
     def __call__(self, lines):

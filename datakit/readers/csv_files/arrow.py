@@ -8,8 +8,9 @@ the file when the dataset is built), parses a block with one Python call
 (``tf.numpy_function``, declared stateless, so iterators can still be
 checkpointed), applies the reader's standardization and lookups to the whole
 block, and shuffles blocks through the same row buffer as ``parse="chunk"``
-(:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), a block at
-a time: the rows of every other mode, exactly once per epoch, in another order.
+(:func:`~datakit.readers.tables.chunk_buffer.shuffle_chunks`, through the tables'
+one reading tail), a block at a time: the rows of every other mode, exactly once
+per epoch, in another order.
 Unshuffled (one reader), they come in file order, equal to ``parse="batch"``'s
 bit for bit (``tests/test_arrow.py``).
 
@@ -39,14 +40,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import tensorflow as tf
 
-from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
-from datakit.readers.csv_files.decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
+from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.csv_files.shards import is_blank
+from datakit.readers.tables.block_reading import blocks_dataset
 
-__all__ = ["BLOCK_LINES", "SERVICE_HINT", "plan_blocks", "BlockParser", "arrow_chunks", "build"]
+__all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
+           "arrow_chunks", "arrow_batches"]
 
 #: Lines parsed by one call, and the rows a block moves through the shuffle buffer at once
 #: (8 of ``parse="chunk"``'s chunks; about 0.6 MB of the benchmark's rows).
@@ -58,7 +60,7 @@ SERVICE_HINT = "arrow_parse_block_runs_python_so_not_on_tf_data_service_workers"
 _SUSPECT = (b'"', b"\t")
 
 
-def plan_blocks(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 1) -> np.ndarray:
+def block_ranges(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 1) -> np.ndarray:
     """``[start byte, end byte, first line number, lines]`` per block of ``path``'s data lines.
 
     One scan of the file for its newlines (NumPy, a few ms per MB). Line 1 is
@@ -68,7 +70,7 @@ def plan_blocks(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 1
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "a.csv")
     >>> _ = open(p, "w").write("x\\n1\\n2\\n3\\n")
-    >>> plan_blocks(p, 2).tolist()
+    >>> block_ranges(p, 2).tolist()
     [[2, 6, 2, 2], [6, 8, 4, 1]]
     """
     if block_lines % LINES_PER_CHUNK and block_lines > LINES_PER_CHUNK:
@@ -81,9 +83,13 @@ def plan_blocks(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 1
     starts = np.concatenate([[0], ends[:-1]])[header_lines:]  # data lines: after the header
     ends = ends[header_lines:]
     firsts = np.arange(0, len(starts), block_lines)
-    plan = [[starts[k], ends[min(k + block_lines, len(starts)) - 1], header_lines + 1 + k,
-             min(block_lines, len(starts) - k)] for k in firsts]
-    return np.array(plan, np.int64).reshape(-1, 4)
+    ranges = [[starts[k], ends[min(k + block_lines, len(starts)) - 1], header_lines + 1 + k,
+               min(block_lines, len(starts) - k)] for k in firsts]
+    return np.array(ranges, np.int64).reshape(-1, 4)
+
+
+#: :func:`block_ranges` by its first name.
+plan_blocks = block_ranges
 
 
 class BlockParser:
@@ -198,11 +204,11 @@ class BlockParser:
                          "follows the kit's rule; read it with parse='chunk'.")
 
 
-def arrow_chunks(path, plan, parser: BlockParser, to_element, *, num_parallel_calls=None):
+def arrow_chunks(path, ranges, parser: BlockParser, to_element, *, num_parallel_calls=None):
     """The parsed blocks of one file, one ``parser`` call each, as ``to_element`` shapes them.
 
-    ``plan``: ``(starts, ends, firsts, lines)`` tensors of this file's blocks
-    (:func:`plan_blocks`); ``to_element(fields)`` turns ``{column: tensor}``
+    ``ranges``: ``(starts, ends, firsts, lines)`` tensors of this file's blocks
+    (:func:`block_ranges`); ``to_element(fields)`` turns ``{column: tensor}``
     of a block into the reader's element (standardized, looked up).
     """
     dtypes = parser.dtypes()
@@ -214,50 +220,47 @@ def arrow_chunks(path, plan, parser: BlockParser, to_element, *, num_parallel_ca
             t.set_shape([None])
         return to_element(dict(zip(parser.keep, out, strict=True)))
 
-    blocks = tf.data.Dataset.from_tensor_slices(plan)
+    blocks = tf.data.Dataset.from_tensor_slices(ranges)
     return blocks.map(parse, num_parallel_calls=num_parallel_calls)
 
 
-def _file_plans(files: list[str], header_lines: int = 1):
+def _ranges_by_file(files: list[str], header_lines: int = 1):
     """``path -> (starts, ends, firsts, lines)`` of its blocks, as a function of a path tensor."""
-    plans = [plan_blocks(f, header_lines=header_lines) for f in files]
-    table = tf.ragged.constant([p.tolist() for p in plans], dtype=tf.int64, ragged_rank=1,
+    ranges = [block_ranges(f, header_lines=header_lines) for f in files]
+    table = tf.ragged.constant([r.tolist() for r in ranges], dtype=tf.int64, ragged_rank=1,
                                inner_shape=(4,))
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.range(len(files), dtype=tf.int64)), default_value=-1)
 
-    def plan_of(path):
-        p = table[index.lookup(path)]
-        return p[:, 0], p[:, 1], p[:, 2], p[:, 3]
+    def ranges_of(path):
+        r = table[index.lookup(path)]
+        return r[:, 0], r[:, 1], r[:, 2], r[:, 3]
 
-    return plan_of
+    return ranges_of
 
 
-def build(names: tf.data.Dataset, plan, opts) -> tf.data.Dataset:
+def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
     """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
 
-    The reader's registry calls it with the (shuffled, repeated) file names,
-    the reader's plan for these files and its options.
+    The reader's registry calls it with the checked files, the reader's parts
+    for them (:class:`~datakit.readers.csv_files.modes.ReaderParts`) and its
+    options; the tables' one reading tail
+    (:func:`~datakit.readers.tables.block_reading.blocks_dataset`) does the rest.
     """
     stats, label = opts.stats, opts.label
     fill = {c: np.float32(stats[c].mean) for c in stats.columns
-            if c != label and plan.kinds[c] == NUMBER}
+            if c != label and parts.kinds[c] == NUMBER}
     skip: dict[str, set[int]] = {}
-    for b in plan.bad:
+    for b in parts.bad:
         skip.setdefault(b.file, set()).add(b.line)
-    parser = BlockParser(plan.columns, plan.kinds, stats.columns, label=label,
+    parser = BlockParser(parts.columns, parts.kinds, stats.columns, label=label,
                          classes=opts.classes, fill=fill,
-                         sizes={f: os.path.getsize(f) for f in plan.files}, skip=skip,
-                         blank=plan.blank, dialect=stats.dialect)
-    plan_of = _file_plans(list(plan.files), stats.dialect.header_lines)
+                         sizes={f: os.path.getsize(f) for f in parts.files}, skip=skip,
+                         blank=parts.blank, dialect=stats.dialect)
+    ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
 
     def blocks_of(path):
-        return arrow_chunks(path, plan_of(path), parser, plan.features,
+        return arrow_chunks(path, ranges_of(path), parser, parts.to_features,
                             num_parallel_calls=opts.n_parse_threads)
 
-    chunks = names.interleave(blocks_of, cycle_length=opts.n_readers, block_length=1,
-                              num_parallel_calls=opts.n_read_threads)
-    chunks = plan.cache(chunks)
-    if plan.buffer:
-        chunks = shuffle_chunks(chunks, plan.buffer, seed=opts.seed)
-    return chunks.rebatch(opts.batch_size)
+    return blocks_dataset(files, blocks_of, opts, parts.rows, cache=parts.cached)

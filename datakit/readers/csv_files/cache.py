@@ -33,38 +33,34 @@ import warnings
 from pathlib import Path
 
 from datakit.core import manifest
+from datakit.readers.tables.file_set import FolderManifests
 
-__all__ = ["CACHE_VERSION", "fingerprint", "cache_prefix", "is_complete"]
+__all__ = ["CACHE_VERSION", "cache_key", "cache_prefix", "is_complete"]
 
 #: Bumped when what the reader caches changes shape.
 CACHE_VERSION = 1
 
 
-def _file_digest(path: str, manifests: dict) -> dict:
-    folder, name = Path(path).parent, Path(path).name
-    if folder not in manifests:
-        manifests[folder] = manifest.read_manifest(folder)
-    man = manifests[folder]
-    entry = next((e for s in (man or {"sets": {}})["sets"].values() for e in s["files"]
-                  if e["file"] == name), None)
+def _file_digest(path: str, manifests: FolderManifests) -> dict:
+    entry = manifests.entry(path)
     digest = entry["sha256"] if entry else manifest.sha256(path)  # listed: checked on reading
     return {"path": os.path.abspath(path), "bytes": os.path.getsize(path), "sha256": digest}
 
 
-def fingerprint(files, **options) -> str:
+def cache_key(files, **options) -> str:
     """A hex digest of the files' contents and the options that shape the parsed tensors.
 
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "a.csv")
     >>> _ = open(p, "w").write("x\\n1\\n")
-    >>> a = fingerprint([p], label="x")
-    >>> a == fingerprint([p], label="x"), a == fingerprint([p], label="y")
+    >>> a = cache_key([p], label="x")
+    >>> a == cache_key([p], label="x"), a == cache_key([p], label="y")
     (True, False)
     >>> _ = open(p, "w").write("x\\n2\\n")
-    >>> a == fingerprint([p], label="x")
+    >>> a == cache_key([p], label="x")
     False
     """
-    manifests: dict = {}
+    manifests = FolderManifests()  # each folder's manifest read once
     what = {"version": CACHE_VERSION, "files": [_file_digest(f, manifests) for f in files],
             "options": options}
     text = json.dumps(what, sort_keys=True, default=repr)
@@ -91,7 +87,7 @@ def cache_prefix(folder, files, **options) -> str:
         raise NotADirectoryError(f"cache={str(folder)!r} is a file: pass a folder for the "
                                  "cache files (it is created if needed).")
     folder.mkdir(parents=True, exist_ok=True)
-    prefix = str(folder / f"csv-{fingerprint(files, **options)}")
+    prefix = str(folder / f"csv-{cache_key(files, **options)}")
     leftovers = sorted(glob.glob(glob.escape(prefix) + "_*"))
     if leftovers and not is_complete(prefix):
         for f in leftovers:

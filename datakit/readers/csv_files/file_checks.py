@@ -1,6 +1,7 @@
 """Check CSV files before reading them: every problem found up front, named with its file.
 
-:func:`check_files` resolves paths and glob patterns and reports, up front,
+:func:`csv_file_set` (or :func:`check_files`, its answer as a pair) resolves
+paths and glob patterns and reports, up front,
 missing files, patterns that match nothing, empty files, differing headers
 and files that disagree with their manifest (:mod:`datakit.core.manifest`: a
 truncated, changed, missing or extra file is an error, never a short epoch);
@@ -13,26 +14,25 @@ holds a line break. Blank lines are skipped, as the ``csv`` module and pandas do
 >>> d = tempfile.mkdtemp()
 >>> paths = write_shards({"x": [1.0, 2.0, None, 4.0], "y": [10.0, 20.0, 30.0, 40.0]},
 ...                      d, num_shards=2, prefix="toy")
->>> counts = {}
->>> files, columns = check_files(os.path.join(d, "toy_*.csv"), counts=counts)
->>> columns, sorted(counts.values())
-(['x', 'y'], [2, 2])
+>>> found = csv_file_set(os.path.join(d, "toy_*.csv"))
+>>> found.shape, sorted(found.rows.values()), len(found.entries)
+(['x', 'y'], [2, 2], 2)
+>>> check_files(os.path.join(d, "toy_*.csv"))[1]
+['x', 'y']
 """
 
 from __future__ import annotations
 
 import csv as _csv
-import os
 import warnings
 from pathlib import Path
 
-from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.core.paths import resolve_files
 from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 
-__all__ = ["check_files", "check_header", "check_one_row_per_line", "is_blank", "data_lines",
-           "glob_matched"]
+__all__ = ["check_files", "csv_file_set", "check_header", "check_one_row_per_line", "is_blank",
+           "data_lines"]
 
 
 def is_blank(line: str | bytes) -> bool:
@@ -84,41 +84,49 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
                 dialect: Dialect = COMMA) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
 
-    Paths are resolved by :func:`datakit.core.paths.resolve_files` (an existing
-    file literally, each file once). Raises, naming the file: a path that
-    does not exist or is a folder, a pattern that matches nothing, an empty
-    file, a header-only file, bytes that are not UTF-8, a header that differs
-    from the first file's, a header naming a column twice or holding another
-    separator than commas (:func:`check_header`), a file that disagrees with
-    its ``manifest.json`` (rows, bytes, sha256, or a set that lists other
-    files). Blank lines are skipped, as the ``csv`` module and pandas do.
+    :func:`csv_file_set` with the answer as a pair. ``counts`` and ``blank``
+    (deprecated: use :func:`csv_file_set`'s ``rows`` and ``blank``), if given,
+    receive each file's rows and the files holding a blank line.
+    """
+    if counts is not None or blank is not None:
+        warnings.warn("check_files(counts=..., blank=...) is deprecated: csv_file_set(...) "
+                      "returns the rows and the blank-line files (.rows, .blank)",
+                      DeprecationWarning, stacklevel=2)
+    found = csv_file_set(filepaths, dialect=dialect)
+    if counts is not None:
+        counts.update(found.rows)
+    if blank is not None:
+        blank.update(found.blank)
+    return found.files, found.shape
+
+
+def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> FileSet:
+    """Check CSV files up front: a :class:`~datakit.readers.tables.file_set.FileSet` of them.
+
+    Its ``shape`` is the header's columns, ``rows`` each file's rows, ``blank``
+    the files that hold a blank line between the header and the last line (so a
+    reader knows, without reading them again, which files need it to skip blank
+    lines). Paths are resolved, and each folder's manifest read once, by
+    :func:`~datakit.readers.tables.file_set.check_file_set`. Raises, naming the
+    file: a path that does not exist or is a folder, a pattern that matches
+    nothing, an empty file, a header-only file, bytes that are not UTF-8, a
+    header that differs from the first file's, a header naming a column twice or
+    holding another separator than commas (:func:`check_header`), a file that
+    disagrees with its ``manifest.json`` (rows, bytes, sha256, or a set that
+    lists other files). Blank lines are skipped, as the ``csv`` module and
+    pandas do.
 
     On purpose, and unlike a plain ``open``: a UTF-8 byte order mark at the
     start of a file is stripped (it is not part of the first column's name);
     a folder that a glob pattern matches is skipped (a folder named itself
     is an error), as are files left over by an interrupted writer that a
-    pattern matches. ``counts``, if given,
-    receives the number of rows of each file; ``blank``, if given, receives
-    the files that hold a blank line between the header and the last line
-    (so a reader knows, without reading them again, which files need it
-    to skip blank lines). ``dialect``: the separator, and ``column_names``
-    for files without a header line (then every line is a row, and the
-    columns returned are those names).
+    pattern matches. ``dialect``: the separator, and ``column_names`` for
+    files without a header line (then every line is a row, and the columns
+    are those names).
     """
-    files = resolve_files(filepaths)
-    header = None
-    manifests: dict[Path, dict | None] = {}  # each folder's manifest, read once
-    kept, total = [], 0
-    for path in files:
-        folder, name = Path(path).parent, Path(path).name
-        if folder not in manifests:
-            manifests[folder] = manifest.read_manifest(folder)
-        if name in manifest.ignored_names(manifests[folder]):
-            if not glob_matched(path, filepaths):
-                raise DataError(path, "left over by a writer that was interrupted; the "
-                                f"folder's {manifest.MANIFEST} does not list it: write the set "
-                                "again, or read the files it lists")
-            continue  # a pattern matched a killed writer's file: not part of any set
+    first: list[tuple[str, str]] = []  # (path, header) of the first file
+
+    def check_file(path: str) -> FileFacts:
         with open(path, "rb") as f:
             data = f.read()
         if data.startswith(b"\xef\xbb\xbf"):
@@ -132,34 +140,31 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
                             "to_csv)", line=line, offset=e.start) from None
         if not data.strip():
             raise DataError(path, "the file is empty; every shard needs a header line")
-        first = data.split(b"\n", 1)[0].rstrip(b"\r").decode()
+        line1 = data.split(b"\n", 1)[0].rstrip(b"\r").decode()
         if dialect.column_names:
             header = dialect.delimiter.join(dialect.column_names)  # no line of the files
-        elif header is None:
-            header, first_file = first, path
-            check_header(path, first, dialect.delimiter)
-        elif first != header:
-            raise DataError(path, f"its header {_shown(first)} differs from {_shown(header)} in "
-                            f"{first_file}; all shards must have the same columns", line=1)
+        elif not first:
+            header = line1
+            check_header(path, line1, dialect.delimiter)
+        elif line1 != first[0][1]:
+            raise DataError(path, f"its header {_shown(line1)} differs from "
+                            f"{_shown(first[0][1])} in {first[0][0]}; all shards must have the "
+                            "same columns", line=1)
+        else:
+            header = line1
+        first[:] = first or [(path, header)]
         if b'"' in data:
             check_one_row_per_line(path, data.decode().split("\n"), dialect)
-        rows = data_lines(data, dialect.header_lines)
-        total += rows
         lines = data.split(b"\n")[dialect.header_lines:-1]
-        if blank is not None and any(is_blank(line) for line in lines):
-            blank.add(path)
-        if manifest.set_of_file(manifests[folder], name) is not None:
-            manifest.check(folder, files=[name], counts={name: rows}, man=manifests[folder])
-        kept.append(path)
-        if counts is not None:
-            counts[path] = rows
-    if not kept:
-        raise FileNotFoundError(f"{filepaths!r}: only files left over by an interrupted writer "
-                                "match; write the set again")
-    if total == 0:
-        raise DataError(kept[0], f"{'every file holds' if len(kept) > 1 else 'the file holds'} "
-                        "a header but no rows: there is nothing to read", line=2)
-    return sorted(kept), next(_csv.reader([header], delimiter=dialect.delimiter))
+        return FileFacts(rows=data_lines(data, dialect.header_lines),
+                         blank=any(is_blank(line) for line in lines),
+                         shape=next(_csv.reader([header], delimiter=dialect.delimiter)))
+
+    def no_rows(kept: list[str]) -> DataError:
+        return DataError(kept[0], f"{'every file holds' if len(kept) > 1 else 'the file holds'}"
+                         " a header but no rows: there is nothing to read", line=2)
+
+    return check_file_set(filepaths, check_file, no_rows=no_rows)
 
 
 #: Separators a one-column header may hide, by the name a message gives them.
@@ -188,7 +193,7 @@ def check_header(path: str, line: str, delimiter: str = ",") -> list[str]:
         warnings.warn(f"{path}: every name in line 1 (`{line}`) is a number: does the file lack "
                       "a header? The kit reads line 1 as the header; for a file without one, "
                       "name the columns: column_stats(..., column_names=[...]).",
-                      stacklevel=4)
+                      stacklevel=6)  # the caller of column_stats or csv_reader_dataset
     found = [(sep, name) for sep, name in _OTHER_SEPARATORS.items()
              if len(names) == 1 and sep != delimiter and sep in line]
     if found:
@@ -211,9 +216,3 @@ def _is_number(text: str) -> bool:
 def _shown(header: str) -> str:
     """A header in backticks, or its repr when a difference would not be visible."""
     return f"`{header}`" if header.isprintable() and header == header.strip() else repr(header)
-
-
-def glob_matched(path: str, filepaths) -> bool:
-    """Whether ``path`` came from a pattern rather than being named itself."""
-    items = [filepaths] if isinstance(filepaths, (str, os.PathLike)) else list(filepaths)
-    return not any(os.path.realpath(os.fspath(i)) == os.path.realpath(path) for i in items)

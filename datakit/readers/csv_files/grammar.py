@@ -25,11 +25,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from datakit.readers.csv_files.dialect import COMMA, Dialect
-from datakit.readers.csv_files.file_checks import check_files, is_blank
+from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
 
 __all__ = ["NUMBER_PATTERN", "FINITE_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern",
-           "describe_bad_line", "find_bad_lines", "warn_skipped"]
+           "describe_bad_line", "find_bad_lines", "bad_lines_in", "warn_skipped"]
 
 #: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
 #: included. Each alternative starts differently and no two quantifiers compete for the
@@ -173,8 +173,18 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
     time linear in each line's length). Blank lines are skipped, as the
     reader skips them.
     """
+    checked = csv_file_set(filepaths, dialect=stats.dialect)
+    return bad_lines_in(checked.files, checked.shape, stats, label=label)
+
+
+def bad_lines_in(files: list[str], columns: list[str], stats: CsvStats, *,
+                 label: str | None = None) -> list[BadLine]:
+    """:func:`find_bad_lines` of files already checked (``csv_file_set``), header ``columns``.
+
+    A reader that has checked (and hashed) its files calls this, so they are not
+    checked twice.
+    """
     dialect = stats.dialect
-    files, columns = check_files(filepaths, dialect=dialect)
     kinds = kinds_for(stats, columns, files[0])
     classes = label_classes(stats, label)
     pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes,

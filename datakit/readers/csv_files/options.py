@@ -3,7 +3,10 @@
 :func:`datakit.readers.csv_files.reader.csv_reader_dataset` puts every argument
 but the file paths into one :class:`ReadOptions` (as Grain's ``ReadOptions``),
 so a bad value fails before any file is opened or any TensorFlow op is built,
-with a message that says how to fix the call.
+with a message that says how to fix the call. It extends the options every
+table reader shares (:class:`~datakit.readers.tables.table_options.TableOptions`:
+passes, batch size, shuffle buffer, seed, readers, read and parse threads,
+prefetch) with CSV's own: the statistics and label, the parse mode, bad lines.
 
 >>> from datakit.readers.csv_files.schema import ColumnStats, CsvStats, NUMBER
 >>> stats = CsvStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
@@ -24,40 +27,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from datakit.core.arguments import check_count, check_shuffle_buffer, interleave_lengths
 from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
 from datakit.readers.csv_files.schema import CsvStats, label_classes
+from datakit.readers.tables.table_options import TableOptions
 
 __all__ = ["ReadOptions"]
 
-#: The counts: (smallest value, None allowed, AUTOTUNE allowed).
-_COUNTS = {"n_readers": (1, False, False), "batch_size": (1, False, False),
-           "repeat": (1, True, False), "shuffle_buffer_size": (0, True, False),
-           "n_read_threads": (1, True, False), "n_parse_threads": (1, True, True),
-           "prefetch": (0, True, True)}
-
 
 @dataclass(frozen=True)
-class ReadOptions:
+class ReadOptions(TableOptions):
     """Everything :func:`csv_reader_dataset` takes besides the files, checked.
 
     The fields are its arguments, with the same names and defaults; its
-    docstring says what each means.
+    docstring says what each means. The shared ones
+    (:class:`~datakit.readers.tables.table_options.TableOptions`) are keywords.
     """
 
     stats: CsvStats
     label: str | None
-    repeat: int | None = 1
-    n_readers: int = 5
-    n_read_threads: int | None = None
-    shuffle_buffer_size: int | None = 10_000
-    n_parse_threads: int | None = 5
-    batch_size: int = 32
-    seed: int | None = None
     parse: str = "line"
     label_scale: float = 1.0
     on_bad_line: str = "raise"
-    prefetch: int | None = 1
     trace: bool = False
     output: str = "matrix"
     cache: str | os.PathLike | None = None
@@ -68,10 +58,7 @@ class ReadOptions:
         if self.output not in ("matrix", "dict"):
             raise ValueError(f"output={self.output!r}: use 'matrix' (one float32 matrix) or "
                              "'dict' (a tensor per column, for Keras preprocessing layers).")
-        for name, (low, none, auto) in _COUNTS.items():
-            check_count(name, getattr(self, name), low, none=none, autotune=auto)
-        interleave_lengths(self.n_readers, 1, self.n_read_threads,
-                           names=("n_readers", "n_read_threads"))
+        super().__post_init__()  # the counts, the interleave rule, the shuffle buffer
         if self.parse not in PARSE_MODES:
             names = [f"{k!r} ({m.about})" for k, m in PARSE_MODES.items()]
             raise ValueError(f"parse={self.parse!r}: use {', '.join(names[:-1])} or "
@@ -84,8 +71,6 @@ class ReadOptions:
                              "pass a number > 0 (1 keeps them as they are).")
         if self.on_bad_line not in ("raise", "skip"):
             raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
-        if self.shuffle_buffer_size:
-            check_shuffle_buffer(self.shuffle_buffer_size, what="rows")
 
     def _check_cache(self):
         if self.cache is None:
@@ -123,7 +108,7 @@ class ReadOptions:
 
     @property
     def features(self) -> list[str]:
-        """The feature columns: the statistics' columns but the label."""
+        """The feature columns (names): the statistics' columns but the label."""
         return [c for c in self.stats.columns if c != self.target]
 
     @property

@@ -16,7 +16,7 @@ statistics (:mod:`datakit.readers.csv_files.stats`). Its parse modes
   one call per batch.
 - ``parse="chunk"``: the ``"batch"`` readers' parsed chunks stay whole,
   shuffled a chunk at a time through a row buffer of the same size
-  (:mod:`datakit.readers.csv_files.chunk_shuffle`), then ``rebatch``: no per-row dataset work at
+  (:mod:`datakit.readers.tables.chunk_buffer`), then ``rebatch``: no per-row dataset work at
   all; every row once, mixing as the row buffer's, another order.
 
 ``trace=True`` builds the same chain with :mod:`datakit.perf.timeline` stages
@@ -56,15 +56,16 @@ import os
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.cache import cache_prefix
-from datakit.readers.csv_files.decoding import checked_decoder, checked_lines, decoded_chunks
-from datakit.readers.csv_files.file_checks import check_files
-from datakit.readers.csv_files.grammar import find_bad_lines, row_pattern, warn_skipped
-from datakit.readers.csv_files.modes import Plan
+from datakit.readers.csv_files.file_checks import csv_file_set
+from datakit.readers.csv_files.grammar import bad_lines_in, row_pattern, warn_skipped
+from datakit.readers.csv_files.line_decoding import checked_decoder, checked_lines, decoded_chunks
+from datakit.readers.csv_files.modes import ReaderParts
 from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
+from datakit.readers.tables.block_reading import shuffle_buffer
+from datakit.readers.tables.file_set import FileSet
 
 __all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "csv_reader_dataset"]
 
@@ -154,8 +155,9 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     return preprocess
 
 
-def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
+def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     """The reader's functions for these files: preprocess, line and chunk readers, skipping."""
+    files, columns, counts, blank = checked.files, checked.shape, checked.rows, checked.blank
     kinds = kinds_for(opts.stats, columns, files[0])
     if opts.label is not None and opts.label not in columns:
         raise ValueError(f"label={opts.label!r} is not in the header of {files[0]}: to read "
@@ -169,7 +171,7 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
                         column=empty[0])
     expect_bytes = _table({f: os.path.getsize(f) for f in files})
     expect_rows = _table(dict(counts))
-    bad = find_bad_lines(files, opts.stats, label=opts.label) if opts.skip else []
+    bad = bad_lines_in(files, columns, opts.stats, label=opts.label) if opts.skip else []
     if opts.skip:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
@@ -185,8 +187,8 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
             return lines
         return lines.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
 
-    rows, buffer = sum(counts.values()), opts.shuffle_buffer_size or 0
-    return Plan(
+    rows = sum(counts.values())
+    return ReaderParts(
         preprocess=preprocess,
         lines_of=lambda p: checked_lines(p, expected(p), skip_blank=bool(blank),
                                          header_lines=dialect.header_lines),
@@ -194,8 +196,8 @@ def _plan(files, columns, opts: ReadOptions, counts: dict, blank: set) -> Plan:
                                            num_parallel_calls=opts.n_parse_threads,
                                            header_lines=dialect.header_lines),
         drop_bad=drop_bad,
-        buffer=buffer and check_shuffle_buffer(buffer, rows * (opts.repeat or 1), what="rows"),
-        rows=rows, features=build_features(opts, kinds), files=tuple(files),
+        buffer=shuffle_buffer(opts, rows),
+        rows=rows, to_features=build_features(opts, kinds), files=tuple(files),
         columns=tuple(columns), kinds=kinds, blank=frozenset(blank), bad=tuple(bad),
         cached=_cached(files, columns, opts))
 
@@ -260,7 +262,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             time per reader); ``"vectorized"``, batch lines then parse each
             batch. Same rows in the same order. ``"chunk"``: the ``"batch"``
             readers' chunks shuffled a chunk at a time
-            (:func:`~datakit.readers.csv_files.chunk_shuffle.shuffle_chunks`), another order.
+            (:func:`~datakit.readers.tables.chunk_buffer.shuffle_chunks`), another order.
             ``"arrow"``: pyarrow's C++ CSV reader parses blocks of each file (one
             Python call per block, :mod:`datakit.readers.csv_files.arrow`), shuffled
             through the same row buffer a block at a time: the same rows and
@@ -298,17 +300,9 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_parse_threads=n_parse_threads, batch_size=batch_size, seed=seed,
                        parse=parse, label_scale=label_scale, on_bad_line=on_bad_line,
                        prefetch=prefetch, trace=trace, output=output, cache=cache)
-    counts: dict[str, int] = {}
-    blank: set[str] = set()  # files holding a blank line: the one read of check_files tells
-    files, columns = check_files(filepaths, counts=counts, blank=blank, dialect=stats.dialect)
-    plan = _plan(files, columns, opts, counts, blank)
-    # Not list_files: it globs its input again, so `run[1].csv` would read `run1.csv`.
-    names = tf.data.Dataset.from_tensor_slices(files)
-    if plan.buffer:
-        names = names.shuffle(len(files), seed=seed)  # what list_files(shuffle=True) does
-    # With a cache, the files are read once and the cached rows repeated (Plan.cached).
-    dataset = opts.mode.build(names if plan.cached else names.repeat(repeat), plan, opts)
-    if repeat is not None:
-        batches = -(-plan.rows * repeat // batch_size)
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
-    return dataset.prefetch(prefetch) if prefetch else dataset
+    # One read of each file: rows, blank lines, header, manifest (checked and hashed once).
+    checked = csv_file_set(filepaths, dialect=stats.dialect)
+    parts = _reader_parts(checked, opts)
+    # The mode reads the files in the tables' order, counts the batches and prefetches;
+    # with a cache, the files are read once and the cached rows repeated (parts.cached).
+    return opts.mode.build(checked.files, parts, opts)

@@ -35,11 +35,13 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
-from datakit.readers.csv_files.decoding import checked_decoder, decoded_chunks
 from datakit.readers.csv_files.dialect import COMMA, DEFAULT_NA_VALUES, Dialect
-from datakit.readers.csv_files.file_checks import check_files
+from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import NUMBER_PATTERN
+from datakit.readers.csv_files.line_decoding import checked_decoder, decoded_chunks
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
+from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.running_stats import add_numbers, finish_column
 
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats", "add_numbers",
            "finish_column"]
@@ -79,17 +81,7 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             numbers, others = [0] * len(columns), [0] * len(columns)
             first_other = [None] * len(columns)
         check = [j for j, c in enumerate(columns) if c not in text_columns]
-        for line, row in rows:
-            for j in check:
-                v = row[j] if j < len(row) else ""
-                if v in markers:
-                    continue
-                if num.fullmatch(v):
-                    numbers[j] += 1
-                else:
-                    others[j] += 1
-                    if first_other[j] is None:
-                        first_other[j] = (str(path), line, v)
+        _tally(rows, check, str(path), markers, num, (numbers, others, first_other))
     for j, c in enumerate(columns):
         if 0 < others[j] < numbers[j]:
             path, line, v = first_other[j]
@@ -103,6 +95,24 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
                 column=f"{c} ({j + 1} of {len(columns)})")
     return {c: TEXT if c in text_columns or others[j] else NUMBER
             for j, c in enumerate(columns)}
+
+
+def _tally(rows, check: list[int], path: str, markers: set, num: re.Pattern,
+           tallies: tuple[list, list, list]) -> None:
+    """Count, per checked column, the numbers and the other values of ``rows`` (markers
+    and empty fields count for neither), and keep the first other value's place."""
+    numbers, others, first_other = tallies
+    for line, row in rows:
+        for j in check:
+            v = row[j] if j < len(row) else ""
+            if v in markers:
+                continue
+            if num.fullmatch(v):
+                numbers[j] += 1
+            else:
+                others[j] += 1
+                if first_other[j] is None:
+                    first_other[j] = (path, line, v)
 
 
 def _rows(path: str, dialect: Dialect, n_rows: int | None):
@@ -131,28 +141,6 @@ def _rows(path: str, dialect: Dialect, n_rows: int | None):
                         line=reader.line_num if reader else None) from None
     finally:
         _csv.field_size_limit(limit)
-
-
-def _choose(columns, header: list[str], path: str) -> list[str]:
-    if columns is None:
-        return list(header)
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-        raise TypeError(f"columns={columns!r}: pass a list of column names.")
-    if not columns:
-        raise ValueError(f"columns=[]: keep at least one column; the header is {header}.")
-    unknown = [c for c in columns if c not in header]
-    if unknown or len(set(columns)) != len(columns):
-        raise ValueError(f"columns={list(columns)!r}: " + (
-            f"{unknown} not in the header of {path}" if unknown else "pass each name once")
-            + f"; the header is {header}.")
-    return list(columns)
-
-
-def _cap(counts: Counter, limit: int | None) -> tuple[dict[str, int], int]:
-    """The most frequent values (ties: by value), at most ``limit``; and how many were left out."""
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    kept = ranked if limit is None else ranked[:limit]
-    return dict(kept), sum(n for _, n in ranked[len(kept):])
 
 
 def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:
@@ -219,16 +207,18 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     >>> column_stats(paths, columns=["town"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: columns=['town']: ['town'] not in the header of ...; the header is ['id', ...].
+    ValueError: columns=['town']: ['town'] not in the header ['id', ...] of ....
     """
     check_count("batch_size", batch_size)  # lines decoded per call
+    choose_columns(columns)  # its form, before any file is opened
     dialect = Dialect(delimiter, na_values, column_names)
-    files, header = check_files(filepaths, dialect=dialect)
+    checked = csv_file_set(filepaths, dialect=dialect)
+    files, header = checked.files, checked.shape
     kinds = infer_kinds(files, text_columns=text_columns, dialect=dialect)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
-    chosen = _choose(columns, header, files[0])
+    chosen = choose_columns(columns, header, files[0])
     if label is not None and label not in chosen:
         raise ValueError(f"label={label!r} is not a kept column; the columns are {chosen}.")
     limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT], label)
@@ -279,43 +269,3 @@ def _warn_dates(column: str, values: Counter) -> None:
                       "date is its own one-hot slot; derive numbers from it first (pandas: "
                       f"pd.to_datetime(df[{column!r}]).dt.dayofyear, ...), or leave it out "
                       "with columns=.", stacklevel=3)
-
-
-def add_numbers(s: ColumnStats, values: np.ndarray, moments: dict) -> None:
-    """Count one block of a number column into ``s`` and its running ``moments``.
-
-    nan and inf count as missing; ``moments[name]`` is (count, mean, sum of
-    squared deviations), merged block by block (Chan et al.), so one pass over
-    any number of blocks gives the mean and the std of the whole column.
-    """
-    v = values[np.isfinite(values)]
-    s.missing += len(values) - len(v)
-    if len(v):
-        part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())
-        moments[s.name] = _combine(moments[s.name], part)
-        s.min = float(v.min()) if s.min is None else min(s.min, float(v.min()))
-        s.max = float(v.max()) if s.max is None else max(s.max, float(v.max()))
-
-
-def finish_column(s: ColumnStats, moments: dict, vocab: dict, limit: int | None) -> None:
-    """Close ``s`` after the pass: a number's count, mean and std; a text's vocabulary.
-
-    The empty value of a text column counts as missing; the vocabulary keeps
-    the ``limit`` most frequent values (ties by value), the rest counted as unknown.
-    """
-    if s.kind == NUMBER:
-        n, mean, m2 = moments[s.name]
-        s.count = n
-        s.mean, s.std = (float(mean), float(np.sqrt(m2 / n))) if n else (None, None)
-    else:
-        s.missing += vocab[s.name].pop("", 0)
-        s.count = sum(vocab[s.name].values())
-        s.vocabulary, s.unknown = _cap(vocab[s.name], limit)
-
-
-def _combine(a, b):
-    """Chan et al.: merge (count, mean, sum of squared deviations) of two parts."""
-    (na, ma, qa), (nb, mb, qb) = a, b
-    n = na + nb
-    delta = mb - ma
-    return n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n

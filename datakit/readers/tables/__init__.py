@@ -1,0 +1,37 @@
+"""The floor every row reader stands on, with no format's knowledge.
+
+CSV (:mod:`datakit.readers.csv_files`), Parquet and tf.Transform share, from here:
+the statistics of a table and their accumulators, the one column-choice check,
+the one file-set check, the options every reader takes (:class:`TableOptions`)
+and the one reading tail (:func:`blocks_dataset`).
+
+>>> from datakit.readers import tables
+>>> tables.TableOptions().n_readers
+5
+"""
+
+from datakit.readers.tables.block_reading import blocks_dataset, counted, file_order, shuffle_buffer
+from datakit.readers.tables.chunk_buffer import shuffle_chunks
+from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.file_set import (
+    FileFacts,
+    FileSet,
+    FolderManifests,
+    check_file_set,
+    named_itself,
+)
+from datakit.readers.tables.running_stats import add_numbers, cap_vocabulary, finish_column
+from datakit.readers.tables.table_options import KNOBS, TableOptions, renamed_knobs
+from datakit.readers.tables.table_stats import (
+    NUMBER,
+    STATS_FORMAT,
+    TEXT,
+    ColumnStats,
+    TableStats,
+)
+
+__all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats", "add_numbers",
+           "finish_column", "cap_vocabulary", "choose_columns", "FileFacts", "FileSet",
+           "FolderManifests", "check_file_set", "named_itself", "TableOptions", "KNOBS",
+           "renamed_knobs", "shuffle_buffer", "file_order", "counted", "blocks_dataset",
+           "shuffle_chunks"]
