@@ -63,7 +63,7 @@ def _video():
     folder = video_folder()
 
     def build(num_parallel_calls=None, prefetch=tf.data.AUTOTUNE, cycle_length=2):
-        chain = chain_of(video.clip_dataset(folder, cycle_length=cycle_length, batch_size=8)
+        chain = chain_of(video.clip_dataset(folder, n_readers=cycle_length, batch_size=8)
                          .repeat())
         k = [kind_of(d) for d in chain].index("map")
         steps = [lambda i: reapply(chain[k], i, num_parallel_calls=num_parallel_calls)]

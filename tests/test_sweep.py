@@ -601,8 +601,8 @@ def video_clip_len_float(d, st):
     return video.mp4_clip_dataset(_mp4(d), clip_len=2.5)
 
 
-def video_cycle_length_str(d, st):
-    return video.mp4_clip_dataset(_mp4(d), cycle_length="2")
+def video_n_readers_str(d, st):
+    return video.mp4_clip_dataset(_mp4(d), n_readers="2")
 
 
 def video_huge_buffer(d, st):
@@ -733,7 +733,7 @@ CASES = [
     (video_corrupt_mp4_exits, [True, True]),
     (video_short_mp4_exits, [True, True]),
     (video_clip_len_float, E(TypeError, "clip_len", "2.5")),
-    (video_cycle_length_str, E(TypeError, "cycle_length", "'2'")),
+    (video_n_readers_str, E(TypeError, "n_readers", "'2'")),
     (video_huge_buffer, E(ValueError, "2147483648")),
     (video_short_tfrecord, E(INV, "video id", "fewer than clip_len=8")),
     (video_buffer_capped, [0, 1, 2]),

@@ -224,3 +224,13 @@ def test_class_names_come_from_the_shards_or_the_call_never_the_demo_set(shards)
         list(ds.class_names)
     named = video.clip_dataset(shards, clip_len=4, class_names=("a", "b", "c", "d"))
     assert named.class_names == ["a", "b", "c", "d"]
+
+
+def test_clip_dataset_old_cycle_length_name_warns_and_gives_the_same_clips(shards):
+    def labels(ds):
+        return [int(y) for _, ys in ds for y in ys]
+
+    new = labels(video.clip_dataset(shards, clip_len=4, batch_size=4, n_readers=2, seed=3))
+    with pytest.warns(DeprecationWarning, match="cycle_length= is now n_readers="):
+        old = video.clip_dataset(shards, clip_len=4, batch_size=4, cycle_length=2, seed=3)
+    assert labels(old) == new

@@ -72,7 +72,27 @@ class TableOptions:
         return bool(self.shuffle_buffer_size)
 
 
-def renamed_knobs(given: dict, func: str, renames: dict[str, str]) -> dict:
+def old_knob(func: str, old: str, old_value, new: str, new_value):
+    """The value of a knob whose keyword was renamed: ``old_value`` (warning) when given.
+
+    For a signature that keeps the old keyword, defaulting to ``None``, for one version.
+
+    >>> import warnings
+    >>> old_knob("clip_dataset", "cycle_length", None, "n_readers", 2)
+    2
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     old_knob("clip_dataset", "cycle_length", 4, "n_readers", 2)
+    4
+    >>> str(w[0].message)[:54]
+    'clip_dataset(): cycle_length= is now n_readers= (the n'
+    """
+    if old_value is None:
+        return new_value
+    return renamed_knobs({old: old_value}, func, {old: new}, stacklevel=4)[new]
+
+
+def renamed_knobs(given: dict, func: str, renames: dict[str, str], *, stacklevel: int = 3) -> dict:
     """``given`` with each old keyword (a key of ``renames``) under its new name, warning.
 
     The old names are kept for one version: each use warns (``DeprecationWarning``)
@@ -96,6 +116,6 @@ def renamed_knobs(given: dict, func: str, renames: dict[str, str]) -> dict:
                             f"({old}= is its old name).")
         warnings.warn(f"{func}(): {old}= is now {new}= (the name every reader of the kit "
                       f"uses); the old name goes in the next version.", DeprecationWarning,
-                      stacklevel=3)
+                      stacklevel=stacklevel)
         out[new] = given[old]
     return out

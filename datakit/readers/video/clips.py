@@ -20,6 +20,7 @@ from datakit.core.arguments import check_count, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
+from datakit.readers.tables.table_options import old_knob
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
     clip_frames,
@@ -40,20 +41,20 @@ def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int,
     return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length) -> None:
+def check_pipeline_args(batch_size, shuffle_buffer_size, n_readers) -> None:
     """The batching, shuffling and reading counts of a clip pipeline, checked."""
     check_count("batch_size", batch_size)
     check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
-    check_count("cycle_length", cycle_length)
+    check_count("n_readers", n_readers)
     check_shuffle_buffer(shuffle_buffer_size, what="videos")
 
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                 shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
+                 shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int = 0,
                  drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
                  training: bool = True, sampler: str | None = None, frame_step: int = 1,
                  clips_per_video: int = 1, class_names=None,
-                 options: VideoOptions | None = None):
+                 options: VideoOptions | None = None, cycle_length: int | None = None):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
     shards -> interleave -> parse -> choose the clip's frames (the sampler) ->
@@ -66,7 +67,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         clip_len: frames per clip; frame_step: frames between a clip's frames.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
-        cycle_length: shards read at once, each by its own thread.
+        n_readers: shards read at once, each by its own thread (the name every
+            reader of the kit uses; the old ``cycle_length=`` still works for
+            one version and warns).
         seed: seeds the file order, the clip starts and the shuffle.
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
@@ -98,10 +101,11 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         InvalidArgumentError (while reading): a video shorter than a clip, or
             frames of another size than the first video's, naming the video.
     """
+    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers)
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
-    check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
+    check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     meta = _video_set(directory)
     names = _class_names(directory, meta, class_names)
     sampler = opts.sampler_for(training)
@@ -113,7 +117,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         d = parse(serialized, key)
         return d if with_ids else (d["clip"], d["label"])
 
-    ds = _keyed_records(directory, seed=seed, training=training, cycle_length=cycle_length,
+    ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
                         per_video=meta is not None)
     total = _record_count(directory)
     if total is not None:  # the manifest's count tells fit() how many steps an epoch has
@@ -225,11 +229,11 @@ def _clip_parser(directory, opts: VideoOptions, sampler: str, k: int, size, *, p
     return parse
 
 
-def _keyed_records(directory, *, seed: int, training: bool, cycle_length: int,
+def _keyed_records(directory, *, seed: int, training: bool, n_readers: int,
                    per_video: bool):
     """The serialized records, each with the random key its clip is drawn with."""
     raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                                 cycle_length=cycle_length, num_parallel_reads=cycle_length)
+                                 n_readers=n_readers, n_read_threads=n_readers)
     if per_video:  # one key per epoch, mixed with each video's id (as the direct reader)
         return epoch_keys(seed).flat_map(lambda e: raw.map(lambda s: (s, e)))
     # shards of write_video_records: a random number per record, in reading order

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from datakit.readers.tables.table_options import old_knob
 from datakit.readers.video.clip_options import video_options
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clips import check_pipeline_args, shuffle_and_batch
@@ -24,8 +25,8 @@ __all__ = ["mp4_clip_dataset"]
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer_size: int = 64, cycle_length: int = 2, seed: int = 0,
-                     drop_remainder: bool = False):
+                     shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int = 0,
+                     drop_remainder: bool = False, cycle_length: int | None = None):
     """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
 
     Decoding has to run from the first frame up to the clip's last one (no
@@ -35,9 +36,9 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
 
     Args:
         directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
-        clip_len, batch_size, shuffle_buffer_size, cycle_length, seed,
-            drop_remainder: as in :func:`clip_dataset` (``cycle_length``: files
-            decoded at once).
+        clip_len, batch_size, shuffle_buffer_size, n_readers, seed,
+            drop_remainder: as in :func:`clip_dataset` (``n_readers``: files
+            decoded at once; ``cycle_length=`` is its old name).
 
     Raises:
         TypeError: a count is not an int.
@@ -46,7 +47,9 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
             than a clip, naming it.
     """
     video_options(None, clip_len=clip_len)
-    check_pipeline_args(batch_size, shuffle_buffer_size, cycle_length)
+    n_readers = old_knob("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
+                         n_readers)
+    check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
@@ -79,7 +82,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     files = files.shuffle(len(paths), seed=seed)
     rand = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
     ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
-                                              num_parallel_calls=cycle_length,
+                                              num_parallel_calls=n_readers,
                                               deterministic=True)
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
     return shuffle_and_batch(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))
