@@ -176,3 +176,19 @@ def test_a_random_sampler_validates_on_fixed_clips(folder):
     assert frames[0] == frames[1]
     with pytest.raises(ValueError, match="center"):
         video.video_dataset_from_directory(folder, sampler="center", clips_per_video=3, **KW)
+
+
+@pytest.mark.timeout(120)
+def test_clips_to_predict_are_made_like_the_training_clips(folder):
+    ds = video.video_dataset_from_directory(folder, batch_size=None, shuffle=False,
+                                            sampler="center", color_mode="grayscale",
+                                            dtype="float32", frame_size=(8, 8), **KW)
+    clip, _ = next(iter(ds))
+    got = video.clips_to_predict(ds.file_paths[0], like=ds, sampler="center")
+    assert got.shape == (1, 4, 8, 8, 1) and got.dtype == np.float32
+    assert np.array_equal(got[0], clip.numpy())
+    assert video.clips_to_predict(ds.file_paths[0], like=ds, clips_per_video=3).shape[0] == 3
+    with pytest.raises(ValueError, match="`sampler` must be one of"):
+        video.clips_to_predict(ds.file_paths[0], like=ds, sampler="random")
+    with pytest.raises(DataError, match="fewer than the 20"):
+        video.clips_to_predict(ds.file_paths[0], clip_len=20)

@@ -18,6 +18,7 @@ of one on 2 cores, ``benchmarks/RESULTS_video_files.md``) -> batch -> prefetch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def video_dataset_from_directory(
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
         ``file_paths`` (in the order read with ``shuffle=False``) and ``skipped``
-        attributes. Clips are ``(clip_len, height, width, channels)`` of ``dtype``;
+        attributes (and what :func:`~datakit.readers.video.predict_clips.clips_to_predict`
+        takes from ``like=ds`` to make a new video's clips the same way).
+        Clips are ``(clip_len, height, width, channels)`` of ``dtype``;
         ``"int"`` labels are int64 (Keras gives int32: int64 is what the shards'
         reader yields too, so one model trains on either path).
 
@@ -264,4 +267,7 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     ds.class_names = None if folder.class_names is None else list(folder.class_names)
     ds.file_paths = [folder.infos[i].path for i in idx]
     ds.skipped = list(folder.skipped)
+    # what clips_to_predict(path, like=ds) needs to make a new video's clips the same way
+    ds.clip_options = dataclasses.replace(opts, frame_size=(height, width))
+    ds.color_mode, ds.clip_dtype = ("grayscale" if channels == 1 else "rgb"), read.dtype
     return ds
