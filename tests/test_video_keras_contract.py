@@ -192,3 +192,11 @@ def test_clips_to_predict_are_made_like_the_training_clips(folder):
         video.clips_to_predict(ds.file_paths[0], like=ds, sampler="random")
     with pytest.raises(DataError, match="fewer than the 20"):
         video.clips_to_predict(ds.file_paths[0], clip_len=20)
+
+
+def test_a_missing_pyav_is_one_error_naming_the_extra(folder, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "av", None)  # as if PyAV were not installed
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "datakit\[video\]"'):
+        video.video_dataset_from_directory(folder, **KW)

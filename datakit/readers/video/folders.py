@@ -15,7 +15,6 @@ by video, never by clip: the files are shuffled with ``seed`` and the last
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -160,9 +159,12 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
 
 def require_pyav() -> None:
     """One clear error when PyAV (the ``video`` extra) is missing, before any worker starts."""
-    if importlib.util.find_spec("av") is None:
+    try:
+        import av  # noqa: F401
+    except ImportError:
         raise ModuleNotFoundError('reading video files needs PyAV, which is not installed: '
-                                  'pip install "datakit[video]" (or pip install av)', name="av")
+                                  'pip install "datakit[video]" (or pip install av)',
+                                  name="av") from None
 
 
 def check_split(validation_split, subset) -> None:
