@@ -79,6 +79,10 @@ def test_labels_as_a_list_and_none_on_a_flat_folder(folder, tmp_path):
     ds = video.video_dataset_from_directory(folder, labels=[5, 1, 5, 0, 0, 1], batch_size=6,
                                             shuffle=False, **KW)
     assert _labels(ds) == [5, 1, 5, 0, 0, 1] and ds.class_names == ["0", "1", "5"]
+    one_hot = video.video_dataset_from_directory(folder, labels=[5, 1, 5, 0, 0, 1],
+                                                 label_mode="categorical", batch_size=6,
+                                                 shuffle=False, **KW)
+    assert np.argmax(next(iter(one_hot))[1], 1).tolist() == [5, 1, 5, 0, 0, 1]
     with pytest.raises(ValueError, match="Expected the lengths of `labels` to match"):
         video.video_dataset_from_directory(folder, labels=[0, 1], **KW)
     with pytest.raises(ValueError, match="`labels` argument should be a list/tuple"):

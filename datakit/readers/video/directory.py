@@ -258,7 +258,8 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
         ds = ds.shuffle(check_shuffle_buffer(k * (read.batch_size or 1), len(idx) * k),
                         seed=seed)
     if not read.with_ids:
-        n_classes = len(folder.class_names or ())
+        # labels=<list>: its largest label may exceed its distinct values
+        n_classes = max(len(folder.class_names or ()), max(folder.labels) + 1)
         ds = ds.map(lambda d: with_label_mode(d["clip"], d["label"], read.label_mode,
                                               n_classes))
     if read.batch_size is not None:

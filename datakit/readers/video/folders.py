@@ -1,7 +1,12 @@
 """A folder of class subfolders of videos: listed, probed, split by video, as Keras lists images.
 
 ``directory/<class name>/*.mp4|avi|webm|mkv|mov``: the class names are the
-subfolders in sorted order (any names), label ``i`` is ``class_names[i]``.
+subfolders in sorted order (any names), label ``i`` is ``class_names[i]``; as
+Keras lists images, videos in nested subfolders of a class folder count too,
+hidden files and folders (macOS' ``._*`` among them) do not, links to folders
+are followed with ``follow_links=True``, and ``labels=None`` (or a list of
+labels, one per file in sorted path order) reads every video under
+``directory``, a flat folder too.
 Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
 ``on_bad_file="skip"``, is left out and counted. The train/validation split is
