@@ -13,7 +13,8 @@ import importlib
 __all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", "mp4_frame_count",
            "read_mp4", "write_mp4", "write_mp4_videos", "write_video_records", "CLASSES", "Video",
            "iter_videos", "make_video", "make_videos", "write_video", "make_video_folder",
-           "video_dataset_from_directory", "write_video_shards", "VideoOptions"]
+           "video_dataset_from_directory", "write_video_shards", "VideoOptions",
+           "clips_to_predict"]
 
 #: The module each name lives in, imported on first use.
 _HOME = {
@@ -28,6 +29,7 @@ _HOME = {
     "video_dataset_from_directory": "directory",
     "write_video_shards": "convert",
     "VideoOptions": "clip_options",
+    "clips_to_predict": "predict_clips",
 }
 
 

@@ -85,8 +85,17 @@ class VideoOptions:
                           self.clips_per_video)
 
     def sampler_for(self, training: bool) -> str:
-        """The sampler asked for, else ``"random"`` to train and ``"center"`` to validate."""
-        return self.sampler or ("random" if training else "center")
+        """The sampler asked for, else ``"random"`` to train and ``"center"`` to validate.
+
+        Validation always takes fixed clips: a ``"random"`` sampler asked for
+        training validates on ``"center"`` clips (the same every epoch).
+
+        >>> VideoOptions(sampler="random").sampler_for(training=False)
+        'center'
+        """
+        if training:
+            return self.sampler or "random"
+        return "center" if self.sampler in (None, "random") else self.sampler
 
     def clips_for(self, sampler: str) -> int:
         """Clips per video with ``sampler`` (``"center"`` takes one)."""

@@ -18,7 +18,9 @@ of one on 2 cores, ``benchmarks/RESULTS_video_files.md``) -> batch -> prefetch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 import tensorflow as tf
 
@@ -34,80 +36,131 @@ from datakit.readers.video.clip_sampling import (
 from datakit.readers.video.decoding import decode_frames, output_frames
 from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.folders import check_split, list_videos, split_indices
+from datakit.readers.video.keras_arguments import (
+    check_choice,
+    check_labels,
+    check_split_seed,
+    to_grayscale,
+    with_label_mode,
+)
 
 __all__ = ["video_dataset_from_directory"]
 
 
 def video_dataset_from_directory(
-        directory, labels="inferred", class_names=None, batch_size: int = 8, *,
+        directory, labels="inferred", class_names=None, batch_size: int | None = 8, *,
+        label_mode: str | None = "int", color_mode: str = "rgb", dtype: str = "uint8",
         clip_len: int = 16, frame_size=None, fps: float | None = None, frame_step: int = 1,
         sampler: str | None = None, clips_per_video: int = 1, shuffle: bool = True,
-        seed: int = 0, validation_split: float | None = None, subset: str | None = None,
+        seed: int | None = 0, validation_split: float | None = None, subset: str | None = None,
         crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
-        num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
-        with_ids: bool = False, verbose: bool = True, options: VideoOptions | None = None):
+        follow_links: bool = False, num_parallel_calls: int | None = None, seek: bool = True,
+        on_bad_file: str = "raise", with_ids: bool = False, verbose: bool = True,
+        options: VideoOptions | None = None):
     """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
 
     Args:
-        directory: one subfolder per class (sorted names are the classes).
-        labels: ``"inferred"`` (from the folders) or ``None`` (clips only).
-        class_names: the subfolders to use, in label order (default: all, sorted).
-        batch_size: clips per batch.
+        directory: one subfolder per class (sorted names are the classes); videos
+            in nested subfolders of a class folder are read too; hidden files and
+            macOS' ``._*`` files are left out.
+        labels: ``"inferred"`` (from the folders), ``None`` (clips only: every
+            video under ``directory``, a flat folder too; ``class_names`` is then
+            ``None``) or a list of int labels, one per video file in sorted path order.
+        label_mode: ``"int"``, ``"categorical"`` (one-hot, float32), ``"binary"``
+            (float32 of shape ``(1,)``, two classes) or ``None`` (clips only).
+        class_names: the subfolders to use, in label order (default: all, sorted);
+            only with ``labels="inferred"``.
+        color_mode: ``"rgb"`` (3 channels) or ``"grayscale"`` (1).
+        dtype: the clips' dtype: ``"uint8"`` (the default: a quarter of the memory,
+            the same as the shards' clips) or ``"float32"`` (values 0-255, as Keras
+            gives images).
+        batch_size: clips per batch; ``None``: unbatched clips.
         clip_len: frames per clip; frame_step: frames between a clip's frames.
         frame_size: ``(height, width)`` to resize to (default: the videos' own,
             which must then all be the same); crop_to_aspect_ratio /
             pad_to_aspect_ratio: as in Keras, instead of stretching.
         fps: the frame rate clips are sampled at (by timestamps); ``None``: the file's.
         sampler: ``"random"`` (default for training), ``"uniform"`` or
-            ``"center"`` (default for validation); clips_per_video: clips per
-            video per epoch (``"uniform"``, ``"random"``).
+            ``"center"``; validation always takes fixed clips (``"center"``, or
+            ``"uniform"`` when asked for); clips_per_video: clips per video per
+            epoch (``"uniform"``, ``"random"``).
         shuffle, seed: shuffle the videos each epoch; ``seed`` also seeds the
             split and the random clips (the same frames per seed, epoch by epoch).
+            ``shuffle=False``: the listing's order, and the last videos are the
+            validation set, as Keras does. A split needs a seed (as in Keras).
         validation_split, subset: split *by video*: ``"training"``,
             ``"validation"`` or ``"both"`` (a pair of datasets).
+        follow_links: follow symbolic links to folders, as Keras does.
         num_parallel_calls: videos decoded at once (default: the cores).
         seek: seek to the keyframe before each clip (``False``: decode from the
             first frame, to measure what seeking saves).
-        on_bad_file: ``"raise"`` or ``"skip"`` (skipped files are printed and
-            listed in the dataset's ``skipped``: ``(path, reason)`` pairs).
-        with_ids: elements are dicts with ``clip``, ``label``, ``video`` (the
-            index in the sorted listing) and ``frames`` (the indices chosen).
+        on_bad_file: ``"raise"`` or ``"skip"`` (each skipped file is printed with
+            its reason, and listed in the dataset's ``skipped``: ``(path, reason)``
+            pairs; videos shorter than one clip included; a class left with no
+            video is an error naming it).
+        with_ids: elements are dicts with ``clip``, ``label`` (the int label),
+            ``video`` (the video's index in the folder's sorted listing, the ``id``
+            ``write_video_shards`` gives it), ``file`` (its index in this dataset's
+            ``file_paths``: ``ds.file_paths[file]`` is the clip's video) and
+            ``frames`` (the indices chosen).
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
             instead of its keywords (clip_len to clips_per_video, crop or pad).
 
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
-        ``file_paths`` and ``skipped`` attributes.
+        ``file_paths`` (in the order read with ``shuffle=False``) and ``skipped``
+        attributes (and what :func:`~datakit.readers.video.predict_clips.clips_to_predict`
+        takes from ``like=ds`` to make a new video's clips the same way).
+        Clips are ``(clip_len, height, width, channels)`` of ``dtype``;
+        ``"int"`` labels are int64 (Keras gives int32: int64 is what the shards'
+        reader yields too, so one model trains on either path).
 
     Raises:
         DataError: a bad file, naming it (see ``on_bad_file``), a video
             shorter than a clip, an empty class folder, no videos at all.
-        TypeError, ValueError: a bad argument.
+        TypeError, ValueError: a bad argument (named, as Keras' messages do).
     """
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, fps=fps,
                          frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
                          pad_to_aspect_ratio=pad_to_aspect_ratio, sampler=sampler,
                          clips_per_video=clips_per_video)
-    if labels not in ("inferred", None):
-        raise ValueError(f"labels={labels!r}: pass 'inferred' (from the class folders) or None")
-    check_count("batch_size", batch_size)
+    label_mode = check_labels(labels, label_mode, class_names)
+    check_choice("color_mode", color_mode, ("rgb", "grayscale"))
+    check_choice("dtype", dtype, ("uint8", "float32"))
+    check_count("batch_size", batch_size, none=True)
     check_count("num_parallel_calls", num_parallel_calls, none=True)
     check_split(validation_split, subset)
+    seed = check_split_seed(validation_split, shuffle, seed)
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
-    folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
-    train, val = split_indices(len(folder.infos), validation_split, seed)
+    folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
+                         labels=labels, follow_links=follow_links)
+    if label_mode == "binary" and len(folder.class_names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
+                         f"class_names. Received: class_names={folder.class_names}; pass "
+                         "label_mode='int' or 'categorical' for more classes")
+    kept, timelines = _keep_long_enough(folder, opts, on_bad_file, directory)
+    pos_train, pos_val = split_indices(len(kept), validation_split, seed, shuffle)
+    train, val = [kept[j] for j in pos_train], [kept[j] for j in pos_val]
     if verbose:
-        print(f"Found {len(folder.infos)} videos belonging to {len(folder.class_names)} classes"
+        for path, reason in folder.skipped:
+            print(f"Skipped {path}: {reason}")
+        n_classes = "" if folder.class_names is None else \
+            f" belonging to {len(folder.class_names)} classes"
+        print(f"Found {len(kept)} videos{n_classes}"
               + (f" ({len(folder.skipped)} bad files skipped)." if folder.skipped else "."))
+        for name, part in (("training", train), ("validation", val)):
+            if subset in (name, "both"):
+                print(f"Using {len(part)} videos for {name}.")
     read = _Reading(opts, batch_size=batch_size, seed=seed, seek=seek, with_ids=with_ids,
-                    with_labels=labels is not None, on_bad_file=on_bad_file,
-                    num_parallel_calls=num_parallel_calls or cpu_cores())
+                    label_mode=label_mode, on_bad_file=on_bad_file,
+                    num_parallel_calls=num_parallel_calls or cpu_cores(),
+                    channels=1 if color_mode == "grayscale" else 3, dtype=dtype)
     if subset is None:
-        return _subset(folder, sorted(train), read, training=True, shuffle=shuffle)
-    made = {"training": lambda: _subset(folder, train, read, training=True, shuffle=shuffle),
-            "validation": lambda: _subset(folder, val, read, training=False, shuffle=False)}
-    if verbose and subset in ("training", "validation"):
-        print(f"Using {len(train if subset == 'training' else val)} videos for {subset}.")
+        return _subset(folder, sorted(train), timelines, read, training=True, shuffle=shuffle)
+    made = {"training": lambda: _subset(folder, train, timelines, read, training=True,
+                                        shuffle=shuffle),
+            "validation": lambda: _subset(folder, val, timelines, read, training=False,
+                                          shuffle=False)}
     if subset == "both":
         return made["training"](), made["validation"]()
     return made[subset]()
@@ -118,78 +171,104 @@ class _Reading:
     """How a subset is read: the checked clip options and the reader's own settings."""
 
     options: VideoOptions
-    batch_size: int
+    batch_size: int | None
     seed: int
     seek: bool
     with_ids: bool
-    with_labels: bool
+    label_mode: str | None
     on_bad_file: str
     num_parallel_calls: int
+    channels: int = 3
+    dtype: str = "uint8"
 
 
-def _keep_long_enough(folder, idx, span, fps, on_bad_file):
-    kept, timelines = [], {}
-    for i in idx:
-        frames = output_frames(folder.infos[i], fps)
+def _keep_long_enough(folder, opts: VideoOptions, on_bad_file, directory):
+    """The listed videos long enough for one clip, and their frames at ``opts.fps``;
+    the others raise, or are skipped (a class left without videos raises, naming it)."""
+    span, fps = clip_span(opts.clip_len, opts.frame_step), opts.fps
+    kept, timelines, before = [], {}, len(folder.skipped)
+    for i, info in enumerate(folder.infos):
+        frames = output_frames(info, fps)
         if len(frames) >= span:
             kept.append(i)
             timelines[i] = frames
             continue
         reason = (f"{len(frames)} frames" + (f" at fps={fps}" if fps else "") + f", fewer "
-                  f"than the {span} one clip spans; pass a smaller clip_len or frame_step, or "
-                  "on_bad_file='skip'")
+                  f"than the {span} one clip spans; pass a smaller clip_len or frame_step")
         if on_bad_file == "raise":
-            raise DataError(folder.infos[i].path, reason)
-        folder.skipped.append((folder.infos[i].path, reason))
+            raise DataError(info.path, reason + ", or on_bad_file='skip'")
+        folder.skipped.append((info.path, reason))
     if not kept:
-        raise DataError(folder.infos[idx[0]].path if idx else "(no videos)",
-                        "no video of this subset is long enough for one clip")
+        raise DataError(folder.infos[0].path, "no video is long enough for one clip; pass a "
+                        "smaller clip_len or frame_step")
+    if folder.class_names is not None:
+        left = {folder.labels[i] for i in kept}
+        emptied = [c for c in sorted(set(folder.labels)) if c not in left]
+        if emptied:
+            name = folder.class_names[emptied[0]]
+            raise DataError(Path(directory) / name, f"class {name!r} has no video long enough "
+                            "for one clip "
+                            f"({len(folder.skipped) - before} videos too short, see the lines "
+                            "above); pass a smaller clip_len or frame_step, or class_names "
+                            "without it")
     return kept, timelines
 
 
-def _subset(folder, idx, read: _Reading, *, training: bool, shuffle: bool):
+def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: bool):
     opts = read.options
     sampler = opts.sampler_for(training)
-    k, clip_len, seed = opts.clips_for(sampler), opts.clip_len, read.seed
-    idx, timelines = _keep_long_enough(folder, list(idx), clip_span(clip_len, opts.frame_step),
-                                       opts.fps, read.on_bad_file)
+    k, clip_len, seed, channels = opts.clips_for(sampler), opts.clip_len, read.seed, read.channels
     height, width = opts.frame_size or one_frame_size([folder.infos[i] for i in idx])
     fit = opts.fit
 
     def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
         clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
                               seek=read.seek, **fit)
-        return clips.reshape(k, clip_len, height, width, 3)
+        if channels == 1:
+            clips = to_grayscale(clips)
+        return clips.reshape(k, clip_len, height, width, channels)
 
     videos = tf.data.Dataset.from_tensor_slices((
         tf.constant(idx, tf.int64), tf.constant([folder.labels[i] for i in idx], tf.int64),
-        tf.constant([len(timelines[i]) for i in idx], tf.int64)))
+        tf.constant([len(timelines[i]) for i in idx], tf.int64),
+        tf.range(len(idx), dtype=tf.int64)))
     if shuffle:
         videos = videos.shuffle(len(idx), seed=seed)
 
     def choose(epoch_key):
-        def frames_of(i, label, n):
+        def frames_of(i, label, n, file):
             key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
-            return i, label, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
-                                         sampler=sampler, clips_per_video=k)
+            return i, label, file, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
+                                               sampler=sampler, clips_per_video=k)
         return videos.map(frames_of)
 
     ds = epoch_keys(seed).flat_map(choose) if sampler == "random" else choose(0)
 
-    def load(i, label, frames):
+    def load(i, label, file, frames):
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")
-        clips = tf.ensure_shape(clips, (k, clip_len, height, width, 3))
+        clips = tf.ensure_shape(clips, (k, clip_len, height, width, channels))
+        if read.dtype == "float32":
+            clips = tf.cast(clips, tf.float32)
         return {"clip": clips, "label": tf.fill([k], label), "video": tf.fill([k], i),
-                "frames": frames}
+                "file": tf.fill([k], file), "frames": frames}
 
     ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
     if shuffle and k > 1:  # one video's clips come out together: spread them
-        ds = ds.shuffle(check_shuffle_buffer(k * read.batch_size, len(idx) * k), seed=seed)
+        ds = ds.shuffle(check_shuffle_buffer(k * (read.batch_size or 1), len(idx) * k),
+                        seed=seed)
     if not read.with_ids:
-        ds = ds.map(lambda d: (d["clip"], d["label"]) if read.with_labels else d["clip"])
-    ds = ds.batch(read.batch_size).prefetch(tf.data.AUTOTUNE)
-    ds.class_names = list(folder.class_names)
+        # labels=<list>: its largest label may exceed its distinct values
+        n_classes = max(len(folder.class_names or ()), max(folder.labels) + 1)
+        ds = ds.map(lambda d: with_label_mode(d["clip"], d["label"], read.label_mode,
+                                              n_classes))
+    if read.batch_size is not None:
+        ds = ds.batch(read.batch_size)
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+    ds.class_names = None if folder.class_names is None else list(folder.class_names)
     ds.file_paths = [folder.infos[i].path for i in idx]
     ds.skipped = list(folder.skipped)
+    # what clips_to_predict(path, like=ds) needs to make a new video's clips the same way
+    ds.clip_options = dataclasses.replace(opts, frame_size=(height, width))
+    ds.color_mode, ds.clip_dtype = ("grayscale" if channels == 1 else "rgb"), read.dtype
     return ds

@@ -1,7 +1,12 @@
 """A folder of class subfolders of videos: listed, probed, split by video, as Keras lists images.
 
 ``directory/<class name>/*.mp4|avi|webm|mkv|mov``: the class names are the
-subfolders in sorted order (any names), label ``i`` is ``class_names[i]``.
+subfolders in sorted order (any names), label ``i`` is ``class_names[i]``; as
+Keras lists images, videos in nested subfolders of a class folder count too,
+hidden files and folders (macOS' ``._*`` among them) do not, links to folders
+are followed with ``follow_links=True``, and ``labels=None`` (or a list of
+labels, one per file in sorted path order) reads every video under
+``directory``, a flat folder too.
 Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
 ``on_bad_file="skip"``, is left out and counted. The train/validation split is
@@ -15,6 +20,7 @@ by video, never by clip: the files are shuffled with ``seed`` and the last
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,29 +31,34 @@ from datakit.core.arguments import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 
-__all__ = ["VideoFolder", "list_videos", "split_indices", "check_split"]
+__all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
+           "require_pyav"]
 
 
 @dataclass
 class VideoFolder:
     """The probed videos of a class-folder set; ``skipped``: ``(path, reason)`` of bad files."""
 
-    class_names: list[str]
+    class_names: list[str] | None  # None when read with labels=None
     infos: list[VideoInfo]
     labels: list[int]
     skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")  # also macOS' "._*" resource files
 
 
 def _class_folders(directory: Path, class_names) -> list[str]:
     if not directory.is_dir():
         raise DataError(directory, "is not a folder; pass the folder that holds one "
                         "subfolder of videos per class")
-    found = sorted(p.name for p in directory.iterdir() if p.is_dir() and not
-                   p.name.startswith("."))
+    found = sorted(p.name for p in directory.iterdir() if p.is_dir() and not _hidden(p.name))
     if class_names is None:
         if not found:
             raise DataError(directory, "holds no class subfolders; put each class's videos in "
-                            "directory/<class name>/")
+                            "directory/<class name>/, or pass labels=None to read its videos "
+                            "without labels")
         return found
     missing = [c for c in class_names if c not in found]
     if missing:
@@ -56,12 +67,22 @@ def _class_folders(directory: Path, class_names) -> list[str]:
     return list(class_names)
 
 
-def _class_files(directory: Path, names: list[str], on_bad_file: str):
+def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
+    """The video files under ``folder``, in its nested subfolders too (as Keras reads
+    images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out."""
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=follow_links):
+        dirs[:] = sorted(d for d in dirs if not _hidden(d))
+        found += [Path(root) / f for f in files
+                  if not _hidden(f) and Path(f).suffix.lower() in VIDEO_EXTENSIONS]
+    return sorted(found)
+
+
+def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_links: bool):
     """The video files of each class folder, sorted, their labels, and the empty folders."""
     paths, labels, skipped = [], [], []
     for label, name in enumerate(names):
-        files = sorted(p for p in (directory / name).iterdir()
-                       if p.is_file() and p.suffix.lower() in VIDEO_EXTENSIONS)
+        files = video_files(directory / name, follow_links)
         if not files:
             reason = (f"class folder {name!r} holds no video ({', '.join(VIDEO_EXTENSIONS)}); "
                       "add videos, remove the folder, or pass class_names without it")
@@ -73,14 +94,47 @@ def _class_files(directory: Path, names: list[str], on_bad_file: str):
     return paths, labels, skipped
 
 
+def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links: bool):
+    """``(class names, paths, labels, skipped)`` for ``labels`` as Keras takes them:
+    ``"inferred"`` (class subfolders), ``None`` (every video, a flat folder too) or a list
+    of ints, one per video file in sorted path order."""
+    if labels == "inferred":
+        names = _class_folders(directory, class_names)
+        return (names, *_class_files(directory, names, on_bad_file, follow_links))
+    if not directory.is_dir():
+        raise DataError(directory, "is not a folder; pass the folder that holds the videos")
+    paths = [str(p) for p in video_files(directory, follow_links)]
+    if labels is None:
+        return None, paths, [0] * len(paths), []
+    if len(labels) != len(paths):
+        raise ValueError(f"Expected the lengths of `labels` to match the number of files in the "
+                         f"target directory. len(labels) is {len(labels)} while we found "
+                         f"{len(paths)} files in directory {directory}; pass one int label per "
+                         "video file, in sorted path order")
+    return ([str(c) for c in sorted(set(labels))], paths, [int(x) for x in labels], [])
+
+
+def _check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
+    """A class whose every video was skipped is an error naming it (never an empty class)."""
+    emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
+    if emptied:
+        raise DataError(directory / emptied[0], f"class {emptied[0]!r} has no video left: all "
+                        f"of its videos were skipped ({len(skipped)} skipped in all, see "
+                        "`skipped`); fix or replace them, or pass class_names without it")
+
+
 def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
-                workers: int | None = None) -> VideoFolder:
-    """Every video of ``directory/<class>/``, sorted, probed (``workers`` files at a time)."""
+                workers: int | None = None, labels="inferred",
+                follow_links: bool = False) -> VideoFolder:
+    """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
+    (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
+    is then ``None``) or one int per file, as Keras takes them."""
     if on_bad_file not in ("raise", "skip"):
         raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    require_pyav()
     directory = Path(directory)
-    names = _class_folders(directory, class_names)
-    paths, labels, skipped = _class_files(directory, names, on_bad_file)
+    names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,
+                                               follow_links)
 
     def probe_or_reason(path):
         try:
@@ -93,16 +147,29 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
         probed = list(pool.map(probe_or_reason, paths))
     infos, kept = [], []
-    for path, label, p in zip(paths, labels, probed, strict=True):
+    for path, label, p in zip(paths, labels_in, probed, strict=True):
         if isinstance(p, str):
             skipped.append((path, p))
         else:
             infos.append(p)
             kept.append(label)
     if not infos:
-        raise DataError(directory, "holds no readable video in its class folders"
+        raise DataError(directory, "holds no readable video"
+                        + (" in its class folders" if labels == "inferred" else "")
                         + (f" ({len(skipped)} skipped)" if skipped else ""))
+    if labels == "inferred":
+        _check_classes_kept(directory, names, labels_in, kept, skipped)
     return VideoFolder(names, infos, kept, skipped)
+
+
+def require_pyav() -> None:
+    """One clear error when PyAV (the ``video`` extra) is missing, before any worker starts."""
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        raise ModuleNotFoundError('reading video files needs PyAV, which is not installed: '
+                                  'pip install "datakit[video]" (or pip install av)',
+                                  name="av") from None
 
 
 def check_split(validation_split, subset) -> None:
@@ -118,8 +185,16 @@ def check_split(validation_split, subset) -> None:
                          "subset='both'), or neither")
 
 
-def split_indices(n: int, validation_split: float | None, seed: int) -> tuple[list, list]:
-    """Training and validation video indices: disjoint, together all ``n``, the same per seed."""
-    order = np.random.default_rng(seed).permutation(n).tolist()
+def split_indices(n: int, validation_split: float | None, seed: int | None,
+                  shuffle: bool = True) -> tuple[list, list]:
+    """Training and validation video indices: disjoint, together all ``n``, the same per seed.
+
+    With ``shuffle=False`` the order is the listing's and the last videos are the
+    validation set, as Keras takes them:
+
+    >>> split_indices(5, 0.4, seed=None, shuffle=False)
+    ([0, 1, 2], [3, 4])
+    """
+    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
     return order[:n - n_val], order[n - n_val:]

@@ -1,0 +1,99 @@
+"""The video reader's Keras directory-loader arguments, checked as Keras words them, plus the fix.
+
+``labels``, ``label_mode``, ``class_names``, ``color_mode`` and a split's
+``seed`` follow ``keras.utils.image_dataset_from_directory``: the same values,
+the same rules, and messages that name the argument as Keras' do, followed by
+the kit's fix:
+
+>>> check_labels("inferred", "binary", None)
+'binary'
+>>> check_labels(None, "int", None) is None  # no labels: no label mode
+True
+>>> check_labels(None, "int", ["a"])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: When `labels=None` (no labels), argument `class_names` cannot be specified...
+>>> check_split_seed(0.2, True, None)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: If using `validation_split` and shuffling the data, you must provide a `seed`...
+
+The frames: a grayscale clip is the luma of its RGB frames (ITU-R BT.601, as
+``tf.image.rgb_to_grayscale``), one channel:
+
+>>> import numpy as np
+>>> to_grayscale(np.full((1, 2, 2, 3), [255, 0, 0], np.uint8))[0, 0, 0].tolist()
+[76]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LABEL_MODES", "check_choice", "check_labels", "check_split_seed", "to_grayscale",
+           "with_label_mode"]
+
+LABEL_MODES = ("int", "categorical", "binary", None)
+
+
+def check_choice(name: str, value, allowed: tuple) -> None:
+    """``value`` is one of ``allowed`` (Keras' wording, then the values to pass)."""
+    if value not in allowed:
+        raise ValueError(f"`{name}` must be one of {allowed}. Received: {name}={value!r}")
+
+
+def check_labels(labels, label_mode, class_names):
+    """The label mode to use (``None`` when there are no labels), Keras' rules checked."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)) or not all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in labels):
+            raise ValueError(
+                "`labels` argument should be a list/tuple of integer labels, of the same size "
+                "as the number of video files in the target directory. If you wish to infer "
+                'the labels from the subdirectory names in the target directory, pass '
+                '`labels="inferred"`. If you wish to get a dataset that only contains clips '
+                f"(no labels), pass `labels=None`. Received: labels={labels!r}")
+        if class_names:
+            raise ValueError('You can only pass `class_names` if `labels="inferred"`. '
+                             f"Received: labels={labels!r}, and class_names={class_names!r}; "
+                             "the class names are then the sorted labels")
+    check_choice("label_mode", label_mode, LABEL_MODES)
+    if labels is None:
+        if class_names is not None:
+            raise ValueError("When `labels=None` (no labels), argument `class_names` cannot "
+                             "be specified; pass labels='inferred' to read class folders")
+        return None
+    return label_mode
+
+
+def check_split_seed(validation_split, shuffle: bool, seed):
+    """The seed to use: Keras refuses a shuffled split without one, and draws one otherwise."""
+    if seed is not None:
+        from datakit.core.arguments import check_int
+
+        return check_int("seed", seed)
+    if validation_split and shuffle:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
+                         "a `seed` argument, to make sure that there is no overlap between the "
+                         "training and validation subset; pass seed=<an int> (e.g. seed=42), "
+                         "the same for both subsets")
+    return int(np.random.randint(1_000_000))
+
+
+def to_grayscale(frames: np.ndarray) -> np.ndarray:
+    """RGB uint8 frames ``(..., 3)`` as their luma ``(..., 1)``, uint8."""
+    luma = frames.astype(np.float32) @ np.array([0.2989, 0.5870, 0.1140], np.float32)
+    return np.clip(np.round(luma), 0, 255).astype(np.uint8)[..., None]
+
+
+def with_label_mode(clip, label, label_mode, num_classes: int):
+    """``(clip, label)`` as ``label_mode`` gives it (``clip`` alone for ``None``)."""
+    import tensorflow as tf
+
+    if label_mode is None:
+        return clip
+    if label_mode == "categorical":
+        return clip, tf.one_hot(label, num_classes, dtype=tf.float32)
+    if label_mode == "binary":
+        return clip, tf.reshape(tf.cast(label, tf.float32), [1])
+    return clip, label

@@ -1,0 +1,97 @@
+"""``clips_to_predict``: one new video file as the batch of clips a model trained on a folder takes.
+
+The clips are made exactly as
+:func:`~datakit.readers.video.directory.video_dataset_from_directory` made the
+training clips: the same frame size (crop or pad), frame rate, clip length and
+step, color mode and dtype. Pass the training dataset as ``like=`` to take
+them from it, or the same keywords; the sampler is ``"uniform"`` (several
+clips spread over the whole video, e.g. to average the model's predictions) or
+``"center"`` (the middle clip, as validation takes it)::
+
+    clips = video.clips_to_predict("new.mp4", like=train_ds, clips_per_video=4)
+    probs = model.predict(clips).mean(axis=0)   # one video: the clips' mean
+    train_ds.class_names[probs.argmax()]
+
+>>> import tempfile, numpy as np
+>>> from pathlib import Path
+>>> from datakit.readers.video.encoded import write_video
+>>> path = write_video(np.zeros((30, 16, 24, 3), np.uint8), Path(tempfile.mkdtemp()) / "v.mp4")
+>>> clips_to_predict(path, clip_len=8, frame_size=(16, 16), clips_per_video=3).shape
+(3, 8, 16, 16, 3)
+>>> clips_to_predict(path, clip_len=8, sampler="center", dtype="float32").dtype
+dtype('float32')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from datakit.core.errors import DataError
+from datakit.readers.video.clip_options import VideoOptions, video_options
+from datakit.readers.video.clip_sampling import clip_frames, clip_span
+from datakit.readers.video.keras_arguments import check_choice, to_grayscale
+
+__all__ = ["clips_to_predict"]
+
+
+def clips_to_predict(path, like=None, *, sampler: str = "uniform", clips_per_video: int = 1,
+                     clip_len: int = 16, frame_size=None, fps: float | None = None,
+                     frame_step: int = 1, crop_to_aspect_ratio: bool = False,
+                     pad_to_aspect_ratio: bool = False, color_mode: str = "rgb",
+                     dtype: str = "uint8", options: VideoOptions | None = None) -> np.ndarray:
+    """``(clips_per_video, clip_len, height, width, channels)`` clips of the video ``path``.
+
+    Args:
+        path: one video file (any format PyAV opens).
+        like: a dataset made by ``video_dataset_from_directory``: its frame size,
+            fps, clip length, step, crop or pad, color mode and dtype are used
+            (then pass none of those here).
+        sampler: ``"uniform"`` (``clips_per_video`` clips evenly spread) or
+            ``"center"`` (one, the middle clip).
+        the others: as ``video_dataset_from_directory`` takes them.
+
+    Returns:
+        A NumPy array, a batch for ``model.predict``.
+
+    Raises:
+        DataError: the file cannot be read, or is shorter than one clip.
+        TypeError, ValueError: a bad argument.
+    """
+    from datakit.readers.video.decoding import decode_frames, output_frames, probe
+    from datakit.readers.video.folders import require_pyav
+
+    check_choice("sampler", sampler, ("uniform", "center"))
+    if like is not None:
+        if not hasattr(like, "clip_options"):
+            raise TypeError("like must be a dataset made by video_dataset_from_directory, got "
+                            f"{type(like).__name__}; or pass clip_len, frame_size, ... instead")
+        opts, color_mode, dtype = like.clip_options, like.color_mode, like.clip_dtype
+        if options is not None:
+            raise ValueError("pass like= or options=, not both")
+    else:
+        check_choice("color_mode", color_mode, ("rgb", "grayscale"))
+        check_choice("dtype", dtype, ("uint8", "float32"))
+        opts = video_options(options, clip_len=clip_len, frame_step=frame_step, fps=fps,
+                             frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
+                             pad_to_aspect_ratio=pad_to_aspect_ratio)
+    opts = dataclasses.replace(opts, sampler=sampler,
+                               clips_per_video=1 if sampler == "center" else clips_per_video)
+    require_pyav()
+    info = probe(str(path))
+    timeline = output_frames(info, opts.fps)
+    span = clip_span(opts.clip_len, opts.frame_step)
+    if len(timeline) < span:
+        raise DataError(info.path, f"{len(timeline)} frames"
+                        + (f" at fps={opts.fps}" if opts.fps else "")
+                        + f", fewer than the {span} one clip spans; the model takes clips of "
+                        f"clip_len={opts.clip_len}: pass a longer video")
+    k = opts.clips_per_video
+    wanted = clip_frames(len(timeline), 0, opts.clip_len, frame_step=opts.frame_step,
+                         sampler=sampler, clips_per_video=k).numpy()
+    frames = decode_frames(info, timeline[wanted.reshape(-1)], **opts.fit)
+    if color_mode == "grayscale":
+        frames = to_grayscale(frames)
+    clips = frames.reshape(k, opts.clip_len, *frames.shape[1:])
+    return clips.astype(np.float32) if dtype == "float32" else clips

@@ -1,0 +1,32 @@
+"""datakit.see.video_clip: a clip as a frame grid and as an animation."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from datakit.see.video_clip import clip_animation, clip_grid, plot_clip  # noqa: E402
+
+
+def test_grid_keeps_frame_order_and_takes_grayscale_floats():
+    clip = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 2, 2, 1)) * 50
+    grid = clip_grid(clip, columns=2)
+    assert grid.shape == (3 * 3 - 1, 2 * 3 - 1, 3) and grid.dtype == np.uint8
+    assert [grid[r * 3, c * 3, 0] for r in range(3) for c in range(2)][:5] == [0, 50, 100, 150,
+                                                                              200]
+    assert (grid[6:, 3:] == 255).all()  # no sixth frame: left white
+
+
+def test_plot_draws_into_the_axes_given_and_animation_is_html():
+    fig, ax = plt.subplots()
+    clip = np.zeros((1, 4, 6, 6, 3), np.uint8)  # a batch of one clip
+    assert plot_clip(clip, ax=ax, title="x") is ax and ax.get_title(loc="left") == "x"
+    plt.close(fig)
+    assert "<script" in clip_animation(clip[0])
+    with pytest.raises(ValueError, match="pass one clip"):
+        plot_clip(np.zeros((4, 6, 6)))
