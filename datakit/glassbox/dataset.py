@@ -365,7 +365,8 @@ class Dataset:
     # -- running ---------------------------------------------------------------
 
     def _chain_list(self) -> list[Dataset]:
-        chain, node = [], self
+        chain: list[Dataset] = []
+        node: Dataset | None = self
         while node is not None:
             chain.append(node)
             node = node._parent

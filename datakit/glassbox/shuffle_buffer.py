@@ -97,6 +97,7 @@ def _steps(values: Iterable[Any], size: int, choose: Chooser) -> Iterator[Pick]:
             raise ValueError(f"a pick must be in [0, {n}) with {n} elements held, got {offset}")
         slot = (head + offset) % size
         pos = slots[slot]
+        assert pos is not None, "the n slots from the head on all hold an element"
         slots[slot], slots[head % size] = slots[head % size], None
         head += 1
         yield Pick(pos, live.pop(pos), slot, before, tuple(entered), offset, n)
