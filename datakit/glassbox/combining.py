@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import os
 import pickle
+import secrets
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,7 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
                          "weight per dataset.")
     if any(v < 0 for v in w) or sum(w) <= 0:
         raise ValueError(f"weights={w}: pass weights >= 0, not all zero.")
-    base = check_int("seed", seed) if seed is not None else np.random.SeedSequence().entropy
+    base = check_int("seed", seed) if seed is not None else secrets.randbits(128)  # fresh entropy
     passes = itertools.count()
 
     def run(_parent, rec):

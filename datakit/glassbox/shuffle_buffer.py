@@ -23,6 +23,7 @@ draws real ``tf.data`` runs with it. This module imports only
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -146,7 +147,7 @@ def shuffle_op(buffer_size: int, seed: int | None = None, reshuffle_each_iterati
             raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
     check_name("shuffle", name)
     picks = None if picks is None else list(picks)
-    base = seed % 2**64 if seed is not None else np.random.SeedSequence().entropy
+    base = seed % 2**64 if seed is not None else secrets.randbits(128)  # SeedSequence()'s entropy
     started = [0]  # iterations started so far; a trace() does not use them up
 
     def run(parent, rec):
