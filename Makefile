@@ -29,10 +29,12 @@ lab: $(VENV)/.installed-notebook+video+transform
 # Two pytest workers (pytest-xdist), each taking a whole test file or notebook at a time. Run
 # serially, the suite kept one of two cores busy on average (13 min wall, 13 min of CPU);
 # with two workers it took 9 min on the same 2-core machine. TEST_WORKERS=0 runs serially.
-# ruff first (seconds), with the project's settings from pyproject.toml's [tool.ruff].
+# ruff, then mypy over datakit/ (seconds each), with the project's settings from
+# pyproject.toml's [tool.ruff] and [tool.mypy].
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test+video+transform
 	$(PY) -m ruff check .
+	$(PY) -m mypy --config-file pyproject.toml datakit
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness.

@@ -18,17 +18,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType  # the rcParams names, for the type checker
+
 __all__ = ["STYLE", "PALETTE", "MUTED", "epoch_color", "style", "new_axes", "stacked_bars",
            "save_fig"]
 
 #: rcParams applied inside :func:`style`.
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.dpi": 80,
     "savefig.dpi": 100,
     "figure.figsize": (8, 3),
@@ -91,10 +95,10 @@ def save_fig(fig: Figure | Axes, path: str | Path, *, tight: bool = True) -> Pat
 
     Returns the path written.
     """
-    if isinstance(fig, Axes):
-        fig = fig.figure
+    # an Axes' figure may be a SubFigure, which cannot save: its .figure is the whole one
+    figure = fig.figure.figure if isinstance(fig, Axes) else fig
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with style():
-        fig.savefig(path, bbox_inches="tight" if tight else None)
+        figure.savefig(path, bbox_inches="tight" if tight else None)
     return path

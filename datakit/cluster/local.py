@@ -144,10 +144,17 @@ class LocalCluster:
         self._supervisor = threading.Thread(target=self._supervise, daemon=True)
         self._supervisor.start()
 
+    def _started(self) -> tuple[ServerProcess, Path]:
+        """The dispatcher and the folder of the logs; ``ValueError`` before :meth:`start`."""
+        if self.dispatcher is None or self._tmp is None:
+            raise ValueError("this LocalCluster is not started: call start() first, or use it "
+                             "in a with-block")
+        return self.dispatcher, self._tmp
+
     def _new_worker(self, port: int) -> ServerProcess:
         args = ["worker", "--dispatcher", self.dispatcher_address, "--port", str(port),
                 "--host", HOST]
-        w = ServerProcess(f"worker{len(self.workers)}", args, port, self._tmp)
+        w = ServerProcess(f"worker{len(self.workers)}", args, port, self._started()[1])
         w.start()
         w.restart = self.restart_workers
         self.workers.append(w)
@@ -182,8 +189,8 @@ class LocalCluster:
             for i, w in enumerate(list(self.workers)):
                 with self._lock:
                     dead = not w.alive() and not self._stopping.is_set()
-                    if dead and not w.restart and w.popen.pid not in warned:
-                        warned.add(w.popen.pid)
+                    if dead and not w.restart and w.pid not in warned:
+                        warned.add(w.pid)
                         warnings.warn(_left_dead(i), RuntimeWarning, stacklevel=1)
                     dead = dead and w.restart
                     if dead:  # counted first: a reader that checks mid-restart sees it
@@ -223,7 +230,7 @@ class LocalCluster:
     @property
     def dispatcher_address(self) -> str:
         """``"127.0.0.1:PORT"``: what workers are given."""
-        return f"{HOST}:{self.dispatcher.port}"
+        return f"{HOST}:{self._started()[0].port}"
 
     @property
     def target(self) -> str:
@@ -236,7 +243,7 @@ class LocalCluster:
 
     def pids(self) -> list[int]:
         """Process ids of every server of this cluster that is running now."""
-        return [p.popen.pid for p in [self.dispatcher, *self.workers] if p and p.alive()]
+        return [p.pid for p in [self.dispatcher, *self.workers] if p and p.alive()]
 
     def ports(self) -> list[int]:
         return [p.port for p in [self.dispatcher, *self.workers] if p]
@@ -308,17 +315,19 @@ class LocalCluster:
         With ``restart=False`` it stays dead and trainers reading it end with a
         ``RuntimeError`` (TensorFlow alone would leave them waiting forever).
         """
+        dispatcher = self._started()[0]
         with self._lock:
-            self.dispatcher.restart = restart
-            self.dispatcher.kill()
+            dispatcher.restart = restart
+            dispatcher.kill()
 
     def restart_dispatcher(self) -> None:
         """Start the dispatcher again on its port (and ``work_dir``), if it is not running."""
+        dispatcher = self._started()[0]
         with self._lock:
-            self.dispatcher.restart = True
-            if not self.dispatcher.alive():
-                self.dispatcher.start()
-        self.dispatcher.wait_ready(self.start_timeout)
+            dispatcher.restart = True
+            if not dispatcher.alive():
+                dispatcher.start()
+        dispatcher.wait_ready(self.start_timeout)
 
     def __repr__(self) -> str:
         state = "running" if self.dispatcher and self.dispatcher.alive() else "stopped"

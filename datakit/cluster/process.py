@@ -44,6 +44,13 @@ class ServerProcess:
                                           stdin=subprocess.DEVNULL, start_new_session=True)
         self.pids.append(self.popen.pid)
 
+    @property
+    def pid(self) -> int:
+        """The process id of the latest :meth:`start` (``ValueError`` before the first)."""
+        if self.popen is None:
+            raise ValueError(f"{self.name} was never started: call start() first")
+        return self.popen.pid
+
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
@@ -60,6 +67,7 @@ class ServerProcess:
         raise RuntimeError(f"{self.name} on port {self.port} {state}; its log ends with:\n{tail}")
 
     def kill(self) -> None:
-        if self.alive():
-            os.killpg(self.popen.pid, signal.SIGKILL)  # its own process group (start_new_session)
-            self.popen.wait(timeout=30)
+        popen = self.popen
+        if popen is not None and popen.poll() is None:  # alive()
+            os.killpg(popen.pid, signal.SIGKILL)  # its own process group (start_new_session)
+            popen.wait(timeout=30)

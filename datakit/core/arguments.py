@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -59,6 +59,17 @@ def check_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r}")
     return int(value)
+
+
+# Two signatures for the type checker: without ``none=True`` the result is never None.
+@overload
+def check_count(name: str, value: Any, minimum: int = 1, *, none: Literal[False] = False,
+                autotune: bool = False, fix: str = "") -> int: ...
+
+
+@overload
+def check_count(name: str, value: Any, minimum: int = 1, *, none: bool,
+                autotune: bool = False, fix: str = "") -> int | None: ...
 
 
 def check_count(name: str, value: Any, minimum: int = 1, *, none: bool = False,

@@ -57,25 +57,7 @@ def resolve_files(filepaths, *, what: str = "files") -> list[str]:
                         "them")
     if not items:
         raise ValueError(f"No {what} given: pass a path, a glob pattern, or a list of them.")
-    files: list[str] = []
-    for item in items:
-        if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"{item!r} is not a path: pass str or pathlib.Path")
-        item = os.fspath(item)
-        if os.path.isfile(item):
-            files.append(item)
-        elif os.path.isdir(item):
-            raise IsADirectoryError(_folder_message(item))
-        elif glob.has_magic(item):
-            found = sorted(glob.glob(item))
-            matched = [f for f in found if os.path.isfile(f)]
-            if not matched:
-                extra = (f" (only folders: {found[0]} ...)" if found else "")
-                raise FileNotFoundError(f"The pattern {item!r} matches no file{extra}; check the "
-                                        "folder and that the files were written.")
-            files += matched
-        else:
-            raise FileNotFoundError(f"{item}: no such file.")
+    files = [f for item in items for f in _files_of(item)]
     seen: set[str] = set()
     unique = []
     for f in files:
@@ -85,3 +67,22 @@ def resolve_files(filepaths, *, what: str = "files") -> list[str]:
             unique.append(f)
     return unique
 
+
+def _files_of(item: object) -> list[str]:
+    """The files one path or pattern names, in order (patterns' matches sorted)."""
+    if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
+        raise TypeError(f"{item!r} is not a path: pass str or pathlib.Path")
+    path = os.fspath(item)
+    if os.path.isfile(path):
+        return [path]
+    if os.path.isdir(path):
+        raise IsADirectoryError(_folder_message(path))
+    if not glob.has_magic(path):
+        raise FileNotFoundError(f"{path}: no such file.")
+    found = sorted(glob.glob(path))
+    matched = [f for f in found if os.path.isfile(f)]
+    if not matched:
+        extra = (f" (only folders: {found[0]} ...)" if found else "")
+        raise FileNotFoundError(f"The pattern {path!r} matches no file{extra}; check the "
+                                "folder and that the files were written.")
+    return matched

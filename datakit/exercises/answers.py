@@ -96,7 +96,7 @@ def elements(answer, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
             answer = iter(answer)
     except ImportError:  # pragma: no cover - TensorFlow is a dependency
         pass
-    out = []
+    out: list[Any] = []
     for item in answer:
         if len(out) == limit:
             return out, f"it has more than {limit:,} elements"

@@ -9,6 +9,7 @@ shape, the structure, rows that are not batched, or only the order.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,6 @@ class Feedback:
     __repr__ = __str__
 
 
-
 def _describe(value) -> str:
     if isinstance(value, dict):
         return "a dict with keys " + repr(sorted(value))
@@ -45,7 +45,7 @@ def _describe(value) -> str:
 
 def _short(a: np.ndarray) -> str:
     if a.dtype.kind == "f":
-        return np.format_float_positional(a, precision=6, trim="-") if a.ndim == 0 else \
+        return np.format_float_positional(a.item(), precision=6, trim="-") if a.ndim == 0 else \
             np.array2string(a, precision=4, threshold=6)
     if a.ndim == 0:
         v = a.item()
@@ -63,28 +63,29 @@ def _diff(mine, ref, path: str = "") -> str | None:
         if not (isinstance(ref, dict) and isinstance(mine, dict)):
             return (f"{_where(path)[4:] or 'the element'} is {_describe(mine)}, "
                     f"expected {_describe(ref)}")
-        missing, extra = sorted(set(ref) - set(mine)), sorted(set(mine) - set(ref))
-        if missing or extra:
-            if len(ref) == len(mine) == 1:  # an Example feature: the list kind
-                return (f"{path or 'the value'} is {with_article(next(iter(mine)))}, "
-                        f"expected {with_article(next(iter(ref)))}")
-            parts = ([f"missing keys {missing}"] * bool(missing)
-                     + [f"extra keys {extra}"] * bool(extra))
-            return f"{' and '.join(parts)}{_where(path)}"
-        for k in ref:
-            d = _diff(mine[k], ref[k], f"{path}[{k!r}]")
-            if d:
-                return d
-        return None
+        return _diff_dicts(mine, ref, path)
     if isinstance(ref, tuple) or isinstance(mine, tuple):
         if not (isinstance(ref, tuple) and isinstance(mine, tuple)) or len(ref) != len(mine):
             return f"{path or 'the element'} is {_describe(mine)}, expected {_describe(ref)}"
-        for k, (a, b) in enumerate(zip(mine, ref, strict=False)):
-            d = _diff(a, b, f"{path}[{k}]")
-            if d:
-                return d
-        return None
+        return _first_diff(_diff(a, b, f"{path}[{k}]")
+                           for k, (a, b) in enumerate(zip(mine, ref, strict=False)))
     return _diff_arrays(mine, ref, path)
+
+
+def _first_diff(diffs: Iterable[str | None]) -> str | None:
+    return next((d for d in diffs if d), None)
+
+
+def _diff_dicts(mine: dict, ref: dict, path: str) -> str | None:
+    missing, extra = sorted(set(ref) - set(mine)), sorted(set(mine) - set(ref))
+    if missing or extra:
+        if len(ref) == len(mine) == 1:  # an Example feature: the list kind
+            return (f"{path or 'the value'} is {with_article(next(iter(mine)))}, "
+                    f"expected {with_article(next(iter(ref)))}")
+        parts = ([f"missing keys {missing}"] * bool(missing)
+                 + [f"extra keys {extra}"] * bool(extra))
+        return f"{' and '.join(parts)}{_where(path)}"
+    return _first_diff(_diff(mine[k], ref[k], f"{path}[{k!r}]") for k in ref)
 
 
 def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
@@ -160,21 +161,24 @@ def compare(answer, reference) -> Feedback:
         return Feedback(True, [f"correct: {len(ref)} elements, each equal to the reference's, "
                                "in the same order."])
     lines[0] = "not yet: " + lines[0]
-    if structural:  # values of another type or shape: comparing rows would say nothing more
-        return Feedback(False, lines)
+    if not structural:  # values of another type or shape: comparing rows would say nothing more
+        lines += _rows_line(mine, ref)
+    return Feedback(False, lines)
+
+
+def _rows_line(mine: list, ref: list) -> list[str]:
+    """What comparing the rows as multisets says: another order, other values, or counts."""
     try:
         mine_rows, ref_rows = Counter(_rows(mine)), Counter(_rows(ref))
     except (TypeError, ValueError, AttributeError):  # ragged or mixed structures: no row view
-        return Feedback(False, lines)
+        return []
     if mine_rows == ref_rows:
-        lines.append("same rows as the reference, in another order: "
-                     "check the seeds, and where you shuffle.")
-    elif sum(mine_rows.values()) and not (mine_rows & ref_rows):
-        lines.append("no row of yours is in the reference: check the values themselves.")
-    else:
-        lost, extra = sum((ref_rows - mine_rows).values()), sum((mine_rows - ref_rows).values())
-        parts = [f"{lost} reference row(s) missing from yours"] * bool(lost) + [
-            f"{extra} row(s) of yours not in the reference"] * bool(extra)
-        lines.append(f"content differs: {', '.join(parts)}.")
-    return Feedback(False, lines)
+        return ["same rows as the reference, in another order: "
+                "check the seeds, and where you shuffle."]
+    if sum(mine_rows.values()) and not (mine_rows & ref_rows):
+        return ["no row of yours is in the reference: check the values themselves."]
+    lost, extra = sum((ref_rows - mine_rows).values()), sum((mine_rows - ref_rows).values())
+    parts = [f"{lost} reference row(s) missing from yours"] * bool(lost) + [
+        f"{extra} row(s) of yours not in the reference"] * bool(extra)
+    return [f"content differs: {', '.join(parts)}."]
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import os
 import pickle
+import secrets
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,7 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
                          "weight per dataset.")
     if any(v < 0 for v in w) or sum(w) <= 0:
         raise ValueError(f"weights={w}: pass weights >= 0, not all zero.")
-    base = check_int("seed", seed) if seed is not None else np.random.SeedSequence().entropy
+    base = check_int("seed", seed) if seed is not None else secrets.randbits(128)  # fresh entropy
     passes = itertools.count()
 
     def run(_parent, rec):
@@ -190,6 +191,28 @@ def choose_from_datasets(flat: list[Any], chooser: Any, stop_on_empty_dataset: b
               "choose_from_datasets", dict(stop_on_empty_dataset=bool(stop_on_empty_dataset)))
 
 
+class _CacheStore:
+    """Where ``cache`` keeps its first complete pass: in memory, or in a pickle file."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.memory: list[Any] | None = None
+
+    def load(self) -> list[Any] | None:
+        if not self.path:
+            return self.memory
+        if os.path.exists(self.path + ".glassbox"):
+            with open(self.path + ".glassbox", "rb") as f:
+                return pickle.load(f)
+        return None
+
+    def keep(self, values: list[Any]) -> None:
+        if self.path:
+            write_atomic(self.path + ".glassbox", pickle.dumps(values))
+        elif self.memory is None:  # two passes that ran side by side: the first one is kept
+            self.memory = values
+
+
 def cache(filename: str = "", name: str | None = None) -> Op:
     """The elements of the first complete pass, kept (in memory, or in ``filename + ".glassbox"``).
 
@@ -198,24 +221,10 @@ def cache(filename: str = "", name: str | None = None) -> Op:
     """
     check_name("cache", name)
     path = os.fspath(filename)
-    memory: list[list[Any]] = []
-
-    def load() -> list[Any] | None:
-        if not path:
-            return memory[0] if memory else None
-        if os.path.exists(path + ".glassbox"):
-            with open(path + ".glassbox", "rb") as f:
-                return pickle.load(f)
-        return None
-
-    def keep(values: list[Any]) -> None:
-        if path:
-            write_atomic(path + ".glassbox", pickle.dumps(values))
-        else:
-            memory.append(values)
+    store = _CacheStore(path)
 
     def run(parent, rec):
-        cached = load()
+        cached = store.load()
         if cached is not None:
             for pos, x in enumerate(cached):
                 rec.append(CacheStep(x, (pos,), from_cache=True))
@@ -228,7 +237,7 @@ def cache(filename: str = "", name: str | None = None) -> Op:
                 rec.append(CacheStep(x, (pos,)))
                 yield x
             complete = True
-            keep(values)
+            store.keep(values)
         finally:
             if not complete:
                 warnings.warn(PARTIAL_CACHE_WARNING, stacklevel=2)

@@ -365,7 +365,8 @@ class Dataset:
     # -- running ---------------------------------------------------------------
 
     def _chain_list(self) -> list[Dataset]:
-        chain, node = [], self
+        chain: list[Dataset] = []
+        node: Dataset | None = self
         while node is not None:
             chain.append(node)
             node = node._parent
@@ -373,6 +374,8 @@ class Dataset:
 
     def _iter(self, recorders: Recorders = NOT_TRACING) -> Iterator[Any]:
         rec, parent = recorders.of(self), self._parent
+        if parent is None:  # a source
+            return self._op.run(None, rec)
 
         def parent_iter():
             # Each call starts a new pass over the parent (repeat makes several):
@@ -381,7 +384,7 @@ class Dataset:
             rec.offset = len(recorders.of(parent))
             return parent._iter(recorders)
 
-        return self._op.run(parent_iter if parent is not None else None, rec)
+        return self._op.run(parent_iter, rec)
 
     def __iter__(self) -> Iterator[Any]:
         return self._iter()

@@ -121,7 +121,9 @@ class Recorders(dict):
         return self.setdefault(id(node), Recorder())
 
 
-class _NotTracing:
+class _NotTracing(Recorders):
+    """Recorders that keep nothing: every op gets :data:`NO_RECORDER`."""
+
     def of(self, node: Any) -> Recorder:
         return NO_RECORDER
 

@@ -23,6 +23,7 @@ draws real ``tf.data`` runs with it. This module imports only
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -97,6 +98,7 @@ def _steps(values: Iterable[Any], size: int, choose: Chooser) -> Iterator[Pick]:
             raise ValueError(f"a pick must be in [0, {n}) with {n} elements held, got {offset}")
         slot = (head + offset) % size
         pos = slots[slot]
+        assert pos is not None, "the n slots from the head on all hold an element"
         slots[slot], slots[head % size] = slots[head % size], None
         head += 1
         yield Pick(pos, live.pop(pos), slot, before, tuple(entered), offset, n)
@@ -145,7 +147,7 @@ def shuffle_op(buffer_size: int, seed: int | None = None, reshuffle_each_iterati
             raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
     check_name("shuffle", name)
     picks = None if picks is None else list(picks)
-    base = seed % 2**64 if seed is not None else np.random.SeedSequence().entropy
+    base = seed % 2**64 if seed is not None else secrets.randbits(128)  # SeedSequence()'s entropy
     started = [0]  # iterations started so far; a trace() does not use them up
 
     def run(parent, rec):

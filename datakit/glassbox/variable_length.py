@@ -160,12 +160,13 @@ def unbatch(name: str | None = None) -> Op:
     def run(parent, rec):
         for pos, x in enumerate(parent()):
             lengths = {len(leaf) if np.ndim(leaf) else None for leaf in leaves(x)}
-            if None in lengths or len(lengths) != 1:
+            length = next(iter(lengths), None)  # None too when x has no components
+            if length is None or len(lengths) != 1:
                 raise ValueError(
                     "unbatch() needs every component to have a first axis of one length, "
                     f"got {sorted(lengths, key=str)}; batch first, or unbatch only the "
                     "batched components (map).")
-            for i in range(lengths.pop()):
+            for i in range(length):
                 y = slice_element(x, i)
                 rec.append(Step(y, (pos,)))
                 yield y
@@ -196,7 +197,7 @@ def window(make_dataset: Callable[..., Any], size: int, shift: int | None = None
     return Op(run, _name("window", args, first="size"), "window", args)
 
 
-def flat_map(dataset_type: type, map_func: Callable, name: str | None = None) -> Op:
+def flat_map(dataset_type: type[Iterable[Any]], map_func: Callable, name: str | None = None) -> Op:
     """Each element mapped to a ``dataset_type`` dataset, those chained one after another."""
     check_name("flat_map", name)
 

@@ -67,10 +67,8 @@ def count_elements(batch: Any) -> int:
     """
     while isinstance(batch, (tuple, list, dict)) and len(batch):
         batch = batch[sorted(batch)[0]] if isinstance(batch, dict) else batch[0]
-    shape = getattr(batch, "shape", ())
-    return int(shape[0]) if len(shape) else 1
-
-
+    shape = getattr(batch, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else 1
 
 
 def _known_length(dataset: Any) -> int | None:
@@ -119,7 +117,8 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
                delay=0.0 if progress else 2.0, leave=bool(progress))
     batches = elements = 0
     t_start = time.perf_counter()
-    t_first = t_timed = t_last = None
+    # seconds to the first batch; when the timed part began and when the last batch came
+    t_first, t_timed, t_last = 0.0, t_start, t_start
     try:
         iterator = iter(dataset)
         while total is None or batches < total:
@@ -128,7 +127,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
             except StopIteration:
                 break
             t_last = time.perf_counter()
-            if t_first is None:
+            if batches == 0:
                 t_first = t_last - t_start
             batches += 1
             if batches == warmup:
@@ -145,7 +144,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     if timed < 1:
         raise ValueError(f"the dataset gave {batches} batches, not more than warmup={warmup}: "
                          "lower warmup or pass a longer dataset")
-    seconds = max(t_last - (t_timed if t_timed is not None else t_start), 1e-9)
+    seconds = max(t_last - t_timed, 1e-9)
     mb = 1e-6
     return BenchResult(timed, elements, seconds, elements / seconds, timed / seconds, t_first,
                        warmup, before * mb, sampler.peak * mb, (sampler.peak - before) * mb)

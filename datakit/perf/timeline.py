@@ -170,17 +170,22 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
     names = stage_names(dataset.element_spec)
     check_seconds("step_time", step_time)
     check_count("steps", steps, none=True, fix="pass steps >= 1 (or None for the whole dataset)")
-    ids, step, times, req, got, fin = [], [], [], [], [], []
+    ids: list[np.ndarray] = []  # per step: the element ids, step index and stage times
+    step: list[np.ndarray] = []
+    times: list[np.ndarray] = []
+    req: list[float] = []  # per step: when it asked, got its element, finished
+    got: list[float] = []
+    fin: list[float] = []
     t0 = time.time()
     iterator = iter(dataset)
     origin = time.time()
     while steps is None or len(req) < steps:
-        t = time.time()
+        asked = time.time()
         try:
             value, trace = next(iterator)
         except StopIteration:
             break
-        req.append(t)
+        req.append(asked)
         got.append(time.time())
         if train_step is not None:
             train_step(value)
@@ -214,7 +219,8 @@ def sub_lanes(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     >>> sub_lanes(np.array([0., 1., 3., 5.]), np.array([2., 4., 6., 7.])).tolist()
     [0, 1, 0, 1]
     """
-    lanes, out = [], np.zeros(len(start), np.int64)
+    lanes: list[float] = []  # the end of the last interval in each lane
+    out = np.zeros(len(start), np.int64)
     for i in np.lexsort((end, start)):
         free = [k for k, last in enumerate(lanes) if last <= start[i]]
         if free:

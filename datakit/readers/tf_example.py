@@ -78,6 +78,7 @@ def _check_no_none(name: str, value) -> None:
 
 def _check_int64(name: str, value) -> None:
     """Ints that int64 cannot hold would wrap around (2**63 -> -2**63) or turn a list to floats."""
+    big: int | np.integer | None  # the first int out of range
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "u" and value.size and value.max() > _INT64.max:
             big = int(value.max())

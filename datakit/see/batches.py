@@ -62,6 +62,8 @@ def _epochs(ops: list[OpTrace], k: int) -> list[int]:
     if not reps:
         return [0] * n
     r = reps[-1]
+    # every step of a repeat op records its epoch (Step.epoch is None for other ops only)
+    epochs = [s.epoch or 0 for s in ops[r].steps]
     if r <= k:  # walk back from k to the repeat op
         out = []
         for j in range(n):
@@ -69,10 +71,10 @@ def _epochs(ops: list[OpTrace], k: int) -> list[int]:
             while m > r:
                 pos = ops[m].steps[pos].sources[0]
                 m -= 1
-            out.append(ops[r].steps[pos].epoch)
+            out.append(epochs[pos])
         return out
     owner = _owner_maps(ops, k, r)
-    return [ops[r].steps[o].epoch if o >= 0 else 0 for o in owner]
+    return [epochs[o] if o >= 0 else 0 for o in owner]
 
 
 def trace_batches(dataset: Dataset) -> BatchTrace:
