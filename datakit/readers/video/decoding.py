@@ -2,8 +2,10 @@
 
 :func:`probe` reads a file's video stream once without decoding it (one
 packet per frame: the timestamps count the frames even when the header says
-0, as WebM and Matroska headers do) and decodes its first frame (to check it
-decodes, and for the rotation a phone writes in the display matrix).
+0, as WebM and Matroska headers do), decodes its first frame (for the rotation
+a phone writes in the display matrix) and its last group of frames (from the
+last keyframe to the end), and compares the frames found with the count the
+index lists: a file cut short at its start or at its end is found here.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
 :func:`decode_frames` seeks to the keyframe before the first frame wanted and
@@ -91,10 +93,18 @@ def probe(path: str | Path) -> VideoInfo:
             raise DataError(path, "has no video stream (an audio-only file?); remove it or pass "
                             "on_bad_file='skip'")
         stream = container.streams.video[0]
+        listed = stream.frames  # the index's count (MP4, MOV), 0 where the header has none
         try:
-            pts = sorted(p.pts for p in container.demux(stream) if p.pts is not None and p.size)
+            packets = [(p.pts, p.is_keyframe) for p in container.demux(stream)
+                       if p.pts is not None and p.size]
+            pts = sorted(p for p, _ in packets)
             container.seek(0)
             first = next(container.decode(stream), None)
+            if listed and len(pts) < listed:
+                raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
+                                f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
+            if first is not None and len(pts) > 1:
+                _decode_tail(container, stream, packets)
         except av.error.FFmpegError as e:
             raise DataError(path, f"cannot be read ({e}): a damaged or truncated file; remove "
                             "it or pass on_bad_file='skip'") from None
@@ -108,6 +118,15 @@ def probe(path: str | Path) -> VideoInfo:
         rate = stream.average_rate or stream.guessed_rate
         return VideoInfo(path, tuple(pts), float(stream.time_base), h, w, rotation,
                          stream.codec_context.name, float(rate) if rate else 0.0)
+
+
+def _decode_tail(container, stream, packets) -> None:
+    """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9."""
+    keys = [p for p, key in packets if key]
+    if keys:
+        container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
+    for _ in container.decode(stream):
+        pass
 
 
 def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:
