@@ -176,3 +176,18 @@ def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, cap
     rows = manifest.read_manifest(r["train"])["sets"]["videos"]["videos"]
     assert sorted(Path(v["source"]).name for v in rows) == ["a0.mp4", "a1.mp4", "b0.mp4"]
     assert sum(1 for _ in video.clip_dataset(r["train"], clip_len=4, batch_size=1)) == 3
+
+
+@pytest.mark.timeout(180)
+def test_the_direct_reader_drops_a_clip_that_cannot_be_decoded_and_counts_it(tmp_path):
+    d = _folder(tmp_path / "v")
+    kw = dict(clip_len=4, batch_size=1, verbose=False, shuffle=False)
+    raising = video.video_dataset_from_directory(d, **kw)
+    ds = video.video_dataset_from_directory(d, on_bad_file="skip", **kw)
+    broken = d / "b" / "b1.mp4"
+    broken.write_bytes(broken.read_bytes()[:200])  # broken after the folder was listed
+    for _ in range(2):  # every epoch, never an error
+        assert sorted(int(y) for _, ys in ds for y in ys) == [0, 0, 1]
+    assert ds.skipped == [(str(broken), ds.skipped[0][1])] and "skip" not in ds.skipped[0][1]
+    with pytest.raises(Exception, match="b1.mp4"):
+        list(raising)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
@@ -156,9 +157,20 @@ def _subset(folder, idx, read: _Reading, *, training: bool, shuffle: bool):
     height, width = opts.frame_size or one_frame_size([folder.infos[i] for i in idx])
     fit = opts.fit
 
+    skipped = list(folder.skipped)  # grows while reading under on_bad_file="skip"
+
     def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
-        clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
-                              seek=read.seek, **fit)
+        try:
+            clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
+                                  seek=read.seek, **fit)
+        except DataError as e:  # broke after listing: dropped and counted under "skip"
+            if read.on_bad_file == "raise":
+                raise
+            if e.path not in {p for p, _ in skipped}:
+                reason = e.reason.split("; ")[0] + " (found while reading: its clips dropped)"
+                print(f"skipped {e.path}: {reason}")
+                skipped.append((e.path, reason))
+            return np.zeros((0, clip_len, height, width, 3), np.uint8)
         return clips.reshape(k, clip_len, height, width, 3)
 
     videos = tf.data.Dataset.from_tensor_slices((
@@ -178,12 +190,18 @@ def _subset(folder, idx, read: _Reading, *, training: bool, shuffle: bool):
 
     def load(i, label, frames):
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")
+        if read.on_bad_file == "skip":  # a clip that cannot be decoded comes out as none
+            clips = tf.ensure_shape(clips, (None, clip_len, height, width, 3))
+            n = tf.shape(clips)[0]
+            return {"clip": clips, "label": tf.fill([n], label), "video": tf.fill([n], i),
+                    "frames": frames[:n]}
         clips = tf.ensure_shape(clips, (k, clip_len, height, width, 3))
         return {"clip": clips, "label": tf.fill([k], label), "video": tf.fill([k], i),
                 "frames": frames}
 
     ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
-    ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
+    if read.on_bad_file == "raise":  # under "skip" a clip dropped while reading is not there
+        ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
     if shuffle and k > 1:  # one video's clips come out together: spread them
         ds = ds.shuffle(check_shuffle_buffer(k * read.batch_size, len(idx) * k), seed=seed)
     if not read.with_ids:
@@ -191,5 +209,5 @@ def _subset(folder, idx, read: _Reading, *, training: bool, shuffle: bool):
     ds = ds.batch(read.batch_size).prefetch(tf.data.AUTOTUNE)
     ds.class_names = list(folder.class_names)
     ds.file_paths = [folder.infos[i].path for i in idx]
-    ds.skipped = list(folder.skipped)
+    ds.skipped = skipped
     return ds
