@@ -191,3 +191,67 @@ def test_the_direct_reader_drops_a_clip_that_cannot_be_decoded_and_counts_it(tmp
     assert ds.skipped == [(str(broken), ds.skipped[0][1])] and "skip" not in ds.skipped[0][1]
     with pytest.raises(Exception, match="b1.mp4"):
         list(raising)
+
+
+@pytest.mark.timeout(120)
+def test_dangling_and_looping_links_are_named_or_counted(tmp_path):
+    d = _folder(tmp_path / "v")
+    (d / "a" / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")
+    (d / "b" / "loop.mp4").symlink_to(d / "b" / "loop.mp4")
+    with pytest.raises(DataError, match="link that points to nothing") as e:
+        video.video_dataset_from_directory(d, clip_len=4, verbose=False)
+    assert e.value.path == str(d / "a" / "gone.mp4")
+    ds = video.video_dataset_from_directory(d, clip_len=4, verbose=False, on_bad_file="skip")
+    assert sorted(p for p, _ in ds.skipped) == [str(d / "a" / "gone.mp4"),
+                                                str(d / "b" / "loop.mp4")]
+    assert "loops back" in dict(ds.skipped)[str(d / "b" / "loop.mp4")]
+    r = video.write_video_shards(d, tmp_path / "out", frame_size=(16, 16), processes=1,
+                                 progress=False, on_bad_file="skip")
+    assert len(r["skipped"]) == 2
+
+
+@pytest.mark.parametrize("fps", [0, -1])
+def test_fps_zero_or_negative_is_refused_before_any_work(tmp_path, fps):
+    with pytest.raises(ValueError, match="fps"):
+        video.write_video_shards(tmp_path / "none", tmp_path / "out", fps=fps)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_dies_is_named_never_restarted():
+    import os
+
+    from datakit.readers.video.workers import convert_all
+    with pytest.raises(DataError, match="worker process died") as e:
+        list(convert_all(os._exit, [3, 3], [0, 1], 2))
+    assert e.value.path == "3"
+
+
+INTERRUPTED = """
+import sys
+from datakit.readers import video
+video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(64, 64), processes=2,
+                         progress=False)
+"""
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
+    import os
+    import signal
+    import time
+
+    d = tmp_path / "v"
+    video.make_video_folder(d, per_class=3, min_frames=60, max_frames=80, seed=0)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(d), str(out)],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=_env())
+    deadline = time.monotonic() + 150
+    while len(list((out / ".parts").glob("*.tfrecord"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode != 0 and "run it again to resume" in err, err[-2000:]
+    assert "BrokenPipeError" not in err and "leaked" not in err, err[-2000:]
+    r = video.write_video_shards(d, out, frame_size=(64, 64), processes=1, progress=False)
+    assert r["reused"] >= 2 and r["reused"] + r["converted"] == 12

@@ -83,11 +83,26 @@ def _open(path: str, fix: str = _WHEN_LISTED):
                         f"{fix}") from None
 
 
+def _check_link(path: str) -> None:
+    """A link that leads nowhere (dangling, or looping back on itself) named as such."""
+    import errno
+    import os
+
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            kind = "loops back on itself" if e.errno == errno.ELOOP else "points to nothing"
+            raise DataError(path, f"is a link that {kind} ({os.readlink(path)!r}); fix or "
+                            "remove the link, or pass on_bad_file='skip'") from None
+
+
 def probe(path: str | Path) -> VideoInfo:
     """Timestamps, size, rotation and codec of a video file; a :class:`DataError` naming it."""
     import av
 
     path = str(path)
+    _check_link(path)
     with _open(path) as container:
         if not container.streams.video:
             raise DataError(path, "has no video stream (an audio-only file?); remove it or pass "

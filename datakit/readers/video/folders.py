@@ -61,7 +61,8 @@ def _class_files(directory: Path, names: list[str], on_bad_file: str):
     paths, labels, skipped = [], [], []
     for label, name in enumerate(names):
         files = sorted(p for p in (directory / name).iterdir()
-                       if p.is_file() and p.suffix.lower() in VIDEO_EXTENSIONS)
+                       if (p.is_file() or p.is_symlink())  # a broken link is probed, named
+                       and p.suffix.lower() in VIDEO_EXTENSIONS)
         if not files:
             reason = (f"class folder {name!r} holds no video ({', '.join(VIDEO_EXTENSIONS)}); "
                       "add videos, remove the folder, or pass class_names without it")

@@ -74,8 +74,9 @@ def convert_all(work, items, todo, processes: int):
                 try:
                     yield i, future.result()
                 except BrokenProcessPool:
-                    raise DataError(items[i].path, "a worker process died while converting "
-                                    "this video (out of memory, or a crash in its decoder); "
+                    raise DataError(getattr(items[i], "path", str(items[i])),
+                                    "a worker process died while converting this video "
+                                    "(out of memory, or a crash in its decoder); "
                                     "run write_video_shards again with processes=1 to see "
                                     "the error (the videos already converted are kept)"
                                     ) from None
