@@ -56,23 +56,23 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
     d = _folder(tmp_path / "v")
     out = tmp_path / "out"
     parts = out / ".parts"
-    calls = []
+    calls, limit = [], [3]
 
-    def stop_after_two(*a, **k):  # a conversion stopped after two parts
+    def stop_after(*a, **k):  # a conversion stopped after limit[0] parts
         calls.append(1)
-        if len(calls) > 2:
+        if len(calls) > limit[0]:
             raise KeyboardInterrupt
         return real(*a, **k)
 
     from datakit.readers.video import convert
     real = convert.encode_jpegs
-    convert.encode_jpegs = stop_after_two
+    convert.encode_jpegs = stop_after
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     finally:
         convert.encode_jpegs = real
-    assert len(list(parts.glob("*.tfrecord"))) == 2 and not (out / "train").exists()
+    assert len(list(parts.glob("*.tfrecord"))) == 3 and not (out / "train").exists()
     (d / "a" / "a0.mp4").unlink()  # removed (its part was finished)
     edited = d / "a" / "a1.mp4"  # edited: another video, same name
     video.write_video(video.make_video(3, size=16, min_frames=14, max_frames=14,
@@ -81,7 +81,7 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
                       d / "b" / "0first.mp4")  # sorts first in its class
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False,
                                  class_names=["b", "a"], seed=3)
-    assert r["reused"] == 0 and r["converted"] == 4  # ids and labels moved: nothing reused
+    assert r["reused"] == 1 and r["converted"] == 3  # b0 kept, with its new id and label
     rows = manifest.read_manifest(out / "train")["sets"]["videos"]["videos"]
     assert {Path(v["source"]).name: v["label"] for v in rows} == {
         "0first.mp4": 0, "b0.mp4": 0, "b1.mp4": 0, "a1.mp4": 1}
@@ -94,8 +94,9 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
                                              batch_size=1).unbatch())
     assert got == sorted((v["id"], v["label"]) for v in rows) and len(got) == 4
     # an unchanged rerun after a stop reuses every part that still matches
-    convert.encode_jpegs = stop_after_two
+    convert.encode_jpegs = stop_after
     calls.clear()
+    limit[0] = 2
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)

@@ -9,9 +9,10 @@ decoding only the frames of each clip. The conversion:
   decoded frames (worker processes decode, one video each, on every core);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
-  modification time, id, label and class name, options); a rerun reuses only
-  the parts whose record is unchanged, converts the rest and drops the parts of
-  removed or edited videos; the manifest lists each video with that record;
+  modification time, options); a rerun reuses only the parts whose source and
+  options are unchanged (with this run's id and label), converts the rest and
+  drops the parts of removed or edited videos; the manifest lists each video
+  with that record (and its label and class name);
 - runs its workers as processes that never import the caller's script (see
   :mod:`datakit.readers.video.workers`), so it works from a script without an
   ``if __name__ == "__main__":`` guard, from ``python -c`` and from a notebook;
@@ -78,17 +79,24 @@ def _record(info, i: int, label: int, class_names, options: dict) -> dict:
 
 
 def _key(record: dict) -> str:
-    """A part's name carries its record's digest: a rerun reuses a part only if nothing changed."""
-    text = json.dumps(record, sort_keys=True, ensure_ascii=False).encode()
+    """A part's name carries the digest of its source and options: reused only if unchanged.
+
+    The id, label and class name are not in it: a video added before it or
+    class names reordered change them, and :func:`_relabel` sets them anew.
+    """
+    made_of = {k: record[k] for k in ("source", "size", "mtime_ns", "options")}
+    text = json.dumps(made_of, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def _link(src: Path, dst: Path) -> None:
-    dst.unlink(missing_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
+def _relabel(src: Path, dst: Path, i: int, label: int) -> None:
+    """Part ``src`` with this run's ``id`` and ``label``, as ``dst`` (the name the commit reads)."""
+    se = tf.train.SequenceExample.FromString(next(iter(tf.data.TFRecordDataset(str(src))))
+                                             .numpy())
+    se.context.feature["id"].int64_list.value[:] = [i]
+    se.context.feature["label"].int64_list.value[:] = [label]
+    with atomic_file(dst) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
+        w.write(se.SerializeToString())
 
 
 def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names, options):
@@ -161,10 +169,14 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     n = len(folder.infos)
     records = [_record(info, i, folder.labels[i], folder.class_names, options)
                for i, info in enumerate(folder.infos)]
-    names = [f"{i:06d}-{_key(r)}.tfrecord" for i, r in enumerate(records)]
-    for stale in set(p.name for p in parts.glob("*.tfrecord")) - set(names):
-        (parts / stale).unlink()  # a removed, edited or relabelled video, or other options
-    todo = [i for i in range(n) if not (parts / names[i]).exists()]
+    keys = [_key(r) for r in records]
+    found = {p.name[7:-9]: p for p in parts.glob("[0-9]*-*.tfrecord")}
+    for p in parts.glob("*.tfrecord"):  # a removed or edited video, or other options
+        if found.get(p.name[7:-9]) != p or p.name[7:-9] not in keys:
+            p.unlink()
+    names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
+             for i, k in enumerate(keys)]
+    todo = [i for i in range(n) if keys[i] not in found]
     work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
     processes = min(processes or cpu_cores(), max(1, len(todo)))
     failed: dict[int, str] = {}
@@ -197,7 +209,7 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                     "class_name": records[i]["class_name"], "part": names[i]}
     for i in range(n):  # the parts the commit concatenates, under the names it reads
         if i not in failed:
-            _link(parts / names[i], parts / f"{i:06d}.tfrecord")
+            _relabel(parts / names[i], parts / f"{i:06d}.tfrecord", i, folder.labels[i])
     keep = set(range(n)) - set(failed)
     train, val = split_indices(n, validation_split, seed)
     train, val = sorted(set(train) & keep), sorted(set(val) & keep)
