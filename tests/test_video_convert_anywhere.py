@@ -147,6 +147,7 @@ def test_truncated_files_are_skipped_by_the_converter_and_listed(tmp_path):
     r = video.write_video_shards(d, tmp_path / "o2", processes=2, progress=False,
                                  on_bad_file="skip")
     assert [p for p, _ in r["skipped"]] == [str(cut)]
+    assert "truncated" in r["skipped"][0][1] and "on_bad_file" not in r["skipped"][0][1]
     info = manifest.read_manifest(r["train"])["sets"]["videos"]
     assert [p for p, _ in info["skipped"]] == [str(cut)] and len(info["videos"]) == 2
 

@@ -139,7 +139,9 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
             reader's for the same ``seed`` (``None``: everything in ``train/``).
         quality: JPEG quality, 1..100; num_shards: TFRecord files per set.
         processes: worker processes (default: the cores; 1: in this process).
-        on_bad_file: ``"raise"`` or ``"skip"`` (counted in the result).
+        on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or
+            while converting is left out, printed with its reason and listed
+            in the result's and the manifest's ``skipped``.
         progress: show a tqdm progress bar.
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
             instead of frame_size, fps, crop_to_aspect_ratio and

@@ -89,7 +89,11 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
         except DataError as e:
             if on_bad_file == "raise":
                 raise
-            return e.reason
+            reason = e.reason  # without the advice to skip: it was taken
+            head, _, fix = reason.rpartition("; ")
+            reason = head if head and "on_bad_file" in fix else reason
+            print(f"skipped {path}: {reason}")  # as the readers' docstrings say
+            return reason
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
         probed = list(pool.map(probe_or_reason, paths))
