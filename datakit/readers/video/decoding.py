@@ -64,11 +64,12 @@ class VideoInfo:
 
 
 #: What to do about a bad file, by when it is found. While the folder is listed
-#: (probed), ``on_bad_file='skip'`` leaves it out; once clips are read or a
-#: conversion runs, the listing is done and only the file itself can change.
+#: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read or a
+#: conversion runs, a file that fails is dropped and counted under ``'skip'``
+#: (by the reader or the converter), so these fixes are for ``'raise'``.
 _WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
-_WHILE_READING = ("remove or re-encode the file and build the dataset again (a file that "
-                 "breaks after the folder was listed cannot be skipped)")
+_WHILE_READING = ("remove or re-encode the file and build the dataset again (it broke after "
+                 "the folder was listed)")
 _WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
                     "already converted are kept)")
 
