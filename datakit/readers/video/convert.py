@@ -7,8 +7,17 @@ decoding only the frames of each clip. The conversion:
 
 - streams one video at a time, so memory holds one video's JPEGs, never its
   decoded frames (worker processes decode, one video each, on every core);
-- is resumable: each finished video is kept as its own small file in
-  ``out/.parts/``; a rerun after a kill converts only what is missing;
+- is resumable by content: each finished video is kept as its own small file
+  in ``out/.parts/``, named by a digest of what made it (source path, size and
+  modification time, options); a rerun reuses only the parts whose source and
+  options are unchanged (with this run's id and label), converts the rest and
+  drops the parts of removed or edited videos; the manifest lists each video
+  with that record (and its label and class name);
+- runs its workers as processes that never import the caller's script (see
+  :mod:`datakit.readers.video.workers`), so it works from a script without an
+  ``if __name__ == "__main__":`` guard, from ``python -c`` and from a notebook;
+- under ``on_bad_file="skip"`` leaves a video that fails to decode out of the
+  set, printed and listed in the result's and the manifest's ``skipped``;
 - commits each set (``out/train/``, ``out/validation/``) with the kit's set
   commit (:mod:`datakit.core.manifest`), so a reader sees the complete set or
   none. The manifest stores the class names and, per video, its source
@@ -17,9 +26,11 @@ decoding only the frames of each clip. The conversion:
 
 from __future__ import annotations
 
+import hashlib
 import json
-import multiprocessing
+import os
 import shutil
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -29,10 +40,12 @@ from tqdm.auto import tqdm
 from datakit.core import manifest
 from datakit.core.arguments import check_count, cpu_cores
 from datakit.core.atomic import Staging, atomic_file
+from datakit.core.errors import DataError
 from datakit.readers import tf_example
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.decoding import encode_jpegs, output_frames
 from datakit.readers.video.folders import check_split, list_videos, split_indices
+from datakit.readers.video.workers import convert_all
 
 __all__ = ["PARTS", "write_video_shards"]
 
@@ -56,6 +69,34 @@ def _write_part(path: Path, info, i: int, label: int, jpegs: list) -> None:
         {"frames": jpegs})
     with atomic_file(path) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
         w.write(example.SerializeToString())
+
+
+def _record(info, i: int, label: int, class_names, options: dict) -> dict:
+    """What part ``i`` is made from: its source file as it is now, its label and the options."""
+    st = os.stat(info.path)
+    return {"source": info.path, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "id": i,
+            "label": label, "class_name": class_names[label], "options": options}
+
+
+def _key(record: dict) -> str:
+    """A part's name carries the digest of its source and options: reused only if unchanged.
+
+    The id, label and class name are not in it: a video added before it or
+    class names reordered change them, and :func:`_relabel` sets them anew.
+    """
+    made_of = {k: record[k] for k in ("source", "size", "mtime_ns", "options")}
+    text = json.dumps(made_of, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def _relabel(src: Path, dst: Path, i: int, label: int) -> None:
+    """Part ``src`` with this run's ``id`` and ``label``, as ``dst`` (the name the commit reads)."""
+    se = tf.train.SequenceExample.FromString(next(iter(tf.data.TFRecordDataset(str(src))))
+                                             .numpy())
+    se.context.feature["id"].int64_list.value[:] = [i]
+    se.context.feature["label"].int64_list.value[:] = [label]
+    with atomic_file(dst) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
+        w.write(se.SerializeToString())
 
 
 def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names, options):
@@ -95,7 +136,9 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
             reader's for the same ``seed`` (``None``: everything in ``train/``).
         quality: JPEG quality, 1..100; num_shards: TFRecord files per set.
         processes: worker processes (default: the cores; 1: in this process).
-        on_bad_file: ``"raise"`` or ``"skip"`` (counted in the result).
+        on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or
+            while converting is left out, printed with its reason and listed
+            in the result's and the manifest's ``skipped``.
         progress: show a tqdm progress bar.
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
             instead of frame_size, fps, crop_to_aspect_ratio and
@@ -123,42 +166,58 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                                                  for k, v in fit.items()})
     parts = _parts_folder(out, options)
     n = len(folder.infos)
-    todo = [i for i in range(n) if not (parts / f"{i:06d}.tfrecord").exists()]
+    records = [_record(info, i, folder.labels[i], folder.class_names, options)
+               for i, info in enumerate(folder.infos)]
+    keys = [_key(r) for r in records]
+    found = {p.name[7:-9]: p for p in parts.glob("[0-9]*-*.tfrecord")}
+    for p in parts.glob("*.tfrecord"):  # a removed or edited video, or other options
+        if found.get(p.name[7:-9]) != p or p.name[7:-9] not in keys:
+            p.unlink()
+    names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
+             for i, k in enumerate(keys)]
+    todo = [i for i in range(n) if keys[i] not in found]
     work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
     processes = min(processes or cpu_cores(), max(1, len(todo)))
-    entry = {}
+    failed: dict[int, str] = {}
     bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
-    with (multiprocessing.get_context("spawn").Pool(processes) if processes > 1 else
-          _InProcess()) as pool:
-        for i, jpegs in zip(todo, pool.imap(work, [folder.infos[i] for i in todo]), strict=True):
-            _write_part(parts / f"{i:06d}.tfrecord", folder.infos[i], i, folder.labels[i], jpegs)
+    try:
+        for i, jpegs in convert_all(work, folder.infos, todo, processes):
+            if isinstance(jpegs, DataError):
+                if on_bad_file == "raise":
+                    raise jpegs
+                print(f"skipped {jpegs.path}: {jpegs.reason}")
+                failed[i] = jpegs.reason
+                continue
+            _write_part(parts / names[i], folder.infos[i], i, folder.labels[i], jpegs)
             bar.update()
+    except KeyboardInterrupt:
+        bar.close()
+        done = len(list(parts.glob("*.tfrecord")))
+        print(f"write_video_shards interrupted: {done} of {n} videos converted are kept in "
+              f"{parts}; run it again to resume", file=sys.stderr)
+        raise
     bar.close()
+    skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
+    entry = {}
     for i, info in enumerate(folder.infos):
         h, w = size or (info.height, info.width)
         entry[i] = {"id": i, "label": folder.labels[i], "source": info.path,
                     "frames": len(output_frames(info, fps)),
-                    "fps": fps or round(info.fps, 3), "height": h, "width": w}
+                    "fps": fps or round(info.fps, 3), "height": h, "width": w,
+                    "size": records[i]["size"], "mtime_ns": records[i]["mtime_ns"],
+                    "class_name": records[i]["class_name"], "part": names[i]}
+    for i in range(n):  # the parts the commit concatenates, under the names it reads
+        if i not in failed:
+            _relabel(parts / names[i], parts / f"{i:06d}.tfrecord", i, folder.labels[i])
+    keep = set(range(n)) - set(failed)
     train, val = split_indices(n, validation_split, seed)
-    result = {"train": _commit(out / "train", sorted(train), parts, num_shards, entry,
-                               folder.class_names, options),
-              "validation": _commit(out / "validation", sorted(val), parts, num_shards, entry,
-                                    folder.class_names, options) if val else None,
-              "class_names": folder.class_names, "converted": len(todo),
-              "reused": n - len(todo), "skipped": folder.skipped}
+    train, val = sorted(set(train) & keep), sorted(set(val) & keep)
+    set_options = dict(options, seed=seed, skipped=[list(s) for s in skipped])
+    result = {"train": _commit(out / "train", train, parts, num_shards, entry,
+                               folder.class_names, set_options),
+              "validation": _commit(out / "validation", val, parts, num_shards, entry,
+                                    folder.class_names, set_options) if val else None,
+              "class_names": folder.class_names, "converted": len(todo) - len(failed),
+              "reused": n - len(todo), "skipped": skipped}
     shutil.rmtree(parts)
     return result
-
-
-class _InProcess:
-    """The ``imap`` of a pool of one: the work runs here, one video at a time."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def imap(fn, items):
-        return map(fn, items)

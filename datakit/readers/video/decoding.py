@@ -2,8 +2,10 @@
 
 :func:`probe` reads a file's video stream once without decoding it (one
 packet per frame: the timestamps count the frames even when the header says
-0, as WebM and Matroska headers do) and decodes its first frame (to check it
-decodes, and for the rotation a phone writes in the display matrix).
+0, as WebM and Matroska headers do), decodes its first frame (for the rotation
+a phone writes in the display matrix) and its last group of frames (from the
+last keyframe to the end), and compares the frames found with the count the
+index lists: a file cut short at its start or at its end is found here.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
 :func:`decode_frames` seeks to the keyframe before the first frame wanted and
@@ -62,11 +64,12 @@ class VideoInfo:
 
 
 #: What to do about a bad file, by when it is found. While the folder is listed
-#: (probed), ``on_bad_file='skip'`` leaves it out; once clips are read or a
-#: conversion runs, the listing is done and only the file itself can change.
+#: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read or a
+#: conversion runs, a file that fails is dropped and counted under ``'skip'``
+#: (by the reader or the converter), so these fixes are for ``'raise'``.
 _WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
-_WHILE_READING = ("remove or re-encode the file and build the dataset again (a file that "
-                 "breaks after the folder was listed cannot be skipped)")
+_WHILE_READING = ("remove or re-encode the file and build the dataset again (it broke after "
+                 "the folder was listed)")
 _WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
                     "already converted are kept)")
 
@@ -81,20 +84,43 @@ def _open(path: str, fix: str = _WHEN_LISTED):
                         f"{fix}") from None
 
 
+def _check_link(path: str) -> None:
+    """A link that leads nowhere (dangling, or looping back on itself) named as such."""
+    import errno
+    import os
+
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            kind = "loops back on itself" if e.errno == errno.ELOOP else "points to nothing"
+            raise DataError(path, f"is a link that {kind} ({os.readlink(path)!r}); fix or "
+                            "remove the link, or pass on_bad_file='skip'") from None
+
+
 def probe(path: str | Path) -> VideoInfo:
     """Timestamps, size, rotation and codec of a video file; a :class:`DataError` naming it."""
     import av
 
     path = str(path)
+    _check_link(path)
     with _open(path) as container:
         if not container.streams.video:
             raise DataError(path, "has no video stream (an audio-only file?); remove it or pass "
                             "on_bad_file='skip'")
         stream = container.streams.video[0]
+        listed = stream.frames  # the index's count (MP4, MOV), 0 where the header has none
         try:
-            pts = sorted(p.pts for p in container.demux(stream) if p.pts is not None and p.size)
+            packets = [(p.pts, p.is_keyframe) for p in container.demux(stream)
+                       if p.pts is not None and p.size]
+            pts = sorted(p for p, _ in packets)
             container.seek(0)
             first = next(container.decode(stream), None)
+            if listed and len(pts) < listed:
+                raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
+                                f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
+            if first is not None and len(pts) > 1:
+                _decode_tail(container, stream, packets)
         except av.error.FFmpegError as e:
             raise DataError(path, f"cannot be read ({e}): a damaged or truncated file; remove "
                             "it or pass on_bad_file='skip'") from None
@@ -108,6 +134,15 @@ def probe(path: str | Path) -> VideoInfo:
         rate = stream.average_rate or stream.guessed_rate
         return VideoInfo(path, tuple(pts), float(stream.time_base), h, w, rotation,
                          stream.codec_context.name, float(rate) if rate else 0.0)
+
+
+def _decode_tail(container, stream, packets) -> None:
+    """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9."""
+    keys = [p for p, key in packets if key]
+    if keys:
+        container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
+    for _ in container.decode(stream):
+        pass
 
 
 def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:

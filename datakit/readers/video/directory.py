@@ -22,6 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
@@ -221,9 +222,20 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     height, width = opts.frame_size or one_frame_size([folder.infos[i] for i in idx])
     fit = opts.fit
 
+    skipped = list(folder.skipped)  # grows while reading under on_bad_file="skip"
+
     def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
-        clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
-                              seek=read.seek, **fit)
+        try:
+            clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
+                                  seek=read.seek, **fit)
+        except DataError as e:  # broke after listing: dropped and counted under "skip"
+            if read.on_bad_file == "raise":
+                raise
+            if e.path not in {p for p, _ in skipped}:
+                reason = e.reason.split("; ")[0] + " (found while reading: its clips dropped)"
+                print(f"skipped {e.path}: {reason}")
+                skipped.append((e.path, reason))
+            return np.zeros((0, clip_len, height, width, channels), np.uint8)
         if channels == 1:
             clips = to_grayscale(clips)
         return clips.reshape(k, clip_len, height, width, channels)
@@ -246,14 +258,20 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
 
     def load(i, label, file, frames):
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")
-        clips = tf.ensure_shape(clips, (k, clip_len, height, width, channels))
+        if read.on_bad_file == "skip":  # a clip that cannot be decoded comes out as none
+            clips = tf.ensure_shape(clips, (None, clip_len, height, width, channels))
+            n = tf.shape(clips)[0]
+        else:
+            clips = tf.ensure_shape(clips, (k, clip_len, height, width, channels))
+            n = k
         if read.dtype == "float32":
             clips = tf.cast(clips, tf.float32)
-        return {"clip": clips, "label": tf.fill([k], label), "video": tf.fill([k], i),
-                "file": tf.fill([k], file), "frames": frames}
+        return {"clip": clips, "label": tf.fill([n], label), "video": tf.fill([n], i),
+                "file": tf.fill([n], file), "frames": frames[:n]}
 
     ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
-    ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
+    if read.on_bad_file == "raise":  # under "skip" a clip dropped while reading is not there
+        ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
     if shuffle and k > 1:  # one video's clips come out together: spread them
         ds = ds.shuffle(check_shuffle_buffer(k * (read.batch_size or 1), len(idx) * k),
                         seed=seed)
@@ -267,7 +285,7 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     ds = ds.prefetch(tf.data.AUTOTUNE)
     ds.class_names = None if folder.class_names is None else list(folder.class_names)
     ds.file_paths = [folder.infos[i].path for i in idx]
-    ds.skipped = list(folder.skipped)
+    ds.skipped = skipped
     # what clips_to_predict(path, like=ds) needs to make a new video's clips the same way
     ds.clip_options = dataclasses.replace(opts, frame_size=(height, width))
     ds.color_mode, ds.clip_dtype = ("grayscale" if channels == 1 else "rgb"), read.dtype

@@ -82,7 +82,7 @@ def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_lin
     """The video files of each class folder, sorted, their labels, and the empty folders."""
     paths, labels, skipped = [], [], []
     for label, name in enumerate(names):
-        files = video_files(directory / name, follow_links)
+        files = video_files(directory / name, follow_links)  # a broken link is probed, named
         if not files:
             reason = (f"class folder {name!r} holds no video ({', '.join(VIDEO_EXTENSIONS)}); "
                       "add videos, remove the folder, or pass class_names without it")
@@ -142,7 +142,11 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
         except DataError as e:
             if on_bad_file == "raise":
                 raise
-            return e.reason
+            reason = e.reason  # without the advice to skip: it was taken
+            head, _, fix = reason.rpartition("; ")
+            reason = head if head and "on_bad_file" in fix else reason
+            print(f"skipped {path}: {reason}")  # as the readers' docstrings say
+            return reason
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
         probed = list(pool.map(probe_or_reason, paths))

@@ -1,0 +1,259 @@
+"""The converter run from anywhere, resumed by content, and truncated files skipped and counted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from datakit.core import manifest
+from datakit.core.errors import DataError
+from datakit.readers import video
+from datakit.readers.video import decoding
+
+NO_GUARD = """
+import sys
+from datakit.readers import video
+r = video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(16, 16), processes=2,
+                             progress=False)
+print("converted", r["converted"])
+"""
+
+
+def _folder(d: Path, names=("a", "b"), per=2):
+    for c, name in enumerate(names):
+        for k in range(per):
+            frames = video.make_video(c, size=16, min_frames=10, max_frames=10, seed=k).frames
+            video.write_video(frames, d / name / f"{name}{k}.mp4")
+    return d
+
+
+def _env():
+    import os
+    return dict(os.environ, PYTHONPATH=str(Path(video.__file__).parents[3]))
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", ["script", "dash_c"])
+def test_converter_runs_from_a_script_without_a_main_guard(tmp_path, how):
+    d = _folder(tmp_path / "v")
+    script = tmp_path / "convert_my_videos.py"
+    script.write_text(NO_GUARD)
+    cmd = [sys.executable, str(script)] if how == "script" else [sys.executable, "-c", NO_GUARD]
+    run = subprocess.run(cmd + [str(d), str(tmp_path / "out")], capture_output=True, text=True,
+                         timeout=150, env=_env(), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "converted 4" in run.stdout and run.stdout.count("converted") == 1  # script ran once
+    ds = video.clip_dataset(tmp_path / "out" / "train", clip_len=4)
+    assert sorted(int(y) for _, ys in ds for y in ys) == [0, 0, 1, 1]
+
+
+@pytest.mark.timeout(240)
+def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_path):
+    d = _folder(tmp_path / "v")
+    out = tmp_path / "out"
+    parts = out / ".parts"
+    calls, limit = [], [3]
+
+    def stop_after(*a, **k):  # a conversion stopped after limit[0] parts
+        calls.append(1)
+        if len(calls) > limit[0]:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    from datakit.readers.video import convert
+    real = convert.encode_jpegs
+    convert.encode_jpegs = stop_after
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    finally:
+        convert.encode_jpegs = real
+    assert len(list(parts.glob("*.tfrecord"))) == 3 and not (out / "train").exists()
+    (d / "a" / "a0.mp4").unlink()  # removed (its part was finished)
+    edited = d / "a" / "a1.mp4"  # edited: another video, same name
+    video.write_video(video.make_video(3, size=16, min_frames=14, max_frames=14,
+                                       seed=9).frames, edited)
+    video.write_video(video.make_video(2, size=16, min_frames=10, max_frames=10, seed=5).frames,
+                      d / "b" / "0first.mp4")  # sorts first in its class
+    r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False,
+                                 class_names=["b", "a"], seed=3)
+    assert r["reused"] == 1 and r["converted"] == 3  # b0 kept, with its new id and label
+    rows = manifest.read_manifest(out / "train")["sets"]["videos"]["videos"]
+    assert {Path(v["source"]).name: v["label"] for v in rows} == {
+        "0first.mp4": 0, "b0.mp4": 0, "b1.mp4": 0, "a1.mp4": 1}
+    assert [v["frames"] for v in rows if v["source"] == str(edited)] == [14]
+    for v in rows:  # the manifest equals the records: each row's facts are its file's now
+        st = Path(v["source"]).stat()
+        assert (v["size"], v["mtime_ns"]) == (st.st_size, st.st_mtime_ns)
+    got = sorted((int(x["id"]), int(x["label"]))
+                 for x in video.clip_dataset(out / "train", clip_len=4, with_ids=True,
+                                             batch_size=1).unbatch())
+    assert got == sorted((v["id"], v["label"]) for v in rows) and len(got) == 4
+    # an unchanged rerun after a stop reuses every part that still matches
+    convert.encode_jpegs = stop_after
+    calls.clear()
+    limit[0] = 2
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    finally:
+        convert.encode_jpegs = real
+    r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    assert (r["reused"], r["converted"]) == (2, 2)
+
+
+def _index_first_mp4(path: Path, frames: int = 30) -> Path:
+    import av
+
+    rgb = np.random.default_rng(0).integers(0, 255, (frames, 64, 64, 3), np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w", format="mp4", options={"movflags": "faststart"}) as out:
+        s = out.add_stream("h264", rate=15)
+        s.width = s.height = 64
+        s.pix_fmt, s.options = "yuv420p", {"g": "8"}
+        for f in rgb:
+            out.mux(s.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+        out.mux(s.encode())
+    return path
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("cut", [0.3, 0.6, 0.97])
+def test_an_index_first_mp4_cut_short_is_found_by_the_probe(tmp_path, cut):
+    path = _index_first_mp4(tmp_path / "full.mp4")
+    assert path.read_bytes()[4:8] == b"ftyp" and b"moov" in path.read_bytes()[:64]
+    assert decoding.probe(path).frames == 30
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * cut)])
+    with pytest.raises(DataError, match="truncated|damaged|FFmpeg can open") as e:
+        decoding.probe(path)
+    assert e.value.path == str(path)
+
+
+@pytest.mark.timeout(180)
+def test_truncated_files_are_skipped_by_the_converter_and_listed(tmp_path):
+    d = tmp_path / "v"
+    for name in ("a", "b"):
+        _index_first_mp4(d / name / f"{name}.mp4")
+    cut = _index_first_mp4(d / "a" / "cut.mp4")
+    cut.write_bytes(cut.read_bytes()[:int(cut.stat().st_size * 0.97)])
+    with pytest.raises(DataError, match="truncated") as e:
+        video.write_video_shards(d, tmp_path / "o1", processes=1, progress=False)
+    assert e.value.path == str(cut)
+    r = video.write_video_shards(d, tmp_path / "o2", processes=2, progress=False,
+                                 on_bad_file="skip")
+    assert [p for p, _ in r["skipped"]] == [str(cut)]
+    assert "truncated" in r["skipped"][0][1] and "on_bad_file" not in r["skipped"][0][1]
+    info = manifest.read_manifest(r["train"])["sets"]["videos"]
+    assert [p for p, _ in info["skipped"]] == [str(cut)] and len(info["videos"]) == 2
+
+
+@pytest.mark.timeout(180)
+def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, capsys):
+    d = _folder(tmp_path / "v")
+    from datakit.readers.video import convert
+    real = convert.encode_jpegs
+
+    def broken(info, **k):
+        if info.path.endswith("b1.mp4"):
+            raise DataError(info.path, "decoding failed (test)")
+        return real(info, **k)
+
+    convert.encode_jpegs = broken
+    try:
+        with pytest.raises(DataError, match="decoding failed") as e:
+            video.write_video_shards(d, tmp_path / "o1", frame_size=(16, 16), processes=1,
+                                     progress=False)
+        assert e.value.path.endswith("b1.mp4")
+        r = video.write_video_shards(d, tmp_path / "o2", frame_size=(16, 16), processes=1,
+                                     progress=False, on_bad_file="skip")
+    finally:
+        convert.encode_jpegs = real
+    assert [Path(p).name for p, _ in r["skipped"]] == ["b1.mp4"]
+    assert "b1.mp4" in capsys.readouterr().out
+    rows = manifest.read_manifest(r["train"])["sets"]["videos"]["videos"]
+    assert sorted(Path(v["source"]).name for v in rows) == ["a0.mp4", "a1.mp4", "b0.mp4"]
+    assert sum(1 for _ in video.clip_dataset(r["train"], clip_len=4, batch_size=1)) == 3
+
+
+@pytest.mark.timeout(180)
+def test_the_direct_reader_drops_a_clip_that_cannot_be_decoded_and_counts_it(tmp_path):
+    d = _folder(tmp_path / "v")
+    kw = dict(clip_len=4, batch_size=1, verbose=False, shuffle=False)
+    raising = video.video_dataset_from_directory(d, **kw)
+    ds = video.video_dataset_from_directory(d, on_bad_file="skip", **kw)
+    broken = d / "b" / "b1.mp4"
+    broken.write_bytes(broken.read_bytes()[:200])  # broken after the folder was listed
+    for _ in range(2):  # every epoch, never an error
+        assert sorted(int(y) for _, ys in ds for y in ys) == [0, 0, 1]
+    assert ds.skipped == [(str(broken), ds.skipped[0][1])] and "skip" not in ds.skipped[0][1]
+    with pytest.raises(Exception, match="b1.mp4"):
+        list(raising)
+
+
+@pytest.mark.timeout(120)
+def test_dangling_and_looping_links_are_named_or_counted(tmp_path):
+    d = _folder(tmp_path / "v")
+    (d / "a" / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")
+    (d / "b" / "loop.mp4").symlink_to(d / "b" / "loop.mp4")
+    with pytest.raises(DataError, match="link that points to nothing") as e:
+        video.video_dataset_from_directory(d, clip_len=4, verbose=False)
+    assert e.value.path == str(d / "a" / "gone.mp4")
+    ds = video.video_dataset_from_directory(d, clip_len=4, verbose=False, on_bad_file="skip")
+    assert sorted(p for p, _ in ds.skipped) == [str(d / "a" / "gone.mp4"),
+                                                str(d / "b" / "loop.mp4")]
+    assert "loops back" in dict(ds.skipped)[str(d / "b" / "loop.mp4")]
+    r = video.write_video_shards(d, tmp_path / "out", frame_size=(16, 16), processes=1,
+                                 progress=False, on_bad_file="skip")
+    assert len(r["skipped"]) == 2
+
+
+@pytest.mark.parametrize("fps", [0, -1])
+def test_fps_zero_or_negative_is_refused_before_any_work(tmp_path, fps):
+    with pytest.raises(ValueError, match="fps"):
+        video.write_video_shards(tmp_path / "none", tmp_path / "out", fps=fps)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_dies_is_named_never_restarted():
+    import os
+
+    from datakit.readers.video.workers import convert_all
+    with pytest.raises(DataError, match="worker process died") as e:
+        list(convert_all(os._exit, [3, 3], [0, 1], 2))
+    assert e.value.path == "3"
+
+
+INTERRUPTED = """
+import sys
+from datakit.readers import video
+video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(64, 64), processes=2,
+                         progress=False)
+"""
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
+    import os
+    import signal
+    import time
+
+    d = tmp_path / "v"
+    video.make_video_folder(d, per_class=3, min_frames=60, max_frames=80, seed=0)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(d), str(out)],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=_env())
+    deadline = time.monotonic() + 150
+    while len(list((out / ".parts").glob("*.tfrecord"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode != 0 and "run it again to resume" in err, err[-2000:]
+    assert "BrokenPipeError" not in err and "leaked" not in err, err[-2000:]
+    r = video.write_video_shards(d, out, frame_size=(64, 64), processes=1, progress=False)
+    assert r["reused"] >= 2 and r["reused"] + r["converted"] == 12
