@@ -89,13 +89,21 @@ def _key(record: dict) -> str:
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def _relabel(src: Path, dst: Path, i: int, label: int) -> None:
-    """Part ``src`` with this run's ``id`` and ``label``, as ``dst`` (the name the commit reads)."""
-    se = tf.train.SequenceExample.FromString(next(iter(tf.data.TFRecordDataset(str(src))))
+def _relabel(part: Path, i: int, label: int) -> None:
+    """Part ``part`` rewritten in place with this run's ``id`` and ``label``, if they changed.
+
+    Its name (the digest of its source and options) still holds: id and label are not in it.
+    In place, so that a set never needs the disk space of its parts twice.
+    """
+    se = tf.train.SequenceExample.FromString(next(iter(tf.data.TFRecordDataset(str(part))))
                                              .numpy())
-    se.context.feature["id"].int64_list.value[:] = [i]
-    se.context.feature["label"].int64_list.value[:] = [label]
-    with atomic_file(dst) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
+    context = se.context.feature
+    if list(context["id"].int64_list.value) == [i] and \
+            list(context["label"].int64_list.value) == [label]:
+        return
+    context["id"].int64_list.value[:] = [i]
+    context["label"].int64_list.value[:] = [label]
+    with atomic_file(part) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
         w.write(se.SerializeToString())
 
 
@@ -108,7 +116,7 @@ def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names,
         for k, name in enumerate(names):  # TFRecord files concatenate into a TFRecord file
             with open(stage.file(name), "wb") as dst:
                 for i in ids[k::n]:
-                    dst.write((parts / f"{i:06d}.tfrecord").read_bytes())
+                    dst.write((parts / entry[i]["part"]).read_bytes())
                     counts[name] += 1
         manifest.write_set(folder, "videos", stage.files, counts, kind="tfrecord",
                            unit="records",
@@ -206,9 +214,9 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                     "fps": fps or round(info.fps, 3), "height": h, "width": w,
                     "size": records[i]["size"], "mtime_ns": records[i]["mtime_ns"],
                     "class_name": records[i]["class_name"], "part": names[i]}
-    for i in range(n):  # the parts the commit concatenates, under the names it reads
+    for i in range(n):  # a reused part may carry an earlier run's id or label
         if i not in failed:
-            _relabel(parts / names[i], parts / f"{i:06d}.tfrecord", i, folder.labels[i])
+            _relabel(parts / names[i], i, folder.labels[i])
     keep = set(range(n)) - set(failed)
     train, val = split_indices(n, validation_split, seed)
     train, val = sorted(set(train) & keep), sorted(set(val) & keep)
