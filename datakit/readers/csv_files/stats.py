@@ -85,6 +85,9 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             first_other = [None] * len(columns)
         check = [j for j, c in enumerate(columns) if c not in text_columns]
         _tally(rows, check, str(path), markers, num, (numbers, others, first_other))
+    if columns is None:
+        raise ValueError("paths=[]: no file to infer the kinds from; pass a CSV file's path "
+                         "or a list of them.")
     for j, c in enumerate(columns):
         first = first_other[j]  # set for every column with another value
         if 0 < others[j] < numbers[j] and first is not None:
