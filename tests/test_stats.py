@@ -86,6 +86,12 @@ def test_a_late_word_in_a_text_column_of_numbers_keeps_it_text(tmp_path):
     assert ds.column_stats([str(path)]).kinds() == {"code": "text", "y": "number"}
 
 
+def test_infer_kinds_of_no_file_says_to_pass_one():
+    from datakit.readers.csv_files import stats as st
+    with pytest.raises(ValueError, match="pass a CSV file's path"):  # was a bare TypeError
+        st.infer_kinds([])
+
+
 def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
     from datakit.readers.csv_files import stats as st
     empty = tmp_path / "empty.csv"

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 import pyarrow as pa
@@ -144,7 +146,8 @@ class BlockParser:
                                    convert_options=self.convert) if rows else None
         except pa.ArrowInvalid as e:
             self._locate(path, data, first, lines, kept, str(e))
-        if rows and (table.num_rows != rows or self._suspect(data) or self._bad_label(table)):
+        if table is not None and (table.num_rows != rows or self._suspect(data)  # None: no row
+                                  or self._bad_label(table)):
             self._locate(path, data, first, lines, kept, "")
         return [self._column(table, c, rows) for c in self.keep]
 
@@ -185,10 +188,10 @@ class BlockParser:
             return np.zeros(0, object)
         return table.column(c).to_numpy(zero_copy_only=False).astype(object)
 
-    def _locate(self, path, data, first, lines, kept, why):
+    def _locate(self, path, data, first, lines, kept, why) -> NoReturn:
         """Raise the first bad line of the block, by the reader's rule."""
         text = data.split(b"\n")
-        numbers = range(first, first + lines)
+        numbers: Sequence[int] = range(first, first + lines)
         if kept is not None:
             numbers = [n for n, k in zip(numbers, kept, strict=True) if k]
         for n, r in zip(numbers, text, strict=False):

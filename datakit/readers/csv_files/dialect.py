@@ -28,6 +28,7 @@ ValueError: delimiter=';;': pass one character, such as ',', ';' or '\\t'.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_NA_VALUES", "Dialect", "COMMA"]
@@ -45,7 +46,8 @@ class Dialect:
 
     delimiter: str = ","
     na_values: tuple[str, ...] = DEFAULT_NA_VALUES
-    column_names: tuple[str, ...] | None = None
+    #: Any sequence of names when made (a list, say); kept as a tuple.
+    column_names: Sequence[str] | None = None
 
     def __post_init__(self):
         d = self.delimiter

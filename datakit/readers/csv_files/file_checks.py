@@ -37,7 +37,9 @@ __all__ = ["check_files", "csv_file_set", "check_header", "check_one_row_per_lin
 
 def is_blank(line: str | bytes) -> bool:
     """Whether a line is blank (ASCII whitespace only): skipped, as the csv module does."""
-    return not line.strip(b" \t\r\n\v\f" if isinstance(line, bytes) else " \t\r\n\v\f")
+    if isinstance(line, bytes):
+        return not line.strip(b" \t\r\n\v\f")
+    return not line.strip(" \t\r\n\v\f")
 
 
 def data_lines(data: bytes, header_lines: int = 1) -> int:

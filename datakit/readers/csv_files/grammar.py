@@ -22,6 +22,7 @@ import os
 import re
 import warnings
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from datakit.readers.csv_files.dialect import COMMA, Dialect
@@ -105,7 +106,7 @@ def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
 
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
-                      required: set[str] = frozenset(),
+                      required: AbstractSet[str] = frozenset(),
                       classes: dict[str, list[str]] | None = None, *,
                       ignored=frozenset(), dialect: Dialect = COMMA
                       ) -> tuple[str | None, str] | None:
@@ -197,9 +198,9 @@ def bad_lines_in(files: list[str], columns: list[str], stats: CsvStats, *,
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
                 if number > dialect.header_lines and not is_blank(line) and \
                         not pattern.fullmatch(line):
-                    column, reason = describe_bad_line(line, columns, kinds, {label} - {None},
-                                                       classes, ignored=ignored,
-                                                       dialect=dialect)
+                    column, reason = describe_bad_line(
+                        line, columns, kinds, set() if label is None else {label}, classes,
+                        ignored=ignored, dialect=dialect) or (None, "bad line")
                     bad.append(BadLine(path, number, column, reason, line))
     return bad
 

@@ -104,7 +104,9 @@ class ReadOptions(TableOptions):
     @property
     def target(self) -> str:
         """The label's column: ``label``, or for rows without it (``None``) the statistics'."""
-        return self.stats.label if self.label is None else self.label
+        target = self.stats.label if self.label is None else self.label
+        assert target is not None, "_check_label refuses label=None without a statistics' label"
+        return target
 
     @property
     def features(self) -> list[str]:

@@ -84,7 +84,7 @@ def feature_names(stats: CsvStats, label: str | None, output: str = "matrix") ->
     names = [c for c in stats.columns if c != label and stats[c].kind == NUMBER]
     for c in stats.columns:
         if c != label and stats[c].kind == TEXT:
-            names += [f"{c}={v}" for v in [OOV] + list(stats[c].vocabulary)]
+            names += [f"{c}={v}" for v in [OOV] + list(stats[c].vocabulary or {})]
     return names
 
 
@@ -112,21 +112,23 @@ def build_features(opts: ReadOptions, kinds: dict[str, str]):
     nums = [c for c in features if kinds[c] == NUMBER]
     mean = tf.constant([stats[c].mean for c in nums], tf.float32)
     std = tf.constant([stats[c].std or 1.0 for c in nums], tf.float32)
-    tables = {c: (_lookup(list(stats[c].vocabulary), 1), len(stats[c].vocabulary) + 1)
-              for c in features if kinds[c] == TEXT}
-    label_table = _lookup(classes[label], 0) if classes else None
+    vocabularies = {c: list(stats[c].vocabulary or {}) for c in features if kinds[c] == TEXT}
+    tables = {c: (_lookup(v, 1), len(v) + 1) for c, v in vocabularies.items()}
+    label_table = _lookup(classes[label], 0) if classes and label is not None else None
 
     def to_features(fields):
         scaled = (tf.stack([fields[c] for c in nums], axis=-1) - mean) / std if nums else None
         if opts.output == "dict":
-            x = {c: scaled[..., nums.index(c)] if c in nums else fields[c] for c in features}
+            x = {c: scaled[..., nums.index(c)] if scaled is not None and c in nums else fields[c]
+                 for c in features}
         else:
             x = tf.concat([scaled] * bool(nums) + [
                 tf.one_hot(table.lookup(fields[c]), depth, dtype=tf.float32)
                 for c, (table, depth) in tables.items()], axis=-1)
         if label is None:  # rows for prediction
             return x
-        y = label_table.lookup(fields[label]) if classes else fields[label] / opts.label_scale
+        y = (label_table.lookup(fields[label]) if label_table is not None
+             else fields[label] / opts.label_scale)
         return x, y
 
     return to_features
@@ -144,7 +146,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     defaults = [tf.constant([], tf.string if classes else tf.float32) if c == label else
                 tf.constant([stats[c].mean], tf.float32) if c in nums else
                 tf.constant([""]) for c in columns]
-    decode = checked_decoder(columns, kinds, {label} - {None}, defaults,
+    decode = checked_decoder(columns, kinds, set() if label is None else {label}, defaults,
                              skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
                              ignored=set(columns) - set(stats.columns), dialect=stats.dialect)
     to_features = build_features(opts, kinds)
@@ -177,7 +179,8 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
     dialect = opts.stats.dialect
-    pattern = row_pattern(columns, kinds, {opts.label} - {None}, opts.classes, dialect=dialect)
+    pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
+                          opts.classes, dialect=dialect)
 
     def expected(path):
         return expect_bytes.lookup(path), expect_rows.lookup(path)

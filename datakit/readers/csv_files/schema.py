@@ -38,8 +38,9 @@ def kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]:
 
     The header may lack the statistics' label (rows for prediction).
     """
-    unlabelled = [c for c in stats.header if c != stats.label]
-    if list(columns) not in (list(stats.header), unlabelled):
+    header = stats.columns if stats.header is None else stats.header  # as __post_init__
+    unlabelled = [c for c in header if c != stats.label]
+    if list(columns) not in (list(header), unlabelled):
         raise ValueError(f"{path}: columns {columns} differ from the statistics' header "
                          f"{stats.header}; compute column_stats on files with the same header.")
     kinds = stats.kinds()
@@ -63,7 +64,7 @@ def label_classes(stats: CsvStats, label: str | None) -> dict[str, list[str]]:
                          f"({s.unknown} values left out), but a label needs every class: "
                          f"compute the statistics with column_stats(..., label={label!r}), "
                          "which never caps the label.")
-    return {label: sorted(s.vocabulary)}
+    return {label: sorted(s.vocabulary or {})}
 
 
 def class_names(stats: CsvStats, label: str) -> list[str]:

@@ -67,13 +67,15 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     folder.mkdir(parents=True, exist_ok=True)
     with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
         spec = _stage(stage, prefix, header, lines, range(len(lines)), num_shards)
-        return [str(folder / n) for n in manifest.write_sets(folder, {prefix: spec})[prefix]]
+        written = manifest.write_sets(folder, {prefix: spec})
+    return [str(folder / n) for n in written[prefix]]
 
 
 def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
            num_shards: int) -> dict:
     """Write one part's shards as complete temporary files of ``stage``; the set's keywords."""
-    staged, counts = {}, {}
+    staged: dict[str, Path] = {}
+    counts: dict[str, int] = {}
     for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
         name = f"{prefix}_{len(staged):02d}.csv"
         with open(tmp := stage.file(name), "w", newline="", encoding="utf-8") as f:
@@ -121,8 +123,8 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         specs = {name: _stage(stage, name, header, lines, order[lo:hi], n)  # one switch
                  for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:],
                                             strict=True)}
-        return {name: [str(folder / f) for f in files]
-                for name, files in manifest.write_sets(folder, specs).items()}
+        written = manifest.write_sets(folder, specs)
+    return {name: [str(folder / f) for f in files] for name, files in written.items()}
 
 
 def _table_lines(table: Any, columns: list[str] | None,

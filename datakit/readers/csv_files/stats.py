@@ -68,7 +68,10 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
     """
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
-    columns = numbers = others = first_other = None
+    columns: list[str] | None = None
+    numbers: list[int] = []
+    others: list[int] = []
+    first_other: list[tuple[str, int, str] | None] = []
     for path in paths:
         rows = _rows(str(path), dialect, n_rows)
         names = next(rows)
@@ -82,9 +85,13 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             first_other = [None] * len(columns)
         check = [j for j, c in enumerate(columns) if c not in text_columns]
         _tally(rows, check, str(path), markers, num, (numbers, others, first_other))
+    if columns is None:
+        raise ValueError("paths=[]: no file to infer the kinds from; pass a CSV file's path "
+                         "or a list of them.")
     for j, c in enumerate(columns):
-        if 0 < others[j] < numbers[j]:
-            path, line, v = first_other[j]
+        first = first_other[j]  # set for every column with another value
+        if 0 < others[j] < numbers[j] and first is not None:
+            path, line, v = first
             raise DataError(
                 path, f"`{v}` is not a number, but {numbers[j]:,} of the column's "
                 f"{numbers[j] + others[j]:,} values are ({others[j]:,} "
@@ -98,7 +105,7 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
 
 
 def _tally(rows, check: list[int], path: str, markers: set, num: re.Pattern,
-           tallies: tuple[list, list, list]) -> None:
+           tallies: tuple[list[int], list[int], list[tuple[str, int, str] | None]]) -> None:
     """Count, per checked column, the numbers and the other values of ``rows`` (markers
     and empty fields count for neither), and keep the first other value's place."""
     numbers, others, first_other = tallies
@@ -253,8 +260,8 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
         if kinds[c] == TEXT:
             _warn_dates(c, vocab[c])
         finish_column(acc[c], moments, vocab, limits.get(c))
-    return CsvStats(chosen, acc, files, rows, header, label, delimiter,
-                    list(dialect.na_values), column_names and list(dialect.column_names))
+    return CsvStats(chosen, acc, files, rows, header, label, delimiter, list(dialect.na_values),
+                    None if dialect.column_names is None else list(dialect.column_names))
 
 
 #: A date or a date and time, as CSV files write them (ISO 8601, or day/month/year).

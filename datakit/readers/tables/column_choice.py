@@ -22,11 +22,17 @@ TypeError: columns='x': pass a list of column names.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 __all__ = ["choose_columns"]
 
 
+@overload
+def choose_columns(columns, available: Sequence[str], where: str = "",
+                   *, what: str = "header") -> list[str]: ...
+@overload
+def choose_columns(columns, available: None = None, where: str = "",
+                   *, what: str = "header") -> list[str] | None: ...
 def choose_columns(columns, available: Sequence[str] | None = None, where: str = "",
                    *, what: str = "header") -> list[str] | None:
     """The columns to keep, checked: ``columns`` (or all of ``available`` if it is ``None``).
@@ -43,7 +49,7 @@ def choose_columns(columns, available: Sequence[str] | None = None, where: str =
         ValueError: it is empty, names a column twice, or one ``available`` lacks.
     """
     if columns is None:
-        return None if available is None else list(available)
+        return None if available is None else list(available)  # every column
     names = None if isinstance(columns, (str, bytes)) else _as_list(columns)
     if names is None or not all(isinstance(c, str) for c in names):
         raise TypeError(f"columns={columns!r}: pass a list of column names.")

@@ -84,7 +84,7 @@ class FolderManifests:
         """The manifest entry of ``path`` (with its set's name and options), or ``None``."""
         man, name = self.of(path), Path(path).name
         set_name = manifest.set_of_file(man, name)
-        if set_name is None:
+        if man is None or set_name is None:  # no manifest lists no set
             return None
         s = man["sets"][set_name]
         found = next(e for e in s["files"] if e["file"] == name)
@@ -112,7 +112,11 @@ def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = No
     """
     files = resolve_files(filepaths)
     manifests = FolderManifests()
-    kept, rows, blank, entries, shape = [], {}, set(), {}, None
+    kept: list[str] = []
+    rows: dict[str, int] = {}
+    blank: set[str] = set()
+    entries: dict[str, dict] = {}
+    shape: Any = None
     for path in files:
         man, name = manifests.of(path), Path(path).name
         if name in manifest.ignored_names(man):

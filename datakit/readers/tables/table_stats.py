@@ -94,7 +94,8 @@ class TableStats:
 
     def kinds(self) -> dict[str, str]:
         """Each header column's kind; a column left out is read as text and ignored."""
-        return {c: self.stats[c].kind if c in self.stats else TEXT for c in self.header}
+        header = self.columns if self.header is None else self.header  # as __post_init__
+        return {c: self.stats[c].kind if c in self.stats else TEXT for c in header}
 
     def to_frame(self):
         """A pandas table, one row per column (vocabularies left out)."""
