@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tensorflow as tf
@@ -87,6 +88,21 @@ def _random(stage) -> bool:
     return any("Random" in op for op in ops)
 
 
+def _copy(base, steps: list) -> Callable[[], tf.data.Dataset]:
+    """Builds ``assemble(base, steps)`` when called: the copy a candidate change makes."""
+    return lambda: assemble(base, steps)
+
+
+def _with(stage, **changes) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
+    """A step for :func:`assemble`: ``stage`` re-applied to its input with ``changes``."""
+    return lambda inp: reapply(stage, inp, **changes)
+
+
+def _cached(inp: tf.data.Dataset) -> tf.data.Dataset:
+    """A step for :func:`assemble`: an in-memory ``cache()``."""
+    return inp.cache()
+
+
 def _candidates(chain, k):
     """The :class:`Candidate` changes for stage ``k`` of ``chain``."""
     s, kind = chain[k], kind_of(chain[k])
@@ -96,8 +112,8 @@ def _candidates(chain, k):
     if kind == "map" and knob(s, "num_parallel_calls") in (None, 1):
         out.append(Candidate(
             f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
-            lambda: assemble(chain[k - 1], [lambda i: reapply(
-                s, i, num_parallel_calls=_CORES, deterministic=True)] + rest)))
+            _copy(chain[k - 1], [_with(s, num_parallel_calls=_CORES, deterministic=True)]
+                  + rest)))
     if kind == "map" and "batch" in kinds[k:]:
         b = k + kinds[k:].index("batch")
         between = kinds[k + 1:b]
@@ -107,7 +123,7 @@ def _candidates(chain, k):
             out.append(Candidate(
                 f"vectorize: batch({knob(chain[b], 'batch_size')}) before this map, so "
                 "the function runs once per batch", alters,
-                lambda b=b: assemble(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
+                _copy(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
                 requires="the function must accept a batch"))
     finite = all(int(d.cardinality()) != tf.data.INFINITE_CARDINALITY for d in (s, chain[-1]))
     if finite and kind not in ("cache", "prefetch", "shuffle", "batch") and rest \
@@ -125,13 +141,12 @@ def _candidates(chain, k):
             c = old[-1]
             out.append(Candidate(
                 f"move the cache from stage #{c} to right after this stage", alters,
-                lambda c=c: assemble(chain[c - 1], chain[c + 1:k + 1]
-                                     + [lambda i: i.cache()] + rest),
+                _copy(chain[c - 1], chain[c + 1:k + 1] + [_cached] + rest),
                 "timed after one epoch filled the cache", fill=True))
         else:
             out.append(Candidate(
                 "add cache() right after this stage (in memory: the data must fit)", alters,
-                lambda: assemble(chain[k], [lambda i: i.cache()] + rest),
+                _copy(chain[k], [_cached] + rest),
                 "timed after one epoch filled the cache", fill=True))
     if kind == "interleave":
         cycle = knob(s, "cycle_length")
@@ -139,14 +154,14 @@ def _candidates(chain, k):
         par = min(cycle, _CORES)
         out.append(Candidate(
             f"read in parallel: interleave(..., num_parallel_calls={par})", "",
-            lambda: assemble(chain[k - 1], [lambda i: reapply(
-                s, i, num_parallel_calls=par, deterministic=True)] + rest)))
+            _copy(chain[k - 1], [_with(s, num_parallel_calls=par, deterministic=True)]
+                  + rest)))
         out.append(Candidate(
             f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} in parallel",
             "order: rows of more files are mixed",
-            lambda: assemble(chain[k - 1], [lambda i: reapply(
-                s, i, cycle_length=2 * cycle, num_parallel_calls=min(2 * cycle, _CORES),
-                deterministic=True)] + rest)))
+            _copy(chain[k - 1], [_with(s, cycle_length=2 * cycle,
+                                       num_parallel_calls=min(2 * cycle, _CORES),
+                                       deterministic=True)] + rest)))
     if "batch" in kinds[1:k + 1] and kind != "prefetch":
         b = max(j for j in range(1, k + 1) if kinds[j] == "batch")
         size = knob(chain[b], "batch_size")
@@ -154,8 +169,8 @@ def _candidates(chain, k):
             out.append(Candidate(
                 f"a bigger batch: batch({4 * size}) instead of batch({size})",
                 "content: each batch holds 4x the rows (adjust the learning rate)",
-                lambda b=b, size=size: assemble(chain[b - 1], [lambda i: reapply(
-                    chain[b], i, batch_size=4 * size)] + chain[b + 1:]), "rows/s"))
+                _copy(chain[b - 1], [_with(chain[b], batch_size=4 * size)] + chain[b + 1:]),
+                "rows/s"))
     if uses_py_function(s):
         out.append(Candidate(
             "replace the tf.py_function by TensorFlow ops (it holds the GIL and is "

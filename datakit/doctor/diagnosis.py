@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
@@ -38,6 +39,9 @@ from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
+
+if TYPE_CHECKING:  # memory_use is imported when memory=True asks for it
+    from datakit.doctor.memory_use import MemoryReport
 
 __all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
            "plot_report"]
@@ -78,7 +82,7 @@ class Report:
     method: str = METHOD
     elapsed_s: float = 0.0
     notes: list = field(default_factory=list)    # what the budget cut short, and why
-    memory_report: object = None   # datakit.doctor.memory_use.MemoryReport, with memory=True
+    memory_report: MemoryReport | None = None   # with memory=True
 
     @property
     def memory(self) -> list:
@@ -138,6 +142,46 @@ def _stages(chain, runs, fans, groups, notes, seconds) -> list[Stage]:
     return stages
 
 
+def _fill_caches(chain, seconds: float, budget: float) -> dict[int, str]:
+    """Drain each ``cache`` stage first, for its steady state (later prefixes share it);
+    the note each one's detail gets, by stage index."""
+    notes = {}
+    for k, d in enumerate(chain):
+        if kind_of(d) == "cache":
+            fill = min(max(20 * seconds, 30.0), budget / 2)
+            filled = measure(serial(d), fill).exhausted
+            notes[k] = "filled, timed from memory" if filled else \
+                f"not filled in {fill:g} s: timed while filling"
+    return notes
+
+
+def _fastest_runs(chain, groups: list, seconds: float, repeats: int, *, start: float,
+                  budget: float, report_notes: list[str]) -> list[Run]:
+    """Each prefix's fastest of ``repeats`` timed runs, in rounds over all prefixes (a busy
+    moment hits them alike); no new round once half the budget is used (noted)."""
+    runs = [timed(d, seconds, groups[k]) for k, d in enumerate(chain)]
+    for r in range(1, repeats):
+        if time.perf_counter() - start > budget / 2:
+            report_notes.append(f"{r} of {repeats} rounds: the budget of {budget:g} s was "
+                                "half used (pass budget_s= for more)")
+            break
+        for k, d in enumerate(chain):
+            run = timed(d, seconds, groups[k])
+            if run.elements_per_s > runs[k].elements_per_s:
+                runs[k] = run
+    return runs
+
+
+def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
+                start: float) -> None:
+    """Measured advice in ``report``, or a note when the diagnosis used its budget already."""
+    if time.perf_counter() - start > budget:
+        report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
+                            "(pass budget_s= for more)")
+    else:
+        report.advice = measured_advice(report, dataset, seconds=seconds, chain=chain)
+
+
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
              advise: bool = True, memory: bool = False, budget_s: float | None = None) -> Report:
     """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
@@ -177,24 +221,11 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     if not first.count:
         raise ValueError("diagnose(): the dataset delivered no element: nothing to diagnose "
                          "(check its files, its filter, or a take()/skip() that empties it)")
-    notes, report_notes = {}, []
-    for k, d in enumerate(chain):
-        if kind_of(d) == "cache":  # steady state: fill it first (later prefixes share it)
-            fill = min(max(20 * seconds, 30.0), budget / 2)
-            filled = measure(serial(d), fill).exhausted
-            notes[k] = "filled, timed from memory" if filled else \
-                f"not filled in {fill:g} s: timed while filling"
+    notes = _fill_caches(chain, seconds, budget)
     groups = [group_size(d, seconds) for d in chain]
-    runs: list[Run] = [None] * len(chain)
-    for r in range(repeats):  # rounds over all prefixes: a busy moment hits them alike
-        if r and time.perf_counter() - start > budget / 2:
-            report_notes.append(f"{r} of {repeats} rounds: the budget of {budget:g} s was "
-                                "half used (pass budget_s= for more)")
-            break
-        for k, d in enumerate(chain):
-            run = timed(d, seconds, groups[k])
-            if runs[k] is None or run.elements_per_s > runs[k].elements_per_s:
-                runs[k] = run
+    report_notes: list[str] = []
+    runs = _fastest_runs(chain, groups, seconds, repeats, start=start, budget=budget,
+                         report_notes=report_notes)
     slow = max(range(len(chain)), key=lambda k: runs[k].first_s)
     if runs[slow].first_s > seconds:
         report_notes.append(f"the first element of {name_of(chain[slow]) or kind_of(chain[slow])}"
@@ -206,11 +237,8 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     wait = consumer_wait(dataset, step_time, seconds)
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
                     whole.elements_per_s, step_time, wait, notes=report_notes)
-    if advise and time.perf_counter() - start > budget:
-        report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
-                            "(pass budget_s= for more)")
-    elif advise:
-        report.advice = measured_advice(report, dataset, seconds=seconds, chain=chain)
+    if advise:
+        _add_advice(report, dataset, chain, seconds, budget, start)
     if memory:
         from datakit.doctor.memory_use import memory_report
         report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0),

@@ -86,7 +86,67 @@ def _count(dataset, seconds: float) -> float | None:
     return float(run.count) if run.exhausted else None
 
 
-def holding(chain, k, sizes, *, built: bool, seconds: float):
+def _required_knob(stage, name: str) -> int:
+    """A knob every stage of its kind has (a shuffle's ``buffer_size``...)."""
+    n = knob(stage, name)
+    if n is None:
+        raise TypeError(f"a {kind_of(stage)} stage without {name}")
+    return n
+
+
+#: What one stage holds: (bytes at most, the rule with its numbers, bounded?).
+Holding = tuple[float, str, bool]
+
+
+def _tensors_held(d, built: bool) -> Holding:
+    held = float(sum(_nbytes(t) for t in held_tensors(d)))
+    if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
+        return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
+    return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
+
+
+def _shuffle_buffer(d, inp: float, seconds: float) -> Holding:
+    n: float = _required_knob(d, "buffer_size")
+    epoch = _count(input_of(d), seconds)
+    n = min(n, epoch) if epoch is not None else n
+    return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
+
+
+def _prefetch_buffer(d, out: float, mb: str) -> Holding:
+    n = _required_knob(d, "buffer_size")
+    if n == -1:
+        return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
+                     "finds it empty, up to the RAM budget"), False
+    return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
+
+
+def _cache_held(d, out: float, mb: str, seconds: float) -> Holding:
+    name = setting(d, "filename")
+    if name is not None and name.numpy():
+        return 0.0, f"on disk ({name.numpy().decode()})", True
+    n = _count(input_of(d), seconds)
+    if n is None:
+        return 0.0, "the whole input, which does not end: grows without bound", False
+    return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
+
+
+def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> Holding:
+    cycle = knob(d, "cycle_length") or 1
+    cycle = cpu_cores() if cycle == -1 else cycle
+    cycle = 1 if kind == "flat_map" else cycle
+    reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
+    buf = READ_BUFFER if reads else 0
+    extra = calls * out if calls > 1 else 0.0
+    return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
+            + (f", {calls} x {mb} in flight" if extra else ""), True)
+
+
+def _calls_in_flight(d) -> int:
+    calls = knob(d, "num_parallel_calls")
+    return cpu_cores() if calls == -1 else calls or 1
+
+
+def holding(chain, k, sizes, *, built: bool, seconds: float) -> Holding:
     """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
 
     ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being
@@ -97,47 +157,23 @@ def holding(chain, k, sizes, *, built: bool, seconds: float):
     inp = sizes[k - 1] if k else 0.0
     mb = f"{out / 1e6:,.2f} MB"
     if kind in ("from_tensor_slices", "from_tensors"):
-        held = float(sum(_nbytes(t) for t in held_tensors(d)))
-        if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
-            return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
-        return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
+        return _tensors_held(d, built)
     if kind == "shuffle":
-        n = knob(d, "buffer_size")
-        epoch = _count(input_of(d), seconds)
-        n = min(n, epoch) if epoch is not None else n
-        return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
+        return _shuffle_buffer(d, inp, seconds)
     if kind == "prefetch":
-        n = knob(d, "buffer_size")
-        if n == -1:
-            return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
-                         "finds it empty, up to the RAM budget"), False
-        return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
+        return _prefetch_buffer(d, out, mb)
     if kind == "cache":
-        name = setting(d, "filename")
-        if name is not None and name.numpy():
-            return 0.0, f"on disk ({name.numpy().decode()})", True
-        n = _count(input_of(d), seconds)
-        if n is None:
-            return 0.0, "the whole input, which does not end: grows without bound", False
-        return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
-    calls = knob(d, "num_parallel_calls")
-    calls = cpu_cores() if calls == -1 else calls or 1
+        return _cache_held(d, out, mb, seconds)
+    calls = _calls_in_flight(d)
     if kind in ("batch", "padded_batch"):
-        n = knob(d, "batch_size")
+        n = _required_knob(d, "batch_size")
         return n * inp + out, f"{n} x {inp / 1e6:,.2f} MB gathered, then copied into 1", True
     if kind in ("interleave", "flat_map", "parallel_interleave"):
-        cycle = knob(d, "cycle_length") or 1
-        cycle = cpu_cores() if cycle == -1 else cycle
-        cycle = 1 if kind == "flat_map" else cycle
-        reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
-        buf = READ_BUFFER if reads else 0
-        extra = calls * out if calls > 1 else 0.0
-        return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
-                + (f", {calls} x {mb} in flight" if extra else ""), True)
+        return _open_inputs(d, kind, calls, out, mb)
     if kind == "map" and calls > 1:
         return calls * out, f"{calls} calls in flight x {mb}", True
     if kind == "unbatch":
         return inp, f"the batch it splits ({inp / 1e6:,.2f} MB)", True
-    if kind in ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset"):
+    if kind in _READERS:
         return float(READ_BUFFER), "1 read buffer of 256 KiB", True
     return 0.0, "nothing between elements", True

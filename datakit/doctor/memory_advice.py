@@ -39,6 +39,11 @@ from datakit.perf.throughput import measure
 __all__ = ["MemoryAdvice", "memory_advice"]
 
 
+def _mb(n: float | None) -> str:
+    """``n`` bytes in MB, or ``?`` when it was not measured."""
+    return "?" if n is None else f"{n / 1e6:,.0f}"
+
+
 @dataclass
 class MemoryAdvice:
     """One change, and the peak memory growth and rows/s of a copy that makes it."""
@@ -57,7 +62,7 @@ class MemoryAdvice:
         if self.growth_bytes is None:
             got = "not measured"
         else:
-            got = (f"peak {self.growth_bytes / 1e6:,.0f} MB (was {self.was_bytes / 1e6:,.0f}), "
+            got = (f"peak {self.growth_bytes / 1e6:,.0f} MB (was {_mb(self.was_bytes)}), "
                    f"{self.rows_per_s:,.0f} rows/s (was {self.was_rows_per_s:,.0f})")
         alters = f"; ALTERS {self.alters}" if self.alters else ""
         note = f" ({self.note})" if self.note else ""

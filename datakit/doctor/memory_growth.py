@@ -91,8 +91,10 @@ class GrowthSampler(threading.Thread):
 
     def sample(self) -> None:
         rss = rss_bytes() - self.rss0
+        held = rss
         tensors = None if self.tensors0 is None else tensor_bytes()
-        held = rss if tensors is None else max(rss, tensors[0] - self.tensors0)
+        if tensors is not None and self.tensors0 is not None:
+            held = max(rss, tensors[0] - self.tensors0)
         self.seconds.append(time.perf_counter() - self.t0)
         self.growth.append(max(held, 0))
         self.rss_peak = max(self.rss_peak, rss)
@@ -104,8 +106,10 @@ class GrowthSampler(threading.Thread):
     def peaks(self) -> tuple[int, int | None]:
         """(RSS peak growth, the allocator's peak growth or None), once the run is over."""
         rss = max(self.rss_peak, kernel_peak() - self.rss0 if self.exact else 0, 0)
-        tensors = None if self.tensors0 is None else tensor_bytes()[1] - self.tensors0
-        return rss, tensors
+        now = None if self.tensors0 is None else tensor_bytes()
+        if now is None or self.tensors0 is None:
+            return rss, None
+        return rss, now[1] - self.tensors0
 
 
 def consume(dataset, step_time: float, seconds: float) -> int:

@@ -107,8 +107,8 @@ def fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
         return runs[k].count / runs[k - 1].count, True
     if kind in ONE_TO_ONE:
         return 1.0, True
-    if kind == "batch" and knob(stage, "batch_size"):
-        return 1.0 / knob(stage, "batch_size"), True
+    if kind == "batch" and (size := knob(stage, "batch_size")):
+        return 1.0 / size, True
     if kind == "unbatch":
         dims = [s.shape[0] for s in tf.nest.flatten(input_of(stage).element_spec)
                 if getattr(s, "shape", None) is not None and s.shape.rank]

@@ -46,7 +46,7 @@ def _det(stage):
     return {"true": True, "false": False}.get(setting(stage, "deterministic"))
 
 
-def reapply(stage, inp, **changes):
+def reapply(stage, inp, **changes):  # noqa: C901 -- one branch per stage kind reads best whole
     """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
     kind, name = kind_of(stage), name_of(stage)
     knobs = {k: changes.get(k, knob(stage, k))

@@ -46,9 +46,10 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
     >>> s.mean_displacement, s.rank_correlation, s.single_label_batches, s.labels_per_batch
     (0.0, 1.0, 1.0, 1.0)
     """
+    size = 0   # rows per batch, checked when labels are given
     if labels is not None:
-        check_count("batch_size", batch_size, none=False,
-                    fix="with labels, pass batch_size >= 1 to count labels per batch")
+        size = check_count("batch_size", batch_size, none=False,
+                              fix="with labels, pass batch_size >= 1 to count labels per batch")
     orders = np.atleast_2d(np.asarray(orders))
     runs, n = orders.shape
     moved = np.arange(n) - orders              # > 0: came out later than it went in
@@ -58,7 +59,7 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
     single = distinct = None
     if labels is not None:
         lab = np.asarray(labels)[orders]
-        batches = [lab[:, i:i + batch_size] for i in range(0, n, batch_size)]
+        batches = [lab[:, i:i + size] for i in range(0, n, size)]
         single = float(np.mean([(b == b[:, :1]).all(axis=1).mean() for b in batches]))
         distinct = float(np.mean([len(set(row)) for b in batches for row in b.tolist()]))
     return MixingStats(float(distance.mean()), int(distance.max()),

@@ -118,6 +118,92 @@ def _rate(build, knobs: dict, seconds: float, skipped: list) -> float | None:
     return run.rows_per_s if run.elements else 0.0
 
 
+def _defaults(build, params: list[str], space: dict) -> dict:
+    """Each knob's default in ``build``'s signature, else its first candidate value."""
+    sig = inspect.signature(build).parameters
+    return {k: sig[k].default if k in params and sig[k].default is not inspect.Parameter.empty
+            else v[0] for k, v in space.items()}
+
+
+def _one_knob_at_a_time(space: dict, best: dict, rate, until: float) -> dict:
+    """Coordinate search from ``best``: each candidate value of each knob in turn, a change
+    kept when ``rate(knobs)`` beats the best so far; up to 3 passes, none past ``until``."""
+    best_rate = rate(best)
+    for _ in range(3):  # passes over the knobs, while the budget lasts
+        changed = False
+        for knob, values in space.items():
+            for v in values:
+                if time.perf_counter() > until:
+                    break
+                if v == best[knob] and type(v) is type(best[knob]):
+                    continue
+                r = rate({**best, knob: v})
+                if r > best_rate:
+                    best, best_rate, changed = {**best, knob: v}, r, True
+        if not changed or time.perf_counter() > until:
+            break
+    return best
+
+
+def _selected(build, trials: list[dict], autotune: dict, defaults: dict,
+              seconds: float) -> dict | None:
+    """The fastest of the search's three fastest, AUTOTUNE everywhere and the defaults,
+    measured again side by side (None: only one of them, nothing to choose)."""
+    ranked = [t["knobs"] for t in sorted(trials, key=lambda t: -t["rows_per_s"])]
+    top = list({_label(k): k for k in [*ranked[:3], autotune, defaults]}.values())
+    if len(top) < 2:
+        return None
+    again = [_rate(build, knobs, seconds, []) or -1.0 for knobs in top]
+    return top[max(range(len(again)), key=again.__getitem__)]
+
+
+def _compared(space: dict, best: dict, autotune: dict, defaults: dict) -> dict[str, dict]:
+    """The configurations the table compares, by name."""
+    configs = {"doctor-tuned": best, "AUTOTUNE everywhere": autotune}
+    for knob, values in space.items():
+        if AUTOTUNE in values:
+            configs[f"{knob}=AUTOTUNE"] = {**best, knob: AUTOTUNE}
+    configs["defaults"] = defaults
+    return configs
+
+
+def _side_by_side(build, knobs_of: dict[str, dict], distinct: list[str], seconds: float,
+                  rounds: int, until: float) -> dict[str, list[float]]:
+    """Rows/s of each configuration per round, in rotated order; >= 2 rounds even past
+    ``until``."""
+    runs: dict[str, list[float]] = {lab: [] for lab in distinct}
+    for r in range(rounds):
+        if r >= 2 and time.perf_counter() > until:
+            break
+        for lab in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
+            runs[lab].append(_rate(build, knobs_of[lab], seconds, []) or 0.0)
+    return runs
+
+
+def _confirmation(build, configs: dict[str, dict], skipped: list[dict], seconds: float,
+                  rounds: int, until: float, ref_labels: tuple[str, str]) -> list[dict]:
+    """The table: every distinct configuration (named by all its names) measured side by
+    side, each round's rate relative to AUTOTUNE everywhere (else to the tuned one)."""
+    names: dict[str, list[str]] = {}  # one row per distinct configuration, named by all
+    for name, knobs in configs.items():
+        names.setdefault(_label(knobs), []).append(name)
+    knobs_of = {_label(k): k for k in configs.values()}
+    refused = {_label(t["knobs"]) for t in skipped}
+    distinct = [lab for lab in names if lab not in refused]
+    runs = _side_by_side(build, knobs_of, distinct, seconds, rounds, until)
+    ref = runs.get(ref_labels[0]) or runs[ref_labels[1]]
+    table = []
+    for lab in distinct:
+        mine = runs[lab]
+        ratios = [a / b for a, b in zip(mine, ref, strict=True) if b > 0]
+        table.append({"config": " = ".join(names[lab]), "knobs": knobs_of[lab],
+                      "rows_per_s": statistics.median(mine),
+                      "vs_autotune": statistics.median(ratios) if ratios else float("nan"),
+                      "vs_autotune_min": min(ratios) if ratios else float("nan"),
+                      "runs": mine})
+    return table
+
+
 def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = None,
          rounds: int = 3, progress: bool | None = None) -> TuneResult:
     """Search ``space`` for the knob values of ``build(**knobs)`` with the most rows/s.
@@ -153,9 +239,7 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
     n_configs = sum(len(v) for v in space.values())
     n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 5
     seconds = seconds or min(2.0, max(0.3, budget_s / (2.5 * (n_configs + rounds * n_table))))
-    sig = inspect.signature(build).parameters
-    defaults = {k: sig[k].default if k in params and sig[k].default is not inspect.Parameter.empty
-                else v[0] for k, v in space.items()}
+    defaults = _defaults(build, params, space)
     autotune = {k: AUTOTUNE if AUTOTUNE in v else defaults[k] for k, v in space.items()}
     trials: list[dict] = []
     skipped: list[dict] = []
@@ -171,60 +255,16 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
             print(f"{_label(knobs)}: {r:,.0f} rows/s", flush=True)
         return seen[_label(knobs)]
 
-    best, best_rate = dict(defaults), rate(defaults)
-    search_until = start + 0.5 * budget_s
-    for _ in range(3):  # passes over the knobs, while the budget lasts
-        changed = False
-        for knob, values in space.items():
-            for v in values:
-                if time.perf_counter() > search_until:
-                    break
-                if v == best[knob] and type(v) is type(best[knob]):
-                    continue
-                r = rate({**best, knob: v})
-                if r > best_rate:
-                    best, best_rate, changed = {**best, knob: v}, r, True
-        if not changed or time.perf_counter() > search_until:
-            break
+    best = _one_knob_at_a_time(space, dict(defaults), rate, start + 0.5 * budget_s)
     if not trials:
         raise ValueError(f"tune(): tf.data refused every configuration tried: {skipped[:3]}")
 
     # selection: the three fastest configurations of the search, AUTOTUNE everywhere and the
     # defaults, measured again side by side; the fastest of this round is the result
-    ranked = [t["knobs"] for t in sorted(trials, key=lambda t: -t["rows_per_s"])]
-    top = list({_label(k): k for k in [*ranked[:3], autotune, defaults]}.values())
-    if len(top) > 1:
-        again = [_rate(build, knobs, seconds, []) or -1.0 for knobs in top]
-        best = top[max(range(len(again)), key=again.__getitem__)]
-
+    best = _selected(build, trials, autotune, defaults, seconds) or best
     # confirmation, apart from the selection: every configuration in rotated order, >= 2 rounds
-    configs = {"doctor-tuned": best, "AUTOTUNE everywhere": autotune}
-    for knob, values in space.items():
-        if AUTOTUNE in values:
-            configs[f"{knob}=AUTOTUNE"] = {**best, knob: AUTOTUNE}
-    configs["defaults"] = defaults
-    names: dict[str, list[str]] = {}  # one row per distinct configuration, named by all
-    for name, knobs in configs.items():
-        names.setdefault(_label(knobs), []).append(name)
-    knobs_of = {_label(k): k for k in configs.values()}
-    refused = {_label(t["knobs"]) for t in skipped}
-    distinct = [lab for lab in names if lab not in refused]
-    runs: dict[str, list[float]] = {lab: [] for lab in distinct}
-    for r in range(rounds):
-        if r >= 2 and time.perf_counter() > start + budget_s:
-            break
-        for lab in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
-            runs[lab].append(_rate(build, knobs_of[lab], seconds, []) or 0.0)
-    ref = runs.get(_label(autotune)) or runs[_label(best)]
-    table = []
-    for lab in distinct:
-        mine = runs[lab]
-        ratios = [a / b for a, b in zip(mine, ref, strict=True) if b > 0]
-        table.append({"config": " = ".join(names[lab]), "knobs": knobs_of[lab],
-                      "rows_per_s": statistics.median(mine),
-                      "vs_autotune": statistics.median(ratios) if ratios else float("nan"),
-                      "vs_autotune_min": min(ratios) if ratios else float("nan"),
-                      "runs": mine})
+    table = _confirmation(build, _compared(space, best, autotune, defaults), skipped, seconds,
+                          rounds, start + budget_s, (_label(autotune), _label(best)))
     return TuneResult(best, defaults, autotune, table, trials, time.perf_counter() - start,
                       skipped)
 
