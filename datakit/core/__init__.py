@@ -6,4 +6,11 @@ the path resolver (:mod:`~datakit.core.paths`), atomic writes and set commits
 Nothing here imports TensorFlow, Matplotlib or another part of the kit.
 """
 
+from datakit.core.faces import lazy_names
+
 __all__: list[str] = []
+
+#: Each re-exported name and the module it lives in: none (import the modules themselves).
+_HOME: dict[str, str] = {}
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME)
