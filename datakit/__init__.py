@@ -121,7 +121,8 @@ _HOME = {
     "DataError": "core.errors",
 }
 
-__getattr__, __dir__ = _lazy_names(__name__, _HOME)
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = _lazy_names(__name__, _HOME)
 
 __all__ = ["DATA_DIR", "data_path", "__version__", "csv_reader_dataset", "find_bad_lines",
            "column_stats", "write_shards", "split_into_shards", "ShardWriter", "read_records",

@@ -69,4 +69,5 @@ _HOME = {
     "plot_scaling": "measure",
 }
 
-__getattr__, __dir__ = lazy_names(__name__, _HOME)
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -82,4 +82,5 @@ _HOME = {
     "Dialect": "dialect",
 }
 
-__getattr__, __dir__ = lazy_names(__name__, _HOME)
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME)

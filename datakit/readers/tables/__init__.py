@@ -72,4 +72,5 @@ _HOME = {
     "shuffle_chunks": "chunk_buffer",
 }
 
-__getattr__, __dir__ = lazy_names(__name__, _HOME)
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -64,4 +64,5 @@ _HOME = {
 _RENAMED = {"sampling": "clip_sampling", "shards": "video_records", "synthetic": "moving_squares"}
 
 
-__getattr__, __dir__ = lazy_names(__name__, _HOME, modules=_RENAMED)
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME, modules=_RENAMED)
