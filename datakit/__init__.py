@@ -30,8 +30,20 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import importlib as _importlib  # noqa: E402
 from pathlib import Path as _Path  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+from datakit.core.faces import lazy_names as _lazy_names  # noqa: E402
+
+if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
+    from datakit.core.errors import DataError
+    from datakit.perf.bench import benchmark
+    from datakit.readers.csv_files.grammar import find_bad_lines
+    from datakit.readers.csv_files.reader import csv_reader_dataset
+    from datakit.readers.csv_files.shards import split_into_shards, write_shards
+    from datakit.readers.csv_files.stats import column_stats
+    from datakit.readers.tfrecords import ShardWriter, read_records
+    from datakit.readers.video.clips import clip_dataset
 
 __version__ = "0.1.0"
 
@@ -95,32 +107,23 @@ def data_path(*parts: str) -> _Path:
     return path
 
 
-#: Re-exported names and the module each comes from (imported on first access).
-_LAZY = {
-    "csv_reader_dataset": "datakit.readers.csv_files.reader",
-    "find_bad_lines": "datakit.readers.csv_files.grammar",
-    "column_stats": "datakit.readers.csv_files.stats",
-    "write_shards": "datakit.readers.csv_files.shards",
-    "split_into_shards": "datakit.readers.csv_files.shards",
-    "ShardWriter": "datakit.readers.tfrecords",
-    "read_records": "datakit.readers.tfrecords",
-    "clip_dataset": "datakit.readers.video.clips",
-    "benchmark": "datakit.perf.bench",
-    "DataError": "datakit.core.errors",
+#: Each re-exported name and the module it lives in (imported on first use).
+_HOME = {
+    "csv_reader_dataset": "readers.csv_files.reader",
+    "find_bad_lines": "readers.csv_files.grammar",
+    "column_stats": "readers.csv_files.stats",
+    "write_shards": "readers.csv_files.shards",
+    "split_into_shards": "readers.csv_files.shards",
+    "ShardWriter": "readers.tfrecords",
+    "read_records": "readers.tfrecords",
+    "clip_dataset": "readers.video.clips",
+    "benchmark": "perf.bench",
+    "DataError": "core.errors",
 }
 
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = _lazy_names(__name__, _HOME)
 
-def __getattr__(name: str):
-    """Import a re-exported name from its module on first use (PEP 562)."""
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'datakit' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
-
-__all__ = ["DATA_DIR", "data_path", "__version__", *_LAZY]
+__all__ = ["DATA_DIR", "data_path", "__version__", "csv_reader_dataset", "find_bad_lines",
+           "column_stats", "write_shards", "split_into_shards", "ShardWriter", "read_records",
+           "clip_dataset", "benchmark", "DataError"]

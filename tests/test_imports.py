@@ -235,11 +235,50 @@ def test_light_imports_load_neither_tensorflow_nor_matplotlib(statement):
 
 def test_lazy_reexports_resolve_to_their_modules():
     import datakit
-    for name, module in datakit._LAZY.items():
-        assert getattr(datakit, name) is getattr(importlib.import_module(module), name)
+    for name, module in datakit._HOME.items():
+        assert getattr(datakit, name) is getattr(importlib.import_module(f"datakit.{module}"),
+                                                 name)
         assert name in datakit.__all__ and name in dir(datakit)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         datakit.nope  # noqa: B018
+
+
+FACES = sorted([dotted(p) for p in PACKAGE.rglob("__init__.py")])
+
+
+def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
+    """``{name: module}`` imported in the face's ``if TYPE_CHECKING:`` block."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and not imp.names[0].asname
+                found |= {a.name: imp.module for a in imp.names}
+    return found
+
+
+@pytest.mark.parametrize("name", FACES)
+def test_every_face_is_one_table_made_lazy_by_the_shared_helper(name):
+    """A face: __all__, one _HOME table of name -> module, the same names imported for
+    mypy under TYPE_CHECKING, and __getattr__ / __dir__ from core.faces.lazy_names."""
+    path = ROOT / (name.replace(".", "/") + "/__init__.py")
+    tree = ast.parse(path.read_text())
+    face = importlib.import_module(name)
+    table = face._HOME
+    home = {n: f"{name}.{m}" for n, m in table.items()}
+    assert _type_checking_imports(tree) == home, f"{path}: TYPE_CHECKING imports != _HOME"
+    extra = set(face.__all__) - set(table)  # names the face defines itself (the top level)
+    assert set(table) <= set(face.__all__) and len(set(face.__all__)) == len(face.__all__)
+    assert all(n in vars(face) for n in extra), f"{path}: __all__ names {extra - set(vars(face))}"
+    assert "lazy_names" in face.__getattr__.__qualname__, f"{path}: not made by lazy_names"
+    assert "lazy_names" in face.__dir__.__qualname__
+    assert not [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                and name != "datakit"], f"{path}: a face holds no code; move it to a module"
+    for n, module in home.items():
+        assert getattr(face, n) is getattr(importlib.import_module(module), n)
+        assert n in dir(face)
+    with pytest.raises(AttributeError, match=f"module '{name}' has no attribute 'nope'"):
+        face.nope  # noqa: B018
 
 
 def test_readme_module_map_is_the_folder_tree():

@@ -1,3 +1,23 @@
-"""Measuring pipelines: timelines, throughput, memory, synthetic sources, and the tuner."""
+"""Measuring pipelines: timelines, throughput, memory, synthetic sources, and the tuner.
+
+:mod:`~datakit.perf.bench` (``benchmark``), :mod:`~datakit.perf.throughput`
+(``measure``, ``consumer_wait``), :mod:`~datakit.perf.timeline` and the stamps it reads
+(:mod:`~datakit.perf.stamps`), :mod:`~datakit.perf.memory` (resident memory),
+:mod:`~datakit.perf.synthetic` (sources that sleep a set time),
+:mod:`~datakit.perf.shuffle_runs` (real shuffles' orders), :mod:`~datakit.perf.chain`
+(any pipeline's chain of stages) and :mod:`~datakit.perf.tune` (the knob search). Import
+the module you measure with: the package re-exports nothing (``datakit.benchmark`` is
+``bench.benchmark``).
+"""
+
+from typing import TYPE_CHECKING
+
+from datakit.core.faces import lazy_names
 
 __all__: list[str] = []
+
+#: Each re-exported name and the module it lives in: none (import the modules themselves).
+_HOME: dict[str, str] = {}
+
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME)

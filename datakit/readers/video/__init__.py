@@ -8,7 +8,34 @@ conversion's worker processes, which need only PyAV, start without TensorFlow.
 'datakit.readers.video.clips'
 """
 
-import importlib
+from typing import TYPE_CHECKING
+
+from datakit.core.faces import lazy_names
+
+if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
+    from datakit.readers.video.clip_options import VideoOptions
+    from datakit.readers.video.clips import clip_dataset
+    from datakit.readers.video.convert import write_video_shards
+    from datakit.readers.video.directory import video_dataset_from_directory
+    from datakit.readers.video.encoded import make_video_folder, write_video
+    from datakit.readers.video.model import small_video_model
+    from datakit.readers.video.moving_squares import (
+        CLASSES,
+        Video,
+        iter_videos,
+        make_video,
+        make_videos,
+    )
+    from datakit.readers.video.mp4 import (
+        list_mp4,
+        mp4_frame_count,
+        read_mp4,
+        write_mp4,
+        write_mp4_videos,
+    )
+    from datakit.readers.video.mp4_clips import mp4_clip_dataset
+    from datakit.readers.video.predict_clips import clips_to_predict
+    from datakit.readers.video.video_records import write_video_records
 
 __all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", "mp4_frame_count",
            "read_mp4", "write_mp4", "write_mp4_videos", "write_video_records", "CLASSES", "Video",
@@ -37,15 +64,5 @@ _HOME = {
 _RENAMED = {"sampling": "clip_sampling", "shards": "video_records", "synthetic": "moving_squares"}
 
 
-def __getattr__(name):
-    if name in _RENAMED:  # `video.sampling.clip_frames` keeps working
-        return importlib.import_module(f"datakit.readers.video.{_RENAMED[name]}")
-    if name not in _HOME:
-        raise AttributeError(f"module 'datakit.readers.video' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"datakit.readers.video.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_HOME))
+if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
+    __getattr__, __dir__ = lazy_names(__name__, _HOME, modules=_RENAMED)

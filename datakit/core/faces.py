@@ -1,0 +1,78 @@
+"""How every package face (``__init__.py``) re-exports its names: loaded on first use.
+
+A face lists, in one table, each name it re-exports and the module (relative to
+the package) it lives in; :func:`lazy_names` makes the face's PEP 562
+``__getattr__`` and ``__dir__`` from that table, so a name's module is imported
+only when the name is first used (the top level and the video face never load
+TensorFlow by themselves):
+
+>>> import sys
+>>> getattr_, dir_ = lazy_names("datakit.core", {"DataError": "errors"})
+>>> getattr_("DataError").__module__, "DataError" in dir_()
+('datakit.core.errors', True)
+>>> getattr_("nope")
+Traceback (most recent call last):
+...
+AttributeError: module 'datakit.core' has no attribute 'nope'
+>>> del sys.modules["datakit.core"].DataError  # (this example's name, not core's)
+
+This module imports nothing from the kit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_names"]
+
+
+def lazy_names(package: str, table: Mapping[str, str], modules: Mapping[str, str] | None = None
+               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of the face of ``package``.
+
+    ``table`` maps each re-exported name to the module it lives in, relative to the
+    package (``{"clip_dataset": "clips"}``); the name is imported from there on first
+    use and kept in the package, so later uses skip ``__getattr__``. ``modules`` maps
+    old module names to the submodule now holding them (a renamed module stays
+    reachable by its old name). Any other name is an ``AttributeError``, so that
+    ``from package import submodule`` still imports the submodule.
+
+    A name that is also the name of the submodule it lives in (the doctor's
+    ``memory_advice``) stays the name: loading a submodule binds it on its package,
+    which would hide the name once anything imported the submodule, so the package
+    refuses that one binding (``import_module`` still finds the submodule).
+    """
+    renamed = dict(modules or {})
+    shadowed = {name for name, module in table.items() if name == module}
+    if shadowed:
+        sys.modules[package].__class__ = _face_keeping(shadowed)
+
+    def __getattr__(name: str) -> Any:
+        if name in renamed:
+            return importlib.import_module(f"{package}.{renamed[name]}")
+        if name not in table:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{table[name]}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(table))
+
+    return __getattr__, __dir__
+
+
+def _face_keeping(names: set[str]) -> type[types.ModuleType]:
+    """A module class that never binds a submodule over one of ``names``."""
+
+    class Face(types.ModuleType):
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in names and isinstance(value, types.ModuleType):
+                return  # the import system binding the submodule: keep the name
+            super().__setattr__(name, value)
+
+    return Face

@@ -1,0 +1,101 @@
+"""The exercises and their references: ``register`` one, ``check`` an answer against it.
+
+The kit registers three (``"csv_reader"``, ``"example"``, ``"clip_pipeline"``) when this
+module loads; :func:`register` adds your own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from datakit.exercises.compare import Feedback, compare
+
+__all__ = ["check", "register", "exercise_names"]
+
+
+@dataclass
+class _Exercise:
+    build: Callable  # inputs -> the reference answer
+    apply: Callable  # (the learner's function, inputs) -> the learner's answer
+
+
+_EXERCISES: dict[str, _Exercise] = {}
+
+
+def register(name: str, build: Callable, apply: Callable | None = None) -> None:
+    """Register the reference of exercise ``name``: ``build(*args, **kwargs)`` makes it.
+
+    ``apply(function, *args, **kwargs)`` runs a learner's function on the same
+    inputs (default: calls it with them, leaving out keywords it does not take,
+    such as the statistics a classic reader reads from global variables).
+    """
+    _EXERCISES[name] = _Exercise(build, apply or _call)
+
+
+def _call(function, *args, **kwargs):
+    """Call ``function`` with the inputs, leaving out keywords it does not take."""
+    import inspect
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: pass everything
+        return function(*args, **kwargs)
+    if not any(p.kind == p.VAR_KEYWORD for p in params):
+        names = {p.name for p in params}
+        kwargs = {k: v for k, v in kwargs.items() if k in names}
+    return function(*args, **kwargs)
+
+
+def exercise_names() -> list[str]:
+    """The names ``check`` knows."""
+    return sorted(_EXERCISES)
+
+
+def check(name: str, answer, *args, **kwargs) -> Feedback:
+    """Compare your ``answer`` to exercise ``name`` with the reference built from the inputs.
+
+    ``answer`` is your dataset (or list), or your function: then it is called
+    with ``*args, **kwargs``, the same inputs the reference gets.
+
+    >>> check("no such exercise", [])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no exercise named 'no such exercise'; the exercises are [...]
+    """
+    if name not in _EXERCISES:
+        raise ValueError(f"no exercise named {name!r}; the exercises are {exercise_names()}")
+    exercise = _EXERCISES[name]
+    expected = exercise.build(*args, **kwargs)
+    if callable(answer) and not hasattr(answer, "element_spec"):
+        answer = exercise.apply(answer, *args, **kwargs)
+    feedback = compare(answer, expected)
+    feedback.lines[0] = f"{name}: {feedback.lines[0]}"
+    return feedback
+
+
+def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_buffer_size=10_000,
+                n_parse_threads=5, batch_size=32, *, stats, label, seed=None,
+                label_scale: float = 1.0):
+    """The classic reader's elements: (standardized numeric features, label / label_scale)."""
+    from datakit.readers.csv_files.reader import csv_reader_dataset
+    from datakit.readers.csv_files.schema import NUMBER
+    n = sum(c != label and stats[c].kind == NUMBER for c in stats.columns)
+    ds = csv_reader_dataset(filepaths, repeat, n_readers, n_read_threads, shuffle_buffer_size,
+                            n_parse_threads, batch_size, stats=stats, label=label, seed=seed,
+                            label_scale=label_scale)
+    return ds.map(lambda x, y: (x[:, :n], y))
+
+
+def _examples(rows):
+    from datakit.readers.tf_example import to_example
+    return [to_example(row) for row in rows]
+
+
+def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
+    from datakit.readers.video.clips import clip_dataset
+    return clip_dataset(directory, clip_len=clip_len, batch_size=batch_size, seed=seed, **kwargs)
+
+
+register("csv_reader", _csv_reader)
+register("example", _examples, lambda f, rows: [f(row) for row in rows])
+register("clip_pipeline", _clip_pipeline)
