@@ -95,24 +95,24 @@ def _required_knob(stage, name: str) -> int:
 
 
 #: What one stage holds: (bytes at most, the rule with its numbers, bounded?).
-Holding = tuple[float, str, bool]
+_Holding = tuple[float, str, bool]
 
 
-def _tensors_held(d, built: bool) -> Holding:
+def _tensors_held(d, built: bool) -> _Holding:
     held = float(sum(_nbytes(t) for t in held_tensors(d)))
     if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
         return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
     return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
 
 
-def _shuffle_buffer(d, inp: float, seconds: float) -> Holding:
+def _shuffle_buffer(d, inp: float, seconds: float) -> _Holding:
     n: float = _required_knob(d, "buffer_size")
     epoch = _count(input_of(d), seconds)
     n = min(n, epoch) if epoch is not None else n
     return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
 
 
-def _prefetch_buffer(d, out: float, mb: str) -> Holding:
+def _prefetch_buffer(d, out: float, mb: str) -> _Holding:
     n = _required_knob(d, "buffer_size")
     if n == -1:
         return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
@@ -120,7 +120,7 @@ def _prefetch_buffer(d, out: float, mb: str) -> Holding:
     return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
 
 
-def _cache_held(d, out: float, mb: str, seconds: float) -> Holding:
+def _cache_held(d, out: float, mb: str, seconds: float) -> _Holding:
     name = setting(d, "filename")
     if name is not None and name.numpy():
         return 0.0, f"on disk ({name.numpy().decode()})", True
@@ -130,7 +130,7 @@ def _cache_held(d, out: float, mb: str, seconds: float) -> Holding:
     return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
 
 
-def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> Holding:
+def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> _Holding:
     cycle = knob(d, "cycle_length") or 1
     cycle = cpu_cores() if cycle == -1 else cycle
     cycle = 1 if kind == "flat_map" else cycle
@@ -146,7 +146,7 @@ def _calls_in_flight(d) -> int:
     return cpu_cores() if calls == -1 else calls or 1
 
 
-def holding(chain, k, sizes, *, built: bool, seconds: float) -> Holding:
+def holding(chain, k, sizes, *, built: bool, seconds: float) -> _Holding:
     """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
 
     ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being
