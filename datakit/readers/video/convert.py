@@ -177,34 +177,10 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     records = [_record(info, i, folder.labels[i], folder.class_names, options)
                for i, info in enumerate(folder.infos)]
     keys = [_key(r) for r in records]
-    found = {p.name[7:-9]: p for p in parts.glob("[0-9]*-*.tfrecord")}
-    for p in parts.glob("*.tfrecord"):  # a removed or edited video, or other options
-        if found.get(p.name[7:-9]) != p or p.name[7:-9] not in keys:
-            p.unlink()
-    names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
-             for i, k in enumerate(keys)]
-    todo = [i for i in range(n) if keys[i] not in found]
+    names, todo = _reusable_parts(parts, keys)
     work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
     processes = min(processes or cpu_cores(), max(1, len(todo)))
-    failed: dict[int, str] = {}
-    bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
-    try:
-        for i, jpegs in convert_all(work, folder.infos, todo, processes):
-            if isinstance(jpegs, DataError):
-                if on_bad_file == "raise":
-                    raise jpegs
-                print(f"skipped {jpegs.path}: {jpegs.reason}")
-                failed[i] = jpegs.reason
-                continue
-            _write_part(parts / names[i], folder.infos[i], i, folder.labels[i], jpegs)
-            bar.update()
-    except KeyboardInterrupt:
-        bar.close()
-        done = len(list(parts.glob("*.tfrecord")))
-        print(f"write_video_shards interrupted: {done} of {n} videos converted are kept in "
-              f"{parts}; run it again to resume", file=sys.stderr)
-        raise
-    bar.close()
+    failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
     skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
     entry = {}
     for i, info in enumerate(folder.infos):
@@ -229,3 +205,43 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
               "reused": n - len(todo), "skipped": skipped}
     shutil.rmtree(parts)
     return result
+
+
+def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]:
+    """Each video's part name, and the videos to convert: those with no part of their key.
+
+    Parts of a removed or edited video (or of other options) are deleted.
+    """
+    found = {p.name[7:-9]: p for p in parts.glob("[0-9]*-*.tfrecord")}
+    for p in parts.glob("*.tfrecord"):
+        if found.get(p.name[7:-9]) != p or p.name[7:-9] not in keys:
+            p.unlink()
+    names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
+             for i, k in enumerate(keys)]
+    return names, [i for i, k in enumerate(keys) if k not in found]
+
+
+def _convert(work, folder, todo: list[int], parts: Path, names: list[str], processes: int,
+             on_bad_file: str, progress: bool) -> dict[int, str]:
+    """Convert the ``todo`` videos into their parts; the reason of each that failed (skipped)."""
+    n = len(folder.infos)
+    failed: dict[int, str] = {}
+    bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
+    try:
+        for i, jpegs in convert_all(work, folder.infos, todo, processes):
+            if isinstance(jpegs, DataError):
+                if on_bad_file == "raise":
+                    raise jpegs
+                print(f"skipped {jpegs.path}: {jpegs.reason}")
+                failed[i] = jpegs.reason
+                continue
+            _write_part(parts / names[i], folder.infos[i], i, folder.labels[i], jpegs)
+            bar.update()
+    except KeyboardInterrupt:
+        bar.close()
+        done = len(list(parts.glob("*.tfrecord")))
+        print(f"write_video_shards interrupted: {done} of {n} videos converted are kept in "
+              f"{parts}; run it again to resume", file=sys.stderr)
+        raise
+    bar.close()
+    return failed
