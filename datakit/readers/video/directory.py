@@ -134,7 +134,8 @@ def video_dataset_from_directory(
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
                          labels=labels, follow_links=follow_links)
-    if label_mode == "binary" and len(folder.class_names) != 2:
+    # (class_names is None only with labels=None, and then label_mode is None)
+    if label_mode == "binary" and len(folder.class_names or ()) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
                          f"class_names. Received: class_names={folder.class_names}; pass "
                          "label_mode='int' or 'categorical' for more classes")
