@@ -255,9 +255,14 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
 
     ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
     ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
+    return _finish(ds, folder, idx, read, k=k, shuffle=shuffle, frame_size=(height, width))
+
+
+def _finish(ds, folder, idx, read: _Reading, *, k: int, shuffle: bool, frame_size):
+    """``_subset``'s clips spread, labelled, batched and prefetched, with what says how."""
     if shuffle and k > 1:  # one video's clips come out together: spread them
         ds = ds.shuffle(check_shuffle_buffer(k * (read.batch_size or 1), len(idx) * k),
-                        seed=seed)
+                        seed=read.seed)
     if not read.with_ids:
         # labels=<list>: its largest label may exceed its distinct values
         n_classes = max(len(folder.class_names or ()), max(folder.labels) + 1)
@@ -270,6 +275,6 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     ds.file_paths = [folder.infos[i].path for i in idx]
     ds.skipped = list(folder.skipped)
     # what clips_to_predict(path, like=ds) needs to make a new video's clips the same way
-    ds.clip_options = dataclasses.replace(opts, frame_size=(height, width))
-    ds.color_mode, ds.clip_dtype = ("grayscale" if channels == 1 else "rgb"), read.dtype
+    ds.clip_options = dataclasses.replace(read.options, frame_size=frame_size)
+    ds.color_mode, ds.clip_dtype = ("grayscale" if read.channels == 1 else "rgb"), read.dtype
     return ds
