@@ -40,10 +40,13 @@ import re
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal, TypeVar, overload
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
            "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
            "Staging", "removed_on_error"]
+
+_E = TypeVar("_E", bound=BaseException)
 
 _SAID = "no space left on the device of"
 _TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]+\.tmp$")
@@ -129,6 +132,11 @@ class Staging:
     def __enter__(self) -> Staging:
         return self
 
+    @overload
+    def discard(self, error: None = None) -> None: ...
+    @overload
+    def discard(self, error: _E) -> _E | OSError: ...
+
     def discard(self, error: BaseException | None = None) -> BaseException | None:
         """Delete every temporary file of this stage still there; the error to raise for
         ``error`` (a full disk said so, naming the folder; any other error as it is)."""
@@ -139,9 +147,9 @@ class Staging:
                 removed += 1
         return error and (disk_full(error, self.folder, removed=removed) or error)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         said = self.discard(exc)
-        if said is not exc:
+        if said is not None and said is not exc:  # (None only when exc is None too)
             raise said from exc
         return False
 

@@ -80,7 +80,8 @@ def _as_table(table_or_csvs) -> pa.Table:
         import pyarrow.csv as pacsv
 
         from datakit.readers.csv_files import csv_file_set  # the CSV reader's own checks
-        files = csv_file_set(table_or_csvs).files
+        # csv_file_set takes any path or a list/tuple of them; its annotation names only some
+        files = csv_file_set(table_or_csvs).files  # type: ignore[arg-type]
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
         tables = []
         for f in files:
@@ -272,6 +273,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     checked = parquet_file_set(filepaths)
     files, schema = checked.files, checked.shape
     keep = choose_columns(columns, schema.names, files[0], what="columns")
+    assert keep is not None  # None only when no column names are given to choose from
     for c in keep:
         _kind(schema.field(c), files[0])
     if label is not None and label not in keep:
@@ -313,10 +315,11 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> TableStats:
         check_count("max_vocabulary", max_vocabulary)
     files, schema = check_parquet_files(filepaths)
     keep = choose_columns(columns, schema.names, files[0], what="columns")
+    assert keep is not None  # None only when no column names are given to choose from
     kinds = {c: _kind(schema.field(c), files[0]) for c in keep}
     moments = {c: (0, 0.0, 0.0) for c in keep if kinds[c] == NUMBER}
     acc = {c: ColumnStats(c, kinds[c]) for c in keep}
-    vocab = {c: Counter() for c in keep if kinds[c] == TEXT}
+    vocab: dict[str, Counter[str]] = {c: Counter() for c in keep if kinds[c] == TEXT}
     rows = 0
     for path in files:
         f = pq.ParquetFile(path)

@@ -106,6 +106,7 @@ class ShardWriter:
             i = self._n % self.num_shards
         else:
             i = len(self._writers) - 1
+            assert self.max_bytes is not None  # by_size: __init__ checked it is an int >= 1
             if i < 0 or (self._counts[i] and self._sizes[i] + len(record) + 16 > self.max_bytes):
                 self._new_shard()
                 i += 1

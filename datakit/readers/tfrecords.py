@@ -127,7 +127,8 @@ def record_offsets(path) -> list[int]:
     Raises :class:`RecordFileError` if the file does not end exactly at a record boundary
     (TensorFlow itself silently drops a cut-off last record). CRCs are not checked.
     """
-    size, pos, starts = os.path.getsize(path), 0, []
+    size, pos = os.path.getsize(path), 0
+    starts: list[int] = []
     with open(path, "rb") as f:
         while pos < size:
             f.seek(pos)
@@ -168,19 +169,19 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
         d = Path(source)
         with _record_errors():
             man = manifest.read_manifest(d)
-        kinds = [n for n, s in (man or {"sets": {}})["sets"].items() if s.get("kind") == "tfrecord"]
+        sets = (man or {"sets": {}})["sets"]  # no manifest: no set
+        kinds = [n for n, s in sets.items() if s.get("kind") == "tfrecord"]
         if kinds:
             if check_manifest:  # totals, missing or extra files
                 with _record_errors():  # sizes, sha256 and counts: per file in check_shards
                     manifest.check(d, sets=kinds, man=man, files=[])
-            listed = [dict(e, path=str(d / e["file"]),
-                           compression=man["sets"][n].get("compression"))
-                      for n in kinds for e in man["sets"][n]["files"]]
+            listed = [dict(e, path=str(d / e["file"]), compression=sets[n].get("compression"))
+                      for n in kinds for e in sets[n]["files"]]
             if not listed:
                 raise RecordFileError(d, "the shards hold no records: there is nothing to "
                                       "read (the writer got no record)")
             return [e["path"] for e in listed], {e["path"]: e for e in listed}
-        other = {e["file"] for s in (man or {"sets": {}})["sets"].values() for e in s["files"]}
+        other = {e["file"] for s in sets.values() for e in s["files"]}
         skip = other | manifest.ignored_names(man) | {MANIFEST}
         files = sorted(os.fspath(p) for p in d.iterdir()
                        if p.is_file() and not p.name.startswith(".") and p.name not in skip)

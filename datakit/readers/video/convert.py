@@ -170,11 +170,11 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     if size is None:  # one shape per set: clips batch, and Keras needs it static
         one_frame_size(folder.infos)
     fit, fps = opts.fit, opts.fps
-    options = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
-                                                 for k, v in fit.items()})
-    parts = _parts_folder(out, options)
+    made_with = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
+                                                    for k, v in fit.items()})
+    parts = _parts_folder(out, made_with)
     n = len(folder.infos)
-    records = [_record(info, i, folder.labels[i], folder.class_names, options)
+    records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
                for i, info in enumerate(folder.infos)]
     keys = [_key(r) for r in records]
     names, todo = _reusable_parts(parts, keys)
@@ -196,7 +196,7 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     keep = set(range(n)) - set(failed)
     train, val = split_indices(n, validation_split, seed)
     train, val = sorted(set(train) & keep), sorted(set(val) & keep)
-    set_options = dict(options, seed=seed, skipped=[list(s) for s in skipped])
+    set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped])
     result = {"train": _commit(out / "train", train, parts, num_shards, entry,
                                folder.class_names, set_options),
               "validation": _commit(out / "validation", val, parts, num_shards, entry,

@@ -224,7 +224,7 @@ def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.nd
                                any_frame=False)
             for frame in container.decode(stream):
                 k = index.get(frame.pts)
-                if k in need:
+                if k is not None and k in need:
                     got[k] = fit_frame(_rgb(frame, info.rotation), **fit)
                 if k is not None and k >= max(need) and len(got) == len(need):
                     break

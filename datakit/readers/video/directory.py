@@ -14,6 +14,8 @@ that seeks and decodes only those frames, ``num_parallel_calls`` videos at
 once (FFmpeg decodes with the GIL released, so they run on several cores;
 the Python around it still takes the GIL: two threads decoded 1.4x the frames/s
 of one on 2 cores, ``benchmarks/RESULTS_video_files.md``) -> batch -> prefetch.
+
+(A little over 300 lines: the Keras contract's arguments are documented here in full.)
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def video_dataset_from_directory(
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
                          labels=labels, follow_links=follow_links)
-    if label_mode == "binary" and len(folder.class_names) != 2:
+    # (class_names is None only with labels=None, and then label_mode is None)
+    if label_mode == "binary" and len(folder.class_names or ()) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
                          f"class_names. Received: class_names={folder.class_names}; pass "
                          "label_mode='int' or 'categorical' for more classes")
@@ -220,25 +223,11 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     sampler = opts.sampler_for(training)
     k, clip_len, seed, channels = opts.clips_for(sampler), opts.clip_len, read.seed, read.channels
     height, width = opts.frame_size or one_frame_size([folder.infos[i] for i in idx])
-    fit = opts.fit
 
     skipped = list(folder.skipped)  # grows while reading under on_bad_file="skip"
 
-    def decode(i, frames):  # runs in a tf.data thread; FFmpeg drops the GIL while decoding
-        try:
-            clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
-                                  seek=read.seek, **fit)
-        except DataError as e:  # broke after listing: dropped and counted under "skip"
-            if read.on_bad_file == "raise":
-                raise
-            if e.path not in {p for p, _ in skipped}:
-                reason = e.reason.split("; ")[0] + " (found while reading: its clips dropped)"
-                print(f"skipped {e.path}: {reason}")
-                skipped.append((e.path, reason))
-            return np.zeros((0, clip_len, height, width, channels), np.uint8)
-        if channels == 1:
-            clips = to_grayscale(clips)
-        return clips.reshape(k, clip_len, height, width, channels)
+    decode = _clip_decoder(folder, timelines, read, (k, clip_len, height, width, channels),
+                           skipped)
 
     videos = tf.data.Dataset.from_tensor_slices((
         tf.constant(idx, tf.int64), tf.constant([folder.labels[i] for i in idx], tf.int64),
@@ -272,9 +261,43 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     ds = ds.map(load, num_parallel_calls=read.num_parallel_calls, deterministic=True).unbatch()
     if read.on_bad_file == "raise":  # under "skip" a clip dropped while reading is not there
         ds = ds.apply(tf.data.experimental.assert_cardinality(len(idx) * k))
+    return _finish(ds, folder, idx, read, k=k, shuffle=shuffle, frame_size=(height, width),
+                   skipped=skipped)
+
+
+def _clip_decoder(folder, timelines, read: _Reading, shape: tuple, skipped: list):
+    """The function that decodes one video's ``shape`` clips at the frames the sampler chose.
+
+    It runs in a tf.data thread (FFmpeg drops the GIL while decoding). Under
+    ``on_bad_file="skip"`` a video that breaks only now is printed, added to
+    ``skipped`` and gives no clip.
+    """
+    k, clip_len, height, width, channels = shape
+
+    def decode(i, frames):
+        try:
+            clips = decode_frames(folder.infos[int(i)], timelines[int(i)][frames.reshape(-1)],
+                                  seek=read.seek, **read.options.fit)
+        except DataError as e:  # broke after listing: dropped and counted under "skip"
+            if read.on_bad_file == "raise":
+                raise
+            if e.path not in {p for p, _ in skipped}:
+                reason = e.reason.split("; ")[0] + " (found while reading: its clips dropped)"
+                print(f"skipped {e.path}: {reason}")
+                skipped.append((e.path, reason))
+            return np.zeros((0, clip_len, height, width, channels), np.uint8)
+        if channels == 1:
+            clips = to_grayscale(clips)
+        return clips.reshape(k, clip_len, height, width, channels)
+
+    return decode
+
+
+def _finish(ds, folder, idx, read: _Reading, *, k: int, shuffle: bool, frame_size, skipped):
+    """``_subset``'s clips spread, labelled, batched and prefetched, with what says how."""
     if shuffle and k > 1:  # one video's clips come out together: spread them
         ds = ds.shuffle(check_shuffle_buffer(k * (read.batch_size or 1), len(idx) * k),
-                        seed=seed)
+                        seed=read.seed)
     if not read.with_ids:
         # labels=<list>: its largest label may exceed its distinct values
         n_classes = max(len(folder.class_names or ()), max(folder.labels) + 1)
@@ -287,6 +310,6 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     ds.file_paths = [folder.infos[i].path for i in idx]
     ds.skipped = skipped
     # what clips_to_predict(path, like=ds) needs to make a new video's clips the same way
-    ds.clip_options = dataclasses.replace(opts, frame_size=(height, width))
-    ds.color_mode, ds.clip_dtype = ("grayscale" if channels == 1 else "rgb"), read.dtype
+    ds.clip_options = dataclasses.replace(read.options, frame_size=frame_size)
+    ds.color_mode, ds.clip_dtype = ("grayscale" if read.channels == 1 else "rgb"), read.dtype
     return ds

@@ -104,7 +104,8 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
             continue
         k = sum(by_class.values())
         by_class[v.label] += 1
-        frames, fps, times, rotation = v.frames, 25, None, 0
+        fps: int | Fraction = 25  # every 4th video: NTSC's 30000/1001
+        frames, times, rotation = v.frames, None, 0
         if k % 7 == 6 and k % 5 != 3:  # (x265 corrupts memory on 40-pixel-wide frames here)
             frames = np.concatenate([frames, frames[:, :, :8]], axis=2)
         if k % 4 == 3:

@@ -61,7 +61,8 @@ def convert_all(work, items, todo, processes: int):
         return
     pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_ignore_interrupt)
-    pending, queue = {}, list(reversed(todo))
+    pending: dict = {}  # future -> the index of its video
+    queue = list(reversed(todo))
     try:
         while queue or pending:
             while queue and len(pending) < 2 * processes:
