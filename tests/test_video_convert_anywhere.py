@@ -153,6 +153,24 @@ def test_truncated_files_are_skipped_by_the_converter_and_listed(tmp_path):
 
 
 @pytest.mark.timeout(180)
+def test_a_file_truncated_at_the_end_is_skipped_and_counted_by_the_direct_reader(tmp_path):
+    d = tmp_path / "v"
+    for name in ("a", "b"):
+        _index_first_mp4(d / name / f"{name}.mp4")
+    cut = _index_first_mp4(d / "a" / "cut.mp4")
+    cut.write_bytes(cut.read_bytes()[:int(cut.stat().st_size * 0.97)])  # its index is whole
+    kw = dict(clip_len=4, batch_size=1, shuffle=False, verbose=False)
+    with pytest.raises(DataError, match="truncated") as e:
+        video.video_dataset_from_directory(d, **kw)
+    assert e.value.path == str(cut)
+    ds = video.video_dataset_from_directory(d, on_bad_file="skip", **kw)
+    assert [p for p, _ in ds.skipped] == [str(cut)] and "on_bad_file" not in ds.skipped[0][1]
+    assert ds.file_paths == [str(d / "a" / "a.mp4"), str(d / "b" / "b.mp4")]
+    for _ in range(2):  # every epoch reads the two whole videos, never an error
+        assert sorted(int(y) for _, ys in ds for y in ys) == [0, 1]
+
+
+@pytest.mark.timeout(180)
 def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, capsys):
     d = _folder(tmp_path / "v")
     from datakit.readers.video import convert
