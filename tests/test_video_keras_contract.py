@@ -204,3 +204,41 @@ def test_a_missing_pyav_is_one_error_naming_the_extra(folder, monkeypatch):
     monkeypatch.setitem(sys.modules, "av", None)  # as if PyAV were not installed
     with pytest.raises(ModuleNotFoundError, match=r'pip install "datakit\[video\]"'):
         video.video_dataset_from_directory(folder, **KW)
+
+
+@pytest.mark.timeout(120)
+def test_a_link_back_to_a_parent_lists_each_video_once(folder, tmp_path):
+    d = tmp_path / "set"
+    for name in ["class_0", "class_1"]:
+        (d / name).mkdir(parents=True)
+        (d / name / "a.mp4").symlink_to(folder / name / "a.mp4")
+        (d / name / "loop").symlink_to(d / name)  # a link to its own folder
+    ds = video.video_dataset_from_directory(d, follow_links=True, **KW)
+    assert len(ds.file_paths) == len(set(ds.file_paths)) == 2
+
+
+@pytest.mark.timeout(120)
+def test_short_videos_left_out_do_not_move_the_split(tmp_path):
+    for name in ("a", "b"):
+        for k in range(5):
+            _write(tmp_path / name / f"{k}.mp4", n=12 if k else 6)  # each class: one short
+    kw = dict(validation_split=0.4, seed=1, on_bad_file="skip", verbose=False)
+    short = {str(tmp_path / n / "0.mp4") for n in ("a", "b")}
+    for clip_len in (4, 8):  # 8: the short videos are left out
+        val = video.video_dataset_from_directory(tmp_path, clip_len=clip_len,
+                                                 subset="validation", **kw).file_paths
+        if clip_len == 4:
+            all_val = set(val)
+        assert set(val) == all_val - (short if clip_len == 8 else set())
+
+
+@pytest.mark.timeout(120)
+def test_a_split_that_leaves_a_subset_empty_is_refused(folder):
+    with pytest.raises(ValueError, match=r"validation_split=0.1 leaves no video for validation"):
+        video.video_dataset_from_directory(folder, validation_split=0.1, subset="validation",
+                                           seed=1, **KW)
+
+
+def test_both_names_of_the_readers_knob_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="pass only n_readers="):
+        video.clip_dataset(tmp_path, n_readers=4, cycle_length=2)

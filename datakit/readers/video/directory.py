@@ -143,8 +143,17 @@ def video_dataset_from_directory(
                          f"class_names. Received: class_names={folder.class_names}; pass "
                          "label_mode='int' or 'categorical' for more classes")
     kept, timelines = _keep_long_enough(folder, opts, on_bad_file, directory)
-    pos_train, pos_val = split_indices(len(kept), validation_split, seed, shuffle)
-    train, val = [kept[j] for j in pos_train], [kept[j] for j in pos_val]
+    # split every listed video, then leave out the short ones: the same split as
+    # write_video_shards', whatever clip_len, frame_step or fps
+    long_enough = set(kept)
+    all_train, all_val = split_indices(len(folder.infos), validation_split, seed, shuffle)
+    train = [i for i in all_train if i in long_enough]
+    val = [i for i in all_val if i in long_enough]
+    for name, part in (("training", train), ("validation", val)):
+        if subset in (name, "both") and not part:
+            raise ValueError(f"validation_split={validation_split} leaves no video for "
+                             f"{name} (of {len(kept)} videos long enough for a clip); pass a "
+                             "validation_split that leaves videos on both sides")
     if verbose:
         for path, reason in folder.skipped:
             print(f"Skipped {path}: {reason}")

@@ -32,7 +32,7 @@ from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 
 __all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
-           "require_pyav"]
+           "require_pyav", "check_classes_kept"]
 
 
 @dataclass
@@ -69,9 +69,16 @@ def _class_folders(directory: Path, class_names) -> list[str]:
 
 def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     """The video files under ``folder``, in its nested subfolders too (as Keras reads
-    images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out."""
-    found = []
+    images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out.
+    With ``follow_links``, a folder reached twice (a link to a parent, two links to one
+    folder) is read once, so no video is listed twice."""
+    found, seen = [], set()
     for root, dirs, files in os.walk(folder, followlinks=follow_links):
+        real = os.path.realpath(root)
+        if real in seen:  # a followed link back to a folder already read: its videos once
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         found += [Path(root) / f for f in files
                   if not _hidden(f) and Path(f).suffix.lower() in VIDEO_EXTENSIONS]
@@ -114,7 +121,7 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
     return ([str(c) for c in sorted(set(labels))], paths, [int(x) for x in labels], [])
 
 
-def _check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
+def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
     """A class whose every video was skipped is an error naming it (never an empty class)."""
     emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
     if emptied:
@@ -144,9 +151,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
                 raise
             reason = e.reason  # without the advice to skip: it was taken
             head, _, fix = reason.rpartition("; ")
-            reason = head if head and "on_bad_file" in fix else reason
-            print(f"skipped {path}: {reason}")  # as the readers' docstrings say
-            return reason
+            return head if head and "on_bad_file" in fix else reason  # the readers print it
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
         probed = list(pool.map(probe_or_reason, paths))
@@ -162,7 +167,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
                         + (" in its class folders" if labels == "inferred" else "")
                         + (f" ({len(skipped)} skipped)" if skipped else ""))
     if labels == "inferred":
-        _check_classes_kept(directory, names, labels_in, kept, skipped)
+        check_classes_kept(directory, names, labels_in, kept, skipped)
     return VideoFolder(names, infos, kept, skipped)
 
 
