@@ -275,3 +275,39 @@ def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
     assert "BrokenPipeError" not in err and "leaked" not in err, err[-2000:]
     r = video.write_video_shards(d, out, frame_size=(64, 64), processes=1, progress=False)
     assert r["reused"] >= 2 and r["reused"] + r["converted"] == 12
+
+
+@pytest.mark.timeout(180)
+def test_a_class_whose_every_video_fails_to_convert_is_an_error_naming_it(tmp_path, capsys):
+    d = _folder(tmp_path / "v")
+    from datakit.readers.video import convert
+    real = convert.encode_jpegs
+
+    def broken(info, **k):
+        if "/b/" in info.path:
+            raise DataError(info.path, "decoding failed (test)")
+        return real(info, **k)
+
+    convert.encode_jpegs = broken
+    try:
+        with pytest.raises(DataError, match="class 'b' has no video left") as e:
+            video.write_video_shards(d, tmp_path / "o", frame_size=(16, 16), processes=1,
+                                     progress=False, on_bad_file="skip")
+    finally:
+        convert.encode_jpegs = real
+    assert e.value.path.endswith("b")
+    out = capsys.readouterr().out
+    assert "b0.mp4" in out and "b1.mp4" in out  # each skip printed with its file
+    assert not (tmp_path / "o" / "train").exists()  # nothing committed
+
+
+@pytest.mark.timeout(120)
+def test_a_cut_options_file_in_the_parts_folder_means_convert_again(tmp_path):
+    d, out = _folder(tmp_path / "v"), tmp_path / "o"
+    parts = out / ".parts"
+    parts.mkdir(parents=True)
+    (parts / "options.json").write_text('{"fps": nu')  # a kill while it was written
+    (parts / "000000-0123456789abcdef.tfrecord").write_bytes(b"not a part")
+    r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    assert (r["converted"], r["reused"]) == (4, 0)
+    assert sum(1 for _ in video.clip_dataset(r["train"], clip_len=4, batch_size=1)) == 4

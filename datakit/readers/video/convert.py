@@ -39,12 +39,17 @@ from tqdm.auto import tqdm
 
 from datakit.core import manifest
 from datakit.core.arguments import check_count, cpu_cores
-from datakit.core.atomic import Staging, atomic_file
+from datakit.core.atomic import Staging, atomic_file, write_atomic
 from datakit.core.errors import DataError
 from datakit.readers import tf_example
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.decoding import encode_jpegs, output_frames
-from datakit.readers.video.folders import check_split, list_videos, split_indices
+from datakit.readers.video.folders import (
+    check_classes_kept,
+    check_split,
+    list_videos,
+    split_indices,
+)
 from datakit.readers.video.workers import convert_all
 
 __all__ = ["PARTS", "write_video_shards"]
@@ -55,12 +60,25 @@ PARTS = ".parts"
 def _parts_folder(out: Path, options: dict) -> Path:
     parts = out / PARTS
     sig = parts / "options.json"
-    if parts.exists() and (not sig.exists() or json.loads(sig.read_text()) != options):
+    if parts.exists() and _made_with(sig) != options:
         shutil.rmtree(parts)  # converted with other options: nothing can be reused
     parts.mkdir(parents=True, exist_ok=True)
     if not sig.exists():
-        sig.write_text(json.dumps(options))
+        write_atomic(sig, json.dumps(options))
     return parts
+
+
+def _made_with(sig: Path) -> dict | None:
+    """The options the parts were made with; ``None`` if not recorded or unreadable."""
+    try:
+        return json.loads(sig.read_text())
+    except (OSError, ValueError):  # missing, or cut by a kill: the parts cannot be trusted
+        return None
+
+
+def _part_key(part: Path) -> str:
+    """The digest in a part's name, ``<id>-<digest>.tfrecord`` ("" for another name)."""
+    return part.stem.split("-", 1)[1] if "-" in part.stem else ""
 
 
 def _write_part(path: Path, info, i: int, label: int, jpegs: list) -> None:
@@ -166,6 +184,8 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     check_split(validation_split, "both" if validation_split is not None else None)
     out = Path(out)
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+    for path, reason in folder.skipped:
+        print(f"skipped {path}: {reason}")
     size = opts.frame_size
     if size is None:  # one shape per set: clips batch, and Keras needs it static
         one_frame_size(folder.infos)
@@ -194,6 +214,9 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
         if i not in failed:
             _relabel(parts / names[i], i, folder.labels[i])
     keep = set(range(n)) - set(failed)
+    if folder.class_names is not None:  # a class whose every video failed: an error, by name
+        check_classes_kept(Path(directory), folder.class_names, folder.labels,
+                            [folder.labels[i] for i in keep], skipped)
     train, val = split_indices(n, validation_split, seed)
     train, val = sorted(set(train) & keep), sorted(set(val) & keep)
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped])
@@ -212,9 +235,9 @@ def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]
 
     Parts of a removed or edited video (or of other options) are deleted.
     """
-    found = {p.name[7:-9]: p for p in parts.glob("[0-9]*-*.tfrecord")}
+    found = {_part_key(p): p for p in parts.glob("[0-9]*-*.tfrecord")}
     for p in parts.glob("*.tfrecord"):
-        if found.get(p.name[7:-9]) != p or p.name[7:-9] not in keys:
+        if found.get(_part_key(p)) != p or _part_key(p) not in keys:
             p.unlink()
     names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
              for i, k in enumerate(keys)]
