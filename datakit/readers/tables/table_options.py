@@ -72,24 +72,26 @@ class TableOptions:
         return bool(self.shuffle_buffer_size)
 
 
-def old_knob(func: str, old: str, old_value, new: str, new_value):
+def old_knob(func: str, old: str, old_value, new: str, new_value, default):
     """The value of a knob whose keyword was renamed: ``old_value`` (warning) when given.
 
     For a signature that keeps the old keyword, defaulting to ``None``, for one version.
+    Both names given (the new one not at its ``default``) is a ``TypeError``.
 
     >>> import warnings
-    >>> old_knob("clip_dataset", "cycle_length", None, "n_readers", 2)
+    >>> old_knob("clip_dataset", "cycle_length", None, "n_readers", 2, 2)
     2
     >>> with warnings.catch_warnings(record=True) as w:
     ...     warnings.simplefilter("always")
-    ...     old_knob("clip_dataset", "cycle_length", 4, "n_readers", 2)
+    ...     old_knob("clip_dataset", "cycle_length", 4, "n_readers", 2, 2)
     4
     >>> str(w[0].message)[:54]
     'clip_dataset(): cycle_length= is now n_readers= (the n'
     """
     if old_value is None:
         return new_value
-    return renamed_knobs({old: old_value}, func, {old: new}, stacklevel=4)[new]
+    given = {old: old_value} if new_value == default else {old: old_value, new: new_value}
+    return renamed_knobs(given, func, {old: new}, stacklevel=4)[new]
 
 
 def renamed_knobs(given: dict, func: str, renames: dict[str, str], *, stacklevel: int = 3) -> dict:

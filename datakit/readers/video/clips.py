@@ -101,7 +101,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         InvalidArgumentError (while reading): a video shorter than a clip, or
             frames of another size than the first video's, naming the video.
     """
-    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers)
+    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
+                         2)
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)

@@ -48,7 +48,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     """
     video_options(None, clip_len=clip_len)
     n_readers = old_knob("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
-                         n_readers)
+                         n_readers, 2)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
