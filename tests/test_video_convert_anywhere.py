@@ -311,3 +311,14 @@ def test_a_cut_options_file_in_the_parts_folder_means_convert_again(tmp_path):
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     assert (r["converted"], r["reused"]) == (4, 0)
     assert sum(1 for _ in video.clip_dataset(r["train"], clip_len=4, batch_size=1)) == 4
+
+
+@pytest.mark.timeout(120)
+def test_a_rerun_without_a_split_leaves_no_earlier_validation_set(tmp_path):
+    d, out = _folder(tmp_path / "v"), tmp_path / "o"
+    kw = dict(frame_size=(16, 16), processes=1, progress=False)
+    first = video.write_video_shards(d, out, validation_split=0.5, seed=1, **kw)
+    assert first["validation"] is not None and (out / "validation").exists()
+    again = video.write_video_shards(d, out, **kw)
+    assert again["validation"] is None and not (out / "validation").exists()
+    assert sum(1 for _ in video.clip_dataset(again["train"], clip_len=4, batch_size=1)) == 4

@@ -226,6 +226,8 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                                     folder.class_names, set_options) if val else None,
               "class_names": folder.class_names, "converted": len(todo) - len(failed),
               "reused": n - len(todo), "skipped": skipped}
+    if not val and (out / "validation").exists():  # an earlier run's: never read with this one
+        shutil.rmtree(out / "validation")
     shutil.rmtree(parts)
     return result
 
