@@ -31,6 +31,19 @@ def _folder(d: Path, names=("a", "b"), per=2):
     return d
 
 
+def _conversion_fails_for(monkeypatch, part_of_path: str) -> None:
+    """In-process conversion (processes=1) fails for each video whose path holds the text."""
+    from datakit.readers.video import convert
+    real = convert.encode_jpegs
+
+    def broken(info, **k):
+        if part_of_path in info.path:
+            raise DataError(info.path, "decoding failed (test)")
+        return real(info, **k)
+
+    monkeypatch.setattr(convert, "encode_jpegs", broken)
+
+
 def _env():
     import os
     return dict(os.environ, PYTHONPATH=str(Path(video.__file__).parents[3]))
@@ -171,26 +184,16 @@ def test_a_file_truncated_at_the_end_is_skipped_and_counted_by_the_direct_reader
 
 
 @pytest.mark.timeout(180)
-def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, capsys):
+def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, capsys,
+                                                                  monkeypatch):
     d = _folder(tmp_path / "v")
-    from datakit.readers.video import convert
-    real = convert.encode_jpegs
-
-    def broken(info, **k):
-        if info.path.endswith("b1.mp4"):
-            raise DataError(info.path, "decoding failed (test)")
-        return real(info, **k)
-
-    convert.encode_jpegs = broken
-    try:
-        with pytest.raises(DataError, match="decoding failed") as e:
-            video.write_video_shards(d, tmp_path / "o1", frame_size=(16, 16), processes=1,
-                                     progress=False)
-        assert e.value.path.endswith("b1.mp4")
-        r = video.write_video_shards(d, tmp_path / "o2", frame_size=(16, 16), processes=1,
-                                     progress=False, on_bad_file="skip")
-    finally:
-        convert.encode_jpegs = real
+    _conversion_fails_for(monkeypatch, "b1.mp4")
+    with pytest.raises(DataError, match="decoding failed") as e:
+        video.write_video_shards(d, tmp_path / "o1", frame_size=(16, 16), processes=1,
+                                 progress=False)
+    assert e.value.path.endswith("b1.mp4")
+    r = video.write_video_shards(d, tmp_path / "o2", frame_size=(16, 16), processes=1,
+                                 progress=False, on_bad_file="skip")
     assert [Path(p).name for p, _ in r["skipped"]] == ["b1.mp4"]
     assert "b1.mp4" in capsys.readouterr().out
     rows = manifest.read_manifest(r["train"])["sets"]["videos"]["videos"]
@@ -278,23 +281,13 @@ def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
 
 
 @pytest.mark.timeout(180)
-def test_a_class_whose_every_video_fails_to_convert_is_an_error_naming_it(tmp_path, capsys):
+def test_a_class_whose_every_video_fails_to_convert_is_an_error_naming_it(tmp_path, capsys,
+                                                                           monkeypatch):
     d = _folder(tmp_path / "v")
-    from datakit.readers.video import convert
-    real = convert.encode_jpegs
-
-    def broken(info, **k):
-        if "/b/" in info.path:
-            raise DataError(info.path, "decoding failed (test)")
-        return real(info, **k)
-
-    convert.encode_jpegs = broken
-    try:
-        with pytest.raises(DataError, match="class 'b' has no video left") as e:
-            video.write_video_shards(d, tmp_path / "o", frame_size=(16, 16), processes=1,
-                                     progress=False, on_bad_file="skip")
-    finally:
-        convert.encode_jpegs = real
+    _conversion_fails_for(monkeypatch, "/b/")
+    with pytest.raises(DataError, match="class 'b' has no video left") as e:
+        video.write_video_shards(d, tmp_path / "o", frame_size=(16, 16), processes=1,
+                                 progress=False, on_bad_file="skip")
     assert e.value.path.endswith("b")
     out = capsys.readouterr().out
     assert "b0.mp4" in out and "b1.mp4" in out  # each skip printed with its file
