@@ -42,6 +42,9 @@ def test_clip_frames_are_pinned(case, indices):
     (1, 1080790120, [325338558496744151, 6402251944057343813, 3073540759231405959]),
 ])
 def test_epoch_and_video_keys_are_pinned(seed, epoch_key, keys):
+    # Dataset.random's draws depend on the global seed too: pin them without one (an earlier
+    # test in the same pytest worker may have set it)
+    tf.random.set_seed(None)
     assert [int(e) for e in clip_sampling.epoch_keys(seed)] == [epoch_key]
     assert [int(clip_sampling.video_key(epoch_key, i)) for i in range(3)] == keys
 
