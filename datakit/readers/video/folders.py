@@ -9,7 +9,9 @@ labels, one per file in sorted path order) reads every video under
 ``directory``, a flat folder too.
 Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
-``on_bad_file="skip"``, is left out and counted. The train/validation split is
+``on_bad_file="skip"``, is left out and counted. So is a link that leads
+nowhere (dangling, or looping back on itself), whether it stands for a video
+or for a class folder: never left out without a word. The train/validation split is
 by video, never by clip: the files are shuffled with ``seed`` and the last
 ``validation_split`` of them are the validation set, as in
 ``keras.utils.image_dataset_from_directory``.
@@ -20,6 +22,7 @@ by video, never by clip: the files are shuffled with ``seed`` and the last
 
 from __future__ import annotations
 
+import errno
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -85,6 +88,35 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     return sorted(found)
 
 
+def _link_fault(path: Path) -> str | None:
+    """Why the link ``path`` leads nowhere (dangling, or looping), or ``None``."""
+    if not path.is_symlink():
+        return None
+    try:
+        path.stat()
+    except OSError as e:
+        kind = "loops back on itself" if e.errno == errno.ELOOP else "points to nothing"
+        return f"is a link that {kind} ({os.readlink(path)!r})"
+    return None
+
+
+def _broken_class_links(directory: Path, class_names, on_bad_file: str) -> list:
+    """Links in ``directory`` that lead nowhere where a class folder could be: an error
+    naming them, or under ``"skip"`` their ``(path, reason)`` (never left out unsaid)."""
+    broken = []
+    for p in sorted(directory.iterdir()):
+        fault = None if _hidden(p.name) else _link_fault(p)
+        if fault and (class_names is None or p.name in class_names):
+            broken.append((str(p), f"{fault}: a class folder that cannot be read"))
+    if broken and (on_bad_file == "raise" or class_names is not None):
+        path, reason = broken[0]  # a class asked for by name is never skipped: labels shift
+        others = f" ({len(broken) - 1} more such links here)" if len(broken) > 1 else ""
+        fix = ("fix or remove the link, or pass on_bad_file='skip'" if class_names is None
+               else "fix the link, or pass class_names without it")
+        raise DataError(path, f"{reason}{others}; {fix}")
+    return broken
+
+
 def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_links: bool):
     """The video files of each class folder, sorted, their labels, and the empty folders."""
     paths, labels, skipped = [], [], []
@@ -106,8 +138,11 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
     ``"inferred"`` (class subfolders), ``None`` (every video, a flat folder too) or a list
     of ints, one per video file in sorted path order."""
     if labels == "inferred":
+        broken = _broken_class_links(directory, class_names, on_bad_file) \
+            if directory.is_dir() else []
         names = _class_folders(directory, class_names)
-        return (names, *_class_files(directory, names, on_bad_file, follow_links))
+        paths, labels_in, skipped = _class_files(directory, names, on_bad_file, follow_links)
+        return names, paths, labels_in, broken + skipped
     if not directory.is_dir():
         raise DataError(directory, "is not a folder; pass the folder that holds the videos")
     paths = [str(p) for p in video_files(directory, follow_links)]

