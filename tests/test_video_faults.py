@@ -69,3 +69,31 @@ def test_a_class_folder_link_that_leads_nowhere_is_counted_under_skip(linked, ca
     with pytest.raises(DataError, match="class_names without it") as e:
         list_videos(linked, class_names=["a", "c", "b"], on_bad_file="skip")
     assert e.value.path == str(linked / "c")
+
+
+@pytest.mark.timeout(120)
+def test_a_shuffled_split_needs_a_seed_on_both_paths(videos, tmp_path):
+    with pytest.raises(ValueError, match=r"provide a `seed`.*seed=42"):
+        video.video_dataset_from_directory(videos, validation_split=0.5, subset="training",
+                                           seed=None, verbose=False)
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"provide a `seed`.*seed=42"):
+        video.write_video_shards(videos, out, validation_split=0.5, seed=None, processes=1,
+                                 progress=False)
+    assert not (out / "train").exists()  # refused before any set was committed
+    # what was converted is kept: the call with a seed converts nothing again
+    r = video.write_video_shards(videos, out, validation_split=0.5, seed=1, processes=1,
+                                 progress=False)
+    assert (r["converted"], r["reused"]) == (0, 4)
+
+
+@pytest.mark.timeout(120)
+def test_a_negative_seed_is_refused_naming_it(videos, tmp_path):
+    for kw in (dict(shuffle=True), dict(validation_split=0.5, subset="both")):
+        with pytest.raises(ValueError, match=r"seed=-1: pass an int >= 0"):
+            video.video_dataset_from_directory(videos, **{**KW, **kw, "seed": -1})
+    with pytest.raises(ValueError, match=r"seed=-1: pass an int >= 0"):
+        video.write_video_shards(videos, tmp_path / "out", validation_split=0.5, seed=-1,
+                                 processes=1, progress=False)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        video.video_dataset_from_directory(videos, **{**KW, "seed": 1.5})

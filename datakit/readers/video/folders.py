@@ -33,6 +33,7 @@ import numpy as np
 from datakit.core.arguments import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
+from datakit.readers.video.keras_arguments import check_split_seed
 
 __all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
            "require_pyav", "check_classes_kept"]
@@ -233,12 +234,16 @@ def split_indices(n: int, validation_split: float | None, seed: int | None,
                   shuffle: bool = True) -> tuple[list, list]:
     """Training and validation video indices: disjoint, together all ``n``, the same per seed.
 
+    A shuffled split needs a seed (an int >= 0), as in Keras: without one, two
+    calls (training, then validation) would draw two splits and share videos.
+
     With ``shuffle=False`` the order is the listing's and the last videos are the
     validation set, as Keras takes them:
 
     >>> split_indices(5, 0.4, seed=None, shuffle=False)
     ([0, 1, 2], [3, 4])
     """
+    seed = check_split_seed(validation_split, shuffle, seed)  # a split is drawn from a seed
     order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
     return order[:n - n_val], order[n - n_val:]

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABEL_MODES", "check_choice", "check_labels", "check_split_seed", "to_grayscale",
-           "with_label_mode"]
+__all__ = ["LABEL_MODES", "check_choice", "check_labels", "check_seed", "check_split_seed",
+           "to_grayscale", "with_label_mode"]
 
 LABEL_MODES = ("int", "categorical", "binary", None)
 
@@ -69,15 +69,30 @@ def check_labels(labels, label_mode, class_names):
 def check_split_seed(validation_split, shuffle: bool, seed):
     """The seed to use: Keras refuses a shuffled split without one, and draws one otherwise."""
     if seed is not None:
-        from datakit.core.arguments import check_int
-
-        return check_int("seed", seed)
+        return check_seed(seed)
     if validation_split and shuffle:
         raise ValueError("If using `validation_split` and shuffling the data, you must provide "
                          "a `seed` argument, to make sure that there is no overlap between the "
                          "training and validation subset; pass seed=<an int> (e.g. seed=42), "
                          "the same for both subsets")
     return int(np.random.randint(1_000_000))
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int >= 0: NumPy, which draws the split, takes no negative seed.
+
+    >>> check_seed(-1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: seed=-1: pass an int >= 0 (e.g. seed=42)...
+    """
+    from datakit.core.arguments import check_int
+
+    seed = check_int("seed", seed)
+    if seed < 0:
+        raise ValueError(f"seed={seed}: pass an int >= 0 (e.g. seed=42); the split is drawn "
+                         "by NumPy, which takes no negative seed")
+    return seed
 
 
 def to_grayscale(frames: np.ndarray) -> np.ndarray:
