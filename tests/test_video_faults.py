@@ -14,6 +14,7 @@ import pytest
 
 from datakit.core.errors import DataError
 from datakit.readers import video
+from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.folders import list_videos
 
 KW = dict(clip_len=4, batch_size=1, shuffle=False, verbose=False)
@@ -97,3 +98,14 @@ def test_a_negative_seed_is_refused_naming_it(videos, tmp_path):
                                  processes=1, progress=False)
     with pytest.raises(TypeError, match="seed must be an int"):
         video.video_dataset_from_directory(videos, **{**KW, "seed": 1.5})
+
+
+@pytest.mark.timeout(120)
+def test_a_crop_that_leaves_nothing_is_refused_before_decoding(videos):
+    infos = list_videos(videos).infos  # 16x16 videos
+    flat = VideoOptions(frame_size=(1, 100), crop_to_aspect_ratio=True)
+    with pytest.raises(ValueError, match=r"crop_to_aspect_ratio=True, frame_size=\(1, 100\): "
+                                         r".*a0.mp4 is 16x16.*is 0x16 pixels.*pad_to_aspect"):
+        flat.check_videos(infos)
+    VideoOptions(frame_size=(1, 100), pad_to_aspect_ratio=True).check_videos(infos)
+    VideoOptions(frame_size=(8, 24), crop_to_aspect_ratio=True).check_videos(infos)  # 5x16
