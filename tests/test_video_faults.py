@@ -109,3 +109,18 @@ def test_a_crop_that_leaves_nothing_is_refused_before_decoding(videos):
         flat.check_videos(infos)
     VideoOptions(frame_size=(1, 100), pad_to_aspect_ratio=True).check_videos(infos)
     VideoOptions(frame_size=(8, 24), crop_to_aspect_ratio=True).check_videos(infos)  # 5x16
+
+
+@pytest.mark.parametrize("names, error, words", [
+    (["a", "a"], ValueError, "lists 'a' twice"),  # read twice, under two labels
+    ("ab", TypeError, "class_names='ab': pass a list"),  # read as ['a', 'b']
+    (["a", 1], TypeError, r"class_names=\['a', 1\]: pass a list"),
+])
+def test_class_names_are_distinct_folder_names_on_both_paths(videos, tmp_path, names, error,
+                                                            words):
+    with pytest.raises(error, match=words):
+        video.video_dataset_from_directory(videos, class_names=names, **KW)
+    with pytest.raises(error, match=words):
+        video.write_video_shards(videos, tmp_path / "out", class_names=names, processes=1,
+                                 progress=False)
+    assert not (tmp_path / "out").exists()  # refused before any work

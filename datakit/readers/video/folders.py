@@ -33,7 +33,7 @@ import numpy as np
 from datakit.core.arguments import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
-from datakit.readers.video.keras_arguments import check_split_seed
+from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
 __all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
            "require_pyav", "check_classes_kept"]
@@ -174,6 +174,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
     is then ``None``) or one int per file, as Keras takes them."""
     if on_bad_file not in ("raise", "skip"):
         raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    check_class_names(class_names)
     require_pyav()
     directory = Path(directory)
     names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,

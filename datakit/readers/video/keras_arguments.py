@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABEL_MODES", "check_choice", "check_labels", "check_seed", "check_split_seed",
-           "to_grayscale", "with_label_mode"]
+__all__ = ["LABEL_MODES", "check_choice", "check_class_names", "check_labels", "check_seed",
+           "check_split_seed", "to_grayscale", "with_label_mode"]
 
 LABEL_MODES = ("int", "categorical", "binary", None)
 
@@ -58,12 +58,34 @@ def check_labels(labels, label_mode, class_names):
                              f"Received: labels={labels!r}, and class_names={class_names!r}; "
                              "the class names are then the sorted labels")
     check_choice("label_mode", label_mode, LABEL_MODES)
+    check_class_names(class_names)
     if labels is None:
         if class_names is not None:
             raise ValueError("When `labels=None` (no labels), argument `class_names` cannot "
                              "be specified; pass labels='inferred' to read class folders")
         return None
     return label_mode
+
+
+def check_class_names(class_names) -> None:
+    """``class_names``: ``None``, or a list of distinct folder names (a class listed
+    twice would read its videos twice, under two labels).
+
+    >>> check_class_names(["cat", "cat"])
+    Traceback (most recent call last):
+        ...
+    ValueError: class_names lists 'cat' twice: name each class folder once, in label order
+    """
+    if class_names is None:
+        return
+    if not isinstance(class_names, (list, tuple)) or not all(isinstance(c, str)
+                                                             for c in class_names):
+        raise TypeError(f"class_names={class_names!r}: pass a list of class folder names "
+                        "(str), in label order, e.g. class_names=['cat', 'dog']")
+    twice = sorted({c for c in class_names if class_names.count(c) > 1})
+    if twice:
+        raise ValueError(f"class_names lists {twice[0]!r} twice: name each class folder once, "
+                         "in label order")
 
 
 def check_split_seed(validation_split, shuffle: bool, seed):
