@@ -124,3 +124,17 @@ def test_class_names_are_distinct_folder_names_on_both_paths(videos, tmp_path, n
         video.write_video_shards(videos, tmp_path / "out", class_names=names, processes=1,
                                  progress=False)
     assert not (tmp_path / "out").exists()  # refused before any work
+
+
+@pytest.mark.timeout(120)
+def test_a_followed_folder_link_that_leads_nowhere_is_named(tmp_path):
+    d = _folder(tmp_path / "v")
+    (d / "a" / "more").symlink_to(tmp_path / "unmounted")  # was a folder of videos, maybe
+    (d / "a" / "notes.txt").symlink_to(tmp_path / "gone.txt")  # not a video, not a folder
+    kw = {**KW, "shuffle": True}
+    assert len(video.video_dataset_from_directory(d, **kw).file_paths) == 4  # not followed
+    with pytest.raises(DataError, match="points to nothing") as e:
+        video.video_dataset_from_directory(d, follow_links=True, **kw)
+    assert e.value.path == str(d / "a" / "more")
+    ds = video.video_dataset_from_directory(d, follow_links=True, on_bad_file="skip", **kw)
+    assert [p for p, _ in ds.skipped] == [str(d / "a" / "more")] and len(ds.file_paths) == 4

@@ -75,7 +75,9 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     """The video files under ``folder``, in its nested subfolders too (as Keras reads
     images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out.
     With ``follow_links``, a folder reached twice (a link to a parent, two links to one
-    folder) is read once, so no video is listed twice."""
+    folder) is read once, so no video is listed twice, and a link that leads nowhere
+    and could stand for a folder (a name without an ending) is listed, so that the
+    probe names it (it may have held videos)."""
     found, seen = [], set()
     for root, dirs, files in os.walk(folder, followlinks=follow_links):
         real = os.path.realpath(root)
@@ -85,7 +87,9 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         found += [Path(root) / f for f in files
-                  if not _hidden(f) and Path(f).suffix.lower() in VIDEO_EXTENSIONS]
+                  if not _hidden(f) and (Path(f).suffix.lower() in VIDEO_EXTENSIONS or (
+                      follow_links and not Path(f).suffix
+                      and _link_fault(Path(root) / f) is not None))]
     return sorted(found)
 
 
