@@ -40,7 +40,7 @@ from datakit.core.errors import DataError
 from datakit.readers.video.clip_sampling import check_sampler
 
 __all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
-           "RESIZE_FIX"]
+           "crop_size", "RESIZE_FIX"]
 
 #: How to make a set's frames one size, as every message about sizes says it.
 RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
@@ -101,11 +101,49 @@ class VideoOptions:
         """Clips per video with ``sampler`` (``"center"`` takes one)."""
         return 1 if sampler == "center" else self.clips_per_video
 
+    def check_videos(self, infos) -> None:
+        """Refuse, before any frame is decoded, a crop that leaves nothing of a video.
+
+        ``crop_to_aspect_ratio`` cuts each frame's centre to ``frame_size``'s
+        aspect ratio; a target far flatter or taller than a video leaves no row
+        (or no column) of it. ``infos``: the probed videos (``.path``,
+        ``.height``, ``.width`` as displayed).
+
+        >>> from types import SimpleNamespace as Video
+        >>> VideoOptions(frame_size=(1, 100), crop_to_aspect_ratio=True).check_videos(
+        ...     [Video(path="a.mp4", height=16, width=16)])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        ValueError: crop_to_aspect_ratio=True, frame_size=(1, 100): a.mp4 is 16x16, and its...
+        """
+        if not (self.crop_to_aspect_ratio and self.frame_size):
+            return
+        th, tw = self.frame_size
+        for info in infos:
+            h, w = info.height, info.width
+            ch, cw = crop_size(h, w, self.frame_size)
+            if ch < 1 or cw < 1:
+                raise ValueError(
+                    f"crop_to_aspect_ratio=True, frame_size={self.frame_size}: {info.path} is "
+                    f"{h}x{w}, and its centre at the aspect ratio of {th}x{tw} is {ch}x{cw} "
+                    "pixels, nothing to resize; pass a frame_size nearer the videos' shape, "
+                    "or pad_to_aspect_ratio=True (black bars) instead of cropping")
+
     @property
     def fit(self) -> dict:
         """The resizing keywords of :func:`~datakit.readers.video.decoding.fit_frame`."""
         return dict(frame_size=self.frame_size, crop_to_aspect_ratio=self.crop_to_aspect_ratio,
                     pad_to_aspect_ratio=self.pad_to_aspect_ratio)
+
+
+def crop_size(height: int, width: int, frame_size) -> tuple[int, int]:
+    """The centre ``crop_to_aspect_ratio`` keeps of a ``height`` x ``width`` frame.
+
+    >>> crop_size(480, 640, (112, 112)), crop_size(16, 16, (1, 100))
+    ((480, 480), (0, 16))
+    """
+    th, tw = frame_size
+    return min(height, round(width * th / tw)), min(width, round(height * tw / th))
 
 
 def _check_frame_size(frame_size) -> tuple[int, int]:

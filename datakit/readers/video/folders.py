@@ -9,7 +9,9 @@ labels, one per file in sorted path order) reads every video under
 ``directory``, a flat folder too.
 Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
-``on_bad_file="skip"``, is left out and counted. The train/validation split is
+``on_bad_file="skip"``, is left out and counted. So is a link that leads
+nowhere (dangling, or looping back on itself), whether it stands for a video
+or for a class folder: never left out without a word. The train/validation split is
 by video, never by clip: the files are shuffled with ``seed`` and the last
 ``validation_split`` of them are the validation set, as in
 ``keras.utils.image_dataset_from_directory``.
@@ -20,6 +22,7 @@ by video, never by clip: the files are shuffled with ``seed`` and the last
 
 from __future__ import annotations
 
+import errno
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,6 +33,7 @@ import numpy as np
 from datakit.core.arguments import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
+from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
 __all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
            "require_pyav", "check_classes_kept"]
@@ -71,7 +75,9 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     """The video files under ``folder``, in its nested subfolders too (as Keras reads
     images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out.
     With ``follow_links``, a folder reached twice (a link to a parent, two links to one
-    folder) is read once, so no video is listed twice."""
+    folder) is read once, so no video is listed twice, and a link that leads nowhere
+    and could stand for a folder (a name without an ending) is listed, so that the
+    probe names it (it may have held videos)."""
     found, seen = [], set()
     for root, dirs, files in os.walk(folder, followlinks=follow_links):
         real = os.path.realpath(root)
@@ -81,8 +87,39 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         found += [Path(root) / f for f in files
-                  if not _hidden(f) and Path(f).suffix.lower() in VIDEO_EXTENSIONS]
+                  if not _hidden(f) and (Path(f).suffix.lower() in VIDEO_EXTENSIONS or (
+                      follow_links and not Path(f).suffix
+                      and _link_fault(Path(root) / f) is not None))]
     return sorted(found)
+
+
+def _link_fault(path: Path) -> str | None:
+    """Why the link ``path`` leads nowhere (dangling, or looping), or ``None``."""
+    if not path.is_symlink():
+        return None
+    try:
+        path.stat()
+    except OSError as e:
+        kind = "loops back on itself" if e.errno == errno.ELOOP else "points to nothing"
+        return f"is a link that {kind} ({os.readlink(path)!r})"
+    return None
+
+
+def _broken_class_links(directory: Path, class_names, on_bad_file: str) -> list:
+    """Links in ``directory`` that lead nowhere where a class folder could be: an error
+    naming them, or under ``"skip"`` their ``(path, reason)`` (never left out unsaid)."""
+    broken = []
+    for p in sorted(directory.iterdir()):
+        fault = None if _hidden(p.name) else _link_fault(p)
+        if fault and (class_names is None or p.name in class_names):
+            broken.append((str(p), f"{fault}: a class folder that cannot be read"))
+    if broken and (on_bad_file == "raise" or class_names is not None):
+        path, reason = broken[0]  # a class asked for by name is never skipped: labels shift
+        others = f" ({len(broken) - 1} more such links here)" if len(broken) > 1 else ""
+        fix = ("fix or remove the link, or pass on_bad_file='skip'" if class_names is None
+               else "fix the link, or pass class_names without it")
+        raise DataError(path, f"{reason}{others}; {fix}")
+    return broken
 
 
 def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_links: bool):
@@ -106,8 +143,11 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
     ``"inferred"`` (class subfolders), ``None`` (every video, a flat folder too) or a list
     of ints, one per video file in sorted path order."""
     if labels == "inferred":
+        broken = _broken_class_links(directory, class_names, on_bad_file) \
+            if directory.is_dir() else []
         names = _class_folders(directory, class_names)
-        return (names, *_class_files(directory, names, on_bad_file, follow_links))
+        paths, labels_in, skipped = _class_files(directory, names, on_bad_file, follow_links)
+        return names, paths, labels_in, broken + skipped
     if not directory.is_dir():
         raise DataError(directory, "is not a folder; pass the folder that holds the videos")
     paths = [str(p) for p in video_files(directory, follow_links)]
@@ -138,6 +178,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
     is then ``None``) or one int per file, as Keras takes them."""
     if on_bad_file not in ("raise", "skip"):
         raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    check_class_names(class_names)
     require_pyav()
     directory = Path(directory)
     names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,
@@ -198,12 +239,16 @@ def split_indices(n: int, validation_split: float | None, seed: int | None,
                   shuffle: bool = True) -> tuple[list, list]:
     """Training and validation video indices: disjoint, together all ``n``, the same per seed.
 
+    A shuffled split needs a seed (an int >= 0), as in Keras: without one, two
+    calls (training, then validation) would draw two splits and share videos.
+
     With ``shuffle=False`` the order is the listing's and the last videos are the
     validation set, as Keras takes them:
 
     >>> split_indices(5, 0.4, seed=None, shuffle=False)
     ([0, 1, 2], [3, 4])
     """
+    seed = check_split_seed(validation_split, shuffle, seed)  # a split is drawn from a seed
     order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
     return order[:n - n_val], order[n - n_val:]

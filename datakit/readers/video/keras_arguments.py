@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABEL_MODES", "check_choice", "check_labels", "check_split_seed", "to_grayscale",
-           "with_label_mode"]
+__all__ = ["LABEL_MODES", "check_choice", "check_class_names", "check_labels", "check_seed",
+           "check_split_seed", "to_grayscale", "with_label_mode"]
 
 LABEL_MODES = ("int", "categorical", "binary", None)
 
@@ -58,6 +58,7 @@ def check_labels(labels, label_mode, class_names):
                              f"Received: labels={labels!r}, and class_names={class_names!r}; "
                              "the class names are then the sorted labels")
     check_choice("label_mode", label_mode, LABEL_MODES)
+    check_class_names(class_names)
     if labels is None:
         if class_names is not None:
             raise ValueError("When `labels=None` (no labels), argument `class_names` cannot "
@@ -66,18 +67,54 @@ def check_labels(labels, label_mode, class_names):
     return label_mode
 
 
+def check_class_names(class_names) -> None:
+    """``class_names``: ``None``, or a list of distinct folder names (a class listed
+    twice would read its videos twice, under two labels).
+
+    >>> check_class_names(["cat", "cat"])
+    Traceback (most recent call last):
+        ...
+    ValueError: class_names lists 'cat' twice: name each class folder once, in label order
+    """
+    if class_names is None:
+        return
+    if not isinstance(class_names, (list, tuple)) or not all(isinstance(c, str)
+                                                             for c in class_names):
+        raise TypeError(f"class_names={class_names!r}: pass a list of class folder names "
+                        "(str), in label order, e.g. class_names=['cat', 'dog']")
+    twice = sorted({c for c in class_names if class_names.count(c) > 1})
+    if twice:
+        raise ValueError(f"class_names lists {twice[0]!r} twice: name each class folder once, "
+                         "in label order")
+
+
 def check_split_seed(validation_split, shuffle: bool, seed):
     """The seed to use: Keras refuses a shuffled split without one, and draws one otherwise."""
     if seed is not None:
-        from datakit.core.arguments import check_int
-
-        return check_int("seed", seed)
+        return check_seed(seed)
     if validation_split and shuffle:
         raise ValueError("If using `validation_split` and shuffling the data, you must provide "
                          "a `seed` argument, to make sure that there is no overlap between the "
                          "training and validation subset; pass seed=<an int> (e.g. seed=42), "
                          "the same for both subsets")
     return int(np.random.randint(1_000_000))
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int >= 0: NumPy, which draws the split, takes no negative seed.
+
+    >>> check_seed(-1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: seed=-1: pass an int >= 0 (e.g. seed=42)...
+    """
+    from datakit.core.arguments import check_int
+
+    seed = check_int("seed", seed)
+    if seed < 0:
+        raise ValueError(f"seed={seed}: pass an int >= 0 (e.g. seed=42); the split is drawn "
+                         "by NumPy, which takes no negative seed")
+    return seed
 
 
 def to_grayscale(frames: np.ndarray) -> np.ndarray:
