@@ -109,10 +109,11 @@ class BlockParser:
         self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
         self.classes, self.fill, self.sizes = classes, fill, sizes
         self.skip, self.blank = skip or {}, set(blank)
-        self.required = {label}
+        self.required = set() if label is None else {label}  # None: rows for prediction
         self.dialect = dialect
+        self.ignored = set(self.header) - set(self.keep)
         self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes,
-                                           dialect=dialect))
+                                           dialect=dialect, ignored=self.ignored))
         self.read = pacsv.ReadOptions(column_names=self.header, use_threads=False,
                                       block_size=1 << 26)
         self.parse = pacsv.ParseOptions(delimiter=dialect.delimiter)
@@ -161,7 +162,7 @@ class BlockParser:
             raise ValueError(f"CSV file changed after it was checked: {path} now has {size} "
                              f"bytes; when checked it had {self.sizes[path]}. Do not change "
                              "files while reading them; build the dataset again.")
-        return data[1:] if start > 0 else data
+        return data[1:] if start > 0 else data.removeprefix(b"\xef\xbb\xbf")  # not text
 
     def _suspect(self, data: bytes) -> bool:
         """Whether a quote or tab makes a line pyarrow read possibly one the rule rejects."""
@@ -171,6 +172,8 @@ class BlockParser:
             r.rstrip(b"\r").decode("utf-8", "replace")) for r in data.split(b"\n") if r)
 
     def _bad_label(self, table) -> bool:
+        if self.label is None:
+            return False
         y = table.column(self.label)
         if y.null_count:
             return True
@@ -199,8 +202,8 @@ class BlockParser:
             if is_blank(line) or self.rule.fullmatch(line):
                 continue
             column, reason = describe_bad_line(line, self.header, self.kinds, self.required,
-                                               self.classes, dialect=self.dialect) or (
-                                                   None, "bad line")
+                                               self.classes, ignored=self.ignored,
+                                               dialect=self.dialect) or (None, "bad line")
             raise ValueError(str(BadLine(path, n, column, reason, line)))
         raise ValueError(f"{path}, lines {first}-{first + lines - 1}: pyarrow could not read "
                          f"this block ({why or 'rows and lines disagree'}) though every line "
@@ -251,12 +254,13 @@ def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
     (:func:`~datakit.readers.tables.block_reading.blocks_dataset`) does the rest.
     """
     stats, label = opts.stats, opts.label
-    fill = {c: np.float32(stats[c].mean) for c in stats.columns
-            if c != label and parts.kinds[c] == NUMBER}
+    keep = opts.features + ([] if label is None else [label])  # label=None: never read it
+    fill = {c: np.float32(stats[c].mean) for c in opts.features if parts.kinds[c] == NUMBER}
     skip: dict[str, set[int]] = {}
     for b in parts.bad:
         skip.setdefault(b.file, set()).add(b.line)
-    parser = BlockParser(parts.columns, parts.kinds, stats.columns, label=label,
+    parser = BlockParser(parts.columns, parts.kinds, [c for c in stats.columns if c in keep],
+                         label=label,
                          classes=opts.classes, fill=fill,
                          sizes={f: os.path.getsize(f) for f in parts.files}, skip=skip,
                          blank=parts.blank, dialect=stats.dialect)

@@ -67,7 +67,8 @@ from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
 
-__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "csv_reader_dataset"]
+__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "ignored_columns",
+           "csv_reader_dataset"]
 
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
@@ -148,7 +149,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
                 tf.constant([""]) for c in columns]
     decode = checked_decoder(columns, kinds, set() if label is None else {label}, defaults,
                              skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
-                             ignored=set(columns) - set(stats.columns), dialect=stats.dialect)
+                             ignored=ignored_columns(columns, opts), dialect=stats.dialect)
     to_features = build_features(opts, kinds)
 
     def preprocess(lines, numbers, paths):
@@ -157,10 +158,19 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     return preprocess
 
 
+def ignored_columns(columns, opts: ReadOptions) -> set[str]:
+    """The columns of a file's header that the reader reads but does not keep: those the
+    statistics left out (``columns=``), and with ``label=None`` (rows for prediction) the
+    statistics' label when the file still has it (any value, even empty or ``?``)."""
+    return {c for c in columns if c not in opts.features and c != opts.label}
+
+
 def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     """The reader's functions for these files: preprocess, line and chunk readers, skipping."""
     files, columns, counts, blank = checked.files, checked.shape, checked.rows, checked.blank
-    kinds = kinds_for(opts.stats, columns, files[0])
+    ignored = ignored_columns(columns, opts)
+    kinds = {c: TEXT if c in ignored else k
+             for c, k in kinds_for(opts.stats, columns, files[0]).items()}
     if opts.label is not None and opts.label not in columns:
         raise ValueError(f"label={opts.label!r} is not in the header of {files[0]}: to read "
                          "rows without the label (for prediction), pass label=None.")
@@ -173,14 +183,15 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
                         column=empty[0])
     expect_bytes = _table({f: os.path.getsize(f) for f in files})
     expect_rows = _table(dict(counts))
-    bad = bad_lines_in(files, columns, opts.stats, label=opts.label) if opts.skip else []
+    bad = bad_lines_in(files, columns, opts.stats, label=opts.label,
+                       ignore=ignored) if opts.skip else []
     if opts.skip:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
     dialect = opts.stats.dialect
     pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
-                          opts.classes, dialect=dialect)
+                          opts.classes, dialect=dialect, ignored=ignored)
 
     def expected(path):
         return expect_bytes.lookup(path), expect_rows.lookup(path)
