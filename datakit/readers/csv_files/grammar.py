@@ -51,11 +51,11 @@ def _patterns(dialect: Dialect) -> dict[str, str]:
             # A column the reader ignores: also a bare field with a quote after its first
             # character (`5" tall`), as pandas reads it. Neither branch matches the empty
             # field, so the `?` gives the engine one way to match it.
-            IGNORED: f'(?:"(?:[^"]|"")*"|[^"{sep}][^{sep}]*)?'}
+            _IGNORED: f'(?:"(?:[^"]|"")*"|[^"{sep}][^{sep}]*)?'}
 
 
 #: The pattern name of a column the reader reads but ignores (left out by ``columns=``).
-IGNORED = "ignored"
+_IGNORED = "ignored"
 #: How much of a bad line an error message shows.
 RAW_SHOWN = 200
 
@@ -97,7 +97,7 @@ def column_pattern(col: str, kinds: dict[str, str], required, classes=None,
                     dialect: Dialect = COMMA, ignored=frozenset()) -> str:
     """One column's pattern; a text label's is the list of its classes, bare or quoted."""
     if col in ignored:
-        return _patterns(dialect)[IGNORED]
+        return _patterns(dialect)[_IGNORED]
     if classes and col in classes:
         values = classes[col]
         bare = [re.escape(v) for v in values]

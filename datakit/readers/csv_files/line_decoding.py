@@ -35,8 +35,8 @@ from datakit.readers.csv_files.grammar import (
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.text_lines import numbered_lines, without_bom
 
-__all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "unchanged", "decoded_chunks",
-           "checked_lines"]
+__all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "fingerprint", "unchanged",
+           "decoded_chunks", "checked_lines"]
 
 #: A number without ``nan`` (a line holding one is read as text: ``nan`` may be a marker).
 _NO_NAN = NUMBER_PATTERN.replace("nan|", "")
@@ -172,15 +172,23 @@ def blank(lines):
     return tf.equal(tf.strings.length(tf.strings.strip(lines)), 0)
 
 
+def fingerprint(content) -> tf.Tensor:
+    """A file's content (a string tensor) as one int64 (``tf.fingerprint``, farmhash): what
+    :func:`unchanged` compares, computed the same way when the reader is built."""
+    return tf.bitcast(tf.fingerprint(tf.reshape(content, [1]))[0], tf.int64)
+
+
 def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Dataset:
     """A dataset of no element (like ``element``) that fails if ``path`` changed since its check.
 
-    ``expected = (bytes, rows)`` tensors. When iteration reaches it (put it
-    first: ``unchanged(...).concatenate(lines)``), the file is read once more
-    (a few ms per MB) and compared: rows removed, cut short or appended after
-    ``check_files`` are an error naming the file, never a short or long epoch.
+    ``expected = (bytes, rows)`` or ``(bytes, rows, fingerprint)`` tensors. When
+    iteration reaches it (put it first: ``unchanged(...).concatenate(lines)``),
+    the file is read once more (a few ms per MB) and compared: rows removed, cut
+    short, appended or rewritten (another :func:`fingerprint`, even at the same
+    size) after ``check_files`` are an error naming the file, never a short or
+    long epoch, nor one that mixes old and new rows.
     """
-    size, rows = expected
+    size, rows = expected[0], expected[1]
 
     def check(*_):
         content = tf.io.read_file(path)
@@ -188,11 +196,14 @@ def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Data
         n = tf.reduce_sum(tf.cast(tf.logical_not(blank(found)), tf.int64))
         got = tf.cast(tf.strings.length(content), tf.int64)
         ok = tf.logical_and(tf.equal(got, size), tf.equal(n, rows))
-        assertion = tf.debugging.Assert(ok, [
+        same = tf.constant(True) if len(expected) < 3 else tf.equal(fingerprint(content),
+                                                                       expected[2])
+        assertion = tf.debugging.Assert(tf.logical_and(ok, same), [
             "CSV file changed after it was checked:", path, "now has", got, "bytes and", n,
             "rows; when checked it had", size, "bytes and", rows,
-            "rows. Do not change files while reading them; build the dataset again."],
-            name="csv_file_changed")
+            "rows. Same content now:", same, ". One epoch would mix old and new rows: build "
+            "the dataset again after files change, and never change files while they are "
+            "read."], name="csv_file_changed")
         with tf.control_dependencies([assertion]):
             return tf.constant(False)
 
