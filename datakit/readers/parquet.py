@@ -1,4 +1,4 @@
-# About 320 lines on purpose: one format, written, checked and read, whose three parts share
+# About 340 lines on purpose: one format, written, checked and read, whose three parts share
 # the schema helpers (kinds, dtypes, chosen columns); the statistics are the CSV pass's own.
 """Parquet shards, the format tables are converted to: write them, check them, read them.
 
@@ -54,7 +54,7 @@ from datakit.core.errors import DataError
 from datakit.readers.parquet_columns import column_dtype, columns_with_nulls, row_group_reader
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
-from datakit.readers.tables.file_facts import file_facts
+from datakit.readers.tables.file_facts import file_facts, opened
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 from datakit.readers.tables.table_options import TableOptions, renamed_knobs
@@ -200,6 +200,20 @@ def _kind(field: pa.Field, path: str) -> str:
 # -- reading -------------------------------------------------------------------------
 
 
+def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str, int]:
+    """Each file's row groups, from the file that ``facts`` describe, whose rows must be those
+    the check counted: a file replaced between the check and ``facts`` is refused too."""
+    groups = {}
+    for f in files:
+        with opened(f, facts) as fh:
+            meta = pq.ParquetFile(fh).metadata
+        if meta.num_rows != rows.get(f, meta.num_rows):
+            raise DataError(f, f"the file changed while the reader checked it ({meta.num_rows:,} "
+                            f"rows now, {rows[f]:,} when checked); build the dataset again")
+        groups[f] = meta.num_row_groups
+    return groups
+
+
 def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
                     shuffle_buffer_size: int | None = 10_000, seed: int | None = None,
                     repeat: int | None = 1, n_readers: int = 5, n_read_threads=None,
@@ -257,10 +271,11 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         _kind(schema.field(c), files[0])
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
+    facts = file_facts(files)  # what every read compares the files with
+    groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]
-    groups = {f: pq.ParquetFile(f).metadata.num_row_groups for f in files}
-    read = row_group_reader(keep, dtypes, file_facts(files))
+    read = row_group_reader(keep, dtypes, facts)
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
 
