@@ -171,19 +171,32 @@ def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tm
     assert ys == [sorted("abc").index(v) for v in back["y"]]
 
 
-def test_a_stray_quote_in_a_column_left_out_says_the_column_is_still_parsed(tmp_path):
-    path = write(tmp_path, "notes.csv", 'x,note,y\n1,fine,10\n2,"ok",20\n3,5" tall,30\n')
-    stats = dc.column_stats(write(tmp_path, "train.csv", "x,note,y\n1,a,1\n"),
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_stray_quote_in_a_column_left_out_never_rejects_the_line(tmp_path, parse):
+    # A bare field with a quote inside (`5" tall`), as pandas reads it, in a column that
+    # columns= leaves out: the line is read, in every mode, and counted by no check.
+    path = write(tmp_path, "notes.csv",
+                 'x,note,y\n1,fine,10\n2,"ok",20\n3,5" tall,30\n4,"a, ""b""",40\n')
+    stats = dc.column_stats(write(tmp_path, "train.csv", "x,note,y\n1,a,1\n3,b,2\n"),
                             columns=["x", "y"])
-    [bad] = dc.find_bad_lines(path, stats, label="y")
-    assert (bad.line, bad.column) == (4, "note (2 of 3)")
+    assert dc.find_bad_lines(path, stats, label="y") == []
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None, n_readers=1))
+    assert y.tolist() == [10.0, 20.0, 30.0, 40.0] and x.ravel().tolist() == [-1, 0, 1, 2]
+    assert dc.column_stats(path, columns=["x", "y"])["x"].count == 4
+    # A quote that opens a field and never closes it still breaks the line: named as such.
+    broken = write(tmp_path, "broken.csv", 'x,note,y\n1,fine,10\n3,"5 tall,30\n')
+    [bad] = dc.find_bad_lines(broken, stats, label="y")
+    assert (bad.line, bad.column) == (3, "note (2 of 3)")
     assert "columns= leaves this column out, but every field of a line is still parsed" in (
         bad.reason)
     with pytest.raises(tf.errors.InvalidArgumentError, match="columns= leaves this column out"):
-        read_all(dc.csv_reader_dataset(path, stats=stats, label="y", shuffle_buffer_size=None))
+        read_all(dc.csv_reader_dataset(broken, stats=stats, label="y", parse=parse,
+                                       shuffle_buffer_size=None))
     with pytest.warns(UserWarning, match="skipping 1 bad line"):
-        ds = dc.csv_reader_dataset(path, stats=stats, label="y", on_bad_line="skip")
-    assert sorted(read_all(ds)[1].tolist()) == [10.0, 20.0]
+        ds = dc.csv_reader_dataset(broken, stats=stats, label="y", on_bad_line="skip",
+                                   parse=parse)
+    assert sorted(read_all(ds)[1].tolist()) == [10.0]
 
 
 # -- missing-value markers: missing in a number column, kinds from the whole pass ----
@@ -306,6 +319,24 @@ def test_a_file_without_a_header_reads_with_column_names(tmp_path, parse):
         read_all(dc.csv_reader_dataset(bad, stats=stats, label="y", parse=parse,
                                        shuffle_buffer_size=None))
     assert [b.line for b in dc.find_bad_lines(bad, stats, label="y")] == [2]
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_byte_order_mark_in_a_file_without_a_header_is_read_as_pandas_reads_it(tmp_path,
+                                                                                parse):
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeff1.5,a,10\n2.5,b,20\n3.5,a,30\n".encode())
+    df = pd.read_csv(path, header=None, names=["x", "c", "y"])
+    stats = dc.column_stats(str(path), column_names=["x", "c", "y"], label="y")
+    assert (stats["x"].count, stats["x"].mean) == (3, df["x"].mean())
+    assert dc.find_bad_lines(str(path), stats, label="y") == []
+    ds = dc.csv_reader_dataset(str(path), stats=stats, label="y", parse=parse, output="dict",
+                               shuffle_buffer_size=None, n_readers=1)
+    x, y = next(iter(ds))
+    assert y.numpy().tolist() == df["y"].tolist()
+    np.testing.assert_allclose(x["x"].numpy() * stats["x"].std + stats["x"].mean, df["x"],
+                               rtol=1e-6)
+    assert [v.decode() for v in x["c"].numpy()] == df["c"].tolist()
 
 
 def test_the_writer_names_the_columns_of_a_file_without_a_header(tmp_path):

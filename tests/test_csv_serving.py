@@ -82,3 +82,31 @@ def test_label_none_needs_statistics_that_know_the_label(passengers):
     plain = dc.column_stats(parts["train"], columns=["fare", "class"])
     with pytest.raises(ValueError, match=r"column_stats\(\.\.\., label="):
         dc.csv_reader_dataset(parts["train"], stats=plain, label=None)
+
+
+@pytest.mark.parametrize("parse", ["batch", "arrow"])
+def test_label_none_reads_prediction_rows_with_or_without_the_label_column(tmp_path, parse):
+    # Rows for prediction come without the label, or with it kept (valid, empty or `?`):
+    # the label column is then read and ignored, in every parse mode.
+    train = tmp_path / "train.csv"
+    train.write_text("x,city,y\n1,a,10\n2,b,20\n3,a,30\n")
+    stats = dc.column_stats([str(train)], label="y")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("x,city\n1,a\n5,b\n,a\n")
+    kept = tmp_path / "kept.csv"
+    kept.write_text("x,city,y\n1,a,10\n5,b,\n,a,?\n")
+
+    def rows(path):
+        ds = dc.csv_reader_dataset([str(path)], stats=stats, label=None, parse=parse,
+                                   shuffle_buffer_size=None, n_readers=1)
+        assert isinstance(ds.element_spec, tf.TensorSpec)  # the features alone
+        return np.concatenate([x.numpy() for x in ds])
+
+    std = stats["x"].std
+    want = np.array([[(1 - 2) / std, 0, 1, 0], [(5 - 2) / std, 0, 0, 1], [0, 0, 1, 0]],
+                    np.float32)  # x standardized (missing: the mean, 0), then city one-hot
+    np.testing.assert_allclose(rows(bare), want, rtol=1e-6)
+    np.testing.assert_allclose(rows(kept), want, rtol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"line 3, column y .*label is empty"):
+        read_all(dc.csv_reader_dataset([str(kept)], stats=stats, label="y", parse=parse,
+                                       shuffle_buffer_size=None))  # training still checks it

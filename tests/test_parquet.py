@@ -163,11 +163,78 @@ def test_rewriting_the_set_replaces_it_whole(tmp_path):
 
 
 def test_missing_integer_is_an_error_naming_file_row_group_and_column(tmp_path):
-    paths = dp.write_parquet_shards(pa.table({"n": pa.array([1, None, 3], pa.int64())}),
+    # A file written without statistics does not say it holds a missing value: the column
+    # stays an integer one, and the missing value is an error naming where it is.
+    path = str(tmp_path / "bare.parquet")
+    pq.write_table(pa.table({"n": pa.array([1, None, 3], pa.int64())}), path,
+                   write_statistics=False)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"bare.parquet, row group 0, column n: 1 missing value"):
+        list(dp.parquet_dataset([path]))
+
+
+def test_missing_integers_and_booleans_stay_missing_as_pandas_reads_them(tmp_path):
+    table = pa.table({"n": pa.array([1, None, 2**53, -4], pa.int64()),
+                      "b": pa.array([True, None, False, True]),
+                      "k": pa.array([7, 8, 9, 10], pa.int64()),
+                      "ok": pa.array([False, True, True, False])})
+    paths = dp.write_parquet_shards(table, tmp_path, num_shards=2, row_group_rows=1)
+    ds = dp.parquet_dataset(paths, batch_size=4, shuffle_buffer_size=None, n_readers=1)
+    assert {k: s.dtype for k, s in ds.element_spec.items()} == {
+        "n": tf.float64, "b": tf.float32, "k": tf.int64, "ok": tf.bool}  # no missing: kept
+    got, want = frame(ds), table.to_pandas()  # pandas: n float64 with NaN, b None
+    np.testing.assert_array_equal(got["n"], want["n"])  # nan where pandas has NaN; 2**53 exact
+    assert got["b"].tolist()[0] == 1.0 and np.isnan(got["b"][1]) and got["b"].tolist()[2:] == [
+        0.0, 1.0]
+    assert got["k"].tolist() == [7, 8, 9, 10] and got["ok"].tolist() == [False, True, True, False]
+    stats = dp.column_stats(paths)
+    assert stats["b"].missing == 1 and stats["n"].missing == 1 and stats["n"].count == 3
+
+
+def test_unsigned_integers_above_int64_are_refused_naming_the_value(tmp_path):
+    big = 2**63 + 5
+    paths = dp.write_parquet_shards(pa.table({"u": pa.array([1, big], pa.uint64())}),
                                     tmp_path, num_shards=1)
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"part_00.parquet, row group 0, column n: 1 missing value"):
+                       match=rf"part_00.parquet, column u \(row group 0\): the value {big} "
+                       "does not fit a int64 exactly"):
         list(dp.parquet_dataset(paths))
+    small = dp.write_parquet_shards(pa.table({"u": pa.array([1, 2**63 - 1], pa.uint64())}),
+                                    tmp_path / "small", num_shards=1)
+    assert frame(dp.parquet_dataset(small))["u"].max() == 2**63 - 1  # exact
+
+
+def _replace(path: str, table: pa.Table) -> None:
+    """Write ``table`` beside ``path`` and move it over it, as a rerun of a writer would."""
+    pq.write_table(table, path + ".new", row_group_size=10)
+    os.replace(path + ".new", path)
+
+
+def test_a_file_replaced_between_epochs_or_mid_epoch_is_refused_by_name(tmp_path):
+    tables = [pa.table({"x": np.arange(k * 100, k * 100 + 100, dtype=np.float64)})
+              for k in range(2)]
+    paths = [str(tmp_path / f"p{k}.parquet") for k in range(2)]
+    for path, table in zip(paths, tables, strict=True):
+        pq.write_table(table, path, row_group_size=10)
+    ds = dp.parquet_dataset(paths, batch_size=10, shuffle_buffer_size=None, n_readers=1,
+                            prefetch=None)
+    assert len(frame(ds)) == 200
+    _replace(paths[0], pa.table({"x": np.arange(150, dtype=np.float64)}))  # grown
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"p0.parquet: the file changed since the reader checked it"):
+        list(ds)  # the next epoch
+    for path, table in zip(paths, tables, strict=True):
+        pq.write_table(table, path, row_group_size=10)
+    ds = dp.parquet_dataset(paths, batch_size=10, shuffle_buffer_size=None, n_readers=1,
+                            prefetch=None)
+    it = iter(ds)
+    first = next(it)["x"].numpy()
+    np.testing.assert_array_equal(first, np.arange(10.0))
+    _replace(paths[1], pa.table({"x": -np.arange(100, dtype=np.float64)}))  # same rows
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"p1.parquet: the file changed since the reader checked it"):
+        for _ in it:
+            pass
 
 
 @pytest.mark.parametrize("kwargs, error, fix", [

@@ -1,4 +1,4 @@
-# About 350 lines on purpose: one format, written, checked and read, whose three parts share
+# About 340 lines on purpose: one format, written, checked and read, whose three parts share
 # the schema helpers (kinds, dtypes, chosen columns); the statistics are the CSV pass's own.
 """Parquet shards, the format tables are converted to: write them, check them, read them.
 
@@ -51,8 +51,10 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.readers.parquet_columns import column_dtype, columns_with_nulls, row_group_reader
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.file_facts import file_facts, opened
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 from datakit.readers.tables.table_options import TableOptions, renamed_knobs
@@ -195,39 +197,21 @@ def _kind(field: pa.Field, path: str) -> str:
                     "strings: cast it (or leave it out with columns=...)")
 
 
-def _dtype(field: pa.Field) -> tf.DType:
-    t = field.type
-    if pa.types.is_floating(t):
-        return tf.float32
-    if pa.types.is_boolean(t):
-        return tf.bool
-    return tf.int64 if pa.types.is_integer(t) else tf.string
-
-
 # -- reading -------------------------------------------------------------------------
 
 
-def _row_group_reader(columns: list[str], dtypes: list[tf.DType]):
-    def read(path, group):
-        path = path.decode()
-        try:
-            table = pq.ParquetFile(path).read_row_group(int(group), columns=columns)
-        except (pa.ArrowException, OSError) as e:
-            raise ValueError(f"{path}, row group {int(group)}: cannot be read ({e}); the file "
-                             "is damaged: write it again") from None
-        out = []
-        for c, dtype in zip(columns, dtypes, strict=True):
-            col = table.column(c)
-            if dtype == tf.string:
-                out.append(col.fill_null("").to_numpy(zero_copy_only=False).astype(object))
-            elif dtype == tf.int64 and col.null_count:
-                raise ValueError(f"{path}, row group {int(group)}, column {c}: "
-                                 f"{col.null_count} missing value(s) in an integer column; "
-                                 "fill them, or store the column as float")
-            else:
-                out.append(col.to_numpy().astype(dtype.as_numpy_dtype, copy=False))
-        return out
-    return read
+def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str, int]:
+    """Each file's row groups, from the file that ``facts`` describe, whose rows must be those
+    the check counted: a file replaced between the check and ``facts`` is refused too."""
+    groups = {}
+    for f in files:
+        with opened(f, facts) as fh:
+            meta = pq.ParquetFile(fh).metadata
+        if meta.num_rows != rows.get(f, meta.num_rows):
+            raise DataError(f, f"the file changed while the reader checked it ({meta.num_rows:,} "
+                            f"rows now, {rows[f]:,} when checked); build the dataset again")
+        groups[f] = meta.num_row_groups
+    return groups
 
 
 def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
@@ -238,10 +222,19 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
 
     Floats become float32, integers int64, booleans bool, strings tf.string
-    (a missing string is ``""``, a missing float ``nan``; a missing integer
-    is an error naming the file, row group and column). ``label``: elements
-    become ``(features without it, label)``. The dataset knows its length.
-    Every argument is checked before any file is opened.
+    (a missing string is ``""``, a missing float ``nan``). An integer or boolean
+    column that holds a missing value (the files' metadata says so) is read as
+    floats, so the missing value stays missing (``nan``), as pandas reads it:
+    integers as float64 (exact up to 2**53), booleans as float32 (1.0, 0.0,
+    ``nan``). An integer that its type cannot hold exactly (an unsigned 64-bit
+    value above 2**63 - 1) is an error naming the file, column and value, never
+    another number. ``label``: elements become ``(features without it, label)``.
+    The dataset knows its length. Every argument is checked before any file is
+    opened.
+
+    Each file is checked again each time a row group of it is read (its size
+    and modification time, on the open file): a file replaced or grown since the
+    dataset was built is an error naming it, never an epoch of old and new rows.
 
     Args:
         columns: the columns to read (default: all), in that order.
@@ -278,9 +271,11 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         _kind(schema.field(c), files[0])
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
-    dtypes = [_dtype(schema.field(c)) for c in keep]
-    groups = {f: pq.ParquetFile(f).metadata.num_row_groups for f in files}
-    read = _row_group_reader(keep, dtypes)
+    facts = file_facts(files)  # what every read compares the files with
+    groups = _row_groups(files, facts, checked.rows)
+    nulls = columns_with_nulls(files, schema, keep)
+    dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]
+    read = row_group_reader(keep, dtypes, facts)
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
 

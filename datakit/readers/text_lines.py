@@ -18,17 +18,29 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["numbered_lines"]
+__all__ = ["BOM_PATTERN", "without_bom", "numbered_lines"]
+
+#: A UTF-8 byte order mark at the start of a line (a file's first), as a regular expression.
+BOM_PATTERN = "^\ufeff"
+
+
+def without_bom(lines: tf.Tensor) -> tf.Tensor:
+    """``lines`` (a string tensor) with a UTF-8 byte order mark dropped from the start of
+    each, as editors and pandas drop it: it is not part of the text."""
+    return tf.strings.regex_replace(lines, BOM_PATTERN, "", replace_global=False)
 
 
 def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
     """``(line, line number, path)`` for each line of a text file (numbers from 1).
 
     With ``skip_header`` (the default) line 1 is dropped and the first
-    element is line 2.
+    element is line 2. Without it, a byte order mark at the start of line 1 is
+    dropped (one call, on line 1 only).
     """
     lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
     paths = tf.data.Dataset.from_tensors(path).repeat()
     ds = tf.data.Dataset.zip((lines, numbers, paths))
-    return ds.skip(1) if skip_header else ds
+    if skip_header:
+        return ds.skip(1)
+    return ds.take(1).map(lambda line, n, p: (without_bom(line), n, p)).concatenate(ds.skip(1))

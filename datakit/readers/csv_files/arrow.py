@@ -48,6 +48,7 @@ from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.csv_files.shards import is_blank
 from datakit.readers.tables.block_reading import blocks_dataset
+from datakit.readers.tables.file_facts import file_facts
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
            "arrow_chunks", "arrow_batches"]
@@ -100,7 +101,8 @@ class BlockParser:
     Returns, for each of ``keep`` (numbers as float32, a missing number filled
     with ``fill[c]``; text as bytes), one array of the block's rows, then the
     rows per ``LINES_PER_CHUNK``-line chunk. ``sizes``: each file's byte size
-    when checked (a changed file is an error); ``skip``: line numbers to drop
+    when checked, or ``(bytes, modification time in ns)`` (a changed file is an error,
+    checked on the open file at each block); ``skip``: line numbers to drop
     per file; ``blank``: files that hold blank lines.
     """
 
@@ -109,10 +111,11 @@ class BlockParser:
         self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
         self.classes, self.fill, self.sizes = classes, fill, sizes
         self.skip, self.blank = skip or {}, set(blank)
-        self.required = {label}
+        self.required = set() if label is None else {label}  # None: rows for prediction
         self.dialect = dialect
+        self.ignored = set(self.header) - set(self.keep)
         self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes,
-                                           dialect=dialect))
+                                           dialect=dialect, ignored=self.ignored))
         self.read = pacsv.ReadOptions(column_names=self.header, use_threads=False,
                                       block_size=1 << 26)
         self.parse = pacsv.ParseOptions(delimiter=dialect.delimiter)
@@ -152,16 +155,20 @@ class BlockParser:
         return [self._column(table, c, rows) for c in self.keep]
 
     def _read(self, path, start, end):
-        size = os.path.getsize(path)
         with open(path, "rb") as f:
+            st = os.fstat(f.fileno())  # the open file's own: a file replaced is found too
             f.seek(max(start - 1, 0))
             data = f.read(end - start + (start > 0))
-        ok = size == self.sizes[path] and (start == 0 or data[:1] == b"\n")
+        size, then = st.st_size, self.sizes[path]
+        was = then if isinstance(then, tuple) else (then, st.st_mtime_ns)
+        ok = (size, st.st_mtime_ns) == was and (start == 0 or data[:1] == b"\n")
         if not ok or not (data.endswith(b"\n") or end == size):
             raise ValueError(f"CSV file changed after it was checked: {path} now has {size} "
-                             f"bytes; when checked it had {self.sizes[path]}. Do not change "
-                             "files while reading them; build the dataset again.")
-        return data[1:] if start > 0 else data
+                             f"bytes; when checked it had {was[0]}"
+                             f"{' (and another modification time)' if size == was[0] else ''}"
+                             ". One epoch would mix old and new rows: build the dataset again "
+                             "after files change, and never change files while they are read.")
+        return data[1:] if start > 0 else data.removeprefix(b"\xef\xbb\xbf")  # not text
 
     def _suspect(self, data: bytes) -> bool:
         """Whether a quote or tab makes a line pyarrow read possibly one the rule rejects."""
@@ -171,6 +178,8 @@ class BlockParser:
             r.rstrip(b"\r").decode("utf-8", "replace")) for r in data.split(b"\n") if r)
 
     def _bad_label(self, table) -> bool:
+        if self.label is None:
+            return False
         y = table.column(self.label)
         if y.null_count:
             return True
@@ -199,8 +208,8 @@ class BlockParser:
             if is_blank(line) or self.rule.fullmatch(line):
                 continue
             column, reason = describe_bad_line(line, self.header, self.kinds, self.required,
-                                               self.classes, dialect=self.dialect) or (
-                                                   None, "bad line")
+                                               self.classes, ignored=self.ignored,
+                                               dialect=self.dialect) or (None, "bad line")
             raise ValueError(str(BadLine(path, n, column, reason, line)))
         raise ValueError(f"{path}, lines {first}-{first + lines - 1}: pyarrow could not read "
                          f"this block ({why or 'rows and lines disagree'}) though every line "
@@ -251,14 +260,15 @@ def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
     (:func:`~datakit.readers.tables.block_reading.blocks_dataset`) does the rest.
     """
     stats, label = opts.stats, opts.label
-    fill = {c: np.float32(stats[c].mean) for c in stats.columns
-            if c != label and parts.kinds[c] == NUMBER}
+    keep = opts.features + ([] if label is None else [label])  # label=None: never read it
+    fill = {c: np.float32(stats[c].mean) for c in opts.features if parts.kinds[c] == NUMBER}
     skip: dict[str, set[int]] = {}
     for b in parts.bad:
         skip.setdefault(b.file, set()).add(b.line)
-    parser = BlockParser(parts.columns, parts.kinds, stats.columns, label=label,
+    parser = BlockParser(parts.columns, parts.kinds, [c for c in stats.columns if c in keep],
+                         label=label,
                          classes=opts.classes, fill=fill,
-                         sizes={f: os.path.getsize(f) for f in parts.files}, skip=skip,
+                         sizes=file_facts(parts.files), skip=skip,
                          blank=parts.blank, dialect=stats.dialect)
     ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
 

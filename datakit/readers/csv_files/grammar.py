@@ -30,7 +30,7 @@ from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
 
 __all__ = ["NUMBER_PATTERN", "FINITE_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern",
-           "describe_bad_line", "find_bad_lines", "bad_lines_in", "warn_skipped"]
+           "column_pattern", "describe_bad_line", "find_bad_lines", "bad_lines_in", "warn_skipped"]
 
 #: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
 #: included. Each alternative starts differently and no two quantifiers compete for the
@@ -44,11 +44,18 @@ def _patterns(dialect: Dialect) -> dict[str, str]:
     number = NUMBER_PATTERN
     if dialect.marker_pattern:
         number = f"(?:{NUMBER_PATTERN}|{dialect.marker_pattern})"
+    sep = dialect.separator
     return {NUMBER: f'(?:{number}|"{number}")',
-            TEXT: f'(?:"(?:[^"]|"")*"|[^"{dialect.separator}]*)',
-            "label": f'(?:{FINITE_PATTERN}|"{FINITE_PATTERN}")'}
+            TEXT: f'(?:"(?:[^"]|"")*"|[^"{sep}]*)',
+            "label": f'(?:{FINITE_PATTERN}|"{FINITE_PATTERN}")',
+            # A column the reader ignores: also a bare field with a quote after its first
+            # character (`5" tall`), as pandas reads it. Neither branch matches the empty
+            # field, so the `?` gives the engine one way to match it.
+            _IGNORED: f'(?:"(?:[^"]|"")*"|[^"{sep}][^{sep}]*)?'}
 
 
+#: The pattern name of a column the reader reads but ignores (left out by ``columns=``).
+_IGNORED = "ignored"
 #: How much of a bad line an error message shows.
 RAW_SHOWN = 200
 
@@ -86,9 +93,11 @@ def _field_pattern(kind: str, required: bool, dialect: Dialect) -> str:
     return patterns[kind] + ("" if required or kind == TEXT else "?")
 
 
-def _column_pattern(col: str, kinds: dict[str, str], required, classes=None,
-                    dialect: Dialect = COMMA) -> str:
+def column_pattern(col: str, kinds: dict[str, str], required, classes=None,
+                    dialect: Dialect = COMMA, ignored=frozenset()) -> str:
     """One column's pattern; a text label's is the list of its classes, bare or quoted."""
+    if col in ignored:
+        return _patterns(dialect)[_IGNORED]
     if classes and col in classes:
         values = classes[col]
         bare = [re.escape(v) for v in values]
@@ -99,10 +108,11 @@ def _column_pattern(col: str, kinds: dict[str, str], required, classes=None,
 
 def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
                 classes: dict[str, list[str]] | None = None, *,
-                dialect: Dialect = COMMA) -> str:
-    """The regular expression a valid row matches (``required``: columns never empty)."""
-    return dialect.separator.join(_column_pattern(c, kinds, required, classes, dialect)
-                                  for c in columns)
+                dialect: Dialect = COMMA, ignored=frozenset()) -> str:
+    """The regular expression a valid row matches (``required``: columns never empty;
+    ``ignored``: columns read but not kept, whose bare fields may hold a quote)."""
+    return dialect.separator.join(column_pattern(c, kinds, required, classes, dialect,
+                                                  ignored) for c in columns)
 
 
 def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
@@ -126,14 +136,15 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
     pos, n, sep = 0, len(columns), dialect.separator
     for k, col in enumerate(columns):
         where = f"{col} ({k + 1} of {n})"
-        pat = re.compile(_column_pattern(col, kinds, required, classes, dialect) + f"(?={sep}|$)")
+        pat = re.compile(column_pattern(col, kinds, required, classes, dialect, ignored) +
+                         f"(?={sep}|$)")
         m = pat.match(raw, pos)
         if not m:
             reason = _field_reason(raw, pos, col, kinds, required, classes, dialect)
             if col in ignored:
                 reason += (" (columns= leaves this column out, but every field of a line is "
-                           "still parsed: fix the quote, or skip the line with "
-                           "on_bad_line='skip')")
+                           "still parsed: a quote opening a field must close it; fix the "
+                           "quote, or skip the line with on_bad_line='skip')")
             return where, reason
         pos = m.end()
         if k < n - 1:
@@ -179,22 +190,25 @@ def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> l
 
 
 def bad_lines_in(files: list[str], columns: list[str], stats: CsvStats, *,
-                 label: str | None = None) -> list[BadLine]:
+                 label: str | None = None, ignore=frozenset()) -> list[BadLine]:
     """:func:`find_bad_lines` of files already checked (``csv_file_set``), header ``columns``.
 
     A reader that has checked (and hashed) its files calls this, so they are not
-    checked twice.
+    checked twice. ``ignore``: more columns the reader reads but does not keep
+    (the statistics' label, when it reads rows for prediction).
     """
     dialect = stats.dialect
+    ignored = (set(columns) - set(stats.columns)) | set(ignore)
     kinds = kinds_for(stats, columns, files[0])
     classes = label_classes(stats, label)
     pattern = re.compile(row_pattern(columns, kinds, {label} if label else set(), classes,
-                                     dialect=dialect))
-    ignored = set(columns) - set(stats.columns)
+                                     dialect=dialect, ignored=ignored))
     bad = []
     for path in files:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte order mark: not text
                 line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
                 if number > dialect.header_lines and not is_blank(line) and \
                         not pattern.fullmatch(line):

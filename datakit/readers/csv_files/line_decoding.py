@@ -28,14 +28,15 @@ from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
     BadLine,
+    column_pattern,
     describe_bad_line,
     row_pattern,
 )
 from datakit.readers.csv_files.schema import NUMBER
-from datakit.readers.text_lines import numbered_lines
+from datakit.readers.text_lines import numbered_lines, without_bom
 
-__all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "unchanged", "decoded_chunks",
-           "checked_lines"]
+__all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "fingerprint", "unchanged",
+           "decoded_chunks", "checked_lines"]
 
 #: A number without ``nan`` (a line holding one is read as text: ``nan`` may be a marker).
 _NO_NAN = NUMBER_PATTERN.replace("nan|", "")
@@ -56,17 +57,66 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
     missing-value markers: a marker in a number column (but a required one)
     gets the column's default, as an empty field does.
     """
-    pattern = row_pattern(columns, kinds, required, classes, dialect=dialect)
+    pattern = row_pattern(columns, kinds, required, classes, dialect=dialect, ignored=ignored)
+    strict, emptied = _emptier(columns, kinds, required, classes, dialect, ignored)
     markers = {i for i, c in enumerate(columns) if kinds[c] == NUMBER and c not in required}
     if not dialect.na_values:
         markers = set()
-    read_as = [tf.constant([""]) if i in markers else d for i, d in enumerate(defaults)]
     # A line without a marker matches the grammar without markers, and without `nan` (which
     # may be one): decode_csv reads its numbers as floats at once, in one regex pass.
     plain = row_pattern(columns, kinds, required, classes,
                         dialect=Dialect(dialect.delimiter, (), dialect.column_names)
-                        ).replace(NUMBER_PATTERN, _NO_NAN)
+                        ).replace(NUMBER_PATTERN, _NO_NAN)  # ignored columns: as text, strict
 
+    fail = _failer(pattern, columns, kinds, required, classes, ignored, dialect)
+
+    unmarked, read = _readers(defaults, markers, dialect)
+
+    def lenient(lines, numbers, paths):
+        ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
+        check = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
+        with tf.control_dependencies([check]):
+            return read(emptied(tf.identity(lines)))
+
+    def checked(lines, numbers, paths):
+        if strict is None:
+            return lenient(lines, numbers, paths)
+        # Most chunks match the strict pattern (no quote in an ignored field): one match.
+        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, strict)),
+                       lambda: read(lines), lambda: lenient(lines, numbers, paths))
+
+    def decode(lines, numbers, paths):
+        if skip:
+            lines = tf.boolean_mask(lines, tf.strings.regex_full_match(lines, pattern))
+            return read(emptied(lines))
+        if not markers:
+            return checked(lines, numbers, paths)
+        # Lines without a marker (most) are read as floats; only lines holding one as text.
+        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, plain)),
+                       lambda: unmarked(lines), lambda: checked(lines, numbers, paths))
+
+    return decode
+
+
+def _readers(defaults, markers: set[int], dialect: Dialect):
+    """``(unmarked, read)``: ``decode_csv`` of lines without a missing-value marker, and of
+    any lines (the ``markers`` columns read as text, then as numbers with their default)."""
+    read_as = [tf.constant([""]) if i in markers else d for i, d in enumerate(defaults)]
+
+    def unmarked(lines):
+        return tf.io.decode_csv(lines, defaults, field_delim=dialect.delimiter)
+
+    def marked(lines):
+        fields = tf.io.decode_csv(lines, read_as, field_delim=dialect.delimiter)
+        return [_numbers(f, defaults[i], dialect.na_values) if i in markers else f
+                for i, f in enumerate(fields)]
+
+    return unmarked, (marked if markers else unmarked)
+
+
+def _failer(pattern, columns, kinds, required, classes, ignored, dialect: Dialect):
+    """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
+    ``lines`` that does not match ``pattern``, as a :class:`BadLine`."""
     def message(line, number, path):
         raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes,
@@ -83,31 +133,29 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
         text = tf.numpy_function(message, row, tf.string, stateful=False)
         return tf.debugging.Assert(False, [text], name="bad_csv_line") or tf.constant(False)
 
-    def unmarked(lines):
-        return tf.io.decode_csv(lines, defaults, field_delim=dialect.delimiter)
+    return fail
 
-    def marked(lines):
-        fields = tf.io.decode_csv(lines, read_as, field_delim=dialect.delimiter)
-        return [_numbers(f, defaults[i], dialect.na_values) if i in markers else f
-                for i, f in enumerate(fields)]
 
-    def checked(lines, numbers, paths):
-        ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
-        check = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
-        with tf.control_dependencies([check]):
-            return marked(tf.identity(lines)) if markers else unmarked(tf.identity(lines))
+def _emptier(columns, kinds, required, classes, dialect: Dialect, ignored):
+    """``(strict, emptied)``: the row pattern that ``decode_csv`` can read (ignored columns as
+    plain text) and ``lines -> lines`` with every ignored field emptied, for lines whose
+    ignored field holds a quote ``decode_csv`` refuses (`5" tall`) though the row pattern
+    accepts it (one regex pass per ignored column). ``(None, identity)`` when no column is
+    ignored."""
+    quoted = [k for k, c in enumerate(columns) if c in ignored]
+    if not quoted:
+        return None, lambda lines: lines
+    sep = dialect.separator
+    fields = [column_pattern(c, kinds, required, classes, dialect, ignored) for c in columns]
+    passes = [f"^((?:{sep.join(fields[:k])}{sep if k else ''}))(?:{fields[k]})"
+              f"((?:{sep}.*)?)$" for k in quoted]
 
-    def decode(lines, numbers, paths):
-        if skip:
-            lines = tf.boolean_mask(lines, tf.strings.regex_full_match(lines, pattern))
-            return marked(lines) if markers else unmarked(lines)
-        if not markers:
-            return checked(lines, numbers, paths)
-        # Lines without a marker (most) are read as floats; only lines holding one as text.
-        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, plain)),
-                       lambda: unmarked(lines), lambda: checked(lines, numbers, paths))
+    def emptied(lines):
+        for pattern in passes:
+            lines = tf.strings.regex_replace(lines, pattern, r"\1\2", replace_global=False)
+        return lines
 
-    return decode
+    return row_pattern(columns, kinds, required, classes, dialect=dialect), emptied
 
 
 def _numbers(fields, default, na_values):
@@ -124,15 +172,23 @@ def blank(lines):
     return tf.equal(tf.strings.length(tf.strings.strip(lines)), 0)
 
 
+def fingerprint(content) -> tf.Tensor:
+    """A file's content (a string tensor) as one int64 (``tf.fingerprint``, farmhash): what
+    :func:`unchanged` compares, computed the same way when the reader is built."""
+    return tf.bitcast(tf.fingerprint(tf.reshape(content, [1]))[0], tf.int64)
+
+
 def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Dataset:
     """A dataset of no element (like ``element``) that fails if ``path`` changed since its check.
 
-    ``expected = (bytes, rows)`` tensors. When iteration reaches it (put it
-    first: ``unchanged(...).concatenate(lines)``), the file is read once more
-    (a few ms per MB) and compared: rows removed, cut short or appended after
-    ``check_files`` are an error naming the file, never a short or long epoch.
+    ``expected = (bytes, rows)`` or ``(bytes, rows, fingerprint)`` tensors. When
+    iteration reaches it (put it first: ``unchanged(...).concatenate(lines)``),
+    the file is read once more (a few ms per MB) and compared: rows removed, cut
+    short, appended or rewritten (another :func:`fingerprint`, even at the same
+    size) after ``check_files`` are an error naming the file, never a short or
+    long epoch, nor one that mixes old and new rows.
     """
-    size, rows = expected
+    size, rows = expected[0], expected[1]
 
     def check(*_):
         content = tf.io.read_file(path)
@@ -140,11 +196,14 @@ def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Data
         n = tf.reduce_sum(tf.cast(tf.logical_not(blank(found)), tf.int64))
         got = tf.cast(tf.strings.length(content), tf.int64)
         ok = tf.logical_and(tf.equal(got, size), tf.equal(n, rows))
-        assertion = tf.debugging.Assert(ok, [
+        same = tf.constant(True) if len(expected) < 3 else tf.equal(fingerprint(content),
+                                                                       expected[2])
+        assertion = tf.debugging.Assert(tf.logical_and(ok, same), [
             "CSV file changed after it was checked:", path, "now has", got, "bytes and", n,
             "rows; when checked it had", size, "bytes and", rows,
-            "rows. Do not change files while reading them; build the dataset again."],
-            name="csv_file_changed")
+            "rows. Same content now:", same, ". One epoch would mix old and new rows: build "
+            "the dataset again after files change, and never change files while they are "
+            "read."], name="csv_file_changed")
         with tf.control_dependencies([assertion]):
             return tf.constant(False)
 
@@ -162,6 +221,9 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
     """
 
     def decode_chunk(k, lines):
+        if not header_lines:  # line 1 is a row: a byte order mark is not part of it
+            lines = tf.cond(tf.equal(k, 0), lambda: tf.concat(
+                [without_bom(lines[:1]), lines[1:]], 0), lambda: lines)
         n = tf.size(lines, out_type=tf.int64)
         keep = tf.logical_not(blank(lines))
         numbers = tf.boolean_mask(1 + header_lines + k * chunk + tf.range(n), keep)

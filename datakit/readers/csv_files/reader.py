@@ -1,3 +1,5 @@
+# About 330 lines on purpose: the reader's one entry point and the functions it builds for
+# the parse modes (features, preprocess, per-file readers) share the statistics and options.
 """Read CSV shards with ``tf.data``: the reader for ``fit()``.
 
 :func:`csv_reader_dataset` reads shards (:mod:`datakit.readers.csv_files.shards`) into
@@ -60,14 +62,20 @@ from datakit.core.errors import DataError
 from datakit.readers.csv_files.cache import cache_prefix
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in, row_pattern, warn_skipped
-from datakit.readers.csv_files.line_decoding import checked_decoder, checked_lines, decoded_chunks
+from datakit.readers.csv_files.line_decoding import (
+    checked_decoder,
+    checked_lines,
+    decoded_chunks,
+    fingerprint,
+)
 from datakit.readers.csv_files.modes import ReaderParts
 from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
 
-__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "csv_reader_dataset"]
+__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "ignored_columns",
+           "csv_reader_dataset"]
 
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
@@ -148,7 +156,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
                 tf.constant([""]) for c in columns]
     decode = checked_decoder(columns, kinds, set() if label is None else {label}, defaults,
                              skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
-                             ignored=set(columns) - set(stats.columns), dialect=stats.dialect)
+                             ignored=ignored_columns(columns, opts), dialect=stats.dialect)
     to_features = build_features(opts, kinds)
 
     def preprocess(lines, numbers, paths):
@@ -157,10 +165,19 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
     return preprocess
 
 
+def ignored_columns(columns, opts: ReadOptions) -> set[str]:
+    """The columns of a file's header that the reader reads but does not keep: those the
+    statistics left out (``columns=``), and with ``label=None`` (rows for prediction) the
+    statistics' label when the file still has it (any value, even empty or ``?``)."""
+    return {c for c in columns if c not in opts.features and c != opts.label}
+
+
 def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     """The reader's functions for these files: preprocess, line and chunk readers, skipping."""
     files, columns, counts, blank = checked.files, checked.shape, checked.rows, checked.blank
-    kinds = kinds_for(opts.stats, columns, files[0])
+    ignored = ignored_columns(columns, opts)
+    kinds = {c: TEXT if c in ignored else k
+             for c, k in kinds_for(opts.stats, columns, files[0]).items()}
     if opts.label is not None and opts.label not in columns:
         raise ValueError(f"label={opts.label!r} is not in the header of {files[0]}: to read "
                          "rows without the label (for prediction), pass label=None.")
@@ -173,17 +190,21 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
                         column=empty[0])
     expect_bytes = _table({f: os.path.getsize(f) for f in files})
     expect_rows = _table(dict(counts))
-    bad = bad_lines_in(files, columns, opts.stats, label=opts.label) if opts.skip else []
+    # Each file's content as one number, compared when a pass opens the file.
+    expect_print = _table({f: int(fingerprint(tf.io.read_file(f))) for f in files})
+    bad = bad_lines_in(files, columns, opts.stats, label=opts.label,
+                       ignore=ignored) if opts.skip else []
     if opts.skip:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
     dialect = opts.stats.dialect
     pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
-                          opts.classes, dialect=dialect)
+                          opts.classes, dialect=dialect, ignored=ignored)
 
     def expected(path):
-        return expect_bytes.lookup(path), expect_rows.lookup(path)
+        return (expect_bytes.lookup(path), expect_rows.lookup(path),
+                expect_print.lookup(path))
 
     def drop_bad(lines):
         if not opts.skip:
@@ -225,7 +246,11 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     The dataset knows its length (``len(ds)``, from the files' line counts),
-    which ``fit()`` uses, and checks it: a short read is an error.
+    which ``fit()`` uses, and checks it: a short read is an error. Each pass
+    checks a file when it opens it against what the dataset was built from
+    (size, rows and a fingerprint of the content; ``parse="arrow"``: size and
+    modification time at each block): a file replaced, grown or rewritten since
+    is an error naming it, never an epoch that mixes old and new rows.
 
     For serving, save the statistics beside the model (``stats.save(path)``)
     and load them where it predicts (``CsvStats.load(path)``), so new rows are
@@ -256,9 +281,10 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             accepted too: a text label becomes a class index, its position in the
             label's classes in ``stats``, sorted (:func:`class_names`), so
             training and serving agree; a value outside them is a bad line.
-            ``None``: rows without the label, for prediction (the statistics
+            ``None``: rows for prediction, in every parse mode (the statistics
             must name their label: ``column_stats(..., label=...)``); the
-            elements are then the features alone.
+            elements are then the features alone. A file that still has the
+            label column is read too: its values (valid, empty or ``?``) are ignored.
         seed: seeds the file order and the shuffle.
         parse: ``"line"``, the classic map-per-line chain; ``"batch"``, each
             reader decodes chunks of lines (``n_parse_threads`` chunks at a

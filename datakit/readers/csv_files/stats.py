@@ -23,131 +23,25 @@ the pass with the file, line number, column and raw line
 
 from __future__ import annotations
 
-import csv as _csv
 import re
-import sys
 import warnings
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
-from datakit.core.errors import DataError
-from datakit.readers.csv_files.dialect import COMMA, DEFAULT_NA_VALUES, Dialect
+from datakit.readers.csv_files.column_kinds import infer_kinds
+from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import csv_file_set
-from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.line_decoding import checked_decoder, decoded_chunks
 from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 
+# infer_kinds lives in column_kinds; it is imported here, its first address, too.
 __all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats", "add_numbers",
            "finish_column"]
-
-
-def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
-                dialect: Dialect = COMMA) -> dict[str, str]:
-    """Each column's kind, from every row of every file: number if every value is one.
-
-    ``paths`` is one file or a list of them (all with the first one's header, as
-    :func:`~datakit.readers.csv_files.file_checks.check_files` ensures), read
-    whole: a column's kind does not depend on where its first odd value comes.
-    A column of text with a few numbers in it is text. A column of numbers with
-    a few values that are not (fewer than its numbers: a typo, or a missing-value
-    marker the kit does not know, such as ``?``) is refused with a
-    :class:`~datakit.core.errors.DataError` that names the first such value's
-    file, line and column, and both fixes: ``text_columns`` if it is text,
-    ``na_values`` if the value marks a missing one. Read as text it would silently
-    become one one-hot slot per distinct number. An empty field and a marker
-    (``dialect.na_values``) count for neither kind. ``n_rows`` reads at most that
-    many rows per file (a quick guess). A UTF-8 byte order mark at the start of a
-    file is stripped, as
-    :func:`~datakit.readers.csv_files.file_checks.check_files` does.
-    """
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
-    columns: list[str] | None = None
-    numbers: list[int] = []
-    others: list[int] = []
-    first_other: list[tuple[str, int, str] | None] = []
-    for path in paths:
-        rows = _rows(str(path), dialect, n_rows)
-        names = next(rows)
-        if columns is None:
-            columns = names
-            unknown = [c for c in text_columns if c not in columns]
-            if unknown:
-                rows.close()
-                raise ValueError(f"text_columns {unknown} are not in {path}'s header {columns}.")
-            numbers, others = [0] * len(columns), [0] * len(columns)
-            first_other = [None] * len(columns)
-        check = [j for j, c in enumerate(columns) if c not in text_columns]
-        _tally(rows, check, str(path), markers, num, (numbers, others, first_other))
-    if columns is None:
-        raise ValueError("paths=[]: no file to infer the kinds from; pass a CSV file's path "
-                         "or a list of them.")
-    for j, c in enumerate(columns):
-        first = first_other[j]  # set for every column with another value
-        if 0 < others[j] < numbers[j] and first is not None:
-            path, line, v = first
-            raise DataError(
-                path, f"`{v}` is not a number, but {numbers[j]:,} of the column's "
-                f"{numbers[j] + others[j]:,} values are ({others[j]:,} "
-                f"{'is' if others[j] == 1 else 'are'} not). If the column is text, pass "
-                f"text_columns=[{c!r}]; if `{v}` marks a missing value, add it to na_values "
-                f"(na_values=[*DEFAULT_NA_VALUES, {v!r}], DEFAULT_NA_VALUES from "
-                "datakit.readers.csv_files.dialect).", line=line,
-                column=f"{c} ({j + 1} of {len(columns)})")
-    return {c: TEXT if c in text_columns or others[j] else NUMBER
-            for j, c in enumerate(columns)}
-
-
-def _tally(rows, check: list[int], path: str, markers: set, num: re.Pattern,
-           tallies: tuple[list[int], list[int], list[tuple[str, int, str] | None]]) -> None:
-    """Count, per checked column, the numbers and the other values of ``rows`` (markers
-    and empty fields count for neither), and keep the first other value's place."""
-    numbers, others, first_other = tallies
-    for line, row in rows:
-        for j in check:
-            v = row[j] if j < len(row) else ""
-            if v in markers:
-                continue
-            if num.fullmatch(v):
-                numbers[j] += 1
-            else:
-                others[j] += 1
-                if first_other[j] is None:
-                    first_other[j] = (path, line, v)
-
-
-def _rows(path: str, dialect: Dialect, n_rows: int | None):
-    """A file read with the csv module: first its header, then ``(line number, row)`` pairs
-    (blank rows skipped; at most ``n_rows`` unless None). The file stays open until the
-    generator ends or is closed."""
-    limit = _csv.field_size_limit(sys.maxsize)  # TensorFlow reads any field length; so do we
-    reader = None
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
-            reader = _csv.reader(f, delimiter=dialect.delimiter)
-            names = list(dialect.column_names) if dialect.column_names else next(reader, None)
-            if names is None:
-                raise DataError(path, "the file is empty; a CSV file needs a header line")
-            yield names
-            for k, row in enumerate(reader):
-                if n_rows is not None and k >= n_rows:
-                    return
-                if any(v.strip() for v in row):
-                    yield reader.line_num, row
-    except UnicodeDecodeError as e:
-        raise DataError(path, f"bytes that are not UTF-8 ({e.reason}); save the file as UTF-8") \
-            from None
-    except _csv.Error as e:
-        raise DataError(path, f"the csv module cannot read it: {e}",
-                        line=reader.line_num if reader else None) from None
-    finally:
-        _csv.field_size_limit(limit)
 
 
 def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:
@@ -170,20 +64,25 @@ def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int
 
 
 def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
-                 text_columns=(), batch_size: int = 4096, delimiter: str = ",",
-                 na_values=DEFAULT_NA_VALUES, column_names=None) -> CsvStats:
+                 text_columns=(), number_columns=(), batch_size: int = 4096,
+                 delimiter: str = ",", na_values=DEFAULT_NA_VALUES,
+                 column_names=None) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
     missing): count, missing, mean, std (ddof=0), min, max, combined chunk
     by chunk (Chan's formula), in float64. Text: vocabulary with counts; an empty
-    field counts as missing. Kinds are inferred from every row of every file
-    (:func:`infer_kinds`); force text with ``text_columns``. ``batch_size``
+    field counts as missing. Kinds are inferred from every row of every file, for
+    the kept columns only (:func:`~datakit.readers.csv_files.column_kinds.infer_kinds`):
+    a column with values that are not numbers is text, as pandas reads it, but a
+    number column with a few strays (a typo, an unknown marker) is refused by name.
+    Declare a kind with ``text_columns`` or ``number_columns``. ``batch_size``
     lines are decoded at a time.
 
     Args:
         columns: the columns to keep, in that order (default: all). The others are
-            ignored here and by every reader given these statistics.
+            ignored here and by every reader given these statistics: whatever they
+            hold (words among numbers, a stray quote), they never refuse a line.
         label: the target column, if you know it: recorded in the statistics (so
             rows without it can be read for prediction, ``label=None`` in the
             reader) and never capped by ``max_vocabulary``.
@@ -191,6 +90,9 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
             many (ties broken by value, so the result is deterministic); the rest
             count as unknown (``unknown``). An int for every text column (but the
             label), or a dict ``{column: int}``.
+        text_columns: columns read as text, whatever they hold.
+        number_columns: columns read as numbers, whatever they hold (a value that is
+            not a number is then a bad line, unless ``na_values`` names it).
         delimiter: the one character between fields (``";"``, ``"\\t"``, ...).
         na_values: the markers of a missing value in a number column (default:
             pandas' list, :data:`~datakit.readers.csv_files.dialect.DEFAULT_NA_VALUES`;
@@ -221,11 +123,12 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     dialect = Dialect(delimiter, na_values, column_names)
     checked = csv_file_set(filepaths, dialect=dialect)
     files, header = checked.files, checked.shape
-    kinds = infer_kinds(files, text_columns=text_columns, dialect=dialect)
+    chosen = choose_columns(columns, header, files[0])
+    kinds = infer_kinds(files, text_columns=text_columns, number_columns=number_columns,
+                        dialect=dialect, columns=chosen)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
-    chosen = choose_columns(columns, header, files[0])
     if label is not None and label not in chosen:
         raise ValueError(f"label={label!r} is not a kept column; the columns are {chosen}.")
     limits = _limits(max_vocabulary, [c for c in chosen if kinds[c] == TEXT], label)

@@ -1,0 +1,99 @@
+"""Parquet columns as tensors: each column's type, and a row group's columns read as NumPy.
+
+:mod:`datakit.readers.parquet` builds its reader from these: :func:`column_dtype`
+says what tensor a column becomes (an integer or boolean column holding a
+missing value becomes floats, so the value stays missing, as pandas reads it),
+:func:`columns_with_nulls` finds those columns in the files' metadata, and
+:func:`row_group_reader` is the Python call that reads one row group, after
+checking that its file is the one the reader checked
+(:mod:`datakit.readers.tables.file_facts`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import tensorflow as tf
+
+from datakit.core.errors import DataError
+from datakit.readers.tables.file_facts import file_facts, opened
+
+__all__ = ["column_dtype", "columns_with_nulls", "row_group_reader"]
+
+
+def column_dtype(field: pa.Field, has_nulls: bool = False) -> tf.DType:
+    """The tensor type of a column; an integer or boolean column holding a missing value is
+    read as floats, so the missing value stays one (``nan``), as pandas reads it."""
+    t = field.type
+    if pa.types.is_floating(t):
+        return tf.float32
+    if pa.types.is_boolean(t):
+        return tf.float32 if has_nulls else tf.bool
+    if pa.types.is_integer(t):
+        return tf.float64 if has_nulls else tf.int64
+    return tf.string
+
+
+def columns_with_nulls(files: list[str], schema: pa.Schema, keep: list[str]) -> set[str]:
+    """The integer and boolean columns of ``keep`` that hold a missing value, from the files'
+    metadata (each row group's null count: no data is read). A file written without
+    statistics does not say; such a column stays an integer one, and a missing value found
+    while reading is an error naming it."""
+    asked = [c for c in keep if pa.types.is_integer(schema.field(c).type)
+             or pa.types.is_boolean(schema.field(c).type)]
+    found: set[str] = set()
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        names = [meta.schema.column(j).name for j in range(meta.num_columns)]
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for c in asked:
+                stats = group.column(names.index(c)).statistics
+                if stats is not None and stats.has_null_count and stats.null_count:
+                    found.add(c)
+    return found
+
+
+#: The largest integer each output type holds exactly.
+_EXACT = {tf.int64: 2**63 - 1, tf.float64: 2**53}
+
+
+def _column_out(col: pa.ChunkedArray, dtype: tf.DType, where: tuple[str, int, str]):
+    """One column of a row group as a NumPy array of ``dtype``: missing strings ``""``,
+    missing numbers ``nan``; an integer that ``dtype`` cannot hold exactly is an error."""
+    path, group, c = where
+    if dtype == tf.string:
+        return col.fill_null("").to_numpy(zero_copy_only=False).astype(object)
+    if dtype in (tf.int64, tf.bool) and col.null_count:
+        raise ValueError(f"{path}, row group {group}, column {c}: "
+                         f"{col.null_count} missing value(s) in an integer or boolean column "
+                         "whose file metadata records none (written without statistics); "
+                         "write it again with statistics, or store the column as float")
+    if pa.types.is_integer(col.type) and dtype in _EXACT and len(col) - col.null_count:
+        low, high = pc.min_max(col).values()
+        worst = max(abs(low.as_py()), abs(high.as_py()))
+        if worst > _EXACT[dtype]:
+            value = high.as_py() if abs(high.as_py()) >= abs(low.as_py()) else low.as_py()
+            raise DataError(path, f"the value {value} does not fit a {dtype.name} exactly "
+                            f"(at most {_EXACT[dtype]:,}): it would be read as another number. "
+                            "Store it as a string, or leave the column out with columns=...",
+                            column=f"{c} (row group {group})")
+    if dtype != tf.string and not pa.types.is_floating(col.type) and dtype.is_floating:
+        col = pc.cast(col, pa.float64() if dtype == tf.float64 else pa.float32())
+    return col.to_numpy().astype(dtype.as_numpy_dtype, copy=False)
+
+
+def row_group_reader(columns: list[str], dtypes: list[tf.DType],
+                      facts: dict[str, tuple[int, int]] | None = None):
+    def read(path, group):
+        path, group = path.decode(), int(group)
+        with opened(path, facts or file_facts([path])) as fh:
+            try:
+                table = pq.ParquetFile(fh).read_row_group(group, columns=columns)
+            except (pa.ArrowException, OSError) as e:
+                raise ValueError(f"{path}, row group {group}: cannot be read ({e}); the file "
+                                 "is damaged: write it again") from None
+        return [_column_out(table.column(c), dtype, (path, group, c))
+                for c, dtype in zip(columns, dtypes, strict=True)]
+    return read
