@@ -78,6 +78,10 @@ class ReadOptions(TableOptions):
         if isinstance(self.cache, bytes) or not isinstance(self.cache, (str, os.PathLike)):
             raise TypeError(f"cache={self.cache!r}: pass a folder (str or pathlib.Path) for "
                             "the cache files, or None.")
+        if not str(self.cache).strip():
+            raise ValueError(f"cache={self.cache!r} names no folder, so the cache files would be "
+                             "written into the working folder: pass a folder for the cache "
+                             "files (e.g. cache='cache/'), or None for no cache.")
         if self.parse in PARSE_MODES and not self.mode.caches:
             raise ValueError(f"cache={str(self.cache)!r} keeps the parsed rows before the "
                              f"shuffle; parse={self.parse!r} parses after it: use "
