@@ -10,7 +10,9 @@ whenever the consumer finds it empty, so the prediction is a floor), a parallel
 file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements and
 then their copy into one tensor, an in-memory ``cache`` the whole dataset,
 ``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
-its peak is three copies: measured on TF 2.21, the temporaries go later).
+its peak is three copies: measured on TF 2.21, the temporaries go later), a
+``cache(filename)`` its 8 MiB write buffer (:data:`WRITE_BUFFER`) and a ``snapshot`` its
+compression buffers and a few elements (:data:`SNAPSHOT_BUFFERS`, measured).
 :mod:`datakit.doctor.memory_use` measures.
 
 >>> import tensorflow as tf
@@ -37,11 +39,15 @@ from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob,
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 
-__all__ = ["READ_BUFFER", "SAMPLED", "STRING_BYTES", "element_bytes", "epoch_count", "holding",
-           "without_shuffles"]
+__all__ = ["READ_BUFFER", "SAMPLED", "SNAPSHOT_BUFFERS", "STRING_BYTES", "WRITE_BUFFER",
+           "element_bytes", "epoch_count", "holding", "without_shuffles"]
 
 #: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
 READ_BUFFER = 256 * 1024
+#: The write buffer of a ``cache(filename)`` while it writes (TensorFlow's tensor bundle).
+WRITE_BUFFER = 8 << 20
+#: What a ``snapshot`` holds besides its elements (measured on TF 2.21, 10 KB-1 MB elements).
+SNAPSHOT_BUFFERS = 4e6
 #: What TensorFlow keeps for one string (tstring), characters beyond 22 aside.
 STRING_BYTES = 24
 #: Elements sampled to size one whose shape or strings vary.
@@ -154,7 +160,9 @@ def _prefetch_buffer(d, out: float, mb: str) -> _Holding:
 def _cache_held(d, out: float, mb: str, timing: tuple) -> _Holding:
     name = setting(d, "filename")
     if name is not None and name.numpy():
-        return 0.0, f"on disk ({name.numpy().decode()})", True
+        return (WRITE_BUFFER + out, f"on disk ({name.numpy().decode()}): its 8 MiB write "
+                f"buffer while the first pass writes + 1 x {mb} (later passes read through 1 MiB)",
+                True)
     n = epoch_count(input_of(d), *timing)
     if n is None:
         return 0.0, "the whole input, which does not end: grows without bound", False
@@ -170,6 +178,14 @@ def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> _Holding:
     extra = calls * out if calls > 1 else 0.0
     return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
             + (f", {calls} x {mb} in flight" if extra else ""), True)
+
+
+def _file_buffers(kind: str, out: float, mb: str) -> _Holding:
+    """A reader's read buffer; a snapshot's compression buffers and elements in flight."""
+    if kind == "snapshot":
+        return (SNAPSHOT_BUFFERS + 8 * out, f"its compression buffers, about 4 MB, + 8 x {mb} "
+                "(measured on TF 2.21, writing and reading)", True)
+    return float(READ_BUFFER), "1 read buffer of 256 KiB", True
 
 
 def _calls_in_flight(d) -> int:
@@ -198,6 +214,7 @@ def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 3
         return _prefetch_buffer(d, out, mb)
     if kind == "cache":
         return _cache_held(d, out, mb, (seconds, patience, counted))
+
     calls = _calls_in_flight(d)
     if kind in ("batch", "padded_batch"):
         n = _required_knob(d, "batch_size")
@@ -208,6 +225,6 @@ def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 3
         return calls * out, f"{calls} calls in flight x {mb}", True
     if kind == "unbatch":
         return inp, f"the batch it splits ({inp / 1e6:,.2f} MB)", True
-    if kind in _READERS:
-        return float(READ_BUFFER), "1 read buffer of 256 KiB", True
+    if kind in _READERS or kind == "snapshot":
+        return _file_buffers(kind, out, mb)
     return 0.0, "nothing between elements", True
