@@ -93,6 +93,7 @@ def _candidates(chain, k, folder: Path):
                             s, i, buffer_size=small)] + rest), note)
     if kind == "cache" and not setting(s, "filename").numpy():
         path = str(folder / f"cache_{k}")
+        folder.mkdir(parents=True, exist_ok=True)
         _clear(folder, k)
         yield Candidate(f"cache({path!r}) on disk instead of in memory", "", lambda: assemble(
             chain[k - 1], [lambda i: i.cache(path)] + rest), "timed on its first epoch")
@@ -113,12 +114,14 @@ def _stage_key(stage) -> str:
                  graph_ops(stage, library=False)))
 
 
-def cache_folder(dataset) -> Path:
+def cache_folder(dataset, chain: list | None = None) -> Path:
     """The one folder, in the temporary folder, where the advice's ``cache(filename)`` copies
     of ``dataset`` write. It is named by the pipeline's stages (kinds, names, knobs, element
     specs, the ops of their functions), so every call for the same pipeline, even rebuilt by
-    the same code, reuses it instead of leaving a new folder behind each time."""
-    key = hashlib.sha256("|".join(map(_stage_key, chain_of(dataset))).encode()).hexdigest()
+    the same code, reuses it instead of leaving a new folder behind each time. ``chain``:
+    ``chain_of(dataset)`` when it was read already. The folder is made when a copy writes."""
+    chain = chain_of(dataset) if chain is None else chain
+    key = hashlib.sha256("|".join(map(_stage_key, chain)).encode()).hexdigest()
     return Path(tempfile.gettempdir()) / f"datakit_cache_{key[:16]}"
 
 
@@ -139,9 +142,8 @@ def _checked(report, dataset, seconds, folder, chain) -> tuple[list, Path]:
     if chain is not None and not isinstance(chain, list):
         raise TypeError(f"memory_advice(): chain must be chain_of(dataset) or None, got "
                         f"{type(chain).__name__}")
-    folder = Path(folder) if folder is not None else cache_folder(dataset)
-    folder.mkdir(parents=True, exist_ok=True)
-    return chain_of(dataset) if chain is None else chain, folder
+    chain = chain_of(dataset) if chain is None else chain
+    return chain, Path(folder) if folder is not None else cache_folder(dataset, chain)
 
 
 def _clear(folder: Path, k: int) -> None:
