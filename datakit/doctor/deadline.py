@@ -151,17 +151,20 @@ class _Taker:
 
 def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool] | None = None,
                 keep: int = 0, step_time: float = 0.0, paced_for: float = math.inf,
-                fast: bool = False) -> Run:
+                fast: bool = False, before: Callable[[], object] | None = None) -> Run:
     """Take the elements of ``dataset`` until it ends, ``until(count, seconds)`` is true, or
     no element comes for ``patience`` seconds (then ``stalled``).
 
     For the first ``paced_for`` seconds it takes them one at a time, waiting ``step_time``
     after each (as a training loop would); then, with ``fast``, in chunks inside the runtime
-    (``until`` is asked between chunks). Errors of the pipeline are raised here, in the
-    caller's thread."""
+    (``until`` is asked between chunks). ``before`` is called once its functions are traced,
+    just before the first element is asked for (the memory report starts measuring there).
+    Errors of the pipeline are raised here, in the caller's thread."""
     manager = cancellation.CancellationManager()
     run, stop = Run(), threading.Event()
     taker = _Taker(dataset, run, manager, keep, fast)
+    if before is not None:
+        before()
     start = time.perf_counter()
     last = [start]
 

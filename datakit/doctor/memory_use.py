@@ -2,11 +2,12 @@
 
 :func:`memory_report` walks the chain of any ``tf.data`` pipeline (as the time
 doctor does) and predicts, for every stage, the host memory it can hold at most
-(:func:`datakit.doctor.holdings.holding`: shuffle buffer, prefetch depth, calls in
-flight, open files' read buffers, the batch in the making, an in-memory ``cache``,
-``from_tensor_slices``' tensors). Then it runs the pipeline with a consumer that
-takes ``step_time`` per element (so buffers fill, as during ``fit()``) and measures
-two things while it runs: the process's resident memory (RSS, what the OS counts;
+(:func:`datakit.doctor.holdings.holding`). Then it runs the pipeline with a consumer
+that takes ``step_time`` per element (so buffers fill, as during ``fit()``), then on
+until every in-memory ``cache`` is full (:mod:`datakit.doctor.cache_fill`), within
+``budget`` seconds; a pipeline that yields nothing is cancelled (:mod:`datakit.doctor.
+deadline`) and the stage that waits is named. It measures two things while it runs:
+the process's resident memory (RSS, what the OS counts;
 its peak exact on Linux, from the kernel's high-water mark reset before the run)
 and the bytes of tensors TensorFlow's CPU allocator holds
 (``tf.config.experimental.get_memory_info("CPU:0")``). The growth is the larger of
@@ -38,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -50,7 +50,13 @@ from datakit.core.arguments import check_seconds
 from datakit.doctor.cache_fill import fill_note, fill_target
 from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stuck_stage
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
-from datakit.doctor.memory_growth import GrowthSampler, fix_malloc, trim_malloc, warm_up
+from datakit.doctor.memory_growth import (
+    GrowthSampler,
+    fix_malloc,
+    start_once,
+    start_sampler,
+    warm_up,
+)
 from datakit.perf.chain import chain_of, kind_of
 from datakit.perf.synthetic import serial
 
@@ -203,32 +209,27 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
     patience, counted = budget / 2, {}  # type: tuple[float, dict[int, float | None]]
     fixed = fix_malloc()
     warm_up()
-    sampler = None
+    samplers: list[GrowthSampler] = []
     if build is not None:
-        sampler = GrowthSampler(every)
-        sampler.start()
-        dataset = _built(build, sampler)
+        samplers.append(start_sampler(every, fixed, collect=False))
+        dataset = _built(build, samplers[0])
     chain = chain_of(dataset) if chain is None or build is not None else chain
     try:
         stages = _predict(chain, build, seconds, patience, counted)
         target, labels = fill_target(chain, counted, seconds=seconds, patience=patience)
-        if sampler is None:
-            gc.collect()  # an earlier pipeline freed during the run would hide this one's growth
-            if fixed:
-                trim_malloc()
-            sampler = GrowthSampler(every)
-            sampler.start()
         run = bounded_run(dataset if as_built else serial(dataset), patience=patience,
                           step_time=step_time, paced_for=seconds, fast=True,
                           until=lambda n, t: t >= seconds and (
-                              target is None or n >= target or t >= budget))
+                              target is None or n >= target or t >= budget),
+                          before=lambda: start_once(samplers, every, fixed))
         if run.stalled:
             raise Stalled(f"no element came in {patience:g} s (after {run.count} elements)")
     except Stalled as e:
         raise _stalled(e, chain, patience) from None
     finally:
-        if sampler is not None:
+        for sampler in samplers:
             sampler.stop.set()
+    sampler = samplers[0]
     time.sleep(2 * every)
     sampler.join()
     sampler.sample()
