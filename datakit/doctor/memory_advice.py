@@ -32,6 +32,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_seconds
+from datakit.doctor.deadline import Stalled, call_with_deadline
 from datakit.doctor.memory_use import MemoryReport, memory_report
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.glassbox.shuffle_stats import mixing_stats
@@ -146,6 +147,17 @@ def _checked(report, dataset, seconds, folder, chain) -> tuple[list, Path]:
     return chain, Path(folder) if folder is not None else cache_folder(dataset, chain)
 
 
+def _rate(dataset, seconds: float, patience: float = 15.0) -> float:
+    """Rows/s of ``dataset`` over ``seconds``; :class:`Stalled` when no element comes within
+    ``patience`` seconds more (the wait is cancelled, not left running)."""
+    run, stalled = call_with_deadline(lambda: measure(dataset, seconds), seconds + patience)
+    if stalled:
+        raise Stalled(f"memory_advice(): no element came in {seconds + patience:g} s while "
+                      "timing a copy of the pipeline: memory_report(dataset) names the stage "
+                      "that waits")
+    return run.rows_per_s
+
+
 def _clear(folder: Path, k: int) -> None:
     """Remove the files an earlier call's ``cache_{k}`` copy wrote: each copy is measured
     writing its cache, never reading an old one."""
@@ -174,7 +186,7 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
     chain, folder = _checked(report, dataset, seconds, folder, chain)
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
-    was_rate = measure(dataset, seconds).rows_per_s
+    was_rate = _rate(dataset, seconds)
     out = []
     for stage in targets:
         for c in _candidates(chain, stage.index, folder):
@@ -182,7 +194,7 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                              None, was_rate, c.note)
             a.dataset = c.make().with_options(dataset.options())
             a.growth_bytes = memory_report(a.dataset, seconds=seconds).measured_growth_bytes
-            a.rows_per_s = measure(a.dataset, seconds).rows_per_s
+            a.rows_per_s = _rate(a.dataset, seconds)
             out.append(a)
     budget = int(max(report.predicted_bytes / 4, 16e6))
     options = tf.data.Options()
@@ -195,6 +207,6 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                                 chain=chain).measured_growth_bytes
     a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True,  # same chain
                                    chain=chain).measured_growth_bytes
-    a.rows_per_s, a.was_rows_per_s = measure(a.dataset, seconds).rows_per_s, was_rate
+    a.rows_per_s, a.was_rows_per_s = _rate(a.dataset, seconds), was_rate
     out.append(a)
     return out
