@@ -274,7 +274,7 @@ def test_a_pipeline_that_never_yields_stops_at_the_budget_naming_the_stage():
     from datakit.doctor.memory_use import Stalled
     never = tf.data.Dataset.range(1).repeat().filter(lambda x: x < 0, name="drop_all").batch(2)
     with pytest.raises(Stalled, match="'drop_all'") as caught:
-        memory_report(never, seconds=0.2, budget=2.0)
+        memory_report(never, seconds=0.2, budget=4.0)
     assert isinstance(caught.value, TimeoutError) and "budget=" in str(caught.value)
     cpu = time.process_time()
     time.sleep(1.0)
@@ -293,7 +293,7 @@ def waits():
 ds = tf.data.Dataset.from_generator(waits, output_signature=tf.TensorSpec([], tf.int32),
                                     name="blocked").map(lambda x: x + 1)
 try:
-    memory_report(ds, seconds=0.2, budget=2.0)
+    memory_report(ds, seconds=0.2, budget=4.0)
 except Stalled as e:
     print(e)
 """

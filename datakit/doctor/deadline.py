@@ -19,11 +19,11 @@ report runs nothing else meanwhile.
 >>> bounded_run(tf.data.Dataset.range(5), patience=5.0).count
 5
 >>> never = tf.data.Dataset.range(1).repeat().filter(lambda x: x < 0, name="drop_all")
->>> run = bounded_run(never, patience=0.5)
+>>> run = bounded_run(never, patience=2.0)
 >>> run.count, run.ended, run.stalled
 (0, False, True)
 >>> from datakit.perf.chain import chain_of
->>> stuck_stage(chain_of(never), patience=0.5)
+>>> stuck_stage(chain_of(never), patience=2.0)
 (2, 'drop_all')
 """
 
