@@ -318,6 +318,11 @@ def test_durations_are_checked(call, error, match):
         call()
 
 
+def test_the_default_budget_grows_with_seconds():
+    # diagnose(memory=True) asks for 4 x its seconds: a default budget of 30 s would refuse 40
+    assert memory_report(tf.data.Dataset.range(3), seconds=40).elements == 3  # it ends at once
+
+
 @pytest.mark.timeout(120)
 def test_memory_advice_checks_its_arguments_and_reuses_one_folder_per_pipeline():
     from datakit.doctor.memory_advice import cache_folder, memory_advice

@@ -131,14 +131,18 @@ class MemoryReport:
         return "\n".join(lines)
 
 
-def _check(seconds, every, step_time, budget) -> None:
+def _check(seconds, every, step_time, budget) -> float:
+    """The budget, once every duration is checked (None: 30 s, or twice ``seconds``)."""
     check_seconds("seconds", seconds, positive=True, func="memory_report")
     check_seconds("every", every, positive=True, func="memory_report")
     check_seconds("step_time", step_time, func="memory_report")
+    if budget is None:
+        return max(30.0, 2.0 * seconds)
     check_seconds("budget", budget, positive=True, func="memory_report")
     if budget < seconds:
         raise ValueError(f"memory_report(): budget={budget:g} is less than seconds={seconds:g}:"
                          " the budget bounds the whole run; pass budget >= seconds.")
+    return float(budget)
 
 
 def _built(build, sampler) -> tf.data.Dataset:
@@ -176,7 +180,7 @@ def _predict(chain, build, seconds, patience, counted) -> list[MemoryStage]:
 
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                   as_built: bool = False, every: float = 0.002,
-                  chain: list | None = None, budget: float = 30.0) -> MemoryReport:
+                  chain: list | None = None, budget: float | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
@@ -191,7 +195,8 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         chain: ``chain_of(dataset)`` when it was read already (the doctor passes its own
             down: a chain is read once); only with a dataset, not a function.
         budget: the most seconds the run takes to fill an in-memory cache; when no element
-            comes for half of it, the report stops and names the stage that waits.
+            comes for half of it, the report stops and names the stage that waits (default:
+            30 s, or twice ``seconds`` if that is more).
 
     Raises:
         TypeError: ``dataset`` is neither a dataset nor a function; a number given as text
@@ -201,7 +206,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         Stalled: (a ``TimeoutError``) no element came for ``budget / 2`` seconds; it names
             the first stage that yields nothing.
     """
-    _check(seconds, every, step_time, budget)
+    budget = _check(seconds, every, step_time, budget)
     if not callable(dataset) and not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"memory_report() takes a tf.data.Dataset or a function that builds "
                         f"one, got {type(dataset).__name__}")
