@@ -10,7 +10,9 @@ whenever the consumer finds it empty, so the prediction is a floor), a parallel
 file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements and
 then their copy into one tensor, an in-memory ``cache`` the whole dataset,
 ``from_tensor_slices`` the tensors it was given (while it converts a NumPy array,
-its peak is three copies: measured on TF 2.21, the temporaries go later).
+its peak is three copies: measured on TF 2.21, the temporaries go later), a
+``cache(filename)`` its 8 MiB write buffer (:data:`WRITE_BUFFER`) and a ``snapshot`` its
+compression buffers and a few elements (:data:`SNAPSHOT_BUFFERS`, measured).
 :mod:`datakit.doctor.memory_use` measures.
 
 >>> import tensorflow as tf
@@ -31,15 +33,25 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import cpu_cores
+from datakit.doctor.deadline import Stalled, bounded_run, call_with_deadline
 from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 
-__all__ = ["READ_BUFFER", "element_bytes", "holding", "without_shuffles"]
+__all__ = ["READ_BUFFER", "SAMPLED", "SNAPSHOT_BUFFERS", "STRING_BYTES", "WRITE_BUFFER",
+           "element_bytes", "epoch_count", "holding", "without_shuffles"]
 
 #: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
 READ_BUFFER = 256 * 1024
+#: The write buffer of a ``cache(filename)`` while it writes (TensorFlow's tensor bundle).
+WRITE_BUFFER = 8 << 20
+#: What a ``snapshot`` holds besides its elements (measured on TF 2.21, 10 KB-1 MB elements).
+SNAPSHOT_BUFFERS = 4e6
+#: What TensorFlow keeps for one string (tstring), characters beyond 22 aside.
+STRING_BYTES = 24
+#: Elements sampled to size one whose shape or strings vary.
+SAMPLED = 3
 _READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
@@ -47,23 +59,37 @@ _READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
 def _nbytes(value) -> int:
+    """Bytes one NumPy part of an element holds. A string takes TensorFlow's 24 bytes, plus
+    its characters when it has more than 22 (shorter ones are kept inside those 24)."""
     arr = np.asarray(value)
-    if arr.dtype.kind in "OSU":
-        return int(sum(len(v) for v in arr.reshape(-1))) if arr.dtype.kind == "O" \
-            else arr.nbytes
+    if arr.dtype.kind == "O":
+        return int(sum(STRING_BYTES + (len(v) if len(v) > 22 else 0) for v in arr.reshape(-1)))
     return arr.nbytes
 
 
-def element_bytes(dataset, sample=None) -> float:
+def _fixed(spec) -> bool:
+    return (isinstance(spec, tf.TensorSpec) and spec.shape.is_fully_defined()
+            and spec.dtype != tf.string)
+
+
+def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
     """Bytes of one element of ``dataset``: from its spec when every shape is fixed and no
-    tensor holds strings, else the mean of a few elements of ``sample`` (default: itself)."""
-    specs = tf.nest.flatten(dataset.element_spec)
-    if all(isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() and s.dtype != tf.string
-           for s in specs):
+    tensor holds strings, else the mean of the first few elements of ``sample`` (default:
+    itself), each sized by what it holds (a ragged or sparse tensor: its values and its row
+    splits or indices).
+
+    Raises:
+        Stalled: no element of ``sample`` came within ``patience`` seconds.
+    """
+    specs = tf.nest.flatten(dataset.element_spec, expand_composites=True)
+    if all(_fixed(s) for s in specs):
         return float(sum(s.shape.num_elements() * s.dtype.size for s in specs))
-    seen = [sum(_nbytes(v) for v in tf.nest.flatten(x))
-            for x in serial(sample if sample is not None else dataset).take(3)
-            .as_numpy_iterator()]
+    run = bounded_run(serial(sample if sample is not None else dataset), patience=patience,
+                      until=lambda n, _: n >= SAMPLED, keep=SAMPLED)
+    if run.stalled:
+        raise Stalled(f"no element came in {patience:g} s while sizing one "
+                      f"({run.count} of {SAMPLED} came)")
+    seen = [sum(_nbytes(v) for v in parts) for parts in run.kept]
     return float(statistics.mean(seen)) if seen else 0.0
 
 
@@ -76,14 +102,25 @@ def without_shuffles(chain, k):
         return chain[k]
 
 
-def _count(dataset, seconds: float) -> float | None:
+def epoch_count(dataset, seconds: float, patience: float, counted: dict | None = None
+                ) -> float | None:
+    """Elements of one epoch: the cardinality, else counted for up to ``seconds`` (None: it
+    does not end, or not in that time). ``counted`` keeps counts by ``id(dataset)``."""
+    if counted is not None and id(dataset) in counted:
+        return counted[id(dataset)]
     n = int(dataset.cardinality())
     if n >= 0:
         return float(n)
     if n == tf.data.INFINITE_CARDINALITY:
         return None
-    run = measure(serial(dataset), seconds)
-    return float(run.count) if run.exhausted else None
+    run, stalled = call_with_deadline(lambda: measure(serial(dataset), seconds),
+                                      seconds + patience)
+    if stalled:
+        raise Stalled(f"no element came in {patience:g} s while counting one epoch")
+    got = float(run.count) if run.exhausted else None
+    if counted is not None:
+        counted[id(dataset)] = got
+    return got
 
 
 def _required_knob(stage, name: str) -> int:
@@ -105,9 +142,9 @@ def _tensors_held(d, built: bool) -> _Holding:
     return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
 
 
-def _shuffle_buffer(d, inp: float, seconds: float) -> _Holding:
+def _shuffle_buffer(d, inp: float, timing: tuple) -> _Holding:
     n: float = _required_knob(d, "buffer_size")
-    epoch = _count(input_of(d), seconds)
+    epoch = epoch_count(input_of(d), *timing)
     n = min(n, epoch) if epoch is not None else n
     return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
 
@@ -120,11 +157,13 @@ def _prefetch_buffer(d, out: float, mb: str) -> _Holding:
     return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
 
 
-def _cache_held(d, out: float, mb: str, seconds: float) -> _Holding:
+def _cache_held(d, out: float, mb: str, timing: tuple) -> _Holding:
     name = setting(d, "filename")
     if name is not None and name.numpy():
-        return 0.0, f"on disk ({name.numpy().decode()})", True
-    n = _count(input_of(d), seconds)
+        return (WRITE_BUFFER + out, f"on disk ({name.numpy().decode()}): its 8 MiB write "
+                f"buffer while the first pass writes + 1 x {mb} (later passes read through 1 MiB)",
+                True)
+    n = epoch_count(input_of(d), *timing)
     if n is None:
         return 0.0, "the whole input, which does not end: grows without bound", False
     return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
@@ -141,16 +180,27 @@ def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> _Holding:
             + (f", {calls} x {mb} in flight" if extra else ""), True)
 
 
+def _file_buffers(kind: str, out: float, mb: str) -> _Holding:
+    """A reader's read buffer; a snapshot's compression buffers and elements in flight."""
+    if kind == "snapshot":
+        return (SNAPSHOT_BUFFERS + 8 * out, f"its compression buffers, about 4 MB, + 8 x {mb} "
+                "(measured on TF 2.21, writing and reading)", True)
+    return float(READ_BUFFER), "1 read buffer of 256 KiB", True
+
+
 def _calls_in_flight(d) -> int:
     calls = knob(d, "num_parallel_calls")
     return cpu_cores() if calls == -1 else calls or 1
 
 
-def holding(chain, k, sizes, *, built: bool, seconds: float) -> _Holding:
+def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 30.0,
+            counted: dict | None = None) -> _Holding:
     """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
 
     ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being
-    measured; ``seconds``: time to count an input whose cardinality is unknown.
+    measured; ``seconds``: time to count an input whose cardinality is unknown; ``patience``:
+    how long to wait for its first element (else :class:`~datakit.doctor.deadline.Stalled`);
+    ``counted``: epochs counted so far, by ``id`` of the dataset (filled here).
     """
     d, kind = chain[k], kind_of(chain[k])
     out = sizes[k]
@@ -159,11 +209,12 @@ def holding(chain, k, sizes, *, built: bool, seconds: float) -> _Holding:
     if kind in ("from_tensor_slices", "from_tensors"):
         return _tensors_held(d, built)
     if kind == "shuffle":
-        return _shuffle_buffer(d, inp, seconds)
+        return _shuffle_buffer(d, inp, (seconds, patience, counted))
     if kind == "prefetch":
         return _prefetch_buffer(d, out, mb)
     if kind == "cache":
-        return _cache_held(d, out, mb, seconds)
+        return _cache_held(d, out, mb, (seconds, patience, counted))
+
     calls = _calls_in_flight(d)
     if kind in ("batch", "padded_batch"):
         n = _required_knob(d, "batch_size")
@@ -174,6 +225,6 @@ def holding(chain, k, sizes, *, built: bool, seconds: float) -> _Holding:
         return calls * out, f"{calls} calls in flight x {mb}", True
     if kind == "unbatch":
         return inp, f"the batch it splits ({inp / 1e6:,.2f} MB)", True
-    if kind in _READERS:
-        return float(READ_BUFFER), "1 read buffer of 256 KiB", True
+    if kind in _READERS or kind == "snapshot":
+        return _file_buffers(kind, out, mb)
     return 0.0, "nothing between elements", True

@@ -23,20 +23,24 @@ its rows/s (:func:`datakit.perf.throughput.measure`), beside the original's.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.doctor.memory_use import memory_report
+from datakit.core.arguments import check_seconds
+from datakit.doctor.deadline import Stalled, call_with_deadline
+from datakit.doctor.memory_use import MemoryReport, memory_report
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.glassbox.shuffle_stats import mixing_stats
-from datakit.perf.chain import chain_of, kind_of, knob, setting
+from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, name_of, setting
 from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
 
-__all__ = ["MemoryAdvice", "memory_advice"]
+__all__ = ["MemoryAdvice", "cache_folder", "memory_advice"]
 
 
 def _mb(n: float | None) -> str:
@@ -90,6 +94,8 @@ def _candidates(chain, k, folder: Path):
                             s, i, buffer_size=small)] + rest), note)
     if kind == "cache" and not setting(s, "filename").numpy():
         path = str(folder / f"cache_{k}")
+        folder.mkdir(parents=True, exist_ok=True)
+        _clear(folder, k)
         yield Candidate(f"cache({path!r}) on disk instead of in memory", "", lambda: assemble(
             chain[k - 1], [lambda i: i.cache(path)] + rest), "timed on its first epoch")
     if kind == "prefetch" and (n == -1 or (n or 0) > 2):
@@ -102,6 +108,63 @@ def _candidates(chain, k, folder: Path):
             chain[k - 1], [lambda i: reapply(s, i, num_parallel_calls=1)] + rest))
 
 
+def _stage_key(stage) -> str:
+    knobs = {k: knob(stage, k) for k in ("batch_size", "buffer_size", "cycle_length",
+                                         "num_parallel_calls", "count")}
+    return repr((kind_of(stage), name_of(stage), str(stage.element_spec), knobs,
+                 graph_ops(stage, library=False)))
+
+
+def cache_folder(dataset, chain: list | None = None) -> Path:
+    """The one folder, in the temporary folder, where the advice's ``cache(filename)`` copies
+    of ``dataset`` write. It is named by the pipeline's stages (kinds, names, knobs, element
+    specs, the ops of their functions), so every call for the same pipeline, even rebuilt by
+    the same code, reuses it instead of leaving a new folder behind each time. ``chain``:
+    ``chain_of(dataset)`` when it was read already. The folder is made when a copy writes."""
+    chain = chain_of(dataset) if chain is None else chain
+    key = hashlib.sha256("|".join(map(_stage_key, chain)).encode()).hexdigest()
+    return Path(tempfile.gettempdir()) / f"datakit_cache_{key[:16]}"
+
+
+def _checked(report, dataset, seconds, folder, chain) -> tuple[list, Path]:
+    if not isinstance(report, MemoryReport):
+        raise TypeError(f"memory_advice() takes the MemoryReport of memory_report(dataset) "
+                        f"first, got {type(report).__name__}")
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"memory_advice() takes the tf.data.Dataset the report describes, got "
+                        f"{type(dataset).__name__}")
+    check_seconds("seconds", seconds, positive=True, func="memory_advice")
+    if folder is not None and not isinstance(folder, (str, PathLike)):
+        raise TypeError(f"memory_advice(): folder must be a path (str or Path) or None, got "
+                        f"{folder!r}")
+    if folder is not None and not str(folder):
+        raise ValueError("memory_advice(): folder='' names no folder: pass a path, or None "
+                         "for one folder per pipeline in the temporary folder.")
+    if chain is not None and not isinstance(chain, list):
+        raise TypeError(f"memory_advice(): chain must be chain_of(dataset) or None, got "
+                        f"{type(chain).__name__}")
+    chain = chain_of(dataset) if chain is None else chain
+    return chain, Path(folder) if folder is not None else cache_folder(dataset, chain)
+
+
+def _rate(dataset, seconds: float, patience: float = 15.0) -> float:
+    """Rows/s of ``dataset`` over ``seconds``; :class:`Stalled` when no element comes within
+    ``patience`` seconds more (the wait is cancelled, not left running)."""
+    run, stalled = call_with_deadline(lambda: measure(dataset, seconds), seconds + patience)
+    if stalled:
+        raise Stalled(f"memory_advice(): no element came in {seconds + patience:g} s while "
+                      "timing a copy of the pipeline: memory_report(dataset) names the stage "
+                      "that waits")
+    return run.rows_per_s
+
+
+def _clear(folder: Path, k: int) -> None:
+    """Remove the files an earlier call's ``cache_{k}`` copy wrote: each copy is measured
+    writing its cache, never reading an old one."""
+    for old in folder.glob(f"cache_{k}*"):
+        old.unlink(missing_ok=True)
+
+
 def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                   chain: list | None = None) -> list[MemoryAdvice]:
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
@@ -110,15 +173,20 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
         report: the :class:`datakit.doctor.memory_use.MemoryReport` of ``dataset``.
         dataset: the pipeline it describes (copies are rebuilt from its chain).
         seconds: how long each copy's memory and speed are measured.
-        folder: where a ``cache(filename)`` copy writes (default: a new temporary folder).
+        folder: where a ``cache(filename)`` copy writes (default: one folder per pipeline
+            in the temporary folder, :func:`cache_folder`: a second call reuses it).
         chain: ``chain_of(dataset)`` when it was read already (it is read once, and passed
             down to the memory reports of ``dataset``; each copy is a pipeline of its own).
+
+    Raises:
+        TypeError: ``report`` not a MemoryReport, ``dataset`` not a dataset, ``seconds`` not
+            a number (a bool is not), ``folder`` not a path.
+        ValueError: ``seconds`` not > 0 (or not finite), ``folder=""``.
     """
-    chain = chain_of(dataset) if chain is None else chain
-    folder = Path(folder or tempfile.mkdtemp(prefix="datakit_cache_"))
+    chain, folder = _checked(report, dataset, seconds, folder, chain)
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
-    was_rate = measure(dataset, seconds).rows_per_s
+    was_rate = _rate(dataset, seconds)
     out = []
     for stage in targets:
         for c in _candidates(chain, stage.index, folder):
@@ -126,7 +194,7 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                              None, was_rate, c.note)
             a.dataset = c.make().with_options(dataset.options())
             a.growth_bytes = memory_report(a.dataset, seconds=seconds).measured_growth_bytes
-            a.rows_per_s = measure(a.dataset, seconds).rows_per_s
+            a.rows_per_s = _rate(a.dataset, seconds)
             out.append(a)
     budget = int(max(report.predicted_bytes / 4, 16e6))
     options = tf.data.Options()
@@ -139,6 +207,6 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                                 chain=chain).measured_growth_bytes
     a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True,  # same chain
                                    chain=chain).measured_growth_bytes
-    a.rows_per_s, a.was_rows_per_s = measure(a.dataset, seconds).rows_per_s, was_rate
+    a.rows_per_s, a.was_rows_per_s = _rate(a.dataset, seconds), was_rate
     out.append(a)
     return out

@@ -17,6 +17,7 @@ measurement. :mod:`datakit.doctor.memory_use` predicts and reports.
 from __future__ import annotations
 
 import ctypes
+import gc
 import threading
 import time
 
@@ -26,7 +27,7 @@ from datakit.perf.memory import rss_bytes
 from datakit.perf.synthetic import serial
 
 __all__ = ["GrowthSampler", "consume", "fix_malloc", "kernel_peak", "reset_peak",
-           "tensor_bytes", "trim_malloc", "warm_up"]
+           "start_once", "start_sampler", "tensor_bytes", "trim_malloc", "warm_up"]
 
 
 def fix_malloc() -> bool:
@@ -138,3 +139,21 @@ def warm_up() -> None:
     if not _WARM:
         consume(serial(tf.data.Dataset.range(64).map(lambda i: i + 1).batch(4)), 0.0, 1.0)
         _WARM.append(True)
+
+
+def start_sampler(every: float, fixed: bool, *, collect: bool = True) -> GrowthSampler:
+    """A started sampler; with ``collect``, after freeing what earlier pipelines left (their
+    memory freed during the run would hide this one's growth)."""
+    if collect:
+        gc.collect()
+        if fixed:
+            trim_malloc()
+    sampler = GrowthSampler(every)
+    sampler.start()
+    return sampler
+
+
+def start_once(samplers: list, every: float, fixed: bool) -> None:
+    """Start the sampler, unless building the dataset started it already."""
+    if not samplers:
+        samplers.append(start_sampler(every, fixed))

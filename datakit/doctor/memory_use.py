@@ -2,11 +2,12 @@
 
 :func:`memory_report` walks the chain of any ``tf.data`` pipeline (as the time
 doctor does) and predicts, for every stage, the host memory it can hold at most
-(:func:`datakit.doctor.holdings.holding`: shuffle buffer, prefetch depth, calls in
-flight, open files' read buffers, the batch in the making, an in-memory ``cache``,
-``from_tensor_slices``' tensors). Then it runs the pipeline with a consumer that
-takes ``step_time`` per element (so buffers fill, as during ``fit()``) and measures
-two things while it runs: the process's resident memory (RSS, what the OS counts;
+(:func:`datakit.doctor.holdings.holding`). Then it runs the pipeline with a consumer
+that takes ``step_time`` per element (so buffers fill, as during ``fit()``), then on
+until every in-memory ``cache`` is full (:mod:`datakit.doctor.cache_fill`), within
+``budget`` seconds; a pipeline that yields nothing is cancelled (:mod:`datakit.doctor.
+deadline`) and the stage that waits is named. It measures two things while it runs:
+the process's resident memory (RSS, what the OS counts;
 its peak exact on Linux, from the kernel's high-water mark reset before the run)
 and the bytes of tensors TensorFlow's CPU allocator holds
 (``tf.config.experimental.get_memory_info("CPU:0")``). The growth is the larger of
@@ -38,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -47,18 +47,20 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_seconds
+from datakit.doctor.cache_fill import fill_note, fill_target
+from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stuck_stage
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
 from datakit.doctor.memory_growth import (
     GrowthSampler,
-    consume,
     fix_malloc,
-    trim_malloc,
+    start_once,
+    start_sampler,
     warm_up,
 )
-from datakit.perf.chain import chain_of, kind_of, name_of
+from datakit.perf.chain import chain_of, kind_of
 from datakit.perf.synthetic import serial
 
-__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "memory_report",
+__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "Stalled", "memory_report",
            "plot_memory"]
 
 #: Allowed gap between a prediction and the measured growth: (fraction, bytes).
@@ -95,6 +97,7 @@ class MemoryReport:
     method: str = ""
     rss_growth_bytes: float = 0.0  # peak RSS growth (what the OS counts)
     tensor_peak_bytes: float | None = None  # peak growth of TF's CPU allocator (its tensors)
+    filled: str = ""  # whether the in-memory caches were full when it stopped ("": none)
 
     @property
     def within_margin(self) -> bool:
@@ -124,74 +127,135 @@ class MemoryReport:
                   f"{self.steady_growth_bytes / 1e6:,.1f} MB over {self.elements} elements "
                   f"({'within' if self.within_margin else 'OUTSIDE'} the margin of "
                   f"{MARGIN[0]:.0%} + {MARGIN[1] / 1e6:g} MB); autotune.ram_budget: {budget}"]
+        lines += [self.filled] if self.filled else []
         return "\n".join(lines)
+
+
+def _check(seconds, every, step_time, budget) -> float:
+    """The budget, once every duration is checked (None: 30 s, or twice ``seconds``)."""
+    check_seconds("seconds", seconds, positive=True, func="memory_report")
+    check_seconds("every", every, positive=True, func="memory_report")
+    check_seconds("step_time", step_time, func="memory_report")
+    if budget is None:
+        return max(30.0, 2.0 * seconds)
+    check_seconds("budget", budget, positive=True, func="memory_report")
+    if budget < seconds:
+        raise ValueError(f"memory_report(): budget={budget:g} is less than seconds={seconds:g}:"
+                         " the budget bounds the whole run; pass budget >= seconds.")
+    return float(budget)
+
+
+def _built(build, sampler) -> tf.data.Dataset:
+    dataset = build()
+    if not isinstance(dataset, tf.data.Dataset):
+        sampler.stop.set()
+        raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
+                        "not a tf.data.Dataset: end it with `return dataset`")
+    return dataset
+
+
+def _stalled(error: Stalled, chain, patience: float) -> Stalled:
+    """The error of a run that waited in vain, naming the first stage that yields nothing."""
+    stuck = stuck_stage(chain, patience)
+    where = (f"the first stage that yields nothing in {patience:g} s is {stuck[1]!r}"
+             if stuck else "each stage alone yields its first element in time: the wait "
+             "comes later in the epoch")
+    return Stalled(f"memory_report(): {error}; {where}. A loop over this pipeline would wait "
+                   "as long: look at that stage (a filter that drops every element of an "
+                   "endless input, a generator that blocks), or pass a longer budget= if its "
+                   "elements are only slow. Nothing was measured.")
+
+
+def _predict(chain, build, seconds, patience, counted) -> list[MemoryStage]:
+    sizes = [element_bytes(d, without_shuffles(chain, k), patience=patience)
+             for k, d in enumerate(chain)]
+    stages = []
+    for k, d in enumerate(chain):
+        pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds,
+                                     patience=patience, counted=counted)
+        stages.append(MemoryStage(k, stage_label(chain, k), kind_of(d), sizes[k],
+                                  float(pred), how, bounded))
+    return stages
 
 
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                   as_built: bool = False, every: float = 0.002,
-                  chain: list | None = None) -> MemoryReport:
+                  chain: list | None = None, budget: float | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
         dataset: a ``tf.data.Dataset``, or a function without arguments that builds one
             (then building it is measured too: a big ``from_tensor_slices`` copies its array).
-        seconds: how long the consumer runs (less if the dataset ends first).
+        seconds: how long the consumer runs at least (less if the dataset ends first; longer,
+            draining fast, until an in-memory ``cache()`` is full, within ``budget``).
         step_time: seconds the consumer waits per element, so that buffers fill.
         as_built: measure with the runtime's help (injected prefetch, autotune) as you
             built it; default off, as for the stage costs.
         every: seconds between RSS samples.
         chain: ``chain_of(dataset)`` when it was read already (the doctor passes its own
             down: a chain is read once); only with a dataset, not a function.
+        budget: the most seconds the run takes to fill an in-memory cache; when no element
+            comes for half of it, the report stops and names the stage that waits (default:
+            30 s, or twice ``seconds`` if that is more).
 
     Raises:
-        TypeError: ``dataset`` is neither a dataset nor a function; a number given as text.
-        ValueError: ``seconds`` or ``every`` not > 0, ``step_time`` < 0 (or not finite).
+        TypeError: ``dataset`` is neither a dataset nor a function; a number given as text
+            or as a bool (``seconds=True``).
+        ValueError: ``seconds``, ``every`` or ``budget`` not > 0, ``step_time`` < 0 (or not
+            finite), ``budget`` < ``seconds``.
+        Stalled: (a ``TimeoutError``) no element came for ``budget / 2`` seconds; it names
+            the first stage that yields nothing.
     """
-    check_seconds("seconds", seconds, positive=True, func="memory_report")
-    check_seconds("every", every, positive=True, func="memory_report")
-    check_seconds("step_time", step_time, func="memory_report")
+    budget = _check(seconds, every, step_time, budget)
+    if not callable(dataset) and not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"memory_report() takes a tf.data.Dataset or a function that builds "
+                        f"one, got {type(dataset).__name__}")
     build = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
+    patience, counted = budget / 2, {}  # type: tuple[float, dict[int, float | None]]
     fixed = fix_malloc()
     warm_up()
-    sampler = None
+    samplers: list[GrowthSampler] = []
     if build is not None:
-        sampler = GrowthSampler(every)
-        sampler.start()
-        dataset = build()
-        if not isinstance(dataset, tf.data.Dataset):
-            sampler.stop.set()
-            raise TypeError(f"memory_report(): build() returned {type(dataset).__name__}, "
-                            "not a tf.data.Dataset: end it with `return dataset`")
+        samplers.append(start_sampler(every, fixed, collect=False))
+        dataset = _built(build, samplers[0])
     chain = chain_of(dataset) if chain is None or build is not None else chain
-    sizes = [element_bytes(d, without_shuffles(chain, k)) for k, d in enumerate(chain)]
-    stages = []
-    for k, d in enumerate(chain):
-        pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds)
-        stages.append(MemoryStage(k, name_of(d) or f"{kind_of(d)} #{k}", kind_of(d), sizes[k],
-                                  float(pred), how, bounded))
-    if sampler is None:
-        gc.collect()  # an earlier pipeline freed during the run would hide this one's growth
-        if fixed:
-            trim_malloc()
-        sampler = GrowthSampler(every)
-        sampler.start()
-    n = consume(dataset if as_built else serial(dataset), step_time, seconds)
+    try:
+        stages = _predict(chain, build, seconds, patience, counted)
+        target, labels = fill_target(chain, counted, seconds=seconds, patience=patience)
+        run = bounded_run(dataset if as_built else serial(dataset), patience=patience,
+                          step_time=step_time, paced_for=seconds, fast=True,
+                          until=lambda n, t: t >= seconds and (
+                              target is None or n >= target or t >= budget),
+                          before=lambda: start_once(samplers, every, fixed))
+        if run.stalled:
+            raise Stalled(f"no element came in {patience:g} s (after {run.count} elements)")
+    except Stalled as e:
+        raise _stalled(e, chain, patience) from None
+    finally:
+        for sampler in samplers:
+            sampler.stop.set()
+    sampler = samplers[0]
     time.sleep(2 * every)
-    sampler.stop.set()
     sampler.join()
     sampler.sample()
+    return _report(stages, sampler, run, dataset, as_built, fixed,
+                   fill_note(target, labels, run, budget))
+
+
+def _report(stages, sampler, run, dataset, as_built, fixed, filled) -> MemoryReport:
     growth = sampler.growth
     rss_peak, tensor_peak = sampler.peaks()
     peak = max(rss_peak, tensor_peak or 0)
     ram_budget = dataset.options().autotune.ram_budget
-    total = sum(s.predicted_bytes for s in stages) + sizes[-1]
+    consumer = stages[-1].element_bytes
+    total = sum(s.predicted_bytes for s in stages) + consumer
     method = ("as built (runtime help on)" if as_built else "runtime help off") + \
         ("" if fixed else "; malloc not fixed (no glibc): RSS may count freed memory") + \
         ("; peak: the kernel's high-water mark" if sampler.exact else "; peak: sampled")
-    return MemoryReport(stages, max(stages, key=lambda s: s.predicted_bytes), sizes[-1], total,
+    return MemoryReport(stages, max(stages, key=lambda s: s.predicted_bytes), consumer, total,
                         float(peak), float(statistics.median(growth[len(growth) // 2:])),
-                        sampler.seconds, growth, n, ram_budget, method, float(rss_peak),
-                        None if tensor_peak is None else float(tensor_peak))
+                        sampler.seconds, growth, run.count, ram_budget, method, float(rss_peak),
+                        None if tensor_peak is None else float(tensor_peak), filled)
 
 
 def plot_memory(report: MemoryReport, axes=None):
