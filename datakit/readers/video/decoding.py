@@ -24,6 +24,7 @@ order) and the reader then counts frames from the keyframe instead.
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -92,12 +93,13 @@ def _probe_file(path: str) -> dict:
                        if p.pts is not None and p.size]
             pts = sorted(p for p, _ in packets)
             container.seek(0)
-            first = next(container.decode(stream), None)
+            head = list(islice(container.decode(stream), _HEAD))
+            first = head[0] if head else None
             if listed and len(pts) < listed:
                 raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
                                 f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
-            reordered = first is not None and len(pts) > 1 and \
-                _decode_tail(container, stream, packets)
+            reordered = _out_of_order(head) or (
+                first is not None and len(pts) > 1 and _decode_tail(container, stream, packets))
         except av.error.FFmpegError as e:
             raise DataError(path, f"cannot be read ({e}): a damaged or truncated file; remove "
                             "it or pass on_bad_file='skip'") from None
@@ -117,17 +119,26 @@ def _probe_file(path: str) -> dict:
                     reordered=bool(reordered))
 
 
+#: Frames the probe decodes from the start: enough to see B-frames reordered.
+_HEAD = 24
+
+
+def _out_of_order(frames) -> bool:
+    """True when decoded ``frames`` come back out of timestamp order: the file's
+    timestamps are in decode order (AVI with B-frames), not in the order shown."""
+    shown = [frame.pts for frame in frames if frame.pts is not None]
+    return any(b < a for a, b in zip(shown, shown[1:], strict=False))
+
+
 def _decode_tail(container, stream, packets) -> bool:
     """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9.
 
-    True when the frames come back out of timestamp order: the file's timestamps
-    are in decode order (AVI with B-frames), not in the order frames are shown.
+    True when the frames come back out of timestamp order (:func:`_out_of_order`).
     """
     keys = [p for p, key in packets if key]
     if keys:
         container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
-    shown = [frame.pts for frame in container.decode(stream) if frame.pts is not None]
-    return any(b < a for a, b in zip(shown, shown[1:], strict=False))
+    return _out_of_order(container.decode(stream))
 
 
 def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:
