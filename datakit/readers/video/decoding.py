@@ -72,7 +72,7 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
         facts = _probe_file(path)
         if cache and probe_cache.file_stamp(path) == stamp:  # not changed while probed
             probe_cache.store(path, stamp, facts)
-    return VideoInfo(path=path, pts=tuple(facts["pts"]), time_base=facts["time_base"],
+    return VideoInfo(path=path, pts=_unpacked(facts["pts"]), time_base=facts["time_base"],
                      height=facts["height"], width=facts["width"], rotation=facts["rotation"],
                      codec=facts["codec"], rate=facts["rate"], keys=tuple(facts["keys"]),
                      reordered=facts["reordered"], stamp=stamp)
@@ -113,10 +113,23 @@ def _probe_file(path: str) -> dict:
         rate = stream.average_rate or stream.guessed_rate
         index = {p: k for k, p in enumerate(pts)}
         keys = sorted({index[p] for p, key in packets if key})
-        return dict(pts=pts, time_base=float(stream.time_base), height=h, width=w,
+        return dict(pts=_packed(pts), time_base=float(stream.time_base), height=h, width=w,
                     rotation=rotation, codec=stream.codec_context.name,
                     rate=float(rate) if rate else 0.0, keys=keys or [0],
                     reordered=bool(reordered))
+
+
+def _packed(pts: list) -> list | dict:
+    """Timestamps as the cache keeps them: evenly spaced ones (most files) as three numbers."""
+    steps = set(np.diff(pts).tolist()) if len(pts) > 1 else {0}
+    return dict(start=pts[0], step=steps.pop(), n=len(pts)) if len(steps) == 1 else pts
+
+
+def _unpacked(pts) -> tuple:
+    if isinstance(pts, dict):
+        return tuple(range(pts["start"], pts["start"] + pts["step"] * pts["n"], pts["step"])) \
+            if pts["step"] else (pts["start"],)
+    return tuple(pts)
 
 
 #: Frames the probe decodes from the start: enough to see B-frames reordered.

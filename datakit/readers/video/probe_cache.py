@@ -34,7 +34,7 @@ from pathlib import Path
 __all__ = ["file_stamp", "load", "store", "cache_folder", "VERSION"]
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
-VERSION = 2
+VERSION = 3
 
 
 def file_stamp(path: str) -> tuple[int, int]:
