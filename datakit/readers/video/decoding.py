@@ -93,8 +93,10 @@ def _probe_file(path: str) -> dict:
                        if p.pts is not None and p.size]
             pts = sorted(p for p, _ in packets)
             container.seek(0)
-            head = list(islice(container.decode(stream), _HEAD))
-            first = head[0] if head else None
+            first, head = None, []  # the first frame, and the first frames' timestamps
+            for frame in islice(container.decode(stream), _HEAD):
+                first = frame if first is None else first
+                head.append(frame.pts)
             if listed and len(pts) < listed:
                 raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
                                 f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
@@ -136,10 +138,10 @@ def _unpacked(pts) -> tuple:
 _HEAD = 24
 
 
-def _out_of_order(frames) -> bool:
-    """True when decoded ``frames`` come back out of timestamp order: the file's
+def _out_of_order(pts) -> bool:
+    """True when decoded frames come back with timestamps ``pts`` out of order: the file's
     timestamps are in decode order (AVI with B-frames), not in the order shown."""
-    shown = [frame.pts for frame in frames if frame.pts is not None]
+    shown = [p for p in pts if p is not None]
     return any(b < a for a, b in zip(shown, shown[1:], strict=False))
 
 
@@ -151,7 +153,7 @@ def _decode_tail(container, stream, packets) -> bool:
     keys = [p for p, key in packets if key]
     if keys:
         container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
-    return _out_of_order(container.decode(stream))
+    return _out_of_order([frame.pts for frame in container.decode(stream)])
 
 
 def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:
