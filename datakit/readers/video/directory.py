@@ -133,11 +133,13 @@ def video_dataset_from_directory(
     decoder's pixels to ``frame_size`` RGB. Frames cost about the same however
     far into the file a clip is. Measured roughly here (60 s videos of
     320x240 H.264, keyframes every 250 frames, 2 random clips of 16 frames,
-    step 2, per video, to 112x112, on 2 shared cores): about 150 frames decoded
-    and 25-30 ms of CPU per clip (half of what one run across a video's two
-    clips, converted at full size first, cost), the ``tf.data`` pipeline
-    adding next to nothing, and 2 parallel calls giving 1.5-2x the clips/s of
-    one. Keyframes closer together make clips cheaper; converting once to
+    step 2, per video, to 112x112, on 2 shared cores): about 160 frames decoded
+    and 20-30 ms of CPU per clip (one run across a video's two clips, converted
+    at full size first, decoded 370 frames and cost twice that), the
+    ``tf.data`` pipeline adding next to nothing, and 2 parallel calls giving
+    about 1.3-1.6x the clips/s of one (FFmpeg decodes and resizes with the GIL
+    released; the rest was other work on the machine). Keyframes closer
+    together make clips cheaper; converting once to
     shards (``write_video_shards``) makes them cheaper still when the videos
     are read for many epochs. The facts each file's probe finds (frames,
     timestamps, keyframes) are cached per file under the user's cache folder,
