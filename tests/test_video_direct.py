@@ -135,6 +135,21 @@ def test_b_frames_in_avi_come_in_the_order_shown(tmp_path):
     assert np.array_equal(decoding.decode_frames(info, wanted, seek=False), shown[wanted])
 
 
+@pytest.mark.timeout(60)
+def test_b_frames_skipped_before_a_clip_change_no_frame(tmp_path):
+    path = write_h264(frames_of(90, size=32), tmp_path / "b.mp4", keyint=45, bframes=3)
+    info = decoding.probe(path)
+    assert not info.reordered
+    shown = sequential(path)
+    for clips in ([range(30, 40, 2), range(80, 88)], [range(12, 14), range(52, 60, 3)]):
+        wanted = np.concatenate([list(c) for c in clips])
+        stats = {}
+        assert np.array_equal(frame_reading.read_frames(info, wanted, stats=stats),
+                              shown[wanted])
+        budget = sum(max(c) - key_before(info.keys, min(c)) + 1 for c in clips)
+        assert stats["decoded"] < budget  # unreferenced frames before a clip: not decoded
+
+
 def _ffmpeg_frames(path):
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-f", "rawvideo",
                           "-pix_fmt", "rgb24", "-"], capture_output=True, check=True).stdout
