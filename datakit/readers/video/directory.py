@@ -128,23 +128,24 @@ def video_dataset_from_directory(
     every so often, often every 250 frames, and only changes in between, so a
     clip that starts at frame ``k`` costs decoding from the keyframe before
     ``k`` to its last frame. The reader seeks there for each clip (unless the
-    previous clip ended closer), decodes nothing after the clip's last frame,
-    and converts only the ``clip_len`` frames kept, each once, straight from the
-    decoder's pixels to ``frame_size`` RGB. Frames cost about the same however
-    far into the file a clip is. Measured roughly here (60 s videos of
-    320x240 H.264, keyframes every 250 frames, 2 random clips of 16 frames,
-    step 2, per video, to 112x112, on 2 shared cores): about 160 frames decoded
-    and 20-30 ms of CPU per clip (one run across a video's two clips, converted
-    at full size first, decoded 370 frames and cost twice that), the
-    ``tf.data`` pipeline adding next to nothing, and 2 parallel calls giving
-    about 1.3-1.6x the clips/s of one (FFmpeg decodes and resizes with the GIL
-    released; the rest was other work on the machine). Keyframes closer
-    together make clips cheaper; converting once to
-    shards (``write_video_shards``) makes them cheaper still when the videos
-    are read for many epochs. The facts each file's probe finds (frames,
-    timestamps, keyframes) are cached per file under the user's cache folder,
-    keyed by its path, size and modification time, so a second run's first
-    batch does not wait for every file to be probed again.
+    previous clip ended closer), lets the decoder skip the frames before the
+    clip that no other frame refers to (most B-frames), decodes nothing after
+    the clip's last frame, and converts only the ``clip_len`` frames kept, each
+    once, straight from the decoder's pixels to ``frame_size`` RGB. A clip
+    costs about the same however far into the file it is. Measured roughly
+    here (60 s videos of 320x240 H.264, keyframes every 250 frames, 2 random
+    clips of 16 frames, step 2, per video, to 112x112, on 2 shared cores):
+    about 100 frames decoded and 20-25 ms of CPU per clip (one run across a
+    video's two clips, converted at full size first, decoded 370 frames for
+    55-65 ms), the ``tf.data`` pipeline adding next to nothing, and 2 parallel
+    calls giving about 1.5x the clips/s of one (FFmpeg decodes and resizes
+    with the GIL released; the rest was other work on the machine). Keyframes
+    closer together make clips cheaper; converting once to shards
+    (``write_video_shards``) makes them cheaper still when the videos are read
+    for many epochs. The facts each file's probe finds (frames, timestamps,
+    keyframes) are cached per file under the user's cache folder, keyed by
+    its path, size and modification time, so a second run's first batch does
+    not wait for every file to be probed again.
 
     Raises:
         DataError: a bad file, naming it (see ``on_bad_file``), a video
