@@ -2,86 +2,43 @@
 
 :func:`probe` reads a file's video stream once without decoding it (one
 packet per frame: the timestamps count the frames even when the header says
-0, as WebM and Matroska headers do), decodes its first frame (for the rotation
-a phone writes in the display matrix) and its last group of frames (from the
-last keyframe to the end), and compares the frames found with the count the
-index lists: a file cut short at its start or at its end is found here.
+0, as WebM and Matroska headers do; the keyframes are listed too), decodes its
+first frame (for the rotation a phone writes in the display matrix) and its
+last group of frames (from the last keyframe to the end), and compares the
+frames found with the count the index lists: a file cut short at its start or
+at its end is found here. What it learned is cached per file
+(:mod:`datakit.readers.video.probe_cache`), so a second run does not probe again.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
-:func:`decode_frames` seeks to the keyframe before the first frame wanted and
-decodes only up to the last one. Nothing here imports TensorFlow, so worker
-processes (:mod:`datakit.readers.video.convert`) start fast.
+:func:`decode_frames` reads the frames wanted
+(:mod:`datakit.readers.video.frame_reading`: a seek to the keyframe before
+each clip, each kept frame converted once). Nothing here imports TensorFlow,
+so worker processes (:mod:`datakit.readers.video.convert`) start fast.
 
-FFmpeg's decoders run in C with Python's GIL released (PyAV drops it around
-each decode call), which is why several files decode at once on several cores
-when threads call :func:`decode_frames` in parallel.
+Frame ``k`` is the ``k``-th frame *shown* (presentation order). Most
+containers store each frame's presentation time; AVI stores decode order
+only, so with B-frames its packet times are not the order frames are shown in:
+the probe finds that (the decoder gives its frames back out of timestamp
+order) and the reader then counts frames from the keyframe instead.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 
 from datakit.core.errors import DataError
+from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
+from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.video_info import open_video as _open
 
 __all__ = ["VIDEO_EXTENSIONS", "VideoInfo", "probe", "output_frames", "decode_frames",
            "fit_frame", "encode_jpegs"]
 
 #: The file name endings read as videos (any container FFmpeg opens would do).
 VIDEO_EXTENSIONS = (".mp4", ".m4v", ".avi", ".webm", ".mkv", ".mov")
-
-
-@dataclass(frozen=True)
-class VideoInfo:
-    """What :func:`probe` learned: ``pts`` (sorted, in ``time_base`` units), one per frame."""
-
-    path: str
-    pts: tuple
-    time_base: float
-    height: int  # as displayed (rotation applied)
-    width: int
-    rotation: int  # degrees counterclockwise, as FFmpeg's display matrix says
-    codec: str
-    rate: float = 0.0  # the container's average frame rate, 0 if it has none
-
-    @property
-    def frames(self) -> int:
-        return len(self.pts)
-
-    @property
-    def times(self) -> np.ndarray:
-        return (np.asarray(self.pts, np.float64) - self.pts[0]) * self.time_base
-
-    @property
-    def fps(self) -> float:
-        """The container's average frame rate, else frames over the time they span."""
-        if self.rate:
-            return self.rate
-        t = self.times
-        return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
-
-
-#: What to do about a bad file, by when it is found. While the folder is listed
-#: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read or a
-#: conversion runs, a file that fails is dropped and counted under ``'skip'``
-#: (by the reader or the converter), so these fixes are for ``'raise'``.
-_WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
-_WHILE_READING = ("remove or re-encode the file and build the dataset again (it broke after "
-                 "the folder was listed)")
-_WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
-                    "already converted are kept)")
-
-
-def _open(path: str, fix: str = _WHEN_LISTED):
-    import av
-
-    try:
-        return av.open(path)
-    except (av.error.FFmpegError, OSError, UnicodeDecodeError) as e:
-        raise DataError(path, f"not a video FFmpeg can open ({type(e).__name__}: {e}); "
-                        f"{fix}") from None
 
 
 def _check_link(path: str) -> None:
@@ -98,12 +55,33 @@ def _check_link(path: str) -> None:
                             "remove the link, or pass on_bad_file='skip'") from None
 
 
-def probe(path: str | Path) -> VideoInfo:
-    """Timestamps, size, rotation and codec of a video file; a :class:`DataError` naming it."""
-    import av
+def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
+    """Timestamps, keyframes, size, rotation and codec of a video file; a :class:`DataError`
+    naming it. ``cache``: reuse (and keep) what an earlier probe of the unchanged file found."""
+    from datakit.readers.video import probe_cache
 
     path = str(path)
     _check_link(path)
+    try:
+        stamp = probe_cache.file_stamp(path)
+    except OSError as e:
+        raise DataError(path, f"cannot be read ({e.strerror}); remove it or pass "
+                        "on_bad_file='skip'") from None
+    facts = probe_cache.load(path, stamp) if cache else None
+    if facts is None:
+        facts = _probe_file(path)
+        if cache and probe_cache.file_stamp(path) == stamp:  # not changed while probed
+            probe_cache.store(path, stamp, facts)
+    return VideoInfo(path=path, pts=_unpacked(facts["pts"]), time_base=facts["time_base"],
+                     height=facts["height"], width=facts["width"], rotation=facts["rotation"],
+                     codec=facts["codec"], rate=facts["rate"], keys=tuple(facts["keys"]),
+                     reordered=facts["reordered"], stamp=stamp)
+
+
+def _probe_file(path: str) -> dict:
+    """:func:`probe`'s facts, read from the file (plain values, as the cache stores them)."""
+    import av
+
     with _open(path) as container:
         if not container.streams.video:
             raise DataError(path, "has no video stream (an audio-only file?); remove it or pass "
@@ -115,12 +93,15 @@ def probe(path: str | Path) -> VideoInfo:
                        if p.pts is not None and p.size]
             pts = sorted(p for p, _ in packets)
             container.seek(0)
-            first = next(container.decode(stream), None)
+            first, head = None, []  # the first frame, and the first frames' timestamps
+            for frame in islice(container.decode(stream), _HEAD):
+                first = frame if first is None else first
+                head.append(frame.pts)
             if listed and len(pts) < listed:
                 raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
                                 f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
-            if first is not None and len(pts) > 1:
-                _decode_tail(container, stream, packets)
+            reordered = _out_of_order(head) or (
+                first is not None and len(pts) > 1 and _decode_tail(container, stream, packets))
         except av.error.FFmpegError as e:
             raise DataError(path, f"cannot be read ({e}): a damaged or truncated file; remove "
                             "it or pass on_bad_file='skip'") from None
@@ -132,17 +113,47 @@ def probe(path: str | Path) -> VideoInfo:
         if rotation in (90, 270):
             h, w = w, h
         rate = stream.average_rate or stream.guessed_rate
-        return VideoInfo(path, tuple(pts), float(stream.time_base), h, w, rotation,
-                         stream.codec_context.name, float(rate) if rate else 0.0)
+        index = {p: k for k, p in enumerate(pts)}
+        keys = sorted({index[p] for p, key in packets if key})
+        return dict(pts=_packed(pts), time_base=float(stream.time_base), height=h, width=w,
+                    rotation=rotation, codec=stream.codec_context.name,
+                    rate=float(rate) if rate else 0.0, keys=keys or [0],
+                    reordered=bool(reordered))
 
 
-def _decode_tail(container, stream, packets) -> None:
-    """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9."""
+def _packed(pts: list) -> list | dict:
+    """Timestamps as the cache keeps them: evenly spaced ones (most files) as three numbers."""
+    steps = set(np.diff(pts).tolist()) if len(pts) > 1 else {0}
+    return dict(start=pts[0], step=steps.pop(), n=len(pts)) if len(steps) == 1 else pts
+
+
+def _unpacked(pts) -> tuple:
+    if isinstance(pts, dict):
+        return tuple(range(pts["start"], pts["start"] + pts["step"] * pts["n"], pts["step"])) \
+            if pts["step"] else (pts["start"],)
+    return tuple(pts)
+
+
+#: Frames the probe decodes from the start: enough to see B-frames reordered.
+_HEAD = 24
+
+
+def _out_of_order(pts) -> bool:
+    """True when decoded frames come back with timestamps ``pts`` out of order: the file's
+    timestamps are in decode order (AVI with B-frames), not in the order shown."""
+    shown = [p for p in pts if p is not None]
+    return any(b < a for a, b in zip(shown, shown[1:], strict=False))
+
+
+def _decode_tail(container, stream, packets) -> bool:
+    """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9.
+
+    True when the frames come back out of timestamp order (:func:`_out_of_order`).
+    """
     keys = [p for p, key in packets if key]
     if keys:
         container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
-    for _ in container.decode(stream):
-        pass
+    return _out_of_order([frame.pts for frame in container.decode(stream)])
 
 
 def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:
@@ -206,38 +217,15 @@ def _rgb(frame, rotation: int) -> np.ndarray:
 def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.ndarray:
     """The file frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
-    With ``seek`` it jumps to the keyframe before the first frame wanted;
-    without, it decodes from the first frame. ``fit``: keywords of
-    :func:`fit_frame`. A frame that cannot be decoded is a :class:`DataError`.
+    With ``seek`` it jumps to the keyframe before a frame wanted whenever that
+    decodes fewer frames than running on; without, it decodes from the first
+    frame. ``fit``: keywords of :func:`fit_frame` (applied in one conversion
+    from the decoder's pixels). A frame that cannot be decoded, or a file
+    changed since it was probed, is a :class:`DataError`.
     """
-    import av
+    from datakit.readers.video.frame_reading import read_frames
 
-    wanted = np.asarray(wanted, np.int64)
-    need = set(wanted.tolist())
-    index = {p: k for k, p in enumerate(info.pts)}
-    got: dict[int, np.ndarray] = {}
-    with _open(info.path, _WHILE_READING) as container:
-        stream = container.streams.video[0]
-        try:
-            if seek and min(need) > 0:
-                container.seek(info.pts[min(need)], stream=stream, backward=True,
-                               any_frame=False)
-            for frame in container.decode(stream):
-                k = index.get(frame.pts)
-                if k is not None and k in need:
-                    got[k] = fit_frame(_rgb(frame, info.rotation), **fit)
-                if k is not None and k >= max(need) and len(got) == len(need):
-                    break
-        except av.error.FFmpegError as e:
-            raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
-                            f"{_WHILE_READING}") from None
-    missing = sorted(need - set(got))
-    if missing and seek:  # a seek that landed past a frame wanted: decode from the start
-        return decode_frames(info, wanted, seek=False, **fit)
-    if missing:
-        raise DataError(info.path, f"frames {missing[:5]} of {info.frames} could not be "
-                        f"decoded (a truncated file?); {_WHILE_READING}")
-    return np.stack([got[k] for k in wanted.tolist()])
+    return read_frames(info, wanted, seek=seek, **fit)
 
 
 def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,

@@ -1,0 +1,236 @@
+"""The frames a clip wants, read from a video file at the least decoding, each converted once.
+
+A video stores a full picture (a keyframe) every so often and, between them,
+only changes: to show frame ``k`` a decoder must start at the keyframe before
+``k`` and decode every frame up to it. :func:`read_frames` therefore plans,
+for each frame wanted that is not decoded yet, where to start:
+
+- **seek** to the keyframe before it when that decodes fewer frames than
+  running on from the last frame decoded (a clip far from the previous one);
+- **run on** otherwise (frames a few apart, or a keyframe far back).
+
+The decision is made per clip from the keyframe list the probe keeps, not by
+a fixed rule, and decoding stops at the last frame wanted. Each kept frame is
+converted once, straight from the decoder's pixels (YUV, mostly) to RGB at the
+target size in one swscale call (``frame.to_ndarray(width=, height=,
+format="rgb24")``); rotating, cropping or padding then moves the small frame
+only. Frames decoded and not kept are never converted.
+
+Frames shown before the next frame wanted that no other frame refers to (most
+B-frames) are not even decoded: the decoder is told to skip them.
+
+``stats`` (a dict) counts the work: ``"decoded"`` frames the decoder gave
+back, ``"packets"`` fed to it, ``"seeks"``.
+
+>>> import tempfile, numpy as np
+>>> from pathlib import Path
+>>> from datakit.readers.video.encoded import write_video
+>>> from datakit.readers.video.decoding import probe
+>>> frames = np.zeros((60, 16, 16, 3), np.uint8)
+>>> info = probe(write_video(frames, Path(tempfile.mkdtemp()) / "v.mp4", gop=20), cache=False)
+>>> info.keys
+(0, 20, 40)
+>>> stats = {}
+>>> read_frames(info, [42, 44, 46], frame_size=(8, 8), stats=stats).shape
+(3, 8, 8, 3)
+>>> stats["decoded"] <= 7, stats["seeks"]  # at most frames 40 to 46: from the keyframe
+(True, 1)
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+
+import numpy as np
+
+from datakit.core.errors import DataError
+from datakit.readers.video.video_info import WHILE_READING, VideoInfo, open_video
+
+__all__ = ["read_frames", "frame_converter", "check_unchanged", "DECODER_THREADS",
+           "SKIP_UNNEEDED"]
+
+#: PyAV's decoder threading for the reader. "SLICE" (or none) keeps decoding to
+#: the frames asked for; "FRAME"/"AUTO" decodes several frames ahead on other
+#: threads, frames thrown away at each seek, so clips decode in parallel instead.
+DECODER_THREADS = None
+
+#: Let the decoder skip frames shown before the next frame wanted that no other
+#: frame refers to (B-frames, mostly).
+SKIP_UNNEEDED = True
+
+
+class _OutOfOrder(Exception):
+    """The decoder gave frames back out of timestamp order: timestamps in decode order."""
+
+
+def check_unchanged(info: VideoInfo) -> None:
+    """A :class:`DataError` naming the file when it is gone, or its size or modification
+    time differ from what the probe saw (a video replaced after the folder was listed)."""
+    if not info.stamp:
+        return
+    try:
+        st = os.stat(info.path)
+    except OSError as e:
+        raise DataError(info.path, f"is gone or unreadable ({e.strerror}) since the folder was "
+                        f"listed; {WHILE_READING}") from None
+    if (st.st_size, st.st_mtime_ns) != tuple(info.stamp):
+        raise DataError(info.path, f"changed since the folder was listed (size {info.stamp[0]} "
+                        f"-> {st.st_size} bytes, or its modification time): its frames would mix "
+                        f"with the old file's; {WHILE_READING}")
+
+
+def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: bool = False,
+                    pad_to_aspect_ratio: bool = False):
+    """A function from a decoded frame to its ``(height, width, 3)`` RGB array, fitted
+    to ``frame_size`` as :func:`~datakit.readers.video.decoding.fit_frame` fits it
+    (stretched, centre-cropped or padded), in one swscale conversion."""
+    rot = info.rotation // 90
+    if frame_size is None:
+        return lambda frame: _turned(frame.to_ndarray(format="rgb24"), rot)
+    th, tw = frame_size
+    h, w = info.height, info.width
+    crop = None
+    if crop_to_aspect_ratio:  # scale so that the centre crop comes out th x tw, then cut
+        ch, cw = min(h, round(w * th / tw)), min(w, round(h * tw / th))
+        sh, sw = max(th, round(h * th / ch)), max(tw, round(w * tw / cw))
+        crop = ((sh - th) // 2, (sw - tw) // 2)
+    elif pad_to_aspect_ratio:
+        scale = min(th / h, tw / w)
+        sh, sw = max(1, round(h * scale)), max(1, round(w * scale))
+    else:
+        sh, sw = th, tw
+    stored_h, stored_w = (sw, sh) if rot % 2 else (sh, sw)
+
+    def convert(frame) -> np.ndarray:
+        rgb = _turned(frame.to_ndarray(width=stored_w, height=stored_h, format="rgb24",
+                                       interpolation="BILINEAR"), rot)
+        if crop is not None:
+            return rgb[crop[0]:crop[0] + th, crop[1]:crop[1] + tw]
+        if (sh, sw) != (th, tw):  # padded: black bars around
+            out = np.zeros((th, tw, 3), np.uint8)
+            y, x = (th - sh) // 2, (tw - sw) // 2
+            out[y:y + sh, x:x + sw] = rgb
+            return out
+        return rgb
+
+    return convert
+
+
+def _turned(rgb: np.ndarray, rot: int) -> np.ndarray:
+    return np.ascontiguousarray(np.rot90(rgb, k=rot)) if rot else rgb
+
+
+def read_frames(info: VideoInfo, wanted, *, seek: bool = True, stats: dict | None = None,
+                **fit) -> np.ndarray:
+    """The frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
+
+    ``seek=False`` decodes from the first frame. ``fit``: the keywords of
+    :func:`frame_converter`. A frame that cannot be decoded, or a file changed
+    since it was probed, is a :class:`DataError` naming the file.
+    """
+    wanted = np.asarray(wanted, np.int64).reshape(-1)
+    check_unchanged(info)
+    convert = frame_converter(info, **fit)
+    need = sorted(set(wanted.tolist()))
+    if not need:
+        return np.zeros((0, *_out_shape(info, fit)), np.uint8)
+    stats = {} if stats is None else stats
+    for key in ("decoded", "packets", "seeks"):
+        stats.setdefault(key, 0)
+    try:
+        got = _decode(info, need, convert, seek=seek, counting=info.reordered, stats=stats)
+    except _OutOfOrder:  # a file whose timestamps are in decode order: count frames instead
+        got = _decode(info, need, convert, seek=seek, counting=True, stats=stats)
+    missing = [k for k in need if k not in got]
+    if missing and seek:  # a seek that landed past a frame wanted: decode from the start
+        return read_frames(info, wanted, seek=False, stats=stats, **fit)
+    if missing:
+        raise DataError(info.path, f"frames {missing[:5]} of {info.frames} could not be "
+                        f"decoded (a truncated file?); {WHILE_READING}")
+    return np.stack([got[k] for k in wanted.tolist()])
+
+
+def _out_shape(info: VideoInfo, fit: dict) -> tuple:
+    size = fit.get("frame_size") or (info.height, info.width)
+    return (*size, 3)
+
+
+def _key_before(info: VideoInfo, k: int) -> int:
+    keys = info.keys or (0,)
+    return keys[max(0, bisect.bisect_right(keys, k) - 1)]
+
+
+def _decode(info: VideoInfo, need: list, convert, *, seek: bool, counting: bool,
+            stats: dict) -> dict:
+    """``{frame index: converted frame}`` for the frames ``need`` (sorted)."""
+    import av
+
+    wanted, got = set(need), {}
+    with open_video(info.path, WHILE_READING) as container:
+        stream = container.streams.video[0]
+        if DECODER_THREADS:
+            stream.thread_type = DECODER_THREADS
+        index = {p: k for k, p in enumerate(info.pts)}
+        target = [0]  # the timestamp of the next frame wanted
+        try:
+            frames, pos = None, -1
+            for w in need:
+                if w in got:
+                    continue
+                target[0] = info.pts[w]
+                start = _key_before(info, w) if seek else 0
+                if frames is None or (seek and start > pos + 1):  # seeking decodes fewer
+                    frames = _frames_from(container, stream, (info, index, target), start,
+                                          counting, stats, fresh=frames is None)
+                for k, frame in frames:
+                    pos = k
+                    if k in wanted and k not in got:
+                        got[k] = convert(frame)
+                    if k >= w:
+                        break
+                else:
+                    break  # the file ended: the frames not found are missing
+        except av.error.FFmpegError as e:
+            raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
+                            f"{WHILE_READING}") from None
+    return got
+
+
+def _frames_from(container, stream, facts: tuple, start: int, counting: bool, stats: dict,
+                 *, fresh: bool):
+    """``(frame index, frame)`` pairs from the keyframe ``start`` on, in the order shown.
+
+    ``facts``: the video's info, its timestamp index and the one-item list holding
+    the next wanted frame's timestamp: a frame shown before it that no other frame
+    refers to (most B-frames) is skipped by the decoder (when timestamps are
+    presentation times: counting frames needs every one).
+    """
+    info, index, target = facts
+    if start > 0 or not fresh:
+        container.seek(info.pts[start], stream=stream, backward=True, any_frame=False)
+        stats["seeks"] += 1
+    context = stream.codec_context
+    first: int | None = None
+    last, n = -1, 0
+    for packet in container.demux(stream):
+        stats["packets"] += bool(packet.size)
+        if not counting and SKIP_UNNEEDED:
+            context.skip_frame = "NONREF" if packet.pts is not None and \
+                packet.pts < target[0] else "DEFAULT"
+        for frame in packet.decode():
+            stats["decoded"] += 1
+            if counting:  # decode-order timestamps: the first frame is the keyframe
+                if first is None:
+                    first = index.get(frame.pts, start)
+                k = first + n
+                n += 1
+            else:
+                found = index.get(frame.pts)
+                if found is None:
+                    continue
+                k = found
+                if k < last:
+                    raise _OutOfOrder
+                last = k
+            yield k, frame
