@@ -23,7 +23,7 @@ from datakit.readers.video.clip_sampling import clip_frames, video_key
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path, monkeypatch):
     """Each test probes into a cache folder of its own (never the user's)."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("DATAKIT_PROBE_CACHE", str(tmp_path / "cache"))
 
 
 def frames_of(n, size=16, seed=0):

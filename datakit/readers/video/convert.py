@@ -50,6 +50,7 @@ from datakit.readers.video.folders import (
     list_videos,
     split_indices,
 )
+from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.workers import convert_all
 
 __all__ = ["PARTS", "write_video_shards"]
@@ -182,8 +183,10 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     check_count("num_shards", num_shards)
     check_count("processes", processes, none=True)
     check_split(validation_split, "both" if validation_split is not None else None)
+    seed = check_split_seed(validation_split, True, seed)
     out = Path(out)
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+    opts.check_videos(folder.infos)
     for path, reason in folder.skipped:
         print(f"skipped {path}: {reason}")
     size = opts.frame_size

@@ -167,6 +167,7 @@ def video_dataset_from_directory(
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
                          labels=labels, follow_links=follow_links)
+    opts.check_videos(folder.infos)
     # (class_names is None only with labels=None, and then label_mode is None)
     if label_mode == "binary" and len(folder.class_names or ()) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '

@@ -5,14 +5,15 @@ first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
 of CPU. The facts found (timestamps, keyframes, size, rotation, codec) are
 stored in one small JSON file per video under the user's cache folder
 (``$XDG_CACHE_HOME/datakit/video-probes``, else ``~/.cache/datakit/video-probes``;
-``DATAKIT_PROBE_CACHE=off`` turns it off), named by a hash of the video's
+``DATAKIT_PROBE_CACHE=off`` turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves
+it), named by a hash of the video's
 absolute path. An entry is trusted only when the video's path, size in bytes
 and modification time (in nanoseconds) are those it was stored with: a
 replaced or edited video is probed again. A cache that cannot be written (a
 read-only home) is skipped without a word; the probe then runs each time.
 
 >>> import os, tempfile
->>> os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp()
+>>> os.environ["DATAKIT_PROBE_CACHE"] = tempfile.mkdtemp()
 >>> video = os.path.join(tempfile.mkdtemp(), "v.mp4")
 >>> open(video, "wb").write(b"not a real video")
 16
@@ -45,8 +46,11 @@ def file_stamp(path: str) -> tuple[int, int]:
 
 def cache_folder() -> Path | None:
     """Where the entries live, or ``None`` when ``DATAKIT_PROBE_CACHE=off``."""
-    if os.environ.get("DATAKIT_PROBE_CACHE", "").lower() in ("off", "0", "no"):
+    chosen = os.environ.get("DATAKIT_PROBE_CACHE", "")
+    if chosen.lower() in ("off", "0", "no"):
         return None
+    if chosen:
+        return Path(chosen)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "datakit" / "video-probes"
 
