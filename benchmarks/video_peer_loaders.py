@@ -208,6 +208,23 @@ def tutorial(folder: Path, work: Work):
 # -- the floor: PyAV, a seek to the keyframe before each clip, one conversion per frame ------
 
 
+def to_rgb(frame, size: int) -> np.ndarray:
+    """One swscale call from the decoder's YUV straight to ``size`` x ``size`` RGB.
+
+    Through one ``VideoReformatter`` kept for the process: ``frame.to_ndarray(width=,
+    height=, format=)`` makes a new scaler for every frame, which here cost 2.7x the
+    conversion itself (1,575 against 4,265 frames per CPU s at 320x240, decode included).
+    """
+    global _REFORMATTER
+    if _REFORMATTER is None:
+        from av.video.reformatter import VideoReformatter
+        _REFORMATTER = VideoReformatter()
+    return _REFORMATTER.reformat(frame, width=size, height=size, format="rgb24").to_ndarray()
+
+
+_REFORMATTER = None
+
+
 def floor_clip(path: str, epoch: int, v: int, j: int, work: Work) -> np.ndarray:
     """Seek to the keyframe before the clip, decode to its last frame, convert the kept ones."""
     import av
@@ -223,7 +240,7 @@ def floor_clip(path: str, epoch: int, v: int, j: int, work: Work) -> np.ndarray:
         for frame in c.decode(s):
             k = round(frame.pts * tb * rate)
             if k in wanted:
-                out.append(frame.to_ndarray(width=work.size, height=work.size, format="rgb24"))
+                out.append(to_rgb(frame, work.size))
             if k >= idx[-1]:
                 break
     return np.stack(out)

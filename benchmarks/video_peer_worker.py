@@ -107,7 +107,7 @@ def decode(job: dict) -> dict:
     """
     import av
 
-    from benchmarks.video_peer_loaders import videos
+    from benchmarks.video_peer_loaders import to_rgb, videos
     path = videos(Path(job["folder"]))[0][0]
     out = {}
     for name, size in (("decode_only", None), ("decode_convert", job["size"])):
@@ -118,7 +118,7 @@ def decode(job: dict) -> dict:
             s.codec_context.thread_count = 1
             for frame in c.decode(s):
                 if size:
-                    frame.to_ndarray(width=size, height=size, format="rgb24")
+                    to_rgb(frame, size)
                 n += 1
         out[f"{name}_frames_per_cpu_s"] = n / (tree_cpu() - c0)
     return out

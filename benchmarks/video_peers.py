@@ -205,6 +205,21 @@ def _versions() -> str:
     return ", ".join(out)
 
 
+def _command(args) -> str:
+    """The command that made the results, without where the files went."""
+    parts = ["python -m benchmarks.video_peers"]
+    if args.quick:
+        parts.append("--quick")
+    else:
+        for flag, value, default in (("--rounds", args.rounds, 3),
+                                     ("--sizes", args.sizes, "320x240,640x480"),
+                                     ("--videos", args.videos, 12),
+                                     ("--seconds", args.seconds, 60)):
+            if value != default:
+                parts.append(f"{flag} {value}")
+    return " ".join(parts + ([f"--only {args.only!r}"] if args.only else []))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.video_peers",
                                  description=__doc__.split("\n")[0])
@@ -242,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     minutes = (time.time() - started) / 60
     head = [
         "# Benchmarks: the kit's video paths against torchcodec, decord and the TF tutorial\n",
-        f"Made by `python -m benchmarks.video_peers {' '.join(argv or [])}`".rstrip()
+        f"Made by `{_command(args)}`"
         + f" (also run by `make bench`) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
         f", in {minutes:.0f} min. Machine: {cores} logical cores, {platform.machine()}, "
         f"**shared with other work**: load average {load0[0]:.1f} at the start, "
