@@ -37,7 +37,12 @@ test: $(VENV)/.installed-test+video+transform
 	$(PY) -m mypy --config-file pyproject.toml datakit
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-# Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness.
+# Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness;
+# BENCH_ARGS="--video-peers-only" runs only the video comparison against torchcodec, decord and
+# the TF tutorial (benchmarks/video_peers.py, about 30 min). torchcodec needs FFmpeg's shared
+# libraries from the system (Debian: apt-get install libavcodec59 libavformat59 libavutil57
+# libswscale6 libswresample4 libavdevice59 libavfilter8); a peer that does not import is
+# skipped with its reason.
 bench: $(VENV)/.installed-test+video+bench
 	$(PY) -m benchmarks $(BENCH_ARGS)
 

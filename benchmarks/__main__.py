@@ -7,7 +7,10 @@ throughput run (default 131,072, after a ~10,000-row warm-up),
 ``--no-doctor`` / ``--doctor-only`` (skip, or run only, the tuning table and
 the fit()-style reader comparison of ``benchmarks/tuning.py``), ``--fit-only``
 (run only the fit()-style comparison with the parse floor, the binary cache and
-memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out).
+memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out),
+``--video-peers-only`` (run only the kit's video paths against torchcodec, decord,
+the TF tutorial and the decode floor, ``benchmarks/video_peers.py``; with
+``--quick``, its seconds-long check).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -70,7 +73,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only those, replacing their sections of --out")
     ap.add_argument("--fit-only", action="store_true",
                     help="run only benchmarks/fit_reader.py, replacing its section of --out")
+    ap.add_argument("--video-peers-only", action="store_true",
+                    help="run only benchmarks/video_peers.py (RESULTS_video_peers.md)")
     args = ap.parse_args(argv)
+    if args.video_peers_only:
+        from benchmarks import video_peers
+        return video_peers.main(["--quick"] if args.quick else [])
     if args.fit_only:
         from benchmarks import fit_reader
         fit_reader.update_results(Path(args.out), quick=args.quick, rounds=args.rounds, log=log)
@@ -139,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_video and importlib.util.find_spec("benchmarks.video_bench") is not None:
         from benchmarks import video_bench
         video_bench.main()
+    if not args.no_video:  # the kit's video paths against the peers: RESULTS_video_peers.md
+        from benchmarks import video_peers
+        video_peers.main(["--quick"] if args.quick else [])
     return 0
 
 

@@ -68,3 +68,71 @@ def test_bad_arguments_say_how_to_fix_the_call():
         benchmark(ds.repeat())
     with pytest.raises(TypeError, match="iterable"):
         benchmark(3)
+
+
+# -- benchmarks/video_peers.py and benchmarks/accelerator.py: the harness really runs ----------
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def _run_module(*args, timeout=300):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _imports(module: str) -> bool:
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", f"import {module}"],
+                          capture_output=True).returncode == 0
+
+
+def test_tree_cpu_counts_the_cpu_of_child_processes():
+    import subprocess
+    import sys
+
+    from benchmarks.video_peer_worker import tree_cpu
+    before = tree_cpu()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                    "while time.process_time() - t < 0.4: pass"], check=True)
+    assert tree_cpu() - before >= 0.35  # the child's busy loop, charged to this tree
+
+
+def test_video_peers_quick_runs_every_installed_contender_and_says_why_one_is_skipped(tmp_path):
+    p = _run_module("benchmarks.video_peers", "--quick", "--work", str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = p.stdout
+    results = (tmp_path / "RESULTS_video_peers_quick.md").read_text()
+    assert "## 160x120" in out and "## 160x120" in results
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith("| path")}
+    for name in ("kit direct", "kit shards", "floor"):  # always installed: TensorFlow and PyAV
+        row = next(v for k, v in rows.items() if k.startswith(name))
+        assert float(row.split(" | ")[1].split()[0]) > 0, row  # clips/s
+        assert float(row.split(" | ")[3]) > 0, row  # CPU s per clip
+    peers = {"torchcodec": ("torch", "torchcodec"), "decord": ("torch", "decord"),
+             "tutorial": ("cv2",)}  # the name the log uses, and what the peer imports
+    for name, modules in peers.items():
+        row = next(v for k, v in rows.items() if name in k)
+        if all(_imports(m) for m in modules):
+            assert float(row.split(" | ")[1]) > 0, row
+        else:  # not installed here: skipped, with the reason and the fix, never a crash
+            assert "SKIPPED: " in row and "does not import here" in row and "install" in row
+            assert f"SKIPPED {name}: " in p.stderr
+    conv = next(line for line in out.splitlines() if line.startswith("- conversion"))
+    assert "frames/s" in conv and "cores busy" in conv and "x** (cores x that rate)" in conv
+    assert "- kit direct / " in out or not _imports("torch")
+
+
+def test_accelerator_script_skips_with_its_reason_where_there_is_no_gpu():
+    from benchmarks.accelerator import no_gpu_reason
+    if no_gpu_reason() is None:
+        pytest.skip("a GPU is visible here: the script would train")
+    p = _run_module("benchmarks.accelerator", timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.startswith("SKIPPED: ") and "GPU" in p.stdout
+    assert "step ms" not in p.stdout  # nothing trained

@@ -1,0 +1,157 @@
+"""On a machine with a GPU: does the input keep it busy? A small 3D CNN fed by each video path.
+
+    python -m benchmarks.accelerator [--steps 60] [--batch 8]
+
+Trains the same small 3D CNN (16 frames of 112x112) three times, each for
+``--steps`` steps after a warm-up: fed by ``video_dataset_from_directory``
+(decoding the videos), by ``clip_dataset`` (the converted shards), and by the
+same clips held in memory (``from_tensor_slices``: the input costs nothing,
+so its step time is the model's own). It prints each feed's step time, the
+ratio to the memory-fed step (1.0: the input is free; 3.0: the accelerator
+waits two thirds of the time) and the GPU's busy share sampled by
+``nvidia-smi`` every 100 ms. The videos are those of
+``benchmarks/video_peers.py`` (12 of 60 s at 320x240, made once).
+
+Where no GPU is visible it prints why it skips and exits 0. ``--cpu`` runs the
+same three trainings on the CPU (tiny settings with ``--quick``), to check the
+script where there is no GPU; the busy share is then not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def no_gpu_reason() -> str | None:
+    """Why this machine cannot run the comparison, or ``None`` when TensorFlow sees a GPU."""
+    if shutil.which("nvidia-smi") is None and not glob.glob("/dev/nvidia[0-9]*"):
+        return ("no GPU on this machine: no NVIDIA device (/dev/nvidia0) and no nvidia-smi; "
+                "run it where TensorFlow sees one (`--cpu` checks the script on the CPU)")
+    import tensorflow as tf
+    if not tf.config.list_physical_devices("GPU"):
+        return ("TensorFlow sees no GPU (tf.config.list_physical_devices('GPU') is empty): "
+                "install a CUDA build, e.g. pip install 'tensorflow[and-cuda]'")
+    return None
+
+
+def model_3d(clip_len: int, size: int, classes: int):
+    """A small 3D CNN: three Conv3D blocks, then global pooling and a softmax."""
+    import keras
+    from keras import layers
+    return keras.Sequential([
+        keras.Input((clip_len, size, size, 3)),
+        layers.Rescaling(1 / 255),
+        layers.Conv3D(16, 3, padding="same", activation="relu"),
+        layers.MaxPool3D((1, 2, 2)),
+        layers.Conv3D(32, 3, padding="same", activation="relu"),
+        layers.MaxPool3D(2),
+        layers.Conv3D(64, 3, padding="same", activation="relu"),
+        layers.GlobalAveragePooling3D(),
+        layers.Dense(classes, activation="softmax"),
+    ], name="small_3d_cnn")
+
+
+class GpuSampler:
+    """``nvidia-smi``'s GPU utilization every 100 ms while a block runs (None without a GPU)."""
+
+    def __enter__(self):
+        self.samples: list[float] = []
+        self.proc = None
+        if shutil.which("nvidia-smi"):
+            self.proc = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                 "-lms", "100", "-i", "0"], stdout=subprocess.PIPE, text=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            self.proc.terminate()
+            out, _ = self.proc.communicate(timeout=10)
+            self.samples = [float(x) for x in out.split() if x.strip().isdigit()]
+
+    @property
+    def busy(self) -> float | None:
+        return statistics.mean(self.samples) / 100 if self.samples else None
+
+
+def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
+    """The three datasets, each repeating forever: direct, shards, memory."""
+    import numpy as np
+    import tensorflow as tf
+
+    from datakit.readers.video import clip_dataset, video_dataset_from_directory
+    kw = dict(clip_len=work.clip_len, frame_step=work.step, clips_per_video=work.clips_per_video,
+              batch_size=work.batch, seed=work.seed)
+    direct = video_dataset_from_directory(folder, frame_size=(work.size, work.size),
+                                          verbose=False, **kw)
+    shard = clip_dataset(shards / "train", **kw)
+    held = list(shard.repeat().take(batches).as_numpy_iterator())
+    x, y = np.concatenate([b[0] for b in held]), np.concatenate([b[1] for b in held])
+    memory = tf.data.Dataset.from_tensor_slices((x, y)).batch(work.batch).repeat().prefetch(2)
+    return {"direct (video_dataset_from_directory)": direct.repeat(),
+            "shards (clip_dataset)": shard.repeat(), "memory (the same clips)": memory}
+
+
+def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
+    """Step time and GPU busy share for each feed; the model is rebuilt for each."""
+    import keras
+    out = {}
+    for name, ds in _feeds(folder, shards, work, batches=min(steps, 24)).items():
+        keras.utils.set_random_seed(0)
+        model = model_3d(work.clip_len, work.size, classes=2)
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        model.fit(ds, steps_per_epoch=3, epochs=1, verbose=0)  # build, trace, fill buffers
+        with GpuSampler() as gpu:
+            t0 = time.perf_counter()
+            model.fit(ds, steps_per_epoch=steps, epochs=1, verbose=0)
+            step = (time.perf_counter() - t0) / steps
+        out[name] = (step, gpu.busy)
+        say(f"  {name}: {step * 1e3:,.0f} ms a step")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.accelerator",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--cpu", action="store_true", help="run on the CPU (to check the script)")
+    ap.add_argument("--quick", action="store_true", help="4 videos of 3 s at 160x120, 4 steps")
+    args = ap.parse_args(argv)
+    reason = None if args.cpu else no_gpu_reason()
+    if reason:
+        print(f"SKIPPED: {reason}", flush=True)
+        return 0
+    from benchmarks.video_peer_loaders import Work
+    from benchmarks.video_peers import WORK, make_videos
+    from datakit.readers.video import write_video_shards
+    n, secs, (w, h), steps = (4, 3, (160, 120), 4) if args.quick else (12, 60, (320, 240),
+                                                                         args.steps)
+    base = WORK / f"{w}x{h}_{n}x{secs}s"
+    folder, shards, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
+    if not (shards / "train").exists():
+        write_video_shards(folder, shards, frame_size=(work.size, work.size), progress=False)
+    print(f"a small 3D CNN, {steps} steps of {work.batch} clips ({work.clip_len}x{work.size}x"
+          f"{work.size}) per feed, {n} videos of {secs} s at {w}x{h}:", flush=True)
+    res = train(folder, shards, steps, work, lambda s: print(s, flush=True))
+    mem = res["memory (the same clips)"][0]
+    print(f"\n{'feed':<40} {'step ms':>8} {'x memory':>9} {'GPU busy':>9}")
+    for name, (step, busy) in res.items():
+        shown = f"{busy:.0%}" if busy is not None else "n/a"
+        print(f"{name:<40} {step * 1e3:>8,.0f} {step / mem:>9.2f} {shown:>9}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
