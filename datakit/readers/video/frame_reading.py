@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 
 import numpy as np
 
@@ -103,8 +104,7 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
     stored_h, stored_w = (sw, sh) if rot % 2 else (sh, sw)
 
     def convert(frame) -> np.ndarray:
-        rgb = _turned(frame.to_ndarray(width=stored_w, height=stored_h, format="rgb24",
-                                       interpolation="BILINEAR"), rot)
+        rgb = _turned(_scaled(frame, stored_w, stored_h), rot)
         if crop is not None:
             return rgb[crop[0]:crop[0] + th, crop[1]:crop[1] + tw]
         if (sh, sw) != (th, tw):  # padded: black bars around
@@ -115,6 +115,21 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
         return rgb
 
     return convert
+
+
+_THREAD = threading.local()
+
+
+def _scaled(frame, width: int, height: int) -> np.ndarray:
+    """``frame`` as RGB at ``width`` x ``height``, by one swscale call through a scaler kept
+    per thread: ``frame.to_ndarray(width=, height=)`` builds a new scaler for every frame,
+    which can cost more than the scaling itself at small sizes."""
+    scaler = getattr(_THREAD, "scaler", None)
+    if scaler is None:
+        from av.video.reformatter import VideoReformatter
+        scaler = _THREAD.scaler = VideoReformatter()
+    return scaler.reformat(frame, width=width, height=height, format="rgb24",
+                           interpolation="BILINEAR").to_ndarray()
 
 
 def _turned(rgb: np.ndarray, rot: int) -> np.ndarray:
