@@ -6,6 +6,9 @@ table is transformed once per module (the fixtures below) and every test reads t
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -166,28 +169,33 @@ def _labels(run):
     return sorted(float(v) for _, y in run.dataset(batch_size=64) for v in y.numpy())
 
 
-def test_a_rerun_into_a_runs_folder_replaces_it_whole_or_leaves_it(tmp_path, monkeypatch):
-    """A second run with other rows replaces the first whole (no rows of both); a third,
-    whose commit fails after Beam finished (as if killed there), leaves the second whole."""
-    old = _labelled_rows(tmp_path / "old", [100.0 + i for i in range(6)])
-    new = _labelled_rows(tmp_path / "new", [1.0, 2.0, 3.0, 4.0])
+def test_a_rerun_into_a_runs_folder_leaves_it_whole_or_replaces_it_whole(runs, tmp_path,
+                                                                          monkeypatch):
+    """Into a copy of the housing run's folder: a run of other rows whose commit fails after
+    Beam finished (as if killed there) leaves the housing run whole and named; the same run
+    done replaces it whole (rows of both runs came out before)."""
+    housing = runs["housing"][2]
     out = tmp_path / "tft"
-    transform.run_transform(old, out)
-    run = transform.run_transform(new, out)
-    assert _labels(run) == [1.0, 2.0, 3.0, 4.0]
-    assert sorted(p.name for p in out.iterdir()) == [transform.JOB_FILE, "run-2"]
-    assert run.made_from["files"][0]["path"] == str(tmp_path / "new" / "a.csv")
+    shutil.copytree(housing.output_dir, out)
+    before, housing_labels = sorted(os.listdir(out)), _labels(housing)
+    new = _labelled_rows(tmp_path / "new", [1.0, 2.0, 3.0, 4.0])
 
     def killed(*args, **kwargs):
-        raise KeyboardInterrupt  # the switch never happens
+        raise KeyboardInterrupt  # the switch to the new run never happens
 
     monkeypatch.setattr(transform_folder, "write_atomic", killed)
     with pytest.raises(KeyboardInterrupt):
-        transform.run_transform(old, out)
+        transform.run_transform(new, out)
     monkeypatch.undo()
     again = transform.TransformRun(out)
-    assert _labels(again) == [1.0, 2.0, 3.0, 4.0] and again.job.files == new.files
-    assert sorted(p.name for p in out.iterdir()) == [transform.JOB_FILE, "run-2"]
+    assert sorted(os.listdir(out)) == before and again.job.files == housing.job.files
+    assert _labels(again) == housing_labels
+
+    run = transform.run_transform(new, out)
+    assert _labels(run) == [1.0, 2.0, 3.0, 4.0]
+    assert sorted(os.listdir(out)) == [transform.JOB_FILE, "run-2"]
+    assert run.made_from["files"][0]["path"] == str(tmp_path / "new" / "a.csv")
+    assert _labels(transform.TransformRun(out)) == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
