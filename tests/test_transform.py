@@ -206,3 +206,5 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
                                               r"run's \(notes\.txt\).*new or empty folder"):
         transform.run_transform(plan, tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    (tmp_path / "killed" / "run-1").mkdir(parents=True)   # a first run killed before its switch
+    transform_folder.check_output_folder(str(tmp_path / "killed"))   # the rerun may go on

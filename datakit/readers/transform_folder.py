@@ -40,6 +40,8 @@ def check_output_folder(output_dir: str) -> None:
         if m and not _process_alive(int(m.group(1))):  # a killed run's hidden folder
             shutil.rmtree(entry.path, ignore_errors=True)
     names = sorted(n for n in os.listdir(output_dir) if not n.startswith("."))
+    if JOB_FILE not in names:  # a first run killed before its switch left only run-<N>/
+        names = [n for n in names if not re.fullmatch(r"run-\d+", n)]
     if names and JOB_FILE not in names:
         raise FileExistsError(
             f"{output_dir} holds files that are not a tf.Transform run's ({', '.join(names[:3])}"
