@@ -280,3 +280,54 @@ def test_a_global_seed_set_before_the_save_does_not_block_the_resume(tmp_path):
             ck.resume_in_fresh_process(recipe, path, kwargs={**kwargs, "seed": 2})
     finally:
         tf.random.set_seed(None)
+
+
+def test_a_save_that_fails_midway_keeps_the_earlier_checkpoint(tmp_path, monkeypatch):
+    """The checkpoint is written, then its record fails (a full disk, say): nothing of the
+    failed save stays under a name, the first checkpoint resumes, the next save is whole."""
+    kwargs = {"n": 10, "buffer_size": 1}
+    _, one = ck.save_midway(ck.shuffled_range(**kwargs), 2, tmp_path)
+    before = sorted(os.listdir(tmp_path))
+
+    def full_disk(*args, **kw):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(ck, "save_fingerprint", full_disk)
+        with pytest.raises(OSError, match="No space left"):
+            ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == before   # no iterator-2.*, no staging folder
+    assert [int(x) for x in ck.resume_in_fresh_process(RANGE, one, kwargs=kwargs)] == \
+        list(range(2, 10))
+    _, two = ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
+    assert os.path.basename(two) == "iterator-2" and ck.checkpoint_bytes(two) > 0
+
+
+def test_a_reader_with_a_cache_saves_once_the_cache_is_written(housing, tmp_path):
+    """During the first pass the half-written cache belongs to the saving process: refused,
+    saying why and the fix; after it, the checkpoint resumes from the finished cache."""
+    parts, stats = housing
+    kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse="arrow",
+                  batch_size=64, shuffle_buffer_size=16, cache=str(tmp_path / "cache"))
+    recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
+    with pytest.raises(ValueError, match=r"(?s)still being written.*whole epoch first.*"
+                                         r"without cache="):
+        ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
+    assert not glob.glob(str(tmp_path / "ck" / "iterator-*"))
+    whole, _ = check_resumes(recipe, kwargs, 3, tmp_path / "ck")   # the cache is whole now
+    _rows_once(whole, parts["valid"])
+
+
+def test_a_changed_seed_or_file_list_is_said_in_words(tmp_path):
+    kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
+    _, path = ck.save_midway(ck.shuffled_range(**kwargs), 1, tmp_path / "a")
+    with pytest.raises(ValueError, match="(?s)the seed differs.*Pass the saved seed"):
+        ck.resume_in_fresh_process(RANGE, path, kwargs={**kwargs, "seed": 2})
+    files = [tmp_path / f"{c}.txt" for c in "abc"]
+    for f in files:
+        f.write_text("x\n")
+    _, path = ck.save_midway(lines_pipeline([str(f) for f in files[:2]]), 1, tmp_path / "b")
+    with pytest.raises(ValueError, match=r"the file list differs: 1 file\(s\) only in the "
+                                         r"rebuilt one \(first: .*c\.txt\)"):
+        ck.resume_in_fresh_process("test_checkpoint:lines_pipeline", path,
+                                   kwargs={"path": [str(f) for f in files]})

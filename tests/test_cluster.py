@@ -238,6 +238,24 @@ def test_a_wrong_dispatcher_address_is_an_error_not_a_hang():
 
 
 @pytest.mark.timeout(60)
+def test_a_port_where_another_program_listens_is_an_error_not_a_hang(cluster):
+    """An open port is not a dispatcher: TensorFlow waited forever on a plain TCP listener
+    and on a worker's port; both are refused, naming the address."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)   # accepts connections (in the kernel), never speaks gRPC
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        with pytest.raises(ConnectionError, match=f"no tf.data service dispatcher answers at "
+                                                  f"{address} .*after 1 s"):
+            C.check_dispatcher(f"grpc://{address}", timeout=1)
+    worker = cluster.worker_addresses[0]
+    with pytest.raises(ConnectionError, match=f"answers at {worker} .*not a tf.data service "
+                                              "dispatcher"):
+        tf.data.Dataset.range(3).apply(C.distribute("distributed_epoch", f"grpc://{worker}",
+                                                    timeout=30))   # refused at once
+
+
+@pytest.mark.timeout(60)
 def test_the_worker_command_says_it_waits_then_gives_up():
     port = C.free_port()
     run = subprocess.run([sys.executable, "-m", "datakit.cluster", "worker", "--dispatcher",

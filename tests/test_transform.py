@@ -6,6 +6,9 @@ table is transformed once per module (the fixtures below) and every test reads t
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -15,7 +18,7 @@ import tensorflow as tf  # noqa: E402
 
 import datakit  # noqa: E402
 from datakit.core.errors import DataError  # noqa: E402
-from datakit.readers import transform  # noqa: E402
+from datakit.readers import transform, transform_folder  # noqa: E402
 from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards  # noqa: E402
 from datakit.readers.csv_files.demo_tables import passengers  # noqa: E402
 
@@ -152,3 +155,56 @@ def test_beam_args_say_how_many_processes():
     assert "--direct_running_mode=in_memory" in transform.beam_args()
     with pytest.raises(ValueError, match="int >= 1"):
         transform.beam_args(0)
+
+
+def _labelled_rows(folder, labels):
+    """One hand-made shard whose labels are ``labels`` (a run's rows are told apart by them)."""
+    folder.mkdir()
+    rows = "".join(f"{i}.5,{'ab'[i % 2]},{y}\n" for i, y in enumerate(labels))
+    (folder / "a.csv").write_text("x,city,y\n" + rows)
+    return transform.plan_transform([str(folder / "a.csv")], label="y")
+
+
+def _labels(run):
+    return sorted(float(v) for _, y in run.dataset(batch_size=64) for v in y.numpy())
+
+
+def test_a_rerun_into_a_runs_folder_leaves_it_whole_or_replaces_it_whole(runs, tmp_path,
+                                                                          monkeypatch):
+    """Into a copy of the housing run's folder: a run of other rows whose commit fails after
+    Beam finished (as if killed there) leaves the housing run whole and named; the same run
+    done replaces it whole (rows of both runs came out before)."""
+    housing = runs["housing"][2]
+    out = tmp_path / "tft"
+    shutil.copytree(housing.output_dir, out)
+    before, housing_labels = sorted(os.listdir(out)), _labels(housing)
+    new = _labelled_rows(tmp_path / "new", [1.0, 2.0, 3.0, 4.0])
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the switch to the new run never happens
+
+    monkeypatch.setattr(transform_folder, "write_atomic", killed)
+    with pytest.raises(KeyboardInterrupt):
+        transform.run_transform(new, out)
+    monkeypatch.undo()
+    again = transform.TransformRun(out)
+    assert sorted(os.listdir(out)) == before and again.job.files == housing.job.files
+    assert _labels(again) == housing_labels
+
+    run = transform.run_transform(new, out)
+    assert _labels(run) == [1.0, 2.0, 3.0, 4.0]
+    assert sorted(os.listdir(out)) == [transform.JOB_FILE, "run-2"]
+    assert run.made_from["files"][0]["path"] == str(tmp_path / "new" / "a.csv")
+    assert _labels(transform.TransformRun(out)) == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
+    plan = _labelled_rows(tmp_path / "rows", [1.0, 2.0])
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match=r"mine holds files that are not a tf\.Transform "
+                                              r"run's \(notes\.txt\).*new or empty folder"):
+        transform.run_transform(plan, tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    (tmp_path / "killed" / "run-1").mkdir(parents=True)   # a first run killed before its switch
+    transform_folder.check_output_folder(str(tmp_path / "killed"))   # the rerun may go on

@@ -26,6 +26,11 @@ from datakit.perf.tune import AUTOTUNE, measure, tune
                  ValueError, id="empty-dataset"),
     pytest.param(lambda: tune(lambda x=1: None, {"x": [1]}, rounds=0), ValueError,
                  id="no-rounds"),
+    pytest.param(lambda: tune(lambda batch_size=8: None, {"batch_size": [8, 0]}), ValueError,
+                 id="batch-size-0"),
+    pytest.param(lambda: tune(lambda num_parallel_calls=1: None,
+                              {"num_parallel_calls": [None, "2"]}), TypeError,
+                 id="text-num-parallel-calls"),
     pytest.param(lambda: tune(lambda x=1: None, {"x": [1]}, rounds="2"), TypeError,
                  id="text-rounds"),
     pytest.param(lambda: measure(tf.data.Dataset.range(3), seconds=float("nan")), ValueError,
@@ -80,3 +85,18 @@ def test_combinations_that_tf_data_refuses_are_skipped_and_reported():
     assert result.best == {"num_parallel_calls": None}
     assert [r["knobs"] for r in result.table] == [{"num_parallel_calls": None}]
     assert "skipped (tf.data refused it): num_parallel_calls=2" in str(result)
+
+
+def test_a_search_space_value_is_refused_before_any_run_naming_knob_and_value():
+    built = []
+
+    def build(batch_size=8, buffer_size=1):
+        built.append(batch_size)
+        return tf.data.Dataset.range(10).batch(batch_size).prefetch(buffer_size)
+
+    with pytest.raises(ValueError, match=r"search space's 'batch_size' holds 0.*batch_size=0 "
+                                         r"is invalid.*Remove it from space\['batch_size'\]"):
+        tune(build, {"batch_size": [8, 0]}, budget_s=2)
+    with pytest.raises(ValueError, match=r"'buffer_size' holds -2"):
+        tune(build, {"buffer_size": [tf.data.AUTOTUNE, -2]}, budget_s=2)
+    assert built == []   # nothing built, nothing measured

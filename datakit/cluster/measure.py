@@ -12,7 +12,6 @@ what was expected, :func:`plot_delivery` draws who received what.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 import warnings
@@ -20,6 +19,8 @@ import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem
 
 __all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
            "abandon_trainers", "read_concurrently", "measure_delivery", "Tally", "tally",
@@ -32,7 +33,10 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
     """Raise ``ConnectionError`` unless something answers at ``service`` within ``timeout`` s.
 
     TensorFlow's ``distribute()`` blocks forever, before any timeout of yours can act,
-    when nothing serves the address it is given: check it first. Returns
+    when no dispatcher serves the address it is given (nothing listens there, or another
+    program, or a worker): check it first. It asks the dispatcher its version over gRPC
+    until it answers or ``timeout`` seconds have passed (a non-dispatcher that answers
+    is refused at once). Returns
     ``"host:port"``. ``service`` is ``"grpc://host:port"`` or ``"host:port"``.
     """
     address = service.split("://", 1)[-1]
@@ -41,15 +45,14 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
         raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target)")
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
-                return address
-        except OSError as e:
-            if time.monotonic() >= deadline:
-                raise ConnectionError(f"no tf.data service dispatcher answers at {address} "
-                                      f"({e.strerror or e}) after {timeout:g} s: start it, or "
-                                      "check the address (cluster.target)") from None
-            time.sleep(0.2)
+        problem = dispatcher_problem(address, max(0.5, min(2.0, deadline - time.monotonic())))
+        if problem is None:
+            return address
+        if time.monotonic() >= deadline or problem.startswith(NOT_A_DISPATCHER):
+            raise ConnectionError(f"no tf.data service dispatcher answers at {address} "
+                                  f"({problem}) after {timeout:g} s: start it, or check "
+                                  "the address (cluster.target)")
+        time.sleep(0.2)
 
 
 def distribute(processing_mode, service: str, *, timeout: float = 30.0, **kwargs):

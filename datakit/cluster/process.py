@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["HOST", "free_port", "ServerProcess"]
+__all__ = ["HOST", "free_port", "dispatcher_problem", "NOT_A_DISPATCHER", "ServerProcess"]
 
 HOST = "127.0.0.1"
 
@@ -25,6 +25,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]
+
+
+#: What :func:`dispatcher_problem` says of a gRPC server that is not a dispatcher.
+NOT_A_DISPATCHER = "a gRPC server answers there, but not a tf.data service dispatcher"
+
+
+def dispatcher_problem(address: str, seconds: float) -> str | None:
+    """None if a tf.data service dispatcher answers at ``address`` (``host:port``) within
+    ``seconds``; else why not, in words.
+
+    It asks the dispatcher its version over gRPC: an open port is not enough (TensorFlow
+    waits forever on a port where another program listens, or a worker's port).
+    """
+    import grpc
+
+    channel = grpc.insecure_channel(address)
+    try:
+        ask = channel.unary_unary("/tensorflow.data.DispatcherService/GetVersion",
+                                  request_serializer=bytes, response_deserializer=bytes)
+        ask(b"", timeout=seconds, wait_for_ready=False)
+        return None
+    except grpc.RpcError as e:
+        code = e.code() if hasattr(e, "code") else None
+        if code == grpc.StatusCode.UNIMPLEMENTED:
+            return f"{NOT_A_DISPATCHER} (a worker's port?)"
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"no answer in {seconds:g} s"
+        details = e.details() if hasattr(e, "details") else str(e)
+        return (details or str(code)).strip().splitlines()[0][:200]
+    finally:
+        channel.close()
 
 
 class ServerProcess:

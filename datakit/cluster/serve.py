@@ -83,25 +83,28 @@ def _check_port_free(port: int) -> None:
 
 
 def _wait_for_dispatcher(address: str, timeout: float) -> None:
-    """Say that the worker waits, every 10 s, and give up after ``timeout`` seconds."""
-    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    """Say that the worker waits, every 10 s, and give up after ``timeout`` seconds (at once
+    when a gRPC server that is not a dispatcher answers there)."""
+    from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem
+
+    address = address.split("://", 1)[-1]
     start = said = time.monotonic()
     print(f"datakit.cluster: worker waiting for the dispatcher at {address}", flush=True)
     while True:
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
-                return
-        except OSError as e:
-            now = time.monotonic()
-            if now - start >= timeout:
-                sys.exit(f"datakit.cluster: no dispatcher answered at {address} in "
-                         f"{timeout:g} s ({e.strerror or e}): start the dispatcher first, or "
-                         "check --dispatcher")
-            if now - said >= 10:
-                said = now
-                print(f"datakit.cluster: still no dispatcher at {address} after "
-                      f"{now - start:.0f} s (gives up after {timeout:g} s)", flush=True)
-            time.sleep(0.5)
+        problem = dispatcher_problem(address, max(0.5, min(2.0, start + timeout
+                                                            - time.monotonic())))
+        if problem is None:
+            return
+        now = time.monotonic()
+        if now - start >= timeout or problem.startswith(NOT_A_DISPATCHER):
+            sys.exit(f"datakit.cluster: no dispatcher answered at {address} in "
+                     f"{timeout:g} s ({problem}): start the dispatcher first, or check "
+                     "--dispatcher")
+        if now - said >= 10:
+            said = now
+            print(f"datakit.cluster: still no dispatcher at {address} after "
+                  f"{now - start:.0f} s (gives up after {timeout:g} s)", flush=True)
+        time.sleep(0.5)
 
 
 def _serve(service, args):

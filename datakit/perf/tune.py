@@ -35,7 +35,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_seconds
 from datakit.perf.throughput import Run, consumer_wait, measure
 
-__all__ = ["AUTOTUNE", "Run", "TuneResult", "consumer_wait", "measure", "tune"]
+__all__ = ["AUTOTUNE", "KNOB_RULES", "Run", "TuneResult", "consumer_wait", "measure", "tune"]
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -96,7 +96,37 @@ def _check_space(build, space: dict) -> list[str]:
                             f"{type(values).__name__}")
         if not values:
             raise ValueError(f"tune(): space[{knob!r}] must be a non-empty list of values")
+        for v in values:
+            _check_value(knob, v)
     return list(params)
+
+
+#: The knobs whose values tf.data checks only when the pipeline runs, checked up front as
+#: the arguments they stand for: (smallest int, None allowed, AUTOTUNE allowed, the fix).
+_MORE = "use 1 or more, None or tf.data.AUTOTUNE"
+KNOB_RULES = {
+    "batch_size": (1, False, False, "a batch holds at least one element: use 1 or more"),
+    "buffer_size": (1, False, True, "use 1 or more or tf.data.AUTOTUNE"),
+    "shuffle_buffer_size": (1, True, False, "use 1 or more, or None for no shuffle"),
+    "prefetch": (0, True, True, "use 0 or more, None or tf.data.AUTOTUNE"),
+    "num_parallel_calls": (1, True, True, _MORE), "num_parallel_reads": (1, True, True, _MORE),
+    "cycle_length": (1, True, True, _MORE), "block_length": (1, True, False, "use 1 or more"),
+    "n_readers": (1, False, False, "use 1 or more files read at once"),
+}
+
+
+def _check_value(knob: str, value) -> None:
+    """A candidate value checked as the argument ``knob`` stands for (see :data:`KNOB_RULES`),
+    before anything runs: tf.data would refuse it only inside a trial, or not at all."""
+    rule = KNOB_RULES.get(knob)
+    if rule is None:  # a knob of your own: build() checks it
+        return
+    minimum, none, autotune, fix = rule
+    try:
+        check_count(knob, value, minimum, none=none, autotune=autotune, fix=fix)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"tune(): the search space's {knob!r} holds {value!r}, which {knob} "
+                      f"cannot be ({e}). Remove it from space[{knob!r}].") from None
 
 
 def _rate(build, knobs: dict, seconds: float, skipped: list) -> float | None:
@@ -222,12 +252,16 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
         progress: print one line per trial (None or False: quiet).
 
     Combinations that tf.data refuses (``cycle_length=1`` with ``num_parallel_calls=2``)
-    are skipped and listed in ``result.skipped``.
+    are skipped and listed in ``result.skipped``. The values of the knobs named in
+    :data:`KNOB_RULES` (``batch_size``, ``buffer_size``, ``num_parallel_calls``, ...) are
+    checked before anything runs, as the arguments they stand for: a ``batch_size`` of 0
+    is refused, naming the knob and the value.
 
     Raises:
         TypeError: ``build`` is not callable or returns no dataset; a number as text;
         ``rounds`` not an int; ``space`` not a dict of lists.
-        ValueError: a knob that ``build`` does not take, an empty list of values,
+        ValueError: a knob that ``build`` does not take, an empty list of values, a
+        value its argument cannot take (``batch_size`` 0),
         ``budget_s`` or ``seconds`` not > 0, ``rounds < 1``, or a dataset without elements.
     """
     params = _check_space(build, space)

@@ -1,3 +1,6 @@
+# About 370 lines on purpose: the save, the resume and the fresh process that resumes are one
+# protocol (the staged save, the record, the checks before a restore); split, each part would
+# reach into the others' private names.
 """Resume a ``tf.data`` pipeline mid-epoch: a checkpoint saved here, restored in a fresh process.
 
 ``tf.train.Checkpoint(iterator=it).save(path)`` stores where an iterator is:
@@ -41,6 +44,7 @@ import importlib
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,8 +53,10 @@ from pathlib import Path
 from typing import Any
 
 from datakit.core.arguments import check_count
+from datakit.core.atomic import fsync_folder, temporary_path
 from datakit.core.errors import DataError
 from datakit.readers.checkpoint_fingerprint import (
+    SUFFIX,
     check_checkpoint_files,
     checkpoint_files,
     input_changes,
@@ -58,6 +64,7 @@ from datakit.readers.checkpoint_fingerprint import (
     pipeline_change,
     pipeline_ops,
     save_fingerprint,
+    unfinished_caches,
 )
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
@@ -103,12 +110,19 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     ``iterator-2``, ...): a second save never replaces the first. Beside the
     checkpoint goes what a resume checks (:mod:`datakit.readers.checkpoint_fingerprint`):
     the pipeline's ops and constants, the files it reads and their generation.
+    The new checkpoint is written in a hidden folder beside the others and moved to
+    its name only when whole (its ``.index`` last): a save that fails or is killed
+    leaves the earlier checkpoints restorable and no half checkpoint under a name.
+
+    A reader with a file cache (``cache=``) saves once its first pass has ended
+    (the checkpoint then reads from the finished cache, and records its files);
+    during that first pass it is refused, saying so.
 
     Raises:
         TypeError: ``n`` is not an int.
         ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
-            or the pipeline holds Python state TensorFlow cannot save (the message
-            says what to do).
+            or the pipeline holds Python state TensorFlow cannot save, or a file cache
+            still being written (the message says what to do).
     """
     import tensorflow as tf
 
@@ -121,14 +135,66 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
         except StopIteration:
             raise ValueError(f"the dataset ended after {len(taken)} elements, before n={n}: "
                              "save earlier (a smaller n).") from None
+    unfinished = unfinished_caches(pipeline_ops(dataset))
+    if unfinished:
+        raise ValueError(_half_written_cache(unfinished[0]))
     os.makedirs(directory, exist_ok=True)
+    _clean_dead_stages(directory)
     prefix = _next_prefix(directory)
+    stage = temporary_path(prefix)  # a hidden folder beside it, this process's PID in its name
+    os.mkdir(stage)
     try:
-        path = tf.train.Checkpoint(iterator=it).write(prefix)
-    except tf.errors.FailedPreconditionError as e:
-        raise ValueError(_unsaveable(dataset, e)) from e
-    save_fingerprint(dataset, path)
-    return taken, path
+        staged = os.path.join(stage, os.path.basename(prefix))
+        try:
+            tf.train.Checkpoint(iterator=it).write(staged)
+        except tf.errors.FailedPreconditionError as e:
+            raise ValueError(_unsaveable(dataset, e)) from e
+        save_fingerprint(dataset, staged)
+        _switch(staged, prefix)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return taken, prefix
+
+
+def _switch(staged: str, prefix: str) -> None:
+    """Move a complete staged checkpoint to ``prefix``: its ``.index`` last.
+
+    A checkpoint exists for a reader (and for :func:`_next_prefix`) once its ``.index``
+    is there; by then its data files and its record are in place. A save that fails
+    or is killed before leaves the earlier checkpoints as they were, and no ``.index``.
+    """
+    files = checkpoint_files(staged) + [staged + SUFFIX]
+    files.sort(key=lambda f: f.endswith(".index"))
+    folder = os.path.dirname(prefix)
+    for f in files:
+        os.replace(f, os.path.join(folder, os.path.basename(f)))
+    fsync_folder(folder)
+
+
+def _clean_dead_stages(directory) -> None:
+    """Remove the staging folders of saves whose process died (see :func:`save_midway`)."""
+    for entry in os.scandir(directory):
+        m = re.fullmatch(r"\..+\.(\d+)-[0-9a-f]+\.tmp", entry.name)
+        if m and entry.is_dir() and not _process_alive(int(m.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _half_written_cache(prefix: str) -> str:
+    return (f"this pipeline's cache(filename) at {prefix!r} is still being written (its "
+            "first pass has not ended): the half-written cache belongs to this process and "
+            "no other process can go on writing it, so a checkpoint taken now could not be "
+            "resumed. Run one whole epoch first (the cache is then finished and a checkpoint "
+            "works, reading from it), or build the reader without cache=.")
 
 
 def _next_prefix(directory) -> str:
@@ -264,8 +330,9 @@ def _refusal(job: dict, dataset) -> Exception | None:
     change = pipeline_change(record["pipeline"], pipeline_ops(dataset))
     if change:
         return ValueError(f"{job['path']}: the rebuilt pipeline differs from the saved one "
-                          f"({change}); TensorFlow would go on with the saved pipeline. Rebuild "
-                          "it exactly as it was saved, or start the epoch again.")
+                          f"({change}). TensorFlow would go on with the saved pipeline, not the "
+                          "one you built: rebuild it with the same reader arguments, files and "
+                          "seed as at the save, or start the epoch again.")
     return None
 
 

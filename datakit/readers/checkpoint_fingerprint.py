@@ -22,8 +22,10 @@ changed, as sentences that name the op or the file.
 >>> import tensorflow as tf
 >>> a = pipeline_ops(tf.data.Dataset.range(10).batch(4))
 >>> b = pipeline_ops(tf.data.Dataset.range(10).batch(3))
->>> pipeline_change(a, b)
-'BatchDatasetV2 input 1: saved 4, rebuilt 3'
+>>> print(pipeline_change(a, b))  # doctest: +NORMALIZE_WHITESPACE
+BatchDatasetV2 input 1: saved 4, rebuilt 3; in words: the argument 'batch_size' differs
+(a reader argument such as batch_size, shuffle_buffer_size or a column choice sets it).
+Pass the saved value
 """
 
 from __future__ import annotations
@@ -37,9 +39,8 @@ from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
 __all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "pipeline_ops", "pipeline_change", "input_files",
-           "file_facts",
-           "pipeline_fingerprint", "save_fingerprint", "load_fingerprint", "checkpoint_files",
-           "check_checkpoint_files", "input_changes"]
+           "file_facts", "pipeline_fingerprint", "save_fingerprint", "unfinished_caches",
+           "load_fingerprint", "checkpoint_files", "check_checkpoint_files", "input_changes"]
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
 
@@ -51,7 +52,7 @@ def _const_value(node):
     if tf.dtypes.as_dtype(t.dtype) in (tf.resource, tf.variant):
         return None
     value = tf.io.parse_tensor(t.SerializeToString(), tf.dtypes.as_dtype(t.dtype)).numpy()
-    value = value.tolist()
+    value = value.tolist() if hasattr(value, "tolist") else value  # a scalar string: bytes
     return _text(value)
 
 
@@ -93,10 +94,47 @@ def pipeline_change(saved: list, rebuilt: list) -> str | None:
             in_a, in_b = _op_seed_zero(in_a, g), _op_seed_zero(in_b, g)
         for k, (x, y) in enumerate(zip(in_a, in_b, strict=False)):
             if x != y and k != g:
-                return f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}"
+                return (f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}; in words: "
+                        + _in_words(_input_name(op_a, k, len(in_a)), x, y))
     if len(saved) != len(rebuilt):
         return f"the saved pipeline has {len(saved)} ops, the rebuilt one {len(rebuilt)}"
     return None
+
+
+def _input_name(op: str, k: int, n: int) -> str | None:
+    """The name TensorFlow gives input ``k`` (of ``n``) of ``op`` (``batch_size``), or None."""
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(op)
+    if op_def is None:
+        return None
+    args = list(op_def.input_arg)
+    lists = [i for i, a in enumerate(args) if a.number_attr or a.type_list_attr]
+    if k < (lists[0] if lists else len(args)):
+        return args[k].name
+    if len(lists) == 1 and n - k <= len(args) - lists[0] - 1:  # after the one list: from the end
+        return args[len(args) - (n - k)].name
+    return None
+
+
+def _in_words(name: str | None, saved, rebuilt) -> str:
+    """What differs, for a learner: the file list, the seed, or the argument by its name."""
+    def paths(v):
+        items = v if isinstance(v, list) else [v]
+        return [i for i in items if isinstance(i, str) and os.sep in i]
+
+    if paths(saved) or paths(rebuilt):
+        gone = sorted(set(paths(saved)) - set(paths(rebuilt)))
+        new = sorted(set(paths(rebuilt)) - set(paths(saved)))
+        said = [f"{len(gone)} file(s) only in the saved one (first: {gone[0]})"] if gone else []
+        said += [f"{len(new)} file(s) only in the rebuilt one (first: {new[0]})"] if new else []
+        return ("the file list differs: " + ("; ".join(said) or "the same files in another "
+                                             "order") + ". Pass the files the saved reader read")
+    if name and "seed" in name:
+        return "the seed differs (a reader's seed= or a shuffle's). Pass the saved seed"
+    what = f"the argument {name!r}" if name else "an argument of this step"
+    return (f"{what} differs (a reader argument such as batch_size, shuffle_buffer_size or "
+            "a column choice sets it). Pass the saved value")
 
 
 def _op_seed_zero(inputs: list, g: int) -> list:
@@ -121,6 +159,8 @@ def input_files(ops: list) -> list[str]:
                     continue
                 if os.path.isfile(item):
                     found.append(os.path.abspath(item))
+                elif os.path.isfile(item + ".index"):  # a finished cache(filename): its files
+                    found += [os.path.abspath(f) for f in checkpoint_files(item)]
                 elif os.path.isdir(item):
                     found += [os.path.abspath(os.path.join(item, e["file"]))
                               for e in _listed(item)]
@@ -145,6 +185,19 @@ def file_facts(path: str) -> dict:
         if e["file"] == name:
             facts.update(set=e["set"], generation=e["generation"])
     return facts
+
+
+def unfinished_caches(ops: list) -> list[str]:
+    """The ``cache(filename)`` steps of the pipeline whose first pass has not ended yet.
+
+    Until its first pass ends, a file cache is a half-written file that the saving
+    process owns (and removes when its iterator goes): no other process can go on
+    writing it, so a checkpoint taken then cannot be resumed.
+    """
+    return [str(inputs[1]) for op, inputs in ops
+            if op.startswith("CacheDataset") and len(inputs) > 1
+            and isinstance(inputs[1], str) and inputs[1]
+            and not os.path.isfile(inputs[1] + ".index")]
 
 
 def checkpoint_files(prefix: str) -> list[str]:

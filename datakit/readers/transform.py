@@ -1,4 +1,4 @@
-# About 390 lines on purpose: one Beam pipeline in its three phases (the job from the kit's
+# About 440 lines on purpose: one Beam pipeline in its three phases (the job from the kit's
 # statistics, the run on a runner, the result read back and served) whose pieces share one
 # job and its private names; split, each half would reach into the other.
 """tf.Transform on Apache Beam over the kit's CSV shards: the full pass, its graph in the model.
@@ -20,7 +20,10 @@ model carries so it takes raw rows. Needs the ``transform`` extra
   ``tft.vocabulary`` breaks ties the other way (largest value first).
 - :func:`run_transform` runs ``AnalyzeAndTransformDataset`` over exactly the
   checked files, writes the transform graph and the transformed rows (TFRecord),
-  and checks that every row came out. A bad line is named by file and line.
+  and checks that every row came out. A bad line is named by file and line. The
+  graph and the rows are committed as one generation
+  (:mod:`datakit.readers.transform_folder`): a rerun into the same folder replaces
+  the earlier run whole, or, if it fails, leaves it whole.
 - :class:`TransformRun` reads it back: ``dataset()`` for ``fit()``,
   ``statistics()``, and ``serving_model(model)``, which puts
   ``transform_features_layer()`` in front of a Keras model: it takes raw CSV lines.
@@ -31,26 +34,34 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
-import json
 import os
+import shutil
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
+from datakit.core.atomic import temporary_path
 from datakit.core.errors import DataError
 from datakit.readers.csv_files import OOV, bad_lines_in, csv_file_set, infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
+from datakit.readers.transform_folder import (
+    JOB_FILE,
+    RUN_FORMAT,
+    check_output_folder,
+    check_unchanged,
+    commit_run,
+    read_plan_file,
+    source_facts,
+)
 
 __all__ = ["JOB_FILE", "PLAN_FILE", "MEAN", "STD", "TransformJob", "TransformPlan",
            "transform_job", "plan_transform", "make_preprocessing_fn", "run_transform",
            "TransformRun", "beam_args", "no_interactive_labels"]
 
-#: The job's description, written beside the transform graph (its name from the first
-#: version, kept so earlier outputs still load).
-JOB_FILE = PLAN_FILE = "datakit_transform_plan.json"
+PLAN_FILE = JOB_FILE  # the plan file's first name
 #: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
 MEAN, STD = "__mean", "__std"
 
@@ -213,36 +224,55 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     ``pipeline_args`` (default :func:`beam_args` of ``workers``) are Beam's flags: pass
     ``--runner=DataflowRunner ...`` to run the same pipeline on a cluster.
 
+    The graph and the rows of a run are one *generation* (``output_dir/run-<N>/``): Beam
+    writes them in a hidden folder, and the run becomes visible in one atomic step, when
+    the plan file (``datakit_transform_plan.json``) is rewritten to name it, with what the
+    run was made from (each file's path, size and modification time, the job's options).
+    Rerunning into the folder of an earlier run replaces that run whole, as rerunning a
+    cell expects; until the new run is complete (and if it fails, or is killed), the
+    earlier one stays as it was and :class:`TransformRun` reads only it. A folder holding
+    anything else is refused by name: nothing of yours is deleted.
+
     Raises:
+        FileExistsError: ``output_dir`` holds files that are not a tf.Transform run's.
         DataError: a bad line (named by file, line and column, with tf.Transform's own
-            error as the cause), or a row count that differs from the files'.
+            error as the cause), a row count that differs from the files', or a file
+            changed while Beam read it.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
     from apache_beam.options.pipeline_options import PipelineOptions
 
     output_dir = os.fspath(output_dir)
+    check_output_folder(output_dir)
     # A process that ran tf.Transform (TF 2.21, tfx-bsl 1.21) crashes with SIGSEGV in the
     # garbage collection Python makes at exit, after all its work is done; freezing the
     # objects at exit leaves them to the operating system instead.
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
-    pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
+    made_from = source_facts(job.files)
+    stage = os.fspath(temporary_path(os.path.join(output_dir, "run")))  # hidden, PID in it
+    os.mkdir(stage)
     try:
-        with no_interactive_labels():
-            _build(pipeline, job, output_dir)
-            result = pipeline.run()
-        result.wait_until_finish()
-    except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
-        _raise_bad_line(job, e)
-        raise
-    counters = result.metrics().query(MetricsFilter().with_name("rows"))["counters"]
-    rows = sum(c.committed for c in counters)
-    if rows != job.rows:
-        raise DataError(job.files[0], f"tf.Transform wrote {rows} rows, the files hold "
-                        f"{job.rows} (checked up front): rows were lost or added")
-    with open(os.path.join(output_dir, JOB_FILE), "w") as f:
-        json.dump(asdict(job), f, indent=1)
+        pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
+        try:
+            with no_interactive_labels():
+                _build(pipeline, job, stage)
+                result = pipeline.run()
+            result.wait_until_finish()
+        except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
+            _raise_bad_line(job, e)
+            raise
+        counters = result.metrics().query(MetricsFilter().with_name("rows"))["counters"]
+        rows = sum(c.committed for c in counters)
+        if rows != job.rows:
+            raise DataError(job.files[0], f"tf.Transform wrote {rows} rows, the files hold "
+                            f"{job.rows} (checked up front): rows were lost or added")
+        check_unchanged(made_from)
+        shutil.rmtree(os.path.join(stage, "tmp"), ignore_errors=True)  # Beam's scratch space
+        commit_run(stage, output_dir, asdict(job), made_from)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return TransformRun(output_dir)
 
 
@@ -307,11 +337,20 @@ class TransformRun:
         import tensorflow_transform as tft
 
         self.output_dir = os.fspath(output_dir)
-        with open(os.path.join(self.output_dir, JOB_FILE)) as f:
-            self.job = TransformJob(**json.load(f))
+        record = read_plan_file(self.output_dir)
+        if record is None:
+            raise FileNotFoundError(f"{self.output_dir}: no tf.Transform run here ({JOB_FILE} "
+                                    "is missing); pass the folder run_transform wrote.")
+        if record.get("format") == RUN_FORMAT:  # one generation, named by the plan file
+            self.folder = os.path.join(self.output_dir, record["folder"])
+            self.job, self.made_from = TransformJob(**record["job"]), record["made_from"]
+            self._transformed = record["transformed"]
+        else:  # written before generations: the plan file is the job, the run beside it
+            self.folder, self.job, self.made_from = self.output_dir, TransformJob(**record), None
+            self._transformed = None
         self.plan = self.job  # its first name
-        self.output = tft.TFTransformOutput(self.output_dir)
-        assets = os.path.join(self.output_dir, "transform_fn", "assets")
+        self.output = tft.TFTransformOutput(self.folder)
+        assets = os.path.join(self.folder, "transform_fn", "assets")
         self.vocabularies = {}
         for c in self.job.texts + ([self.job.label] if self.job.kinds[self.job.label] == TEXT
                                     else []):
@@ -331,7 +370,7 @@ class TransformRun:
         """The transformed rows as ``(matrix, label)`` batches, in the files' order of Beam."""
         keep = self.job.numbers + self.job.texts + [self.job.label]
         spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
-        files = sorted(tf.io.gfile.glob(os.path.join(self.output_dir, "transformed-*")))
+        files = self._transformed_files()
         label = self.job.label
 
         def parse(records):
@@ -339,6 +378,21 @@ class TransformRun:
             return self.matrix(row), row[label]
 
         return tf.data.TFRecordDataset(files).batch(batch_size).map(parse)
+
+    def _transformed_files(self) -> list[str]:
+        """The files of this run's rows, as the plan file lists them, each checked by size."""
+        if self._transformed is None:  # an older run: its folder holds one run only
+            return sorted(tf.io.gfile.glob(os.path.join(self.folder, "transformed-*")))
+        files = []
+        for e in self._transformed:
+            path = os.path.join(self.output_dir, e["file"])
+            size = os.path.getsize(path) if os.path.isfile(path) else None
+            if size != e["bytes"]:
+                raise DataError(path, f"{'missing' if size is None else f'{size} bytes'}, the "
+                                f"run wrote {e['bytes']}: this run's rows were changed or "
+                                "removed; run run_transform again")
+            files.append(path)
+        return files
 
     def statistics(self) -> dict[str, dict]:
         """The means and stds the graph applies (float32), and the vocabularies, per column."""

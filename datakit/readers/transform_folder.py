@@ -1,0 +1,115 @@
+"""The folder of a tf.Transform run: one generation, switched to in one step, and its record.
+
+:func:`datakit.readers.transform.run_transform` has Beam write the transform graph and
+the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``); :func:`commit_run`
+renames it to ``run-<N>/`` and then rewrites the plan file (:data:`JOB_FILE`) to name it,
+in one atomic write: before that write a reader sees the earlier run whole, after it the
+new one. The plan file also records what the run was made from (each source file's
+path, size and modification time) and the files of the transformed rows with their sizes.
+Only then are the earlier run's files deleted. A run killed at any step leaves the plan
+file naming a complete run; the next run removes what the killed one left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+from datakit.core.atomic import folder_lock, fsync_folder, write_atomic
+from datakit.core.errors import DataError
+
+__all__ = ["JOB_FILE", "RUN_FORMAT", "check_output_folder", "source_facts", "check_unchanged",
+           "commit_run", "read_plan_file"]
+
+#: The job's description and the run it names (its name from the first version, kept so
+#: earlier outputs still load: there it held the job alone, the run beside it).
+JOB_FILE = "datakit_transform_plan.json"
+#: The plan file's format tag since runs are committed as one generation (``run-<N>/``).
+RUN_FORMAT = "datakit-transform-run"
+
+
+def check_output_folder(output_dir: str) -> None:
+    """Refuse a folder that holds files other than an earlier run's (dead writers' ignored)."""
+    if not os.path.isdir(output_dir):
+        os.makedirs(output_dir)
+        return
+    for entry in os.scandir(output_dir):
+        m = re.fullmatch(r"\.run\.(\d+)-[0-9a-f]+\.tmp", entry.name)
+        if m and not _process_alive(int(m.group(1))):  # a killed run's hidden folder
+            shutil.rmtree(entry.path, ignore_errors=True)
+    names = sorted(n for n in os.listdir(output_dir) if not n.startswith("."))
+    if JOB_FILE not in names:  # a first run killed before its switch left only run-<N>/
+        names = [n for n in names if not re.fullmatch(r"run-\d+", n)]
+    if names and JOB_FILE not in names:
+        raise FileExistsError(
+            f"{output_dir} holds files that are not a tf.Transform run's ({', '.join(names[:3])}"
+            f"{', ...' if len(names) > 3 else ''}): run_transform replaces an earlier run's "
+            "output only, and deletes nothing else. Pass a new or empty folder.")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def source_facts(files) -> list[dict]:
+    return [{"path": os.path.abspath(f), "bytes": (st := os.stat(f)).st_size,
+             "mtime_ns": st.st_mtime_ns} for f in files]
+
+
+def check_unchanged(made_from: list[dict]) -> None:
+    for now, then in zip(source_facts([f["path"] for f in made_from]), made_from, strict=True):
+        if now != then:
+            raise DataError(then["path"], "changed while tf.Transform read it (size or "
+                            "modification time): the run would mix two versions of the file; "
+                            "nothing was written. Run it again once the file is final.")
+
+
+def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) -> None:
+    """Make the staged run the folder's run in one step: rename it in, switch the plan file.
+
+    Before the switch (the plan file's atomic rewrite) readers see the earlier run whole;
+    after it, the new one. Then the earlier run's files go.
+    """
+    with folder_lock(output_dir):
+        old = read_plan_file(output_dir)
+        generation = old.get("generation", 0) + 1 if old else 1
+        folder = f"run-{generation}"
+        shutil.rmtree(os.path.join(output_dir, folder), ignore_errors=True)  # a killed commit's
+        os.rename(stage, os.path.join(output_dir, folder))
+        fsync_folder(output_dir)
+        try:
+            transformed = [{"file": f"{folder}/{n}", "bytes": os.path.getsize(
+                os.path.join(output_dir, folder, n))} for n in sorted(os.listdir(
+                    os.path.join(output_dir, folder))) if n.startswith("transformed-")]
+            plan = {"format": RUN_FORMAT, "generation": generation, "folder": folder,
+                    "job": job, "transformed": transformed,
+                    "made_from": {"files": made_from, "seed": None}}  # nothing drawn at random
+            write_atomic(os.path.join(output_dir, JOB_FILE), json.dumps(plan, indent=1) + "\n")
+        except BaseException:
+            shutil.rmtree(os.path.join(output_dir, folder), ignore_errors=True)
+            raise
+        for name in os.listdir(output_dir):  # the earlier run, in any layout
+            path = os.path.join(output_dir, name)
+            if name not in (JOB_FILE, folder) and not name.startswith("."):
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+        fsync_folder(output_dir)
+
+
+def read_plan_file(output_dir: str) -> dict | None:
+    path = os.path.join(output_dir, JOB_FILE)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(path, f"not valid JSON ({e}): the run's plan file was damaged; run "
+                        "run_transform again into a new folder") from None
