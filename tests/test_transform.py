@@ -208,3 +208,6 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
     (tmp_path / "killed" / "run-1").mkdir(parents=True)   # a first run killed before its switch
     transform_folder.check_output_folder(str(tmp_path / "killed"))   # the rerun may go on
+    with pytest.raises(ValueError, match=r"'gs://bucket/out'.*NFS or gcsfuse mount"):
+        transform.run_transform(plan, "gs://bucket/out")  # not a local folder named "gs:"
+    assert not os.path.exists("gs:")

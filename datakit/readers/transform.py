@@ -93,8 +93,8 @@ def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
     choose_columns(columns)  # its form, before any file is opened
     checked = csv_file_set(filepaths)
     files, header = checked.files, checked.shape
-    kinds = infer_kinds(files, text_columns=text_columns)
     columns = choose_columns(columns, header, files[0])
+    kinds = infer_kinds(files, text_columns=text_columns, columns=columns)  # the chosen only
     if label not in columns:
         raise ValueError(f"label={label!r} is not one of the columns {list(columns)}.")
     texts = [c for c in columns if kinds[c] == TEXT]

@@ -32,6 +32,11 @@ RUN_FORMAT = "datakit-transform-run"
 
 def check_output_folder(output_dir: str) -> None:
     """Refuse a folder that holds files other than an earlier run's (dead writers' ignored)."""
+    if "://" in output_dir:
+        raise ValueError(f"output_dir={output_dir!r}: a run is committed by renaming inside its "
+                         "folder, which object stores such as gs:// cannot do atomically; "
+                         "pass a folder every worker sees at the same path (a local disk, an "
+                         "NFS or gcsfuse mount).")
     if not os.path.isdir(output_dir):
         os.makedirs(output_dir)
         return
