@@ -33,14 +33,16 @@ def _damaged_mjpeg(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The same folder converted by both converters (one Beam start for the module)."""
-    from datakit.readers.video.convert_beam import write_video_shards_beam
+    from datakit.readers.video import convert_beam
 
     root = tmp_path_factory.mktemp("beam")
     d = root / "videos"
     video.make_video_folder(d, per_class=2, size=32, min_frames=8, max_frames=12, seed=0)
     bad = _damaged_mjpeg(d / "up" / "up_damaged.mov")
     local = video.write_video_shards(d, root / "local", processes=2, progress=False, **KW)
-    beam = write_video_shards_beam(d, root / "beam", workers=2, **KW)
+    with pytest.MonkeyPatch.context() as m:  # job files of 4 videos: several, one partly full
+        m.setattr(convert_beam, "JOB_CHUNK", 4)
+        beam = convert_beam.write_video_shards_beam(d, root / "beam", workers=2, **KW)
     return d, bad, local, beam
 
 

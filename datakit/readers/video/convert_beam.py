@@ -8,7 +8,10 @@ processes. What runs where:
 1. Here, before the pipeline: the folder is listed and probed, the class names
    and labels chosen, and the parts already converted by an earlier run (of
    these files and options) found, exactly as the local converter does.
-2. In the pipeline, one element per video still to convert: a worker decodes
+2. In the pipeline, one element per video still to convert (the probed facts
+   of the videos travel in job files of ``JOB_CHUNK`` videos each, written
+   into ``out/.parts/``; only their names are in the pipeline's graph, which a
+   runner receives whole and limits in size): a worker decodes
    it, encodes its JPEGs and writes its part into ``out/.parts/`` itself
    (atomically, so a runner that retries an element just writes it again).
    A video that fails is written down there as ``<part>.failed`` (its reason),
@@ -41,6 +44,7 @@ or a container image)::
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -57,9 +61,12 @@ from datakit.readers.video.folders import (
     split_indices,
 )
 
-__all__ = ["write_video_shards_beam", "direct_runner_args"]
+__all__ = ["write_video_shards_beam", "direct_runner_args", "JOB_CHUNK"]
 
 _FAILED = ".failed"  # a part's name + this: the reason its video failed, written by its worker
+#: Videos per job file: the elements' probed facts (timestamps of every frame) are read
+#: by the workers from these files, not sent in the pipeline's graph.
+JOB_CHUNK = 256
 
 
 def direct_runner_args(workers: int = 2) -> list[str]:
@@ -102,8 +109,26 @@ def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_fil
     return 1
 
 
-def _run_pipeline(items: list, pipeline_args, **work) -> None:
-    """Convert ``items`` on Beam; returns when every element is done (or raises)."""
+def _write_job(parts: Path, items: list) -> list[str]:
+    """``items`` in job files of :data:`JOB_CHUNK` each, in ``parts``; their paths."""
+    for old in parts.glob("job-*.pkl"):  # an earlier run's job
+        old.unlink()
+    files = []
+    for k in range(0, len(items), JOB_CHUNK):
+        path = parts / f"job-{k // JOB_CHUNK:06d}.pkl"
+        write_atomic(path, pickle.dumps(items[k:k + JOB_CHUNK]))
+        files.append(str(path))
+    return files
+
+
+def _job_items(path: str) -> list:
+    """The videos of one job file (read on a worker): written by this run, so trusted."""
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
+    """Convert the videos of ``job_files`` on Beam; returns when all are done (or raises)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -113,7 +138,9 @@ def _run_pipeline(items: list, pipeline_args, **work) -> None:
         pipeline_args = PipelineOptions(list(pipeline_args))
     pipeline = beam.Pipeline(options=pipeline_args)
     with no_interactive_labels():
-        _ = (pipeline | "Videos" >> beam.Create(items)  # reshuffled: spread over the workers
+        _ = (pipeline | "Job files" >> beam.Create(job_files)
+             | "Videos" >> beam.FlatMap(_job_items)
+             | "Spread" >> beam.Reshuffle()  # a job file's videos over all the workers
              | "Convert" >> beam.Map(_convert_video, **work))
         result = pipeline.run()
     result.wait_until_finish()
@@ -219,8 +246,9 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
     work = dict(parts=str(parts), fps=fps, quality=quality, fit=dict(fit),
                 on_bad_file=on_bad_file)
     if items:
+        job = _write_job(parts, items)
         try:
-            _run_pipeline(items, direct_runner_args(workers) if pipeline_args is None
+            _run_pipeline(job, direct_runner_args(workers) if pipeline_args is None
                           else pipeline_args, **work)
         except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
             if on_bad_file == "raise":  # (under "skip" a video's failure never stops the run)
