@@ -8,12 +8,12 @@ processes. What runs where:
 1. Here, before the pipeline: the folder is listed and probed, the class names
    and labels chosen, and the parts already converted by an earlier run (of
    these files and options) found, exactly as the local converter does.
-2. In the pipeline, one element per video still to convert (the probed facts
-   of the videos travel in job files of ``JOB_CHUNK`` videos each, written
-   into ``out/.parts/``; only their names are in the pipeline's graph, which a
-   runner receives whole and limits in size): a worker decodes
+2. In the pipeline, one element per video still to convert: a worker decodes
    it, encodes its JPEGs and writes its part into ``out/.parts/`` itself
    (atomically, so a runner that retries an element just writes it again).
+   The videos' probed facts reach the workers in job files of ``JOB_CHUNK``
+   videos, written there too: only their names are in the pipeline's graph,
+   which a runner receives whole and limits in size.
    A video that fails is written down there as ``<part>.failed`` (its reason),
    so this process learns of it after the run.
 3. Here, after the pipeline has finished: the set is committed once, with the
@@ -22,7 +22,7 @@ processes. What runs where:
    kept, so the next run converts only the rest.
 
 Beam's flags choose the runner (``pipeline_args``). Here the DirectRunner runs
-``workers`` worker processes on this machine. On a cluster, ``directory`` and
+``workers`` threads on this machine (:func:`direct_runner_args`). On a cluster, ``directory`` and
 ``out`` must be one folder every worker and this process see under the same
 absolute path (an NFS share, or a bucket mounted with gcsfuse), because workers
 write the parts there and the commit renames files atomically (``gs://`` URLs
@@ -75,10 +75,11 @@ def direct_runner_args(workers: int = 2) -> list[str]:
     Threads, not processes: FFmpeg decodes and Pillow encodes JPEGs with the
     GIL released, so two threads convert at once (here two kept 1.7x the CPU
     of one busy), and a thread starts at once where a worker process first
-    imports TensorFlow to unpickle the conversion. Measured here on 12 videos
-    of 200 frames: 7.3 s and 3.8 CPU s with 2 threads, 37.8 s and 15.9 CPU s
-    with 2 processes (``--direct_running_mode=multi_processing``); the local
-    converter took 5.6 s.
+    imports TensorFlow to unpickle the conversion. Measured here (12 videos of
+    200 frames to 112x112, two runs on a busy machine): 2 threads took 7.3 and
+    6.2 s, 3.8 and 3.9 CPU s; 2 processes (``--direct_running_mode=multi_processing``)
+    37.8 and 15.9 s, 15.9 and 14.7 CPU s; the local converter 5.6 and 3.6 s,
+    3.3 and 3.1 CPU s.
 
     >>> direct_runner_args(2)
     ['--runner=DirectRunner', '--direct_running_mode=multi_threading', '--direct_num_workers=2']
