@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
     from datakit.readers.video.clip_options import VideoOptions
     from datakit.readers.video.clips import clip_dataset
     from datakit.readers.video.convert import write_video_shards
+    from datakit.readers.video.convert_beam import write_video_shards_beam
     from datakit.readers.video.directory import video_dataset_from_directory
     from datakit.readers.video.encoded import make_video_folder, write_video
     from datakit.readers.video.model import small_video_model
@@ -40,7 +41,8 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
 __all__ = ["clip_dataset", "mp4_clip_dataset", "small_video_model", "list_mp4", "mp4_frame_count",
            "read_mp4", "write_mp4", "write_mp4_videos", "write_video_records", "CLASSES", "Video",
            "iter_videos", "make_video", "make_videos", "write_video", "make_video_folder",
-           "video_dataset_from_directory", "write_video_shards", "VideoOptions",
+           "video_dataset_from_directory", "write_video_shards", "write_video_shards_beam",
+           "VideoOptions",
            "clips_to_predict"]
 
 #: The module each name lives in, imported on first use.
@@ -55,6 +57,7 @@ _HOME = {
     "write_video": "encoded", "make_video_folder": "encoded",
     "video_dataset_from_directory": "directory",
     "write_video_shards": "convert",
+    "write_video_shards_beam": "convert_beam",
     "VideoOptions": "clip_options",
     "clips_to_predict": "predict_clips",
 }
