@@ -17,13 +17,14 @@ KW = dict(frame_size=(16, 16), validation_split=0.4, seed=3, num_shards=2, on_ba
 
 
 def _damaged_mjpeg(path: Path) -> Path:
-    """An MJPEG video whose 6th frame is zeros: the probe passes, the conversion fails."""
+    """An MJPEG video whose 31st frame of 40 is zeros: the probe (which decodes the first
+    frames and the last group) passes, the conversion fails."""
     import av
 
-    frames = video.make_video(0, size=32, min_frames=10, max_frames=10, seed=7).frames
+    frames = video.make_video(0, size=32, min_frames=40, max_frames=40, seed=7).frames
     video.write_video(frames, path, codec="mjpeg")
     with av.open(str(path)) as c:
-        pos, size = [(p.pos, p.size) for p in c.demux(c.streams.video[0]) if p.size][5]
+        pos, size = [(p.pos, p.size) for p in c.demux(c.streams.video[0]) if p.size][30]
     data = bytearray(path.read_bytes())
     data[pos:pos + size] = bytes(size)
     path.write_bytes(bytes(data))
