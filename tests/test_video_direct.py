@@ -135,6 +135,23 @@ def test_b_frames_in_avi_come_in_the_order_shown(tmp_path):
     assert np.array_equal(decoding.decode_frames(info, wanted, seek=False), shown[wanted])
 
 
+def test_the_converter_keeps_b_frame_avi_frames_in_the_order_shown(tmp_path):
+    """Each JPEG the converter encodes is nearest to the frame shown at its place."""
+    import io
+
+    from PIL import Image
+
+    path = write_h264(frames_of(60, size=32), tmp_path / "b.avi", fmt="avi", keyint=20,
+                      bframes=3)
+    info = decoding.probe(path)
+    shown = sequential(path).astype(np.int16)
+    jpegs = decoding.encode_jpegs(info, quality=95)
+    assert len(jpegs) == 60
+    for k, jpeg in enumerate(jpegs):
+        got = np.asarray(Image.open(io.BytesIO(jpeg)), np.int16)
+        assert np.abs(shown - got).mean(axis=(1, 2, 3)).argmin() == k
+
+
 @pytest.mark.timeout(60)
 def test_b_frames_skipped_before_a_clip_change_no_frame(tmp_path):
     path = write_h264(frames_of(90, size=32), tmp_path / "b.mp4", keyint=45, bframes=3)

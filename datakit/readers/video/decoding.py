@@ -209,11 +209,6 @@ def fit_frame(rgb: np.ndarray, frame_size=None, *, crop_to_aspect_ratio: bool = 
     return rgb
 
 
-def _rgb(frame, rotation: int) -> np.ndarray:
-    rgb = frame.to_ndarray(format="rgb24")
-    return np.rot90(rgb, k=rotation // 90) if rotation else rgb
-
-
 def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.ndarray:
     """The file frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
@@ -233,25 +228,32 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """The video at ``fps``, one JPEG per output frame, decoded front to back.
 
     Only the JPEGs stay in memory, never the decoded frames, so memory does
-    not grow with the video's length in decoded frames.
+    not grow with the video's length in decoded frames. Each kept frame is
+    converted once, from the decoder's pixels straight to the target size in
+    RGB (:func:`~datakit.readers.video.frame_reading.frame_converter`); frames
+    the timeline skips are never converted. In a file whose timestamps are in
+    decode order (an AVI with B-frames), the k-th frame out of the decoder is
+    frame k, as the direct reader counts them.
     """
     import io
 
     import av
     from PIL import Image
 
+    from datakit.readers.video.frame_reading import frame_converter
+
+    convert = frame_converter(info, **fit)
     timeline = output_frames(info, fps)
     index = {p: k for k, p in enumerate(info.pts)}
     jpegs, j = [], 0
     with _open(info.path, _WHILE_CONVERTING) as container:
         try:
-            for frame in container.decode(container.streams.video[0]):
-                k = index.get(frame.pts)
+            for n, frame in enumerate(container.decode(container.streams.video[0])):
+                k = n if info.reordered else index.get(frame.pts)
                 if k is None or j >= len(timeline) or timeline[j] != k:
                     continue
                 buf = io.BytesIO()
-                Image.fromarray(fit_frame(_rgb(frame, info.rotation), **fit)).save(
-                    buf, "JPEG", quality=quality)
+                Image.fromarray(convert(frame)).save(buf, "JPEG", quality=quality)
                 while j < len(timeline) and timeline[j] == k:  # a frame shown twice at fps
                     jpegs.append(buf.getvalue())
                     j += 1
