@@ -59,8 +59,10 @@ def _records(folder) -> dict[str, list]:
 
 
 def _without_digests(folder) -> dict:
-    """The set's manifest entry, its files' sha256 left out (see :func:`_records`)."""
-    info = manifest.read_manifest(folder)["sets"]["videos"]
+    """The set's manifest entry, its files' sha256 and its run's id left out (see
+    :func:`_records`)."""
+    info = dict(manifest.read_manifest(folder)["sets"]["videos"])
+    assert info.pop("run")  # each run stamps its own, so that train/ and validation/ pair
     return dict(info, files=[{k: v for k, v in f.items() if k != "sha256"}
                              for f in info["files"]])
 

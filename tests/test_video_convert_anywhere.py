@@ -315,3 +315,34 @@ def test_a_rerun_without_a_split_leaves_no_earlier_validation_set(tmp_path):
     again = video.write_video_shards(d, out, **kw)
     assert again["validation"] is None and not (out / "validation").exists()
     assert sum(1 for _ in video.clip_dataset(again["train"], clip_len=4, batch_size=1)) == 4
+
+
+def test_a_rerun_stopped_between_train_and_validation_is_never_read_as_one_set(tmp_path,
+                                                                               monkeypatch):
+    """The new train/ beside the old validation/ (another seed: videos in both) is refused."""
+    d, out = _folder(tmp_path / "v", per=3), tmp_path / "o"
+    kw = dict(frame_size=(16, 16), processes=1, progress=False, validation_split=0.5)
+    first = video.write_video_shards(d, out, seed=1, **kw)
+    assert sum(1 for _ in video.clip_dataset(first["validation"], clip_len=4, batch_size=1))
+    commit = video.convert._commit
+
+    def stop_before_validation(folder, *args):
+        if folder.name == "validation":
+            raise KeyboardInterrupt  # killed between the two sets
+        return commit(folder, *args)
+
+    monkeypatch.setattr(video.convert, "_commit", stop_before_validation)
+    with pytest.raises(KeyboardInterrupt):
+        video.write_video_shards(d, out, seed=2, **kw)
+    for part in ("train", "validation"):
+        with pytest.raises(DataError, match="two different runs of write_video_shards"):
+            video.clip_dataset(out / part, clip_len=4, batch_size=1)
+    monkeypatch.setattr(video.convert, "_commit", commit)
+    again = video.write_video_shards(d, out, seed=2, **kw)
+    assert again["converted"] == 0  # the parts of the stopped run are reused
+    seen = [manifest.read_manifest(out / p)["sets"]["videos"]["videos"]
+            for p in ("train", "validation")]
+    ids = [v["id"] for s in seen for v in s]
+    assert sorted(ids) == list(range(6))  # every video in exactly one of the two
+    for part in ("train", "validation"):
+        assert sum(1 for _ in video.clip_dataset(out / part, clip_len=4, batch_size=1))

@@ -44,7 +44,7 @@ from typing import Literal, TypeVar, overload
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
            "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
-           "Staging", "removed_on_error"]
+           "Staging", "removed_on_error", "process_alive"]
 
 _E = TypeVar("_E", bound=BaseException)
 
@@ -206,7 +206,8 @@ def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a writer whose leftovers must not be removed yet)."""
     if pid == os.getpid():
         return True
     try:
@@ -228,7 +229,7 @@ def clean_leftovers(folder: str | os.PathLike, names=()) -> list[str]:
     removed = []
     for entry in os.scandir(folder):
         m = _TMP.match(entry.name)
-        if (m and not _alive(int(m.group(1)))) or entry.name in names:
+        if (m and not process_alive(int(m.group(1)))) or entry.name in names:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
                 removed.append(entry.name)

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from datakit.core.arguments import check_count
-from datakit.core.atomic import fsync_folder, temporary_path
+from datakit.core.atomic import fsync_folder, process_alive, temporary_path
 from datakit.core.errors import DataError
 from datakit.readers.checkpoint_fingerprint import (
     SUFFIX,
@@ -175,18 +175,8 @@ def _clean_dead_stages(directory) -> None:
     """Remove the staging folders of saves whose process died (see :func:`save_midway`)."""
     for entry in os.scandir(directory):
         m = re.fullmatch(r"\..+\.(\d+)-[0-9a-f]+\.tmp", entry.name)
-        if m and entry.is_dir() and not _process_alive(int(m.group(1))):
+        if m and entry.is_dir() and not process_alive(int(m.group(1))):
             shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _half_written_cache(prefix: str) -> str:

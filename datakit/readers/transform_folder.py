@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 
-from datakit.core.atomic import folder_lock, fsync_folder, write_atomic
+from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_atomic
 from datakit.core.errors import DataError
 
 __all__ = ["JOB_FILE", "RUN_FORMAT", "check_output_folder", "source_facts", "check_unchanged",
@@ -42,7 +42,7 @@ def check_output_folder(output_dir: str) -> None:
         return
     for entry in os.scandir(output_dir):
         m = re.fullmatch(r"\.run\.(\d+)-[0-9a-f]+\.tmp", entry.name)
-        if m and not _process_alive(int(m.group(1))):  # a killed run's hidden folder
+        if m and not process_alive(int(m.group(1))):  # a killed run's hidden folder
             shutil.rmtree(entry.path, ignore_errors=True)
     names = sorted(n for n in os.listdir(output_dir) if not n.startswith("."))
     if JOB_FILE not in names:  # a first run killed before its switch left only run-<N>/
@@ -52,16 +52,6 @@ def check_output_folder(output_dir: str) -> None:
             f"{output_dir} holds files that are not a tf.Transform run's ({', '.join(names[:3])}"
             f"{', ...' if len(names) > 3 else ''}): run_transform replaces an earlier run's "
             "output only, and deletes nothing else. Pass a new or empty folder.")
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def source_facts(files) -> list[dict]:

@@ -108,6 +108,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     meta = _video_set(directory)
+    _check_one_run(Path(directory), meta)
     names = _class_names(directory, meta, class_names)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
@@ -247,6 +248,21 @@ def _record_count(directory) -> int | None:
         return tfrecords.read_manifest(directory)["records"]
     except (tfrecords.RecordFileError, OSError):  # no manifest
         return None
+
+
+def _check_one_run(directory: Path, meta: dict | None) -> None:
+    """A :class:`DataError` when ``train/`` and ``validation/`` beside it come from two
+    conversions: ``write_video_shards`` commits them one after the other, and a run stopped
+    between the two leaves the new one beside the old (videos in both, labels of two runs)."""
+    if meta is None or "run" not in meta or directory.name not in ("train", "validation"):
+        return
+    other = directory.parent / ("validation" if directory.name == "train" else "train")
+    theirs = _video_set(other) if (other / manifest.MANIFEST).exists() else None
+    if theirs is not None and theirs.get("run") != meta["run"]:
+        raise DataError(str(directory), f"and {other} were written by two different runs of "
+                        "write_video_shards (one stopped between the two sets): their videos "
+                        "may overlap. Run write_video_shards again into "
+                        f"{directory.parent} (the videos already converted are reused).")
 
 
 def _video_set(directory) -> dict | None:

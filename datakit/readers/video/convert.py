@@ -31,6 +31,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -53,7 +54,7 @@ from datakit.readers.video.folders import (
 from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.workers import convert_all
 
-__all__ = ["PARTS", "write_video_shards"]
+__all__ = ["PARTS", "write_video_shards", "list_for_conversion", "commit_run"]
 
 PARTS = ".parts"
 
@@ -185,26 +186,40 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     check_split(validation_split, "both" if validation_split is not None else None)
     seed = check_split_seed(validation_split, True, seed)
     out = Path(out)
+    folder, made_with, parts = list_for_conversion(directory, out, opts, quality, class_names,
+                                                   on_bad_file)
+    size, fit, fps = opts.frame_size, opts.fit, opts.fps
+    n = len(folder.infos)
+    records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
+               for i, info in enumerate(folder.infos)]
+    names, todo = _reusable_parts(parts, [_key(r) for r in records])
+    work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
+    processes = min(processes or cpu_cores(), max(1, len(todo)))
+    failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
+    return commit_run(directory, out, folder, failed, records, names, size=size, fps=fps,
+                      made_with=made_with, seed=seed, validation_split=validation_split,
+                      num_shards=num_shards, converted=len(todo) - len(failed),
+                      reused=n - len(todo))
+
+
+def list_for_conversion(directory, out: Path, opts: VideoOptions, quality: int, class_names,
+                        on_bad_file: str):
+    """The videos listed and checked (skips printed), what the parts are made with, and the
+    parts folder: the first step of the local and the Beam converters."""
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
     opts.check_videos(folder.infos)
     for path, reason in folder.skipped:
         print(f"skipped {path}: {reason}")
-    size = opts.frame_size
-    if size is None:  # one shape per set: clips batch, and Keras needs it static
+    if opts.frame_size is None:  # one shape per set: clips batch, and Keras needs it static
         one_frame_size(folder.infos)
-    fit, fps = opts.fit, opts.fps
-    made_with = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
-                                                    for k, v in fit.items()})
-    parts = _parts_folder(out, made_with)
-    n = len(folder.infos)
-    records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
-               for i, info in enumerate(folder.infos)]
-    keys = [_key(r) for r in records]
-    names, todo = _reusable_parts(parts, keys)
-    work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
-    processes = min(processes or cpu_cores(), max(1, len(todo)))
-    failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
-    skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
+    made_with = dict(fps=opts.fps, quality=quality,
+                     **{k: (list(v) if k == "frame_size" and v else v)
+                        for k, v in opts.fit.items()})
+    return folder, made_with, _parts_folder(out, made_with)
+
+
+def _entries(folder, size, fps, records, names) -> dict[int, dict]:
+    """Each video's row of the manifest."""
     entry = {}
     for i, info in enumerate(folder.infos):
         h, w = size or (info.height, info.width)
@@ -213,6 +228,22 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                     "fps": fps or round(info.fps, 3), "height": h, "width": w,
                     "size": records[i]["size"], "mtime_ns": records[i]["mtime_ns"],
                     "class_name": records[i]["class_name"], "part": names[i]}
+    return entry
+
+
+def commit_run(directory, out: Path, folder, failed: dict, records, names, *, size, fps,
+               made_with: dict, seed, validation_split, num_shards: int, converted: int,
+               reused: int) -> dict:
+    """Commit a conversion whose parts are all in ``out/.parts/`` (the local converter's and
+    the Beam converter's last step): the split, then ``train/`` and ``validation/``.
+
+    The two sets are two manifest switches: both carry this run's id, and
+    :func:`~datakit.readers.video.clips.clip_dataset` refuses a pair whose ids
+    differ (a run stopped between the two), so no reader mixes two runs.
+    """
+    n, parts = len(folder.infos), out / PARTS
+    skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
+    entry = _entries(folder, size, fps, records, names)
     for i in range(n):  # a reused part may carry an earlier run's id or label
         if i not in failed:
             _relabel(parts / names[i], i, folder.labels[i])
@@ -222,13 +253,15 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
                             [folder.labels[i] for i in keep], skipped)
     train, val = split_indices(n, validation_split, seed)
     train, val = sorted(set(train) & keep), sorted(set(val) & keep)
-    set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped])
+    run = hashlib.sha256(json.dumps([names, seed, train, val, os.getpid(),
+                                     time.time_ns()]).encode()).hexdigest()[:16]
+    set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
     result = {"train": _commit(out / "train", train, parts, num_shards, entry,
                                folder.class_names, set_options),
               "validation": _commit(out / "validation", val, parts, num_shards, entry,
                                     folder.class_names, set_options) if val else None,
-              "class_names": folder.class_names, "converted": len(todo) - len(failed),
-              "reused": n - len(todo), "skipped": skipped}
+              "class_names": folder.class_names, "converted": converted,
+              "reused": reused, "skipped": skipped}
     if not val and (out / "validation").exists():  # an earlier run's: never read with this one
         shutil.rmtree(out / "validation")
     shutil.rmtree(parts)

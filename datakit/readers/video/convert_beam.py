@@ -45,21 +45,16 @@ from __future__ import annotations
 
 import json
 import pickle
-import shutil
 from pathlib import Path
 
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 from datakit.readers.video import convert
-from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
-from datakit.readers.video.decoding import encode_jpegs, output_frames
-from datakit.readers.video.folders import (
-    check_classes_kept,
-    check_split,
-    list_videos,
-    split_indices,
-)
+from datakit.readers.video.clip_options import VideoOptions, video_options
+from datakit.readers.video.decoding import encode_jpegs
+from datakit.readers.video.folders import check_split
+from datakit.readers.video.keras_arguments import check_split_seed
 
 __all__ = ["write_video_shards_beam", "direct_runner_args", "JOB_CHUNK"]
 
@@ -170,19 +165,6 @@ def _raise_failure(parts: Path, folder, todo: list[int], names: list[str], error
             raise DataError(folder.infos[i].path, reason) from error
 
 
-def _entries(folder, size, fps, records, names) -> dict[int, dict]:
-    """Each video's row of the manifest, as the local converter writes it."""
-    entry = {}
-    for i, info in enumerate(folder.infos):
-        h, w = size or (info.height, info.width)
-        entry[i] = {"id": i, "label": folder.labels[i], "source": info.path,
-                    "frames": len(output_frames(info, fps)),
-                    "fps": fps or round(info.fps, 3), "height": h, "width": w,
-                    "size": records[i]["size"], "mtime_ns": records[i]["mtime_ns"],
-                    "class_name": records[i]["class_name"], "part": names[i]}
-    return entry
-
-
 def _check_call(quality, num_shards, validation_split, workers,
                 pipeline_args) -> None:
     if not 1 <= check_count("quality", quality) <= 100:
@@ -227,17 +209,11 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
                          crop_to_aspect_ratio=crop_to_aspect_ratio,
                          pad_to_aspect_ratio=pad_to_aspect_ratio)
     _check_call(quality, num_shards, validation_split, workers, pipeline_args)
+    seed = check_split_seed(validation_split, True, seed)
     out = Path(out).absolute()
-    folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
-    for path, reason in folder.skipped:
-        print(f"skipped {path}: {reason}")
-    size = opts.frame_size
-    if size is None:  # one shape per set: clips batch, and Keras needs it static
-        one_frame_size(folder.infos)
-    fit, fps = opts.fit, opts.fps
-    made_with = dict(fps=fps, quality=quality, **{k: (list(v) if k == "frame_size" and v else v)
-                                                    for k, v in fit.items()})
-    parts = convert._parts_folder(out, made_with)
+    folder, made_with, parts = convert.list_for_conversion(directory, out, opts, quality,
+                                                           class_names, on_bad_file)
+    size, fit, fps = opts.frame_size, opts.fit, opts.fps
     for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
         note.unlink()
     records = [convert._record(info, i, folder.labels[i], folder.class_names, made_with)
@@ -258,36 +234,8 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
     failed = _failures(parts, folder, todo, names)
     for i, reason in failed.items():
         print(f"skipped {folder.infos[i].path}: {reason}")
-    return _commit_all(directory, out, folder, failed, records, names, size, fps,
-                       dict(made_with, seed=seed), validation_split, num_shards,
-                       converted=len(todo) - len(failed), reused=len(records) - len(todo))
-
-
-def _commit_all(directory, out: Path, folder, failed, records, names, size, fps, made_with,
-                validation_split, num_shards, converted: int, reused: int) -> dict:
-    """The set committed once, as the local converter commits it (its steps, in its order)."""
-    n, parts, seed = len(folder.infos), out / convert.PARTS, made_with.pop("seed")
-    skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
-    entry = _entries(folder, size, fps, records, names)
-    for i in range(n):  # a reused part may carry an earlier run's id or label
-        if i not in failed:
-            convert._relabel(parts / names[i], i, folder.labels[i])
-    keep = set(range(n)) - set(failed)
-    if folder.class_names is not None:  # a class whose every video failed: an error, by name
-        check_classes_kept(Path(directory), folder.class_names, folder.labels,
-                           [folder.labels[i] for i in keep], skipped)
-    train, val = split_indices(n, validation_split, seed)
-    train, val = sorted(set(train) & keep), sorted(set(val) & keep)
-    set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped])
-    result = {"train": convert._commit(out / "train", train, parts, num_shards, entry,
-                                       folder.class_names, set_options),
-              "validation": convert._commit(out / "validation", val, parts, num_shards,
-                                            entry, folder.class_names, set_options)
-              if val else None,
-              "class_names": folder.class_names, "converted": converted,
-              "reused": reused,
-              "skipped": skipped}
-    if not val and (out / "validation").exists():  # an earlier run's: never read with this one
-        shutil.rmtree(out / "validation")
-    shutil.rmtree(parts)
-    return result
+    return convert.commit_run(directory, out, folder, failed, records, names, size=size,
+                              fps=fps, made_with=made_with, seed=seed,
+                              validation_split=validation_split, num_shards=num_shards,
+                              converted=len(todo) - len(failed),
+                              reused=len(records) - len(todo))
