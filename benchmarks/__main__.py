@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +33,7 @@ import numpy as np
 
 from benchmarks.contenders import CONTENDERS
 from benchmarks.data import WORK, make_csv
+from benchmarks.processes import run_in_process
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -44,15 +43,8 @@ SEED = 42
 
 def run_job(job: dict, timeout: int = 900) -> dict:
     """Run one worker process; return its result dict (or {'error': ...})."""
-    cmd = [sys.executable, "-m", "benchmarks.worker", json.dumps(job)]
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout} s"}
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])["result"]
-    return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    out = run_in_process("benchmarks.worker", job, timeout)
+    return out if "error" in out else out["result"]
 
 
 def log(msg: str) -> None:

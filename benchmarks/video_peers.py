@@ -25,11 +25,11 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from benchmarks.processes import run_in_process
 from benchmarks.video_peer_loaders import Work
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,15 +81,7 @@ def make_videos(folder: Path, n: int, seconds: int, width: int, height: int,
 
 def run_job(job: dict, timeout: int = 1800) -> dict:
     """One contender in its own process; its RESULT dict, or {'error': ...}."""
-    cmd = [sys.executable, "-m", "benchmarks.video_peer_worker", json.dumps(job)]
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout} s"}
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    return run_in_process("benchmarks.video_peer_worker", job, timeout)
 
 
 def _job(name: str, folder: Path, shards: Path, work: Work, first_round: bool) -> dict:
