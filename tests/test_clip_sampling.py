@@ -62,7 +62,7 @@ def test_in_memory_clips_are_pinned():
 def test_the_renamed_modules_still_load_under_their_old_names():
     from datakit.readers import video
 
-    assert video.sampling is clip_sampling  # notebook 08b calls video.sampling.clip_frames
+    assert video.sampling is clip_sampling  # notebook 10 calls video.sampling.clip_frames
     assert video.synthetic.CLASSES == video.CLASSES
     assert video.shards.write_video_records is video.write_video_records
 

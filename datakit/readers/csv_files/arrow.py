@@ -2,7 +2,7 @@
 
 TensorFlow's ``decode_csv`` pays for every field of every row, and tops out
 well below pyarrow's CSV reader, which parses in C++ without holding the GIL
-(notebook 06b measures both). ``csv_reader_dataset(parse="arrow")`` reads each
+(notebook 13 measures both). ``csv_reader_dataset(parse="arrow")`` reads each
 file in blocks of :data:`BLOCK_LINES` lines (byte ranges found by one scan of
 the file when the dataset is built), parses a block with one Python call
 (``tf.numpy_function``, declared stateless, so iterators can still be
