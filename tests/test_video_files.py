@@ -6,10 +6,12 @@ rate, sound, rotation, one wider video) is written once per module.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -330,3 +332,20 @@ def test_options_object_reads_the_same_clips_as_the_keywords(folder, shards):
                                      options=VideoOptions(clip_len=6, sampler="uniform",
                                                           clips_per_video=2))
     assert chosen(from_shards, "id") == chosen(by_options, "video")
+
+
+def test_a_converted_video_shorter_than_a_clip_is_named_or_skipped_and_listed(shards):
+    from datakit.core import manifest
+    from datakit.core.errors import DataError
+
+    videos = manifest.read_manifest(shards["train"])["sets"]["videos"]["videos"]
+    shortest = min(v["frames"] for v in videos)
+    short = {v["id"]: v["source"] for v in videos if v["frames"] == shortest}
+    with pytest.raises(DataError, match=re.escape(Path(next(iter(short.values()))).name)):
+        video.clip_dataset(shards["train"], clip_len=shortest + 1)  # before any tracing
+    ds = video.clip_dataset(shards["train"], clip_len=shortest + 1, on_bad_file="skip",
+                            training=False, with_ids=True, batch_size=2)
+    assert [source for source, _ in ds.skipped] == sorted(short.values())
+    read = sorted(int(i) for b in ds for i in b["id"].numpy())
+    assert read == sorted(v["id"] for v in videos if v["id"] not in short)
+    assert int(ds.cardinality()) == -(-len(read) // 2)

@@ -54,7 +54,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                  drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
                  training: bool = True, sampler: str | None = None, frame_step: int = 1,
                  clips_per_video: int = 1, class_names=None,
-                 options: VideoOptions | None = None, cycle_length: int | None = None):
+                 options: VideoOptions | None = None, cycle_length: int | None = None,
+                 on_bad_file: str = "raise"):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
     shards -> interleave -> parse -> choose the clip's frames (the sampler) ->
@@ -88,6 +89,10 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
             instead of clip_len, frame_step, sampler and clips_per_video (the
             frame size and fps were fixed when the shards were written).
+        on_bad_file: a video of ``write_video_shards`` shorter than one clip (the
+            converter keeps every video: it does not know your clip length) is
+            refused by name when the dataset is built (``"raise"``), or left out
+            (``"skip"``) and listed in the dataset's ``skipped``.
 
     Returns:
         The dataset, with ``class_names``: the manifest's, else the
@@ -97,9 +102,11 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
+        DataError: a video of ``write_video_shards`` shorter than a clip, under ``"raise"``.
         RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
-        InvalidArgumentError (while reading): a video shorter than a clip, or
-            frames of another size than the first video's, naming the video.
+        InvalidArgumentError (while reading): a video of ``write_video_records`` (no
+            manifest of videos) shorter than a clip, or frames of another size than the
+            first video's, naming the video.
     """
     n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
                          2)
@@ -110,6 +117,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     meta = _video_set(directory)
     _check_one_run(Path(directory), meta)
     names = _class_names(directory, meta, class_names)
+    skipped = _too_short(meta, clip_span(opts.clip_len, opts.frame_step), on_bad_file)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
     parse = _clip_parser(directory, opts, sampler, k, _frame_size_of(directory),
@@ -121,7 +129,12 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
 
     ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
                         per_video=meta is not None)
+    if skipped:
+        left_out = tf.constant(sorted(skipped), tf.int64)
+        ds = ds.filter(lambda serialized, key: tf.reduce_all(tf.not_equal(
+            tf.io.parse_single_sequence_example(serialized, _ID)[0]["id"], left_out)))
     total = _record_count(directory)
+    total = total - len(skipped) if total is not None else None
     if total is not None:  # the manifest's count tells fit() how many steps an epoch has
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
     ds = timeline.tag(ds).map(timeline.timed("decode", stage)) if trace else ds.map(stage)
@@ -132,7 +145,27 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     ds = shuffle_and_batch(ds, batch_size, shuffle_buffer_size if training else 0, seed,
                            drop_remainder, total * k if total else None)
     ds.class_names = names
+    ds.skipped = sorted(skipped.values())
     return ds
+
+
+_ID = {"id": tf.io.FixedLenFeature((), tf.int64)}
+
+
+def _too_short(meta: dict | None, span: int, on_bad_file: str) -> dict[int, tuple]:
+    """``{video id: (source, reason)}`` of the manifest's videos shorter than ``span``
+    frames, to leave out under ``"skip"``; under ``"raise"`` a :class:`DataError` naming them."""
+    if on_bad_file not in ("raise", "skip"):
+        raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    short = {int(v["id"]): (v.get("source", f"video id {v['id']}"),
+                            f"{v['frames']} frames, fewer than the {span} one clip spans")
+             for v in (meta or {}).get("videos", []) if "frames" in v and v["frames"] < span}
+    if short and on_bad_file == "raise":
+        source, reason = next(iter(short.values()))
+        more = f" (and {len(short) - 1} more)" if len(short) > 1 else ""
+        raise DataError(source, f"{reason}{more}; pass a smaller clip_len or frame_step, or "
+                        "on_bad_file='skip' to leave such videos out (listed in .skipped)")
+    return short
 
 
 def _check_shard_options(opts: VideoOptions) -> None:
