@@ -12,7 +12,7 @@ import pytest
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video import decoding
+from datakit.readers.video import decoding, generations
 
 NO_GUARD = """
 import sys
@@ -317,32 +317,55 @@ def test_a_rerun_without_a_split_leaves_no_earlier_validation_set(tmp_path):
     assert sum(1 for _ in video.clip_dataset(again["train"], clip_len=4, batch_size=1)) == 4
 
 
-def test_a_rerun_stopped_between_train_and_validation_is_never_read_as_one_set(tmp_path,
-                                                                               monkeypatch):
-    """The new train/ beside the old validation/ (another seed: videos in both) is refused."""
+def _sets_read(out):
+    """The video ids each set of ``out`` gives a reader, and the run each set's manifest names."""
+    read = {}
+    for part in ("train", "validation"):
+        ds = video.clip_dataset(out / part, clip_len=4, batch_size=1, training=False,
+                                with_ids=True)
+        run = manifest.read_manifest(generations.current(out / part))["sets"]["videos"]["run"]
+        read[part] = (sorted(int(b["id"][0]) for b in ds), run)
+    return read
+
+
+def test_a_rerun_stopped_anywhere_leaves_the_whole_old_pair_or_the_whole_new_one(tmp_path,
+                                                                                 monkeypatch):
+    """Another seed moves videos between train/ and validation/: a reader must never get
+    one set of each run (videos in both, or in neither)."""
     d, out = _folder(tmp_path / "v", per=3), tmp_path / "o"
     kw = dict(frame_size=(16, 16), processes=1, progress=False, validation_split=0.5)
-    first = video.write_video_shards(d, out, seed=1, **kw)
-    assert sum(1 for _ in video.clip_dataset(first["validation"], clip_len=4, batch_size=1))
-    commit = video.convert._commit
+    video.write_video_shards(d, out, seed=1, **kw)
+    old = _sets_read(out)
+    commit, rename = video.convert._commit, Path.rename
 
-    def stop_before_validation(folder, *args):
+    def stop_while_writing_validation(folder, *args):
         if folder.name == "validation":
-            raise KeyboardInterrupt  # killed between the two sets
+            raise KeyboardInterrupt  # killed before the commit point
         return commit(folder, *args)
 
-    monkeypatch.setattr(video.convert, "_commit", stop_before_validation)
+    monkeypatch.setattr(video.convert, "_commit", stop_while_writing_validation)
     with pytest.raises(KeyboardInterrupt):
         video.write_video_shards(d, out, seed=2, **kw)
-    for part in ("train", "validation"):
-        with pytest.raises(DataError, match="two different runs of write_video_shards"):
-            video.clip_dataset(out / part, clip_len=4, batch_size=1)
+    assert _sets_read(out) == old  # the whole old pair
+
     monkeypatch.setattr(video.convert, "_commit", commit)
+
+    def stop_between_the_moves(self, target):
+        if self.name == "validation" and self.parent.name == ".next":
+            raise KeyboardInterrupt  # killed after the commit point, train/ already moved
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", stop_between_the_moves)
+    with pytest.raises(KeyboardInterrupt):
+        video.write_video_shards(d, out, seed=2, **kw)
+    monkeypatch.setattr(Path, "rename", rename)
+    new = _sets_read(out)  # the whole new pair, half of it still in .next/
+    assert new["train"][1] == new["validation"][1] != old["train"][1]
+    assert sorted(new["train"][0] + new["validation"][0]) == list(range(6))
+    assert new["train"][0] != old["train"][0]  # the seed moved videos
+
     again = video.write_video_shards(d, out, seed=2, **kw)
     assert again["converted"] == 0  # the parts of the stopped run are reused
-    seen = [manifest.read_manifest(out / p)["sets"]["videos"]["videos"]
-            for p in ("train", "validation")]
-    ids = [v["id"] for s in seen for v in s]
-    assert sorted(ids) == list(range(6))  # every video in exactly one of the two
-    for part in ("train", "validation"):
-        assert sum(1 for _ in video.clip_dataset(out / part, clip_len=4, batch_size=1))
+    final = _sets_read(out)
+    assert [ids for ids, _ in final.values()] == [ids for ids, _ in new.values()]
+    assert not (out / ".next").exists() and not (out / ".previous").exists()

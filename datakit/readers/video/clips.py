@@ -21,6 +21,7 @@ from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
 from datakit.readers.tables.table_options import old_knob
+from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
     clip_frames,
@@ -114,6 +115,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
+    directory = generations.current(directory)  # mid-switch: the new generation's copy
     meta = _video_set(directory)
     _check_one_run(Path(directory), meta)
     names = _class_names(directory, meta, class_names)
@@ -285,8 +287,9 @@ def _record_count(directory) -> int | None:
 
 def _check_one_run(directory: Path, meta: dict | None) -> None:
     """A :class:`DataError` when ``train/`` and ``validation/`` beside it come from two
-    conversions: ``write_video_shards`` commits them one after the other, and a run stopped
-    between the two leaves the new one beside the old (videos in both, labels of two runs)."""
+    conversions (copied together by hand, or written by a kit that committed them one after
+    the other): their videos may overlap. ``write_video_shards`` switches both as one
+    generation (:mod:`~datakit.readers.video.generations`)."""
     if meta is None or "run" not in meta or directory.name not in ("train", "validation"):
         return
     other = directory.parent / ("validation" if directory.name == "train" else "train")

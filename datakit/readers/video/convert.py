@@ -43,6 +43,7 @@ from datakit.core.arguments import check_count, cpu_cores
 from datakit.core.atomic import Staging, atomic_file, write_atomic
 from datakit.core.errors import DataError
 from datakit.readers import tf_example
+from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.decoding import encode_jpegs, output_frames
 from datakit.readers.video.folders import (
@@ -237,9 +238,9 @@ def commit_run(directory, out: Path, folder, failed: dict, records, names, *, si
     """Commit a conversion whose parts are all in ``out/.parts/`` (the local converter's and
     the Beam converter's last step): the split, then ``train/`` and ``validation/``.
 
-    The two sets are two manifest switches: both carry this run's id, and
-    :func:`~datakit.readers.video.clips.clip_dataset` refuses a pair whose ids
-    differ (a run stopped between the two), so no reader mixes two runs.
+    The two sets are one generation (:mod:`~datakit.readers.video.generations`):
+    written whole into ``out/.next/``, then switched in at one commit point, so a
+    reader gets the whole old pair or the whole new one, never one of each.
     """
     n, parts = len(folder.infos), out / PARTS
     skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
@@ -256,16 +257,16 @@ def commit_run(directory, out: Path, folder, failed: dict, records, names, *, si
     run = hashlib.sha256(json.dumps([names, seed, train, val, os.getpid(),
                                      time.time_ns()]).encode()).hexdigest()[:16]
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
-    result = {"train": _commit(out / "train", train, parts, num_shards, entry,
-                               folder.class_names, set_options),
-              "validation": _commit(out / "validation", val, parts, num_shards, entry,
-                                    folder.class_names, set_options) if val else None,
-              "class_names": folder.class_names, "converted": converted,
-              "reused": reused, "skipped": skipped}
-    if not val and (out / "validation").exists():  # an earlier run's: never read with this one
-        shutil.rmtree(out / "validation")
+    nxt = generations.next_folder(out)
+    _commit(nxt / "train", train, parts, num_shards, entry, folder.class_names, set_options)
+    if val:
+        _commit(nxt / "validation", val, parts, num_shards, entry, folder.class_names,
+                set_options)
+    generations.switch(out, ["train", "validation"] if val else ["train"])
     shutil.rmtree(parts)
-    return result
+    return {"train": out / "train", "validation": out / "validation" if val else None,
+            "class_names": folder.class_names, "converted": converted, "reused": reused,
+            "skipped": skipped}
 
 
 def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]:
