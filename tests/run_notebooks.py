@@ -29,12 +29,16 @@ GPU_PROBE = re.compile(r"absl::InitializeLog|cudart_stub\.cc|cuda_platform\.cc|c
 # "/work/x/.venv/lib/python3.11/site-packages/tensorflow/..." and "/work/x/datakit/...".
 SITE_PACKAGES = re.compile(r"(?:/[^\s/\x1b:]+)+/site-packages/")
 CHECKOUT = re.compile(r"(?:/[^\s/\x1b:]+)+/(?=datakit/)")
+# The standard library's files, "/usr/lib/python3.11/contextlib.py" or, as IPython shortens
+# the home folder, "~/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py".
+STDLIB = re.compile(r"(?:~|(?:/[^\s/\x1b:<>]+)+)(?:/[^\s/\x1b:<>]+)*/lib/python3\.\d+/")
 TEMPORARY = [(re.compile(r"/tmp/ipykernel_\d+/\d+\.py"), "<notebook cell>"),
              (re.compile(r"/tmp/__autograph_generated_file\w+\.py"), "<autograph file>")]
 
 
 def _strip_paths(line: str) -> str:
     line = CHECKOUT.sub("", SITE_PACKAGES.sub("<site-packages>/", line))
+    line = STDLIB.sub("<python>/", line)
     for pattern, name in TEMPORARY:
         line = pattern.sub(name, line)
     return line

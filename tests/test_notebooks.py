@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 MACHINE_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/|site-packages/)")
-TRACEBACK_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/)")
+TRACEBACK_PATH = re.compile(r"(/root/|/tmp/|/work/|/home/\w+/|~/|/lib/python3\.\d+/)")
 TF_STARTUP_LOG = re.compile(r"oneDNN|cpu_feature_guard|absl::|^[IWE]0000", re.M)
 
 
