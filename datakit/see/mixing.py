@@ -158,15 +158,15 @@ def plot_mixing(mixing: MixingMap, axes=None):
             im = ax.imshow(p.T, origin="lower", cmap="magma_r", norm=norm, interpolation="nearest",
                            extent=(-.5, mixing.n - .5, -.5, mixing.n - .5), aspect="equal")
             x = np.arange(mixing.n)
-            ax.plot(x, np.maximum(x - (b - 1), 0), color="#1f77b4", lw=1, ls="--")
+            (edge,) = ax.plot(x, np.maximum(x - (b - 1), 0), color="#00b4d8", lw=1.5, ls="--")
             ax.set_title(f"buffer_size={b}")
             ax.set_xlabel("input position")
         axes[0].set_ylabel("output position")
         bar = axes[0].figure.colorbar(im, ax=list(axes), shrink=.8,
                                       label=f"probability ({mixing.runs} runs)")
         bar.set_ticks(levels[1:], labels=[f"{x:.2g}" for x in levels[1:]])
-        axes[min(1, k - 1)].legend(["earliest possible output:\ninput - (buffer_size - 1)"],
-                                   loc="upper left", fontsize=7)
+        axes[0].figure.legend([edge], ["earliest possible output: input - (buffer_size - 1)"],
+                              loc="outside lower center", fontsize=9, frameon=False)
     return axes
 
 
