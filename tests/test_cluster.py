@@ -315,7 +315,8 @@ def test_tally_and_plot_delivery():
 
 def test_plot_scaling_draws_each_pipeline_and_its_ideal():
     ax = C.plot_scaling([1, 2, 3], {"sleep": [10, 19, 27], "jpeg": [100, 101, 99]})
-    assert ax.get_xlabel() == "workers" and ax.get_ylabel() == "elements / s" and ax.get_title()
+    assert ax.get_xlabel() == "workers" and ax.get_ylabel().startswith("elements / s")
+    assert ax.get_title() and ax.get_yscale() == "log"  # pipelines far apart stay readable
     ideal = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
     assert [list(line.get_ydata()) for line in ideal] == [[10, 20, 30], [100, 200, 300]]
 

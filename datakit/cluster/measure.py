@@ -296,7 +296,9 @@ def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=No
 def plot_scaling(workers: Sequence[int], rates: Mapping[str, Sequence[float]], *, ax=None,
                  title: str = "Throughput as workers are added"):
     """Measured elements/s against the number of workers, one line per pipeline, each with
-    its ideal (the first point times the number of workers, dotted). Returns the Axes."""
+    its ideal (the first point times the number of workers, dotted). The y axis is
+    logarithmic: pipelines tens of times apart in speed stay readable on one Axes, and
+    equal ratios are equal heights. Returns the Axes."""
     from datakit.plotting import epoch_color, new_axes, style
 
     with style():
@@ -306,9 +308,11 @@ def plot_scaling(workers: Sequence[int], rates: Mapping[str, Sequence[float]], *
             ax.plot(workers, ys, "o-", color=color, label=name)
             ax.plot(workers, [ys[0] * w / workers[0] for w in workers], ":", color=color,
                     label=f"{name}: ideal")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(lambda y, _: f"{y:,.0f}")
         ax.set_xticks(list(workers))
         ax.set_xlabel("workers")
-        ax.set_ylabel("elements / s")
+        ax.set_ylabel("elements / s (log scale)")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return ax
