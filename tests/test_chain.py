@@ -33,6 +33,15 @@ def test_the_chain_is_recovered_with_names_kinds_and_knobs():
     assert describe(chain[4]) == "batch_size=2"
 
 
+def test_a_snapshot_keeps_the_stages_before_it(tmp_path):
+    """snapshot reads a zip of its own in front of your dataset; the chain goes through it."""
+    ds = tf.data.Dataset.range(4).map(times_two, name="double").snapshot(str(tmp_path))
+    chain = chain_of(ds.batch(2))
+    kinds = [kind_of(d) for d in chain]
+    assert kinds[:3] == ["range", "map", "snapshot"] and kinds[-1] == "batch"
+    assert chain[1]._name == "double" and function_of(chain[1]) is times_two
+
+
 def py_plus_one(x):
     return tf.py_function(lambda v: v + 1, [x], tf.int64)
 

@@ -63,9 +63,17 @@ def chain_of(dataset) -> list:
 
 
 def input_of(stage):
-    """The dataset ``stage`` reads from (its first input), or None for a source."""
+    """The dataset ``stage`` reads from (its first input), or None for a source.
+
+    ``snapshot`` zips a stream of its own in front of your dataset before it
+    reads it: its upstream is that zip's last input, your pipeline.
+    """
     inputs = stage._inputs()
-    return inputs[0] if inputs else None
+    if not inputs:
+        return None
+    if kind_of(stage) == "snapshot" and kind_of(inputs[0]) == "zip":
+        return inputs[0]._inputs()[-1]
+    return inputs[0]
 
 
 def name_of(stage) -> str | None:
