@@ -69,3 +69,20 @@ def test_a_file_replaced_mid_epoch_is_refused_before_any_of_its_rows(files, pars
             assert not (y.numpy() % 1).any()  # never a row of the new file
             seen += len(y)
     assert seen <= ROWS
+
+
+@pytest.mark.parametrize("parse", ["line", "batch", "arrow"])
+def test_a_file_rewritten_in_place_between_epochs_is_refused(files, parse):
+    """Same inode (opened for writing and truncated, as an editor's save): still found."""
+    paths, stats = files
+    _write(paths[0], np.arange(200) % 10)
+    ds = _reader(paths, stats, parse)
+    assert sum(len(y) for _, y in ds) == 300
+    inode = os.stat(paths[1]).st_ino
+    with open(paths[1], "r+") as f:  # same bytes, same rows, other values, same file
+        f.write("x,y\n" + "".join(f"{v},{v}\n" for v in (np.arange(100) + 1) % 10))
+    assert os.stat(paths[1]).st_ino == inode and os.path.getsize(paths[1]) == 100 * 4 + 4
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"CSV file changed after it was checked.*part_1\.csv"):
+        for _ in ds:  # the next epoch
+            pass
