@@ -237,6 +237,27 @@ def test_a_file_replaced_between_epochs_or_mid_epoch_is_refused_by_name(tmp_path
             pass
 
 
+def test_a_file_rewritten_in_place_mid_epoch_is_refused_by_name(tmp_path):
+    """Same inode (truncated and written again, not moved over): still found at the open."""
+    paths = [str(tmp_path / f"p{k}.parquet") for k in range(2)]
+    for k, path in enumerate(paths):
+        pq.write_table(pa.table({"x": np.arange(k * 100, k * 100 + 100, dtype=np.float64)}),
+                       path, row_group_size=10)
+    it = iter(dp.parquet_dataset(paths, batch_size=10, shuffle_buffer_size=None, n_readers=1,
+                                 prefetch=None))
+    np.testing.assert_array_equal(next(it)["x"].numpy(), np.arange(10.0))
+    inode = os.stat(paths[1]).st_ino
+    with open(paths[1], "r+b") as f:  # the same file, new content
+        pq.write_table(pa.table({"x": -np.arange(100, dtype=np.float64)}), f,
+                       row_group_size=10)
+        f.truncate()
+    assert os.stat(paths[1]).st_ino == inode
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"p1.parquet: the file changed since the reader checked it"):
+        for batch in it:
+            assert (batch["x"].numpy() >= 0).all()  # never a row of the new content
+
+
 @pytest.mark.parametrize("kwargs, error, fix", [
     ({"batch_size": 0}, ValueError, "batch_size"), ({"columns": ["zzz"]}, ValueError, "not in"),
     ({"columns": "x"}, TypeError, "list of column names"),
