@@ -744,6 +744,31 @@ CASES = [
 ]
 
 
+# Video arguments: refused by name with the fix before any file is opened (the folder
+# does not even exist), never from inside a traced function or a worker.
+def _video_call(writer: bool, **kw):
+    from datakit.readers import video
+    kw = {"frame_size": (16, 16), **kw}
+    def call(d, st):
+        if writer:
+            return video.write_video_shards(d / "none", d / "out", processes=1,
+                                            progress=False, **kw)
+        return video.video_dataset_from_directory(d / "none", clip_len=4, **kw)
+    call.__name__ = ("shards_" if writer else "videos_") + "_".join(
+        f"{k}_{v}" for k, v in kw.items() if k != "frame_size" or v != (16, 16))
+    return call
+
+
+for _writer in (False, True):
+    CASES += [
+        (_video_call(_writer, frame_size=32), E(TypeError, "frame_size=32", "(height, width)")),
+        (_video_call(_writer, fps=float("inf")), E(ValueError, "fps=inf", "frame rate > 0")),
+        (_video_call(_writer, validation_split=0.5, seed=-1,
+                     **({} if _writer else {"subset": "training"})),
+         E(ValueError, "seed=-1", "int >= 0")),
+    ]
+
+
 @pytest.mark.parametrize("case, expect", [pytest.param(f, e, id=f.__name__) for f, e in CASES])
 def test_sweep(case, expect, stats, tmp_path):
     d = tmp_path / "case"
