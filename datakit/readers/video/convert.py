@@ -26,6 +26,7 @@ decoding only the frames of each clip. The conversion:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -147,6 +148,19 @@ def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names,
     return folder
 
 
+def _commit_next(staged: Path, wanted: Path, *args) -> None:
+    """``_commit`` of a set into the next generation's folder ``staged``; a failure leaves
+    no next generation, and a full disk is said for ``wanted``, the folder you asked for."""
+    try:
+        _commit(staged, *args)
+    except OSError as e:
+        shutil.rmtree(staged.parent, ignore_errors=True)
+        if e.errno != errno.ENOSPC:
+            raise
+        said = (e.strerror or str(e)).replace(os.fspath(staged), os.fspath(wanted))
+        raise OSError(e.errno, said, os.fspath(wanted)) from None
+
+
 def write_video_shards(directory, out, *, frame_size=None, fps: float | None = None,
                        validation_split: float | None = None, seed: int = 0, class_names=None,
                        crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
@@ -258,10 +272,10 @@ def commit_run(directory, out: Path, folder, failed: dict, records, names, *, si
                                      time.time_ns()]).encode()).hexdigest()[:16]
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
     nxt = generations.next_folder(out)
-    _commit(nxt / "train", train, parts, num_shards, entry, folder.class_names, set_options)
-    if val:
-        _commit(nxt / "validation", val, parts, num_shards, entry, folder.class_names,
-                set_options)
+    for name, ids in (("train", train), ("validation", val)):
+        if ids:
+            _commit_next(nxt / name, out / name, ids, parts, num_shards, entry,
+                         folder.class_names, set_options)
     generations.switch(out, ["train", "validation"] if val else ["train"])
     shutil.rmtree(parts)
     return {"train": out / "train", "validation": out / "validation" if val else None,
