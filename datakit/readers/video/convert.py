@@ -272,11 +272,11 @@ def commit_run(directory, out: Path, folder, failed: dict, records, names, *, si
                                      time.time_ns()]).encode()).hexdigest()[:16]
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
     nxt = generations.next_folder(out)
-    for name, ids in (("train", train), ("validation", val)):
-        if ids:
-            _commit_next(nxt / name, out / name, ids, parts, num_shards, entry,
-                         folder.class_names, set_options)
-    generations.switch(out, ["train", "validation"] if val else ["train"])
+    sets = {"train": train, "validation": val} if val else {"train": train}
+    for name, ids in sets.items():  # train/ always, as before; validation/ when split
+        _commit_next(nxt / name, out / name, ids, parts, num_shards, entry, folder.class_names,
+                     set_options)
+    generations.switch(out, list(sets))
     shutil.rmtree(parts)
     return {"train": out / "train", "validation": out / "validation" if val else None,
             "class_names": folder.class_names, "converted": converted, "reused": reused,
