@@ -53,3 +53,12 @@ def test_each_notebook_says_where_it_stands(path):
     stated = re.search(r"About\s+(\d+)\s+cells\s+and\s+(\d+)\s+exercises?", first)
     assert stated, f"{path.name}: its first cell does not say how long it takes"
     assert int(stated.group(1)) == len(nbformat.read(path, as_version=4).cells)
+
+
+def test_the_core_route_is_short_enough_to_finish():
+    """At most 10 core notebooks, 500 cells in all, 60 in any one (a minute a cell)."""
+    core = course_map()["Core route"]
+    sizes = {stem: cells(stem) for stem, _ in core}
+    assert len(core) <= 10, sizes
+    assert sum(sizes.values()) <= 500, sum(sizes.values())
+    assert max(sizes.values()) <= 60, {s: n for s, n in sizes.items() if n > 60}
