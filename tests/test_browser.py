@@ -9,13 +9,15 @@ Playwright drives the system's Chromium (Debian's ``chromium`` package;
 
 Every notebook is opened: its kernel must start, its stored outputs must be shown with no
 error output outside cells tagged ``raises-exception``, and its first code cell (the
-imports: the kit, TensorFlow) must run in JupyterLab's kernel. The notebooks with widgets
-run whole (Run All, wait until no cell is queued or running and the kernel is idle, then
-read the outputs JupyterLab holds): a widget works only through the browser, and nothing
-else checks it. In one of them a slider is moved and the drawn figure must change (compared
-as screenshots); screenshots go to ``build/screenshots/`` (git-ignored). Running every other
-notebook whole here would repeat what nbval does in the same ``make test`` with the same
-kernel (it cost about 7 of the suite's 20 minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` does it.
+imports: the kit, TensorFlow) must run in JupyterLab's kernel. In the notebooks with
+widgets, every widget cell runs too (after the first code cell; each is one self-contained
+call such as ``widgets.batch_explorer()``; wait until no cell is queued or running and the
+kernel is idle, then read the outputs JupyterLab holds): a widget works only through the
+browser, and nothing else checks it. In one of them a slider is moved and the drawn figure
+must change (compared as screenshots); screenshots go to ``build/screenshots/``
+(git-ignored). Running the other cells here would repeat what nbval does in the same
+``make test`` with the same kernel (running whole notebooks cost about 7 of the suite's 20
+minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook whole.
 
 ``DATAKIT_BROWSER_NOTEBOOKS`` (a glob, default ``*.ipynb``) picks notebooks;
 ``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own tab and kernel.
@@ -50,18 +52,20 @@ TABS = int(os.environ.get("DATAKIT_BROWSER_TABS", "2"))  # notebooks running at 
 RUN_ALL = os.environ.get("DATAKIT_BROWSER_RUN_ALL") == "1"
 
 
-def _runs_whole(path: Path) -> bool:
-    """Widget notebooks run whole (the browser is their only check); the rest when asked."""
-    return RUN_ALL or path.name == WIDGET_NOTEBOOK or "widgets." in path.read_text()
+def _has_widgets(path: Path) -> bool:
+    """Widget notebooks run their widget cells (the browser is the widgets' only check)."""
+    return path.name == WIDGET_NOTEBOOK or "widgets." in path.read_text()
+
+
 PER_NOTEBOOK_S = 600
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found (apt-get install chromium)"),
     pytest.mark.skipif(not NOTEBOOKS, reason="no notebook matches DATAKIT_BROWSER_NOTEBOOKS"),
-    # the whole run: a start-up allowance, then up to 4 min a notebook, TABS at a time (19
-    # notebooks, some of which take 2-4 min under nbval on a busy 2-core machine)
-    pytest.mark.timeout(300 + (30 * len(NOTEBOOKS) + 240 * sum(map(_runs_whole, NOTEBOOKS)))
-                        // TABS),
+    # the whole run: a start-up allowance, then 30 s a notebook, 60 s more for its widgets, up
+    # to 4 min for a notebook run whole (some take 2-4 min under nbval on a busy 2-core machine)
+    pytest.mark.timeout(300 + (30 * len(NOTEBOOKS) + 60 * sum(map(_has_widgets, NOTEBOOKS))
+                               + 240 * RUN_ALL * len(NOTEBOOKS)) // TABS),
 ]
 
 # Read from JupyterLab's own notebook model: (cell index, ename, evalue) of every error output
@@ -73,7 +77,8 @@ STATE_JS = """() => {
   const session = panel.sessionContext.session;
   const kernel = session && session.kernel;
   const errors = [];
-  let busy = 0, unrun = 0, outputs = 0, firstCode = -1;
+  let busy = 0, unrun = 0, outputs = 0, firstCode = -1, widgetsUnrun = 0;
+  const widgetCells = [];
   panel.content.widgets.forEach((cell, i) => {
     if (cell.model.type !== 'code') return;
     if (firstCode < 0) firstCode = i;
@@ -82,6 +87,10 @@ STATE_JS = """() => {
     const count = cell.model.executionCount;
     if (cell.promptNode && cell.promptNode.textContent.includes('*')) busy += 1;
     if (count === null) unrun += 1;
+    if (cell.model.sharedModel.getSource().includes('widgets.')) {
+      widgetCells.push(i);
+      if (count === null) widgetsUnrun += 1;
+    }
     for (const o of cell.model.outputs.toJSON()) {
       if (o.output_type === 'error' && !tags.includes('raises-exception'))
         errors.push([i, o.ename, String(o.evalue).slice(0, 300)]);
@@ -89,7 +98,7 @@ STATE_JS = """() => {
   });
   return {kernel: kernel ? kernel.status : 'none', busy, unrun, errors, outputs, firstCode,
           firstCount: firstCode < 0 ? null : panel.content.widgets[firstCode].model.executionCount,
-          cells: panel.content.widgets.length};
+          cells: panel.content.widgets.length, widgetCells, widgetsUnrun};
 }"""
 
 
@@ -184,8 +193,29 @@ def _start_first_code_cell(page) -> None:
       const state = ({STATE_JS})();
       const panel = window.jupyterapp.shell.currentWidget;
       panel.content.activeCellIndex = state.firstCode;
+      panel.content.widgets[state.firstCode].model.executionCount = null;  // unrun until it runs
       window.jupyterapp.commands.execute('notebook:run-cell');
     }}""")
+
+
+def _start_widget_cells(page) -> None:
+    """Keep the stored outputs; run the first code cell, then each widget cell, in order."""
+    page.evaluate(f"""async () => {{
+      const state = ({STATE_JS})();
+      const panel = window.jupyterapp.shell.currentWidget;
+      const cells = [state.firstCode, ...state.widgetCells];
+      for (const i of cells) panel.content.widgets[i].model.executionCount = null;  // unrun
+      for (const i of cells) {{
+        panel.content.activeCellIndex = i;
+        await window.jupyterapp.commands.execute('notebook:run-cell');
+      }}
+    }}""")
+
+
+def _widgets_ran(page) -> dict | None:
+    """The notebook's state once its first code cell and its widget cells have run."""
+    state = _setup_ran(page)
+    return state if state and (state["widgetsUnrun"] == 0 or state["errors"]) else None
 
 
 def _setup_ran(page) -> dict | None:
@@ -210,7 +240,7 @@ def _close(page):
 
 
 def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab):
-    """Every notebook opened, its setup run (widget notebooks: Run All), TABS at a time."""
+    """Every notebook opened, its setup run (and its widget cells), TABS at a time."""
     queue, running, problems, took = list(NOTEBOOKS), {}, [], {}
     SHOTS.mkdir(parents=True, exist_ok=True)
     while queue or running:
@@ -222,13 +252,16 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
                 problems.append(f"{path.name}: stored error outputs {stored['errors']}")
             if not stored["outputs"]:
                 problems.append(f"{path.name}: JupyterLab shows none of its stored outputs")
-            _start_run_all(page) if _runs_whole(path) else _start_first_code_cell(page)
-            running[path] = (page, time.perf_counter(), 0)
+            start, done = ((_start_run_all, _finished) if RUN_ALL else
+                           (_start_widget_cells, _widgets_ran) if _has_widgets(path) else
+                           (_start_first_code_cell, _setup_ran))
+            start(page)
+            running[path] = (page, time.perf_counter(), 0, done)
         time.sleep(1.0)
-        for path, (page, started, quiet) in list(running.items()):
-            state = _finished(page) if _runs_whole(path) else _setup_ran(page)
+        for path, (page, started, quiet, done) in list(running.items()):
+            state = done(page)
             quiet = quiet + 1 if state else 0  # idle on three polls in a row: done
-            running[path] = (page, started, quiet)
+            running[path] = (page, started, quiet, done)
             if quiet < 3 and time.perf_counter() - started < PER_NOTEBOOK_S:
                 continue
             del running[path]
@@ -245,7 +278,7 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
                 problems.append(f"{path.name}: {type(e).__name__}: {e}")
             finally:
                 _close(page)
-    print("Run All (or the first code cell) took (s):", took)
+    print("The first code cell (and the widget cells, or Run All) took (s):", took)
     assert problems == []
 
 
