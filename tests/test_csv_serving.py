@@ -33,6 +33,10 @@ def test_statistics_saved_as_json_load_equal(passengers, tmp_path):
     (tmp_path / "bad.json").write_text("{\"columns\": []}")
     with pytest.raises(DataError, match="bad.json: not statistics saved by CsvStats.save"):
         dc.CsvStats.load(tmp_path / "bad.json")
+    (tmp_path / "utf16.json").write_bytes(open(path, "rb").read().decode("utf-8").encode("utf-16"))
+    with pytest.raises(DataError, match=r"utf16.json: not statistics saved by CsvStats.save "
+                                        r"\(not UTF-8 text: .* at byte 0\); save them again"):
+        dc.CsvStats.load(tmp_path / "utf16.json")
 
 
 def test_text_label_classes_are_sorted_and_never_capped(passengers):

@@ -124,10 +124,10 @@ class TableStats:
             FileNotFoundError: no file at ``path``.
             DataError: the file is not JSON written by :meth:`save`.
         """
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
         try:
-            data = json.loads(text)
+            data = json.loads(raw.decode("utf-8"))
             if data.pop("format") != STATS_FORMAT:
                 raise ValueError("another format")
             stats = {}
@@ -136,8 +136,10 @@ class TableStats:
                     s["vocabulary"] = {k: n for k, n in s["vocabulary"]}
                 stats[name] = ColumnStats(**s)
             return cls(stats=stats, **data)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise DataError(path, f"not statistics saved by CsvStats.save ({e}); save them "
+        except (ValueError, KeyError, TypeError, AttributeError) as e:  # UnicodeDecodeError too
+            why = (f"not UTF-8 text: {e.reason} at byte {e.start}"
+                   if isinstance(e, UnicodeDecodeError) else str(e))
+            raise DataError(path, f"not statistics saved by CsvStats.save ({why}); save them "
                             "again with stats.save(path)") from None
 
 
