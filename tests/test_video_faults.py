@@ -3,20 +3,26 @@
 A link that leads nowhere where a class folder could be is named (``"raise"``)
 or listed in ``skipped`` (``"skip"``), by the direct reader and the converter
 alike; a shuffled split without a seed, a negative seed and a crop that leaves
-nothing of a video are refused with the argument's name and the fix.
+nothing of a video are refused with the argument's name and the fix; a second
+conversion into a folder another one is writing is refused by name.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from datakit.core.atomic import FolderBusy
 from datakit.core.errors import DataError
 from datakit.readers import video
 from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.folders import list_videos
 
+ROOT = Path(__file__).resolve().parent.parent
 KW = dict(clip_len=4, batch_size=1, shuffle=False, verbose=False)
 
 
@@ -137,3 +143,29 @@ def test_a_followed_folder_link_that_leads_nowhere_is_named(tmp_path):
     assert e.value.path == str(d / "a" / "more")
     ds = video.video_dataset_from_directory(d, follow_links=True, on_bad_file="skip", **kw)
     assert [p for p, _ in ds.skipped] == [str(d / "a" / "more")] and len(ds.file_paths) == 4
+
+
+@pytest.mark.timeout(180)
+def test_a_second_conversion_into_a_folder_in_use_is_refused_by_name(videos, tmp_path):
+    """While one conversion holds ``out`` (here: its lock, held by another process), a second
+    into it is refused at once, naming the folder, and touches nothing; after, it runs."""
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from datakit.readers.video import generations\n"
+         "with generations.conversion_lock(Path(sys.argv[1])):\n"
+         "    print('held', flush=True)\n    time.sleep(120)\n", str(out)],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(FolderBusy, match=rf"^{out}: another conversion into this folder is "
+                                             r"running; let it finish, or convert into another"):
+            video.write_video_shards(videos, out, processes=1, progress=False)
+        assert sorted(p.name for p in out.iterdir()) == []  # no parts, no sets
+    finally:
+        holder.kill()
+        holder.wait()
+    assert video.write_video_shards(videos, out, processes=1, progress=False)["train"]
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(DataError, match="a_file: is a file; pass a folder for the converted"):
+        video.write_video_shards(videos, tmp_path / "a_file", processes=1, progress=False)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Literal, TypeVar, overload
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
+           "FolderBusy",
            "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
            "Staging", "removed_on_error", "process_alive"]
 
@@ -195,12 +196,23 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
     return path
 
 
+class FolderBusy(RuntimeError):
+    """Another process holds a folder that :func:`folder_lock` was told not to wait for."""
+
+
 @contextlib.contextmanager
-def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file)."""
+def folder_lock(folder: str | os.PathLike, *, busy: str | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file).
+
+    Waits while another process holds it; with ``busy`` (what that process is doing, and
+    the fix), refuses at once instead: :class:`FolderBusy`, naming the folder.
+    """
     fd = os.open(os.fspath(folder), os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+        except BlockingIOError:
+            raise FolderBusy(f"{os.fspath(folder)}: {busy}") from None
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -201,20 +201,21 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
     check_split(validation_split, "both" if validation_split is not None else None)
     seed = check_split_seed(validation_split, True, seed)
     out = Path(out)
-    folder, made_with, parts = list_for_conversion(directory, out, opts, quality, class_names,
-                                                   on_bad_file)
-    size, fit, fps = opts.frame_size, opts.fit, opts.fps
-    n = len(folder.infos)
-    records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
-               for i, info in enumerate(folder.infos)]
-    names, todo = _reusable_parts(parts, [_key(r) for r in records])
-    work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
-    processes = min(processes or cpu_cores(), max(1, len(todo)))
-    failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
-    return commit_run(directory, out, folder, failed, records, names, size=size, fps=fps,
-                      made_with=made_with, seed=seed, validation_split=validation_split,
-                      num_shards=num_shards, converted=len(todo) - len(failed),
-                      reused=n - len(todo))
+    with generations.conversion_lock(out):
+        folder, made_with, parts = list_for_conversion(directory, out, opts, quality, class_names,
+                                                       on_bad_file)
+        size, fit, fps = opts.frame_size, opts.fit, opts.fps
+        n = len(folder.infos)
+        records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
+                   for i, info in enumerate(folder.infos)]
+        names, todo = _reusable_parts(parts, [_key(r) for r in records])
+        work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
+        processes = min(processes or cpu_cores(), max(1, len(todo)))
+        failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
+        return commit_run(directory, out, folder, failed, records, names, size=size, fps=fps,
+                          made_with=made_with, seed=seed, validation_split=validation_split,
+                          num_shards=num_shards, converted=len(todo) - len(failed),
+                          reused=n - len(todo))
 
 
 def list_for_conversion(directory, out: Path, opts: VideoOptions, quality: int, class_names,

@@ -50,7 +50,7 @@ from pathlib import Path
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
-from datakit.readers.video import convert
+from datakit.readers.video import convert, generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.decoding import encode_jpegs
 from datakit.readers.video.folders import check_split
@@ -211,31 +211,32 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
     _check_call(quality, num_shards, validation_split, workers, pipeline_args)
     seed = check_split_seed(validation_split, True, seed)
     out = Path(out).absolute()
-    folder, made_with, parts = convert.list_for_conversion(directory, out, opts, quality,
-                                                           class_names, on_bad_file)
-    size, fit, fps = opts.frame_size, opts.fit, opts.fps
-    for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
-        note.unlink()
-    records = [convert._record(info, i, folder.labels[i], folder.class_names, made_with)
-               for i, info in enumerate(folder.infos)]
-    names, todo = convert._reusable_parts(parts, [convert._key(r) for r in records])
-    items = [(i, folder.infos[i], folder.labels[i], names[i]) for i in todo]
-    work = dict(parts=str(parts), fps=fps, quality=quality, fit=dict(fit),
-                on_bad_file=on_bad_file)
-    if items:
-        job = _write_job(parts, items)
-        try:
-            _run_pipeline(job, direct_runner_args(workers) if pipeline_args is None
-                          else pipeline_args, **work)
-        except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
-            if on_bad_file == "raise":  # (under "skip" a video's failure never stops the run)
-                _raise_failure(parts, folder, todo, names, e)
-            raise
-    failed = _failures(parts, folder, todo, names)
-    for i, reason in failed.items():
-        print(f"skipped {folder.infos[i].path}: {reason}")
-    return convert.commit_run(directory, out, folder, failed, records, names, size=size,
-                              fps=fps, made_with=made_with, seed=seed,
-                              validation_split=validation_split, num_shards=num_shards,
-                              converted=len(todo) - len(failed),
-                              reused=len(records) - len(todo))
+    with generations.conversion_lock(out):
+        folder, made_with, parts = convert.list_for_conversion(directory, out, opts, quality,
+                                                               class_names, on_bad_file)
+        size, fit, fps = opts.frame_size, opts.fit, opts.fps
+        for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
+            note.unlink()
+        records = [convert._record(info, i, folder.labels[i], folder.class_names, made_with)
+                   for i, info in enumerate(folder.infos)]
+        names, todo = convert._reusable_parts(parts, [convert._key(r) for r in records])
+        items = [(i, folder.infos[i], folder.labels[i], names[i]) for i in todo]
+        work = dict(parts=str(parts), fps=fps, quality=quality, fit=dict(fit),
+                    on_bad_file=on_bad_file)
+        if items:
+            job = _write_job(parts, items)
+            try:
+                _run_pipeline(job, direct_runner_args(workers) if pipeline_args is None
+                              else pipeline_args, **work)
+            except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
+                if on_bad_file == "raise":  # (under "skip" a video's failure never stops the run)
+                    _raise_failure(parts, folder, todo, names, e)
+                raise
+        failed = _failures(parts, folder, todo, names)
+        for i, reason in failed.items():
+            print(f"skipped {folder.infos[i].path}: {reason}")
+        return convert.commit_run(directory, out, folder, failed, records, names, size=size,
+                                  fps=fps, made_with=made_with, seed=seed,
+                                  validation_split=validation_split, num_shards=num_shards,
+                                  converted=len(todo) - len(failed),
+                                  reused=len(records) - len(todo))

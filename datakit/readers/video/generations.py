@@ -19,17 +19,40 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
 
-from datakit.core.atomic import write_atomic
+from datakit.core.atomic import folder_lock, write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["SETS", "next_folder", "switch", "finish_switch", "current"]
+__all__ = ["SETS", "conversion_lock", "next_folder", "switch", "finish_switch", "current"]
 
 SETS = ("train", "validation")
 _NEXT, _PREVIOUS, _COMMITTED = ".next", ".previous", "COMMITTED"
+
+
+@contextlib.contextmanager
+def conversion_lock(out: Path):
+    """Hold ``out`` for one conversion: another one into it, started meanwhile, is refused.
+
+    Two conversions into one folder would share its parts and its commit; the second is
+    refused by name at once (:class:`~datakit.core.atomic.FolderBusy`), before any work.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(out, "is a file; pass a folder for the converted sets "
+                        "(train/ and validation/ go in it)")
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with folder_lock(out, busy="another conversion into this folder is running; let it "
+                         "finish, or convert into another folder"):
+            yield
+    except BaseException:
+        if created and not any(out.iterdir()):  # refused before any work: leave no folder
+            out.rmdir()
+        raise
 
 
 def next_folder(out: Path) -> Path:
