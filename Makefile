@@ -22,7 +22,7 @@ $(VENV)/.installed-%: pyproject.toml | $(PY)
 
 comma := ,
 
-lab: $(VENV)/.installed-notebook+video+transform
+lab: $(VENV)/.installed-notebook+video+transform+backends
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 
@@ -32,7 +32,7 @@ lab: $(VENV)/.installed-notebook+video+transform
 # ruff, then mypy over datakit/ (seconds each), with the project's settings from
 # pyproject.toml's [tool.ruff] and [tool.mypy].
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed-test+video+transform
+test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m ruff check .
 	$(PY) -m mypy --config-file pyproject.toml datakit
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
@@ -47,7 +47,7 @@ bench: $(VENV)/.installed-test+video+bench
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # Re-execute notebooks from a fresh kernel and store their outputs (NB=path to pick one).
-notebooks: $(VENV)/.installed-test+video+transform
+notebooks: $(VENV)/.installed-test+video+transform+backends
 	$(PY) tests/run_notebooks.py $(NB)
 
 clean:
