@@ -58,6 +58,7 @@ def _has_widgets(path: Path) -> bool:
 
 
 PER_NOTEBOOK_S = 600
+POLL_S, QUIET_POLLS = 0.5, 4  # a notebook is done once idle for 2 s
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found (apt-get install chromium)"),
@@ -257,12 +258,12 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
                            (_start_first_code_cell, _setup_ran))
             start(page)
             running[path] = (page, time.perf_counter(), 0, done)
-        time.sleep(1.0)
+        time.sleep(POLL_S)
         for path, (page, started, quiet, done) in list(running.items()):
             state = done(page)
-            quiet = quiet + 1 if state else 0  # idle on three polls in a row: done
+            quiet = quiet + 1 if state else 0  # idle for QUIET_POLLS polls in a row: done
             running[path] = (page, started, quiet, done)
-            if quiet < 3 and time.perf_counter() - started < PER_NOTEBOOK_S:
+            if quiet < QUIET_POLLS and time.perf_counter() - started < PER_NOTEBOOK_S:
                 continue
             del running[path]
             took[path.name] = round(time.perf_counter() - started)
