@@ -33,15 +33,15 @@ def _folder(d: Path, names=("a", "b"), per=2):
 
 def _conversion_fails_for(monkeypatch, part_of_path: str) -> None:
     """In-process conversion (processes=1) fails for each video whose path holds the text."""
-    from datakit.readers.video import convert
-    real = convert.encode_jpegs
+    from datakit.readers.video import part_files
+    real = part_files.encode_jpegs
 
     def broken(info, **k):
         if part_of_path in info.path:
             raise DataError(info.path, "decoding failed (test)")
         return real(info, **k)
 
-    monkeypatch.setattr(convert, "encode_jpegs", broken)
+    monkeypatch.setattr(part_files, "encode_jpegs", broken)
 
 
 def _env():
@@ -77,14 +77,14 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    from datakit.readers.video import convert
-    real = convert.encode_jpegs
-    convert.encode_jpegs = stop_after
+    from datakit.readers.video import part_files
+    real = part_files.encode_jpegs
+    part_files.encode_jpegs = stop_after
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     finally:
-        convert.encode_jpegs = real
+        part_files.encode_jpegs = real
     assert len(list(parts.glob("*.tfrecord"))) == 3 and not (out / "train").exists()
     (d / "a" / "a0.mp4").unlink()  # removed (its part was finished)
     edited = d / "a" / "a1.mp4"  # edited: another video, same name
@@ -107,14 +107,14 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
                                              batch_size=1).unbatch())
     assert got == sorted((v["id"], v["label"]) for v in rows) and len(got) == 4
     # an unchanged rerun after a stop reuses every part that still matches
-    convert.encode_jpegs = stop_after
+    part_files.encode_jpegs = stop_after
     calls.clear()
     limit[0] = 2
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     finally:
-        convert.encode_jpegs = real
+        part_files.encode_jpegs = real
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     assert (r["reused"], r["converted"]) == (2, 2)
 
@@ -336,19 +336,20 @@ def test_a_rerun_stopped_anywhere_leaves_the_whole_old_pair_or_the_whole_new_one
     kw = dict(frame_size=(16, 16), processes=1, progress=False, validation_split=0.5)
     video.write_video_shards(d, out, seed=1, **kw)
     old = _sets_read(out)
-    commit, rename = video.convert._commit, Path.rename
+    write_set, rename = manifest.write_set, Path.rename
 
-    def stop_while_writing_validation(folder, *args):
-        if folder.name == "validation":
-            raise KeyboardInterrupt  # killed before the commit point
-        return commit(folder, *args)
+    def stop_while_writing_validation(folder, *args, **kwargs):
+        if Path(folder).name == "validation":
+            raise KeyboardInterrupt  # killed before the commit point, train/ written
+        return write_set(folder, *args, **kwargs)
 
-    monkeypatch.setattr(video.convert, "_commit", stop_while_writing_validation)
+    monkeypatch.setattr(manifest, "write_set", stop_while_writing_validation)
     with pytest.raises(KeyboardInterrupt):
         video.write_video_shards(d, out, seed=2, **kw)
     assert _sets_read(out) == old  # the whole old pair
+    assert not (out / ".next").exists()  # the stopped run's sets are gone
 
-    monkeypatch.setattr(video.convert, "_commit", commit)
+    monkeypatch.setattr(manifest, "write_set", write_set)
 
     def stop_between_the_moves(self, target):
         if self.name == "validation" and self.parent.name == ".next":

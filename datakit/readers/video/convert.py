@@ -6,7 +6,8 @@ Each video becomes one ``SequenceExample`` (context: ``id``, ``label``,
 decoding only the frames of each clip. The conversion:
 
 - streams one video at a time, so memory holds one video's JPEGs, never its
-  decoded frames (worker processes decode, one video each, on every core);
+  decoded frames (worker processes decode, encode and write each video's part,
+  one video each, on every core; :mod:`~datakit.readers.video.part_files`);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and
@@ -18,7 +19,9 @@ decoding only the frames of each clip. The conversion:
   ``if __name__ == "__main__":`` guard, from ``python -c`` and from a notebook;
 - under ``on_bad_file="skip"`` leaves a video that fails to decode out of the
   set, printed and listed in the result's and the manifest's ``skipped``;
-- commits each set (``out/train/``, ``out/validation/``) with the kit's set
+- assembles each set's shards while the workers convert (a part joins its
+  shard as soon as those before it have: :mod:`~datakit.readers.video.shard_sets`)
+  and commits the sets (``out/train/``, ``out/validation/``) with the kit's set
   commit (:mod:`datakit.core.manifest`), so a reader sees the complete set or
   none. The manifest stores the class names and, per video, its source
   path, frame count, fps and size.
@@ -26,7 +29,6 @@ decoding only the frames of each clip. The conversion:
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -39,14 +41,12 @@ from pathlib import Path
 import tensorflow as tf
 from tqdm.auto import tqdm
 
-from datakit.core import manifest
 from datakit.core.arguments import check_count, cpu_cores
-from datakit.core.atomic import Staging, atomic_file, write_atomic
+from datakit.core.atomic import atomic_file, write_atomic
 from datakit.core.errors import DataError
-from datakit.readers import tf_example
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
-from datakit.readers.video.decoding import encode_jpegs, output_frames
+from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.folders import (
     check_classes_kept,
     check_split,
@@ -54,6 +54,8 @@ from datakit.readers.video.folders import (
     split_indices,
 )
 from datakit.readers.video.keras_arguments import check_split_seed
+from datakit.readers.video.part_files import PartJob, convert_part
+from datakit.readers.video.shard_sets import ShardSets
 from datakit.readers.video.workers import convert_all
 
 __all__ = ["PARTS", "write_video_shards", "list_for_conversion", "commit_run"]
@@ -83,14 +85,6 @@ def _made_with(sig: Path) -> dict | None:
 def _part_key(part: Path) -> str:
     """The digest in a part's name, ``<id>-<digest>.tfrecord`` ("" for another name)."""
     return part.stem.split("-", 1)[1] if "-" in part.stem else ""
-
-
-def _write_part(path: Path, info, i: int, label: int, jpegs: list) -> None:
-    example = tf_example.to_sequence_example(
-        {"id": i, "label": label, "length": len(jpegs), "source": info.path.encode()},
-        {"frames": jpegs})
-    with atomic_file(path) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
-        w.write(example.SerializeToString())
 
 
 def _record(info, i: int, label: int, class_names, options: dict) -> dict:
@@ -129,36 +123,16 @@ def _relabel(part: Path, i: int, label: int) -> None:
         w.write(se.SerializeToString())
 
 
-def _commit(folder: Path, ids, parts: Path, num_shards: int, entry, class_names, options):
-    folder.mkdir(parents=True, exist_ok=True)
-    n = min(num_shards, len(ids)) or 1
-    names = [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
-    counts = dict.fromkeys(names, 0)
-    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
-        for k, name in enumerate(names):  # TFRecord files concatenate into a TFRecord file
-            with open(stage.file(name), "wb") as dst:
-                for i in ids[k::n]:
-                    dst.write((parts / entry[i]["part"]).read_bytes())
-                    counts[name] += 1
-        manifest.write_set(folder, "videos", stage.files, counts, kind="tfrecord",
-                           unit="records",
-                           pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
-                           compression=None, class_names=list(class_names),
-                           videos=[entry[i] for i in ids], **options)
-    return folder
-
-
-def _commit_next(staged: Path, wanted: Path, *args) -> None:
-    """``_commit`` of a set into the next generation's folder ``staged``; a failure leaves
-    no next generation, and a full disk is said for ``wanted``, the folder you asked for."""
-    try:
-        _commit(staged, *args)
-    except OSError as e:
-        shutil.rmtree(staged.parent, ignore_errors=True)
-        if e.errno != errno.ENOSPC:
-            raise
-        said = (e.strerror or str(e)).replace(os.fspath(staged), os.fspath(wanted))
-        raise OSError(e.errno, said, os.fspath(wanted)) from None
+def shard_sets(out: Path, folder, names: list[str], *, seed, validation_split,
+               num_shards: int, reused) -> ShardSets:
+    """The sets to fill (:class:`ShardSets`, split by ``seed``), after relabelling the parts
+    ``reused`` from an earlier run: the local and the Beam converters' shared start."""
+    parts = out / PARTS
+    for i in reused:  # a reused part may carry an earlier run's id or label
+        _relabel(parts / names[i], i, folder.labels[i])
+    train, val = split_indices(len(folder.infos), validation_split, seed)
+    return ShardSets(out, {"train": sorted(train), "validation": sorted(val)}, parts, names,
+                     num_shards)
 
 
 def write_video_shards(directory, out, *, frame_size=None, fps: float | None = None,
@@ -209,13 +183,18 @@ def write_video_shards(directory, out, *, frame_size=None, fps: float | None = N
         records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
                    for i, info in enumerate(folder.infos)]
         names, todo = _reusable_parts(parts, [_key(r) for r in records])
-        work = partial(encode_jpegs, fps=fps, quality=quality, **fit)
+        work = partial(convert_part, fps=fps, quality=quality, **fit)
         processes = min(processes or cpu_cores(), max(1, len(todo)))
-        failed = _convert(work, folder, todo, parts, names, processes, on_bad_file, progress)
-        return commit_run(directory, out, folder, failed, records, names, size=size, fps=fps,
-                          made_with=made_with, seed=seed, validation_split=validation_split,
-                          num_shards=num_shards, converted=len(todo) - len(failed),
-                          reused=n - len(todo))
+        reused = sorted(set(range(n)) - set(todo))
+        with shard_sets(out, folder, names, seed=seed, validation_split=validation_split,
+                        num_shards=num_shards, reused=reused) as sets:
+            for i in reused:
+                sets.ready(i)
+            failed = _convert(work, folder, todo, parts, names, processes, on_bad_file,
+                              progress, sets)
+            return commit_run(directory, out, folder, failed, records, names, sets, size=size,
+                              fps=fps, made_with=made_with, seed=seed,
+                              converted=len(todo) - len(failed), reused=len(reused))
 
 
 def list_for_conversion(directory, out: Path, opts: VideoOptions, quality: int, class_names,
@@ -247,11 +226,10 @@ def _entries(folder, size, fps, records, names) -> dict[int, dict]:
     return entry
 
 
-def commit_run(directory, out: Path, folder, failed: dict, records, names, *, size, fps,
-               made_with: dict, seed, validation_split, num_shards: int, converted: int,
-               reused: int) -> dict:
-    """Commit a conversion whose parts are all in ``out/.parts/`` (the local converter's and
-    the Beam converter's last step): the split, then ``train/`` and ``validation/``.
+def commit_run(directory, out: Path, folder, failed: dict, records, names, sets: ShardSets, *,
+               size, fps, made_with: dict, seed, converted: int, reused: int) -> dict:
+    """Commit a conversion whose parts are all in ``out/.parts/`` and in ``sets`` (the local
+    converter's and the Beam converter's last step): ``train/`` and ``validation/``.
 
     The two sets are one generation (:mod:`~datakit.readers.video.generations`):
     written whole into ``out/.next/``, then switched in at one commit point, so a
@@ -260,26 +238,18 @@ def commit_run(directory, out: Path, folder, failed: dict, records, names, *, si
     n, parts = len(folder.infos), out / PARTS
     skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
     entry = _entries(folder, size, fps, records, names)
-    for i in range(n):  # a reused part may carry an earlier run's id or label
-        if i not in failed:
-            _relabel(parts / names[i], i, folder.labels[i])
     keep = set(range(n)) - set(failed)
     if folder.class_names is not None:  # a class whose every video failed: an error, by name
         check_classes_kept(Path(directory), folder.class_names, folder.labels,
                             [folder.labels[i] for i in keep], skipped)
-    train, val = split_indices(n, validation_split, seed)
-    train, val = sorted(set(train) & keep), sorted(set(val) & keep)
+    train, val = sets.kept("train"), sets.kept("validation")
     run = hashlib.sha256(json.dumps([names, seed, train, val, os.getpid(),
                                      time.time_ns()]).encode()).hexdigest()[:16]
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
-    nxt = generations.next_folder(out)
-    sets = {"train": train, "validation": val} if val else {"train": train}
-    for name, ids in sets.items():  # train/ always, as before; validation/ when split
-        _commit_next(nxt / name, out / name, ids, parts, num_shards, entry, folder.class_names,
-                     set_options)
-    generations.switch(out, list(sets))
+    written = sets.commit(entry, folder.class_names, set_options)
     shutil.rmtree(parts)
-    return {"train": out / "train", "validation": out / "validation" if val else None,
+    return {"train": out / "train",
+            "validation": out / "validation" if "validation" in written else None,
             "class_names": folder.class_names, "converted": converted, "reused": reused,
             "skipped": skipped}
 
@@ -299,20 +269,24 @@ def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]
 
 
 def _convert(work, folder, todo: list[int], parts: Path, names: list[str], processes: int,
-             on_bad_file: str, progress: bool) -> dict[int, str]:
-    """Convert the ``todo`` videos into their parts; the reason of each that failed (skipped)."""
+             on_bad_file: str, progress: bool, sets: ShardSets) -> dict[int, str]:
+    """Convert the ``todo`` videos into their parts, each joining its shard in ``sets`` when
+    written; the reason of each that failed (skipped)."""
     n = len(folder.infos)
     failed: dict[int, str] = {}
     bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
+    jobs = {i: PartJob(folder.infos[i], str(parts / names[i]), i, folder.labels[i])
+            for i in todo}
     try:
-        for i, jpegs in convert_all(work, folder.infos, todo, processes):
-            if isinstance(jpegs, DataError):
+        for i, done in convert_all(work, jobs, todo, processes):
+            if isinstance(done, DataError):
                 if on_bad_file == "raise":
-                    raise jpegs
-                print(f"skipped {jpegs.path}: {jpegs.reason}")
-                failed[i] = jpegs.reason
+                    raise done
+                print(f"skipped {done.path}: {done.reason}")
+                failed[i] = done.reason
+                sets.failed(i)
                 continue
-            _write_part(parts / names[i], folder.infos[i], i, folder.labels[i], jpegs)
+            sets.ready(i)
             bar.update()
     except KeyboardInterrupt:
         bar.close()

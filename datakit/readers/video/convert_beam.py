@@ -52,9 +52,9 @@ from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 from datakit.readers.video import convert, generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
-from datakit.readers.video.decoding import encode_jpegs
 from datakit.readers.video.folders import check_split
 from datakit.readers.video.keras_arguments import check_split_seed
+from datakit.readers.video.part_files import PartJob, convert_part
 
 __all__ = ["write_video_shards_beam", "direct_runner_args", "JOB_CHUNK"]
 
@@ -67,8 +67,8 @@ JOB_CHUNK = 256
 def direct_runner_args(workers: int = 2) -> list[str]:
     """The DirectRunner's flags for ``workers`` threads on this machine (1: in this thread).
 
-    Threads, not processes: FFmpeg decodes and Pillow encodes JPEGs with the
-    GIL released, so two threads convert at once (here two kept 1.7x the CPU
+    Threads, not processes: FFmpeg decodes and libjpeg-turbo encodes JPEGs with
+    the GIL released, so two threads convert at once (here two kept 1.7x the CPU
     of one busy), and a thread starts at once where a worker process first
     imports TensorFlow to unpickle the conversion. Measured here (12 videos of
     200 frames to 112x112, two runs on a busy machine): 2 threads took 7.3 and
@@ -95,13 +95,13 @@ def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_fil
     """
     i, info, label, name = item
     try:
-        jpegs = encode_jpegs(info, fps=fps, quality=quality, **fit)
+        convert_part(PartJob(info, str(Path(parts) / name), i, label), fps=fps,
+                     quality=quality, **fit)
     except DataError as e:
         write_atomic(Path(parts) / (name + _FAILED), json.dumps({"reason": e.reason}))
         if on_bad_file == "raise":
             raise
         return 0
-    convert._write_part(Path(parts) / name, info, i, label, jpegs)
     return 1
 
 
@@ -235,8 +235,14 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
         failed = _failures(parts, folder, todo, names)
         for i, reason in failed.items():
             print(f"skipped {folder.infos[i].path}: {reason}")
-        return convert.commit_run(directory, out, folder, failed, records, names, size=size,
-                                  fps=fps, made_with=made_with, seed=seed,
-                                  validation_split=validation_split, num_shards=num_shards,
-                                  converted=len(todo) - len(failed),
-                                  reused=len(records) - len(todo))
+        reused = sorted(set(range(len(records))) - set(todo))
+        with convert.shard_sets(out, folder, names, seed=seed, validation_split=validation_split,
+                                num_shards=num_shards, reused=reused) as sets:
+            for i in range(len(records)):
+                if i in failed:
+                    sets.failed(i)
+                else:
+                    sets.ready(i)
+            return convert.commit_run(directory, out, folder, failed, records, names, sets,
+                                      size=size, fps=fps, made_with=made_with, seed=seed,
+                                      converted=len(todo) - len(failed), reused=len(reused))

@@ -1,0 +1,115 @@
+"""A converted video's part file, written by the converter's worker without TensorFlow.
+
+A part is one TFRecord file holding one ``SequenceExample``: context ``id``,
+``label``, ``length``, ``source``, and one JPEG per frame in the feature list
+``frames``, the record :func:`datakit.readers.video.clips.clip_dataset`
+reads. The workers write their parts themselves, so the parent process only
+hands out videos: built through TensorFlow's protocol buffers in the parent,
+a 60 s video's record cost more CPU than its JPEG encoding (each frame a
+``Feature`` object), and that one process held back every worker.
+
+The bytes are the protocol buffer wire format of ``tf.train.SequenceExample``
+and TFRecord's framing, written out (a test parses them with TensorFlow):
+a field is ``tag, length, payload``; a map entry is a message of ``key = 1``
+and ``value = 2``; a record is its length, a masked CRC-32C of the length,
+the data and a masked CRC-32C of the data.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import NamedTuple
+
+from datakit.core.atomic import atomic_file
+from datakit.readers.video.decoding import encode_jpegs
+from datakit.readers.video.video_info import VideoInfo
+
+__all__ = ["PartJob", "convert_part", "sequence_example_bytes", "tfrecord_bytes", "write_part"]
+
+
+class PartJob(NamedTuple):
+    """One video to convert: its probed facts, its part's path, its id and label."""
+
+    info: VideoInfo
+    part: str
+    id: int
+    label: int
+
+    @property
+    def path(self) -> str:  # the video's, for an error naming it
+        return self.info.path
+
+
+def convert_part(job: PartJob, *, fps=None, quality: int = 90, **fit) -> int:
+    """A worker's unit: ``job``'s video decoded, encoded to JPEGs and written as its part.
+
+    Returns the frames written; a video that fails is a :class:`DataError` naming it.
+    """
+    jpegs = encode_jpegs(job.info, fps=fps, quality=quality, **fit)
+    write_part(Path(job.part), source=job.info.path, i=job.id, label=job.label, jpegs=jpegs)
+    return len(jpegs)
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # a negative int64 is its two's complement, ten bytes
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2): a message, bytes or a packed list."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _feature(value) -> bytes:
+    """A ``tf.train.Feature``: bytes in ``bytes_list`` (1), an int in ``int64_list`` (3)."""
+    if isinstance(value, bytes):
+        return _field(1, _field(1, value))
+    return _field(3, _field(1, _varint(int(value))))
+
+
+def _map_entry(key: str, value: bytes) -> bytes:
+    return _field(1, key.encode()) + _field(2, value)
+
+
+def sequence_example_bytes(context: dict, frames: list[bytes]) -> bytes:
+    """A serialized ``SequenceExample``: ``context`` (ints or bytes, one each) and ``frames``.
+
+    >>> import tensorflow as tf
+    >>> se = tf.train.SequenceExample.FromString(
+    ...     sequence_example_bytes({"label": 3, "source": b"a.mp4"}, [b"j0", b"j1"]))
+    >>> se.context.feature["label"].int64_list.value[0], len(se.feature_lists
+    ...     .feature_list["frames"].feature)
+    (3, 2)
+    """
+    features = b"".join(_field(1, _map_entry(k, _feature(v))) for k, v in context.items())
+    frame_list = b"".join(_field(1, _feature(f)) for f in frames)
+    lists = _field(1, _map_entry("frames", frame_list))
+    return _field(1, features) + _field(2, lists)
+
+
+def _masked_crc(data: bytes) -> int:
+    import google_crc32c
+
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord_bytes(record: bytes) -> bytes:
+    """``record`` framed as one TFRecord (the bytes ``tf.io.TFRecordWriter`` writes)."""
+    length = struct.pack("<Q", len(record))
+    return b"".join((length, struct.pack("<I", _masked_crc(length)), record,
+                     struct.pack("<I", _masked_crc(record))))
+
+
+def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes]) -> None:
+    """Video ``i``'s part, atomically: a reader or a resume sees the whole file or none."""
+    record = sequence_example_bytes(
+        {"id": i, "label": label, "length": len(jpegs), "source": source.encode()}, jpegs)
+    with atomic_file(path) as tmp:
+        Path(tmp).write_bytes(tfrecord_bytes(record))

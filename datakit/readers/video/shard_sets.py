@@ -1,0 +1,145 @@
+"""A conversion's sets assembled while its videos convert: each part joins its shard when ready.
+
+A set's shard ``k`` holds the videos ``ids[k::n]`` of the set's list, in that
+order (TFRecord files concatenate into a TFRecord file). :class:`ShardSets`
+appends a video's part to its shard as soon as the parts before it in that
+shard are there, so the shards grow while the workers still convert and the
+commit at the end has little left to copy; a video that failed (under
+``on_bad_file="skip"``) is left out of its shard. The sets are written in
+``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
+before :meth:`ShardSets.commit` leaves the sets that were there untouched.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from contextlib import ExitStack
+from pathlib import Path
+
+from datakit.core import manifest
+from datakit.core.atomic import Staging
+from datakit.readers.video import generations
+
+__all__ = ["ShardSets", "shard_names"]
+
+
+def shard_names(n_videos: int, num_shards: int) -> list[str]:
+    """The shard files of a set of ``n_videos``: ``num_shards`` at most, one at least."""
+    n = min(num_shards, n_videos) or 1
+    return [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
+
+
+class _Shard:
+    def __init__(self, path: Path, ids: list[int]):
+        self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
+        self.ids, self.next, self.records = ids, 0, 0
+
+
+class ShardSets:
+    """The shards of ``sets`` (name -> the video ids of that set, in order), in ``out/.next/``.
+
+    ``parts``: the folder of the videos' parts; ``names``: each video's part
+    file name. Tell it of each video with :meth:`ready` (its part is written) or
+    :meth:`failed`; then :meth:`commit`. Used as a context manager: leaving it
+    without a commit removes what it wrote.
+    """
+
+    def __init__(self, out: Path, sets: dict[str, list[int]], parts: Path, names: list[str],
+                 num_shards: int):
+        self.out, self.parts, self.names = Path(out), parts, names
+        self.sets = {name: ids for name, ids in sets.items() if ids or name == "train"}
+        self.state: dict[int, bool] = {}  # video id -> its part is ready (False: it failed)
+        self._switching = False  # past it, .next/ is the current generation (see switch)
+        self._stack = ExitStack()
+        self.next = generations.next_folder(self.out)
+        self.stages: dict[str, Staging] = {}
+        self.shards: dict[str, dict[str, _Shard]] = {}
+        for name, ids in self.sets.items():
+            (self.next / name).mkdir()
+            stage = self.stages[name] = self._stack.enter_context(Staging(self.next / name))
+            files = shard_names(len(ids), num_shards)
+            self.shards[name] = {f: _Shard(stage.file(f), ids[k::len(files)])
+                                 for k, f in enumerate(files)}
+        self._stack.callback(self._close)
+
+    def __enter__(self) -> ShardSets:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._stack.__exit__(*exc)  # a full disk is said by Staging, for .next/<set>
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+            said = e.strerror or str(e)
+            for name in self.sets:  # said for out/<set>, the folder you asked for
+                said = said.replace(os.fspath(self.next / name), os.fspath(self.out / name))
+            raise OSError(e.errno, said, os.fspath(self.out)) from None
+        finally:
+            if not self._switching:  # stopped before the commit point: nothing of it stays
+                shutil.rmtree(self.next, ignore_errors=True)
+
+    def _close(self) -> None:
+        for shards in self.shards.values():
+            for shard in shards.values():
+                shard.file.close()
+
+    def ready(self, i: int) -> None:
+        """Video ``i``'s part is written: it joins its shard as soon as those before it have."""
+        self.state[i] = True
+        self._append_what_is_ready()
+
+    def failed(self, i: int) -> None:
+        """Video ``i`` is left out of its set."""
+        self.state[i] = False
+        self._append_what_is_ready()
+
+    def _append_what_is_ready(self) -> None:
+        for shards in self.shards.values():
+            for shard in shards.values():
+                while shard.next < len(shard.ids) and shard.ids[shard.next] in self.state:
+                    i = shard.ids[shard.next]
+                    if self.state[i]:
+                        with open(self.parts / self.names[i], "rb") as src:  # 1 MB at a time
+                            shutil.copyfileobj(src, shard.file, 1 << 20)
+                        shard.records += 1
+                    shard.next += 1
+
+    def kept(self, name: str) -> list[int]:
+        """The videos of set ``name`` that are in it (not failed)."""
+        return [i for i in self.sets.get(name, []) if self.state.get(i)]
+
+    def commit(self, entry: dict, class_names, options: dict) -> list[str]:
+        """Write each set's manifest and switch the sets in as one generation; their names.
+
+        ``entry``: each video's row of the manifest. A set all of whose videos
+        failed is not written.
+        """
+        missing = [i for ids in self.sets.values() for i in ids if i not in self.state]
+        if missing:
+            raise RuntimeError(f"videos {missing[:5]} were neither ready nor failed")
+        self._close()
+        written = []
+        for name, shards in self.shards.items():
+            ids = self.kept(name)
+            if not ids and name != "train":  # (train/ is always written, as before)
+                continue
+            # a shard whose videos all failed is left out, and the others numbered anew
+            full = [f for f, shard in shards.items() if shard.records] or list(shards)[:1]
+            renamed = dict(zip(shard_names(len(full), len(full)), full, strict=True))
+            staged = {new: self.stages[name].files[f] for new, f in renamed.items()}
+            counts = {new: shards[f].records for new, f in renamed.items()}
+            manifest.write_set(self.next / name, "videos", staged, counts,
+                               kind="tfrecord", unit="records",
+                               pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
+                               compression=None, class_names=list(class_names),
+                               videos=[entry[i] for i in ids], **options)
+            written.append(name)
+        for name in self.sets:
+            if name not in written:
+                shutil.rmtree(self.next / name, ignore_errors=True)
+        self._switching = True
+        generations.switch(self.out, written)
+        return written
