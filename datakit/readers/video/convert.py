@@ -58,7 +58,7 @@ from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 from datakit.readers.video.workers import convert_all
 
-__all__ = ["PARTS", "write_video_shards", "list_for_conversion", "commit_run"]
+__all__ = ["PARTS", "write_video_shards", "list_for_conversion", "shard_sets", "commit_run"]
 
 PARTS = ".parts"
 
