@@ -99,3 +99,12 @@ def test_a_kit_installed_from_a_wheel_finds_its_shipped_data(tmp_path):
     assert data_dir == str((tmp_path / "cache" / "datakit" / "data").resolve())
     assert Path(housing).read_bytes() == (root / "data" / "housing" / "housing.csv").read_bytes()
     assert (Path(data_dir) / "generated").is_dir()
+
+
+def test_a_pattern_that_also_matches_a_folder_says_so(tmp_path):
+    (tmp_path / "a.csv").write_text("x\n1\n")
+    (tmp_path / "old.csv").mkdir()  # a folder named like the files
+    with pytest.warns(UserWarning, match=r"also matches 1 folder\(s\), not read: .*old\.csv; "
+                                         r"1 file\(s\) are read"):
+        got = resolve_files(str(tmp_path / "*.csv"))
+    assert got == [str(tmp_path / "a.csv")]

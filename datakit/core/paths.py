@@ -85,4 +85,12 @@ def _files_of(item: object) -> list[str]:
         extra = (f" (only folders: {found[0]} ...)" if found else "")
         raise FileNotFoundError(f"The pattern {path!r} matches no file{extra}; check the "
                                 "folder and that the files were written.")
+    if len(matched) < len(found):  # a folder named like the files (old.csv/): said, not read
+        import warnings
+
+        left = [f for f in found if not os.path.isfile(f)]
+        shown = ", ".join(left[:3]) + (" ..." if len(left) > 3 else "")
+        warnings.warn(f"The pattern {path!r} also matches {len(left)} folder(s), not read: "
+                      f"{shown}; {len(matched)} file(s) are read. If a folder holds data, "
+                      "pass its files, or rename it", stacklevel=3)
     return matched
