@@ -35,7 +35,7 @@ TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m ruff check .
 	$(PY) -m mypy --config-file pyproject.toml datakit
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness;
 # BENCH_ARGS="--video-peers-only" runs only the video comparison against torchcodec, decord and
