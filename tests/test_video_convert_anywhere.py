@@ -370,3 +370,29 @@ def test_a_rerun_stopped_anywhere_leaves_the_whole_old_pair_or_the_whole_new_one
     final = _sets_read(out)
     assert [ids for ids, _ in final.values()] == [ids for ids, _ in new.values()]
     assert not (out / ".next").exists() and not (out / ".previous").exists()
+
+
+def test_a_switch_stopped_before_the_old_validation_set_moved_reads_the_new_pair(tmp_path,
+                                                                                monkeypatch):
+    """Killed after the commit point with train/ in place and the old validation/ not yet
+    moved aside: the new generation is the one read, both sets of it, with no false alarm
+    that the two sets come from two runs (the new validation/ still waits in .next/)."""
+    d, out = _folder(tmp_path / "v", per=3), tmp_path / "o"
+    kw = dict(frame_size=(16, 16), processes=1, progress=False, validation_split=0.5)
+    video.write_video_shards(d, out, seed=1, **kw)
+    old = _sets_read(out)
+    rename = Path.rename
+
+    def stop_before_the_old_validation_moves(self, target):
+        if self.name == "validation" and self.parent == out:
+            raise KeyboardInterrupt
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", stop_before_the_old_validation_moves)
+    with pytest.raises(KeyboardInterrupt):
+        video.write_video_shards(d, out, seed=2, **kw)
+    monkeypatch.setattr(Path, "rename", rename)
+    assert (out / ".next" / "validation").exists()  # stopped where the issue's sweep stopped
+    new = _sets_read(out)
+    assert new["train"][1] == new["validation"][1] != old["train"][1]
+    assert sorted(new["train"][0] + new["validation"][0]) == list(range(6))

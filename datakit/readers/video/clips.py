@@ -115,9 +115,10 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
+    asked = Path(directory)
     directory = generations.current(directory)  # mid-switch: the new generation's copy
     meta = _video_set(directory)
-    _check_one_run(Path(directory), meta)
+    _check_one_run(asked, meta)
     names = _class_names(directory, meta, class_names)
     skipped = _too_short(meta, clip_span(opts.clip_len, opts.frame_step), on_bad_file)
     sampler = opts.sampler_for(training)
@@ -293,6 +294,10 @@ def _check_one_run(directory: Path, meta: dict | None) -> None:
     if meta is None or "run" not in meta or directory.name not in ("train", "validation"):
         return
     other = directory.parent / ("validation" if directory.name == "train" else "train")
+    try:
+        other = generations.current(other)  # mid-switch: the new generation's copy in .next/
+    except DataError:  # the committed generation has no such set: nothing to compare with
+        return
     theirs = _video_set(other) if (other / manifest.MANIFEST).exists() else None
     if theirs is not None and theirs.get("run") != meta["run"]:
         raise DataError(str(directory), f"and {other} were written by two different runs of "
