@@ -250,8 +250,23 @@ def test_a_worker_that_dies_is_named_never_restarted():
 
 
 INTERRUPTED = """
-import sys
+import sys, time
+from pathlib import Path
 from datakit.readers import video
+from datakit.readers.video.shard_sets import ShardSets
+
+ready, seen = ShardSets.ready, []
+
+
+def ready_then_wait_for_ctrl_c(self, i):  # a fixed place to press Ctrl-C: 2 videos done
+    ready(self, i)
+    seen.append(i)
+    if len(seen) == 2:
+        Path(sys.argv[2], "two-done").touch()
+        time.sleep(600)
+
+
+ShardSets.ready = ready_then_wait_for_ctrl_c
 video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(64, 64), processes=2,
                          progress=False)
 """
@@ -270,8 +285,9 @@ def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=_env())
     deadline = time.monotonic() + 150
-    while len(list((out / ".parts").glob("*.tfrecord"))) < 2 and time.monotonic() < deadline:
+    while not (out / "two-done").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[1][-2000:]
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     err = proc.communicate(timeout=60)[1]
     assert proc.returncode != 0 and "run it again to resume" in err, err[-2000:]
