@@ -331,3 +331,33 @@ def test_a_changed_seed_or_file_list_is_said_in_words(tmp_path):
                                          r"rebuilt one \(first: .*c\.txt\)"):
         ck.resume_in_fresh_process("test_checkpoint:lines_pipeline", path,
                                    kwargs={"path": [str(f) for f in files]})
+
+
+def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(tmp_path):
+    folder = tmp_path / "videos"
+    video.make_video_folder(folder, per_class=2, min_frames=24, max_frames=24, size=16, seed=0)
+    kwargs = dict(directory=str(folder), clip_len=4, batch_size=2, frame_size=(16, 16), seed=1,
+                  verbose=False)
+    recipe = "datakit.readers.video.directory:video_dataset_from_directory"
+    _, path = ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
+    saved = ck.load_fingerprint(path)["inputs"]
+    files = sorted(str(p) for p in folder.glob("*/*"))
+    assert sorted(saved) == files  # the graph names every video, so the record holds them
+    # another video of the same shape and length in place of one: a rebuilt reader accepts it
+    other = video.make_video(0, size=16, min_frames=24, max_frames=24, seed=99).frames
+    video.write_video(other, files[-1])
+    with pytest.raises(DataError, match="changed since the save") as e:
+        ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+    assert e.value.path == files[-1]
+
+
+def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatch):
+    from datakit.readers import checkpoint_fingerprint as fp
+    monkeypatch.setattr(fp, "WHOLE_HASH_BYTES", 1000)
+    path = tmp_path / "long.mp4"
+    path.write_bytes(bytes(range(256)) * 20)
+    saved = {str(path): fp.file_facts(str(path))}
+    assert "sha256" not in saved[str(path)] and fp.input_changes(saved) is None
+    os.utime(path, ns=(0, saved[str(path)]["mtime_ns"] + 1))  # touched: refused, to be safe
+    assert "changed since the save" in fp.input_changes(saved)[1]
+    assert "modification time" in fp.input_changes(saved)[1]

@@ -30,6 +30,7 @@ Pass the saved value
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -176,10 +177,32 @@ def _listed(folder) -> list[dict]:
             for n, s in (man or {"sets": {}})["sets"].items() for e in s["files"]]
 
 
+WHOLE_HASH_BYTES = 256 << 20  # above this (long videos), the ends are hashed, not the whole
+
+
+def _ends_sha256(path: str, size: int) -> str:
+    """The SHA-256 of a file's first and last MiB: a cheap check of a large file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 20))
+        f.seek(max(0, size - (1 << 20)))
+        h.update(f.read(1 << 20))
+    return h.hexdigest()
+
+
 def file_facts(path: str) -> dict:
-    """Bytes, modification time, sha256 and (if a manifest lists it) set and generation."""
+    """Bytes, modification time, sha256 and (if a manifest lists it) set and generation.
+
+    A file over ``WHOLE_HASH_BYTES`` (a long video) gets the sha256 of its first and
+    last MiB instead (``sha256_ends``), and its modification time is then compared too:
+    hashing a folder of videos whole at every save would take minutes.
+    """
     st = os.stat(path)
-    facts = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": manifest.sha256(path)}
+    facts = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if st.st_size > WHOLE_HASH_BYTES:
+        facts["sha256_ends"] = _ends_sha256(path, st.st_size)
+    else:
+        facts["sha256"] = manifest.sha256(path)
     name = os.path.basename(path)
     for e in _listed(os.path.dirname(path)):
         if e["file"] == name:
@@ -249,6 +272,10 @@ def check_checkpoint_files(prefix: str, saved: dict) -> None:
                             "corrupted; save it again")
 
 
+_WORDS = {"sha256": "sha256", "mtime_ns": "modification time",
+          "sha256_ends": "sha256 of its first and last MiB"}
+
+
 def input_changes(saved: dict) -> tuple[str, str] | None:
     """The first input file that changed since the save: ``(path, what)``, or None."""
     for path, then in saved.items():
@@ -260,8 +287,10 @@ def input_changes(saved: dict) -> tuple[str, str] | None:
                           f"{then['generation']} then, {now.get('generation')} now): resuming "
                           "would mix the old rows and the new ones in one epoch; start the "
                           "epoch again on the new set")
-        if (now["bytes"], now["sha256"]) != (then["bytes"], then["sha256"]):
+        keys = ("bytes", "sha256") if "sha256" in then else ("bytes", "mtime_ns", "sha256_ends")
+        if any(now.get(k) != then[k] for k in keys):
             return path, (f"changed since the save ({then['bytes']} bytes then, {now['bytes']} "
-                          "now, or another sha256): resuming would mix old and new content; "
-                          "start the epoch again")
+                          f"now, or another {' or '.join(_WORDS[k] for k in keys[1:])}): "
+                          "resuming would mix old "
+                          "and new content; start the epoch again")
     return None

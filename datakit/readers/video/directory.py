@@ -27,6 +27,7 @@ documented here in full.)
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -269,15 +270,18 @@ def _subset(folder, idx, timelines, read: _Reading, *, training: bool, shuffle: 
     decode = _clip_decoder(folder, timelines, read, (k, clip_len, height, width, channels),
                            skipped)
 
+    # The paths ride along (unused) so that the pipeline's graph names its files: an
+    # iterator checkpoint then records them and refuses a resume after one changed.
     videos = tf.data.Dataset.from_tensor_slices((
         tf.constant(idx, tf.int64), tf.constant([folder.labels[i] for i in idx], tf.int64),
         tf.constant([len(timelines[i]) for i in idx], tf.int64),
-        tf.range(len(idx), dtype=tf.int64)))
+        tf.range(len(idx), dtype=tf.int64),
+        tf.constant([os.path.abspath(folder.infos[i].path) for i in idx])))
     if shuffle:
         videos = videos.shuffle(len(idx), seed=seed)
 
     def choose(epoch_key):
-        def frames_of(i, label, n, file):
+        def frames_of(i, label, n, file, _path):
             key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
             return i, label, file, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
                                                sampler=sampler, clips_per_video=k)
