@@ -5,7 +5,8 @@
 The same work for every contender: 12 generated videos of 60 s at 30 fps
 (H.264, a keyframe every 250 frames as x264 makes them by default, seeded);
 per epoch 2 random clips of 16 frames, step 2, per video, resized to 112x112,
-batches of 8; the second epoch is timed. Each contender runs in its own
+batches of 8; the second epoch is timed to its last batch (the iterator's
+teardown after it is printed apart). Each contender runs in its own
 process (``benchmarks/video_peer_worker.py``), 3 rounds in rotated order so a
 busy moment of a shared machine hits them alike. Printed: clips/s, the ratio
 to torchcodec within each round (median and min), CPU seconds per clip of the
@@ -146,8 +147,9 @@ def _ratio(runs, a: str, b: str, key: str = "clips_per_s") -> list[float]:
 
 def table(runs: dict, cores: int) -> list[str]:
     """The markdown table of one frame size, the conversion line and the ratios."""
-    L = ["| path | clips/s | x torchcodec, median (min) | CPU s per clip | first batch (s) |",
-         "|---|--:|--:|--:|--:|"]
+    L = ["| path | clips/s | x torchcodec, median (min) | CPU s per clip | first batch (s) "
+         "| epoch end (s) |",
+         "|---|--:|--:|--:|--:|--:|"]
     for name in READERS:
         if name not in runs:
             continue
@@ -155,7 +157,7 @@ def table(runs: dict, cores: int) -> list[str]:
         if not ok:
             why = runs[name][0] if runs[name] else {"error": "not run"}
             L.append(f"| {LABELS[name]} | {'SKIPPED' if 'skipped' in why else 'ERROR'}: "
-                     f"{why.get('skipped') or why.get('error')} | | | |")
+                     f"{why.get('skipped') or why.get('error')} | | | | |")
             continue
         cpu = _med(x["cpu_per_clip"] for x in ok)
         rate = f"{_med(x['clips_per_s'] for x in ok):.1f}"
@@ -163,8 +165,9 @@ def table(runs: dict, cores: int) -> list[str]:
             rate = f"{cores / cpu:.1f} on {cores} idle cores ({rate} in one thread)"
         rr = _ratio(runs, name, "torchcodec")
         vs = f"{_med(rr):.2f} ({min(rr):.2f})" if rr and name != "floor" else ""
+        end = f"{_med(x['end_s'] for x in ok):.2f}" if "end_s" in ok[0] else ""
         L.append(f"| {LABELS[name]} | {rate} | {vs} | {cpu:.3f} | "
-                 f"{_med(x['first_batch_s'] for x in ok):.1f} |")
+                 f"{_med(x['first_batch_s'] for x in ok):.1f} | {end} |")
     L.append("")
     conv, dec = _ok(runs.get("convert", [])), _ok(runs.get("decode", []))
     if conv and dec:
@@ -259,11 +262,15 @@ def main(argv: list[str] | None = None) -> int:
         f"every 250 frames) in 2 class folders; per epoch {work.clips_per_video} random clips "
         f"of {work.clip_len} frames, step {work.step}, per video, resized to "
         f"{work.size}x{work.size} RGB, batches of {work.batch}; the second epoch timed "
-        f"({args.videos * work.clips_per_video} clips); each contender in its own process, "
-        f"{args.rounds} round(s) in rotated order. *CPU s per clip*: the whole process tree "
-        "(DataLoader workers, converter workers included). *first batch*: from building the "
-        "pipeline to its first batch in epoch 1. torchcodec decodes with `seek_mode="
-        "\"approximate\"` and its `Resize` transform, decord with `width`/`height` (both "
+        f"({args.videos * work.clips_per_video} clips) to its last batch; each contender in "
+        f"its own process, {args.rounds} round(s) in rotated order. *CPU s per clip*: the "
+        "whole process tree (DataLoader workers, converter workers included), the epoch's "
+        "end included. *first batch*: from building the pipeline to its first batch in "
+        "epoch 1. *epoch end*: from the last batch to the loop's end, the iterator's "
+        "teardown (a DataLoader's workers stopping; TensorFlow's autotuning thread, which "
+        "can hold the end of an epoch for a fraction of the epoch's length: see NOTES.md). "
+        "torchcodec decodes with `seek_mode=\"approximate\"` and its `Resize` transform, "
+        "decord with `width`/`height` (both "
         "resize while decoding); the tutorial's generator pads to 112x112 "
         "(`resize_with_pad`) and yields float32, as it is written. The floor runs in one "
         "thread of one process: its clips/s is the cores over its CPU s per clip.",
