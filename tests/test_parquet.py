@@ -258,6 +258,31 @@ def test_a_file_rewritten_in_place_mid_epoch_is_refused_by_name(tmp_path):
             assert (batch["x"].numpy() >= 0).all()  # never a row of the new content
 
 
+def test_a_file_rewritten_with_its_size_and_modification_time_kept_is_refused(tmp_path):
+    """``cp -p`` of a same-sized file: the change time (which no program sets back) tells."""
+    def write(values, where):  # plain and uncompressed: the size depends on the row count only
+        pq.write_table(pa.table({"x": values.astype(np.float64)}), where, row_group_size=10,
+                       compression="none", use_dictionary=False)
+
+    paths = [str(tmp_path / f"p{k}.parquet") for k in range(2)]
+    for k, path in enumerate(paths):
+        write(np.arange(k * 100, k * 100 + 100), path)
+    it = iter(dp.parquet_dataset(paths, batch_size=10, shuffle_buffer_size=None, n_readers=1,
+                                 prefetch=None))
+    next(it)
+    before = os.stat(paths[1])
+    with open(paths[1], "r+b") as f:  # the same file, other values
+        write(1000 + np.arange(100), f)
+        f.truncate()
+    os.utime(paths[1], ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(paths[1])
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"p1.parquet: the file changed since the reader checked it"):
+        for batch in it:
+            assert (batch["x"].numpy() < 1000).all()  # never a row of the new content
+
+
 @pytest.mark.parametrize("kwargs, error, fix", [
     ({"batch_size": 0}, ValueError, "batch_size"), ({"columns": ["zzz"]}, ValueError, "not in"),
     ({"columns": "x"}, TypeError, "list of column names"),

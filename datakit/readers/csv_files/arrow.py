@@ -48,7 +48,7 @@ from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.csv_files.shards import is_blank
 from datakit.readers.tables.block_reading import blocks_dataset
-from datakit.readers.tables.file_facts import file_facts
+from datakit.readers.tables.file_facts import file_facts, stamp
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
            "arrow_chunks", "arrow_batches"]
@@ -100,8 +100,8 @@ class BlockParser:
 
     Returns, for each of ``keep`` (numbers as float32, a missing number filled
     with ``fill[c]``; text as bytes), one array of the block's rows, then the
-    rows per ``LINES_PER_CHUNK``-line chunk. ``sizes``: each file's byte size
-    when checked, or ``(bytes, modification time in ns)`` (a changed file is an error,
+    rows per ``LINES_PER_CHUNK``-line chunk. ``sizes``: each file's
+    :func:`~datakit.readers.tables.file_facts.stamp` when checked (a changed file is an error,
     checked on the open file at each block); ``skip``: line numbers to drop
     per file; ``blank``: files that hold blank lines.
     """
@@ -159,13 +159,12 @@ class BlockParser:
             st = os.fstat(f.fileno())  # the open file's own: a file replaced is found too
             f.seek(max(start - 1, 0))
             data = f.read(end - start + (start > 0))
-        size, then = st.st_size, self.sizes[path]
-        was = then if isinstance(then, tuple) else (then, st.st_mtime_ns)
-        ok = (size, st.st_mtime_ns) == was and (start == 0 or data[:1] == b"\n")
+        size, was = st.st_size, self.sizes[path]
+        ok = stamp(st) == was and (start == 0 or data[:1] == b"\n")
         if not ok or not (data.endswith(b"\n") or end == size):
             raise ValueError(f"CSV file changed after it was checked: {path} now has {size} "
                              f"bytes; when checked it had {was[0]}"
-                             f"{' (and another modification time)' if size == was[0] else ''}"
+                             f"{' (the same size, but modified or replaced)' * (size == was[0])}"
                              ". One epoch would mix old and new rows: build the dataset again "
                              "after files change, and never change files while they are read.")
         return data[1:] if start > 0 else data.removeprefix(b"\xef\xbb\xbf")  # not text

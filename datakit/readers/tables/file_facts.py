@@ -1,10 +1,15 @@
-"""Has a file changed since a reader checked it? Its size and modification time, on the open file.
+"""Has a file changed since a reader checked it? Its size, times and inode, on the open file.
 
 A reader records :func:`file_facts` of its files when it is built, and opens
 each file for reading through :func:`opened`, which compares them again on the
 open file (``fstat``): a file replaced (even just before the open) or grown
 since the check is a :class:`~datakit.core.errors.DataError` naming it, never
 an epoch that mixes old and new rows. It costs one system call per open.
+
+The facts are the size, the modification time, the inode's change time and the
+inode: a file copied over with its old size and modification time kept
+(``cp -p``, ``rsync -t``) still has a new change time, which no program can set
+back, or a new inode.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
@@ -26,19 +31,22 @@ import os
 
 from datakit.core.errors import DataError
 
-__all__ = ["file_facts", "opened"]
+__all__ = ["stamp", "file_facts", "opened"]
+
+Stamp = tuple[int, int, int, int]
 
 
-def file_facts(files: list[str]) -> dict[str, tuple[int, int]]:
-    """``{file: (bytes, modification time in ns)}``: what the reader was built from."""
-    facts = {}
-    for f in files:
-        st = os.stat(f)
-        facts[f] = (st.st_size, st.st_mtime_ns)
-    return facts
+def stamp(st: os.stat_result) -> Stamp:
+    """``(bytes, modification time, change time, inode)`` of a stat result."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def opened(path: str, facts: dict[str, tuple[int, int]]):
+def file_facts(files: list[str]) -> dict[str, Stamp]:
+    """``{file: stamp}``: what the reader was built from."""
+    return {f: stamp(os.stat(f)) for f in files}
+
+
+def opened(path: str, facts: dict[str, Stamp]):
     """``path`` opened for reading, after checking that it is the file the reader checked.
 
     The check is on the open file itself (``fstat``): a file replaced just before
@@ -46,11 +54,12 @@ def opened(path: str, facts: dict[str, tuple[int, int]]):
     """
     fh = open(path, "rb")
     st = os.fstat(fh.fileno())
-    size, mtime = facts[path]
-    if (st.st_size, st.st_mtime_ns) != (size, mtime):
+    then = facts[path]
+    if stamp(st) != then:
         fh.close()
         raise DataError(path, f"the file changed since the reader checked it (now {st.st_size:,} "
-                        f"bytes, then {size:,}; modified again since): one epoch would mix old "
+                        f"bytes, then {then[0]:,}; modified or replaced since): one epoch would "
+                        "mix old "
                         "and new rows. Build the dataset again after the files change, and "
                         "replace a set whole (write_parquet_shards into a new folder) rather "
                         "than while it is read")
