@@ -191,7 +191,12 @@ def test_a_rerun_into_a_runs_folder_leaves_it_whole_or_replaces_it_whole(runs, t
     assert sorted(os.listdir(out)) == before and again.job.files == housing.job.files
     assert _labels(again) == housing_labels
 
+    stale = again.dataset()  # built before the rerun below, read after it
     run = transform.run_transform(new, out)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"run-1/transformed-.* is gone: a later run_transform into .*tft "
+                             r"replaced this run"):
+        list(stale)
     assert _labels(run) == [1.0, 2.0, 3.0, 4.0]
     assert sorted(os.listdir(out)) == [transform.JOB_FILE, "run-2"]
     assert run.made_from["files"][0]["path"] == str(tmp_path / "new" / "a.csv")

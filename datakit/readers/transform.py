@@ -377,7 +377,17 @@ class TransformRun:
             row = tf.io.parse_example(records, spec)
             return self.matrix(row), row[label]
 
-        return tf.data.TFRecordDataset(files).batch(batch_size).map(parse)
+        gone = (f"is gone: a later run_transform into {self.output_dir} replaced this run "
+                "(or the file was removed); build TransformRun(output_dir).dataset() again")
+
+        def still_there(path):  # checked as each epoch reaches the file, not only now
+            there = tf.size(tf.io.matching_files(path)) > 0
+            said = tf.strings.join([path, gone], separator=" ")
+            with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
+                return tf.identity(path)
+
+        return (tf.data.Dataset.from_tensor_slices(files).map(still_there)
+                .flat_map(tf.data.TFRecordDataset).batch(batch_size).map(parse))
 
     def _transformed_files(self) -> list[str]:
         """The files of this run's rows, as the plan file lists them, each checked by size."""
