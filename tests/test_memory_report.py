@@ -253,11 +253,16 @@ def test_a_ragged_batch_is_sized_by_what_it_holds():
     from datakit.doctor.holdings import element_bytes
     ds = tf.data.Dataset.range(40).map(lambda i: tf.fill([1000 + 10 * i], tf.cast(i, tf.float32)))
     batches = ds.ragged_batch(10)
-    held = [b.flat_values.numpy().nbytes + b.row_splits.numpy().nbytes for b in batches.take(3)]
+    held = [b.flat_values.numpy().nbytes + b.row_splits.numpy().nbytes for b in batches]
     assert element_bytes(batches) == np.mean(held)  # values and row splits, all of them
+    # sizes that grow along the data: the first 3 (0, 4 and 8 KB) would say a tenth of the mean
+    rows = tf.data.Dataset.range(2000).map(lambda i: tf.fill([(i % 50) * 1000], 1.0))
+    mean = 4000 * np.mean(np.arange(2000) % 50)
+    assert abs(element_bytes(rows) - mean) <= 0.25 * mean
     report = memory_report(batches.prefetch(2, name="ahead"), seconds=0.2)
     assert report.memory[-2].element_bytes == np.mean(held)
-    assert report.biggest.predicted_bytes == 3 * np.mean(held)
+    ahead = report.memory[-1]  # 2 ready; the one being made is the batch's own copy
+    assert ahead.name == "ahead" and ahead.predicted_bytes == 2 * np.mean(held)
 
 
 def test_strings_are_sized_as_tensorflow_keeps_them():
@@ -296,6 +301,11 @@ try:
     memory_report(ds, seconds=0.2, budget=4.0)
 except Stalled as e:
     print(e)
+unnamed = tf.data.Dataset.from_generator(waits, output_signature=tf.TensorSpec([], tf.int32))
+try:
+    memory_report(unnamed, seconds=0.2, budget=2.0)
+except Stalled as e:
+    print(e)
 """
 
 
@@ -303,6 +313,7 @@ except Stalled as e:
 def test_a_generator_that_blocks_is_named_and_does_not_hold_up_the_exit():
     out = run_alone(BLOCKED)  # returns: the blocked thread does not keep the process alive
     assert "'blocked'" in out and "Nothing was measured" in out
+    assert "'from_generator #1'" in out  # not the flat_map TensorFlow builds it with
 
 
 @pytest.mark.parametrize("call, error, match", [

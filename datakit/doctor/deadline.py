@@ -39,7 +39,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.eager import cancellation
 
-from datakit.perf.chain import kind_of, name_of
+from datakit.perf.chain import is_generator_source, kind_of, name_of
 from datakit.perf.synthetic import serial
 
 __all__ = ["Run", "Stalled", "bounded_run", "call_with_deadline", "stage_label", "stuck_stage"]
@@ -149,9 +149,18 @@ class _Taker:
         return bool(more)
 
 
+def _pause(seconds: float, stop: threading.Event, last: list) -> None:
+    """Wait ``seconds`` on purpose, keeping ``last`` (the progress mark) fresh: not a stall."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end and not stop.is_set():
+        time.sleep(0.01)
+        last[0] = time.perf_counter()
+
+
 def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool] | None = None,
                 keep: int = 0, step_time: float = 0.0, paced_for: float = math.inf,
-                fast: bool = False, before: Callable[[], object] | None = None) -> Run:
+                fast: bool = False, before: Callable[[], object] | None = None,
+                fill_pause: float = 0.0) -> Run:
     """Take the elements of ``dataset`` until it ends, ``until(count, seconds)`` is true, or
     no element comes for ``patience`` seconds (then ``stalled``).
 
@@ -159,6 +168,8 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
     after each (as a training loop would); then, with ``fast``, in chunks inside the runtime
     (``until`` is asked between chunks). ``before`` is called once its functions are traced,
     just before the first element is asked for (the memory report starts measuring there).
+    ``fill_pause``: seconds it waits after the first element, as a first training step
+    (traced, slow) does, so that the pipeline's buffers fill.
     Errors of the pipeline are raised here, in the caller's thread."""
     manager = cancellation.CancellationManager()
     run, stop = Run(), threading.Event()
@@ -181,6 +192,8 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
                     return
                 if until is not None and until(run.count, run.seconds):
                     return
+                if fill_pause and run.count == 1:
+                    _pause(fill_pause, stop, last)
                 if step_time and paced:
                     time.sleep(step_time)
                     last[0] = time.perf_counter()
@@ -197,8 +210,10 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
 
 
 def stage_label(chain, k: int) -> str:
-    """The stage's ``name=``, else its kind and place: ``"filter #2"``."""
-    return name_of(chain[k]) or f"{kind_of(chain[k])} #{k}"
+    """The stage's ``name=``, else its kind and place: ``"filter #2"`` (``from_generator``
+    by that name, not as the ``flat_map`` TensorFlow builds it with)."""
+    kind = "from_generator" if is_generator_source(chain[k]) else kind_of(chain[k])
+    return name_of(chain[k]) or f"{kind} #{k}"
 
 
 def stuck_stage(chain, patience: float) -> tuple[int, str] | None:

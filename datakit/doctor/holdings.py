@@ -4,7 +4,8 @@
 fixed, else measured on a few elements, with shuffle buffers left out so that
 sampling fills none); :func:`holding` applies the rule of the stage's kind: a
 ``shuffle`` holds ``buffer_size`` elements (at most one epoch), a ``prefetch``
-its depth plus the element being made (AUTOTUNE: it starts at 1 and doubles
+its depth plus the element being made, unless the stage before it counts that one
+(a batch's copy, a parallel map's calls) (AUTOTUNE: it starts at 1 and doubles
 whenever the consumer finds it empty, so the prediction is a floor), a parallel
 ``map`` one result per call in flight, an ``interleave`` one read buffer per open
 file (:data:`READ_BUFFER`) plus its calls in flight, a ``batch`` its elements and
@@ -39,8 +40,8 @@ from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob,
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 
-__all__ = ["READ_BUFFER", "SAMPLED", "SNAPSHOT_BUFFERS", "STRING_BYTES", "WRITE_BUFFER",
-           "element_bytes", "epoch_count", "holding", "without_shuffles"]
+__all__ = ["READ_BUFFER", "SAMPLED", "SAMPLED_MAX", "SNAPSHOT_BUFFERS", "STRING_BYTES",
+           "WRITE_BUFFER", "element_bytes", "epoch_count", "holding", "without_shuffles"]
 
 #: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
 READ_BUFFER = 256 * 1024
@@ -50,8 +51,10 @@ WRITE_BUFFER = 8 << 20
 SNAPSHOT_BUFFERS = 4e6
 #: What TensorFlow keeps for one string (tstring), characters beyond 22 aside.
 STRING_BYTES = 24
-#: Elements sampled to size one whose shape or strings vary.
-SAMPLED = 3
+#: Elements sampled to size one whose shape or strings vary: at least ``SAMPLED``, then more
+#: (up to ``SAMPLED_MAX``) while ``SAMPLE_SECONDS`` last, as sizes that vary along the data
+#: (rows of 0, 1, 2... values) make the first few a poor mean.
+SAMPLED, SAMPLED_MAX, SAMPLE_SECONDS = 3, 64, 0.5
 _READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
 
@@ -74,9 +77,10 @@ def _fixed(spec) -> bool:
 
 def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
     """Bytes of one element of ``dataset``: from its spec when every shape is fixed and no
-    tensor holds strings, else the mean of the first few elements of ``sample`` (default:
-    itself), each sized by what it holds (a ragged or sparse tensor: its values and its row
-    splits or indices).
+    tensor holds strings, else the mean of the first elements of ``sample`` (default:
+    itself; ``SAMPLED`` to ``SAMPLED_MAX`` of them, as many as ``SAMPLE_SECONDS`` allow),
+    each sized by what it holds (a ragged or sparse tensor: its values and its row splits
+    or indices).
 
     Raises:
         Stalled: no element of ``sample`` came within ``patience`` seconds.
@@ -85,7 +89,9 @@ def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
     if all(_fixed(s) for s in specs):
         return float(sum(s.shape.num_elements() * s.dtype.size for s in specs))
     run = bounded_run(serial(sample if sample is not None else dataset), patience=patience,
-                      until=lambda n, _: n >= SAMPLED, keep=SAMPLED)
+                      until=lambda n, t: n >= SAMPLED_MAX or (n >= SAMPLED
+                                                              and t >= SAMPLE_SECONDS),
+                      keep=SAMPLED_MAX)
     if run.stalled:
         raise Stalled(f"no element came in {patience:g} s while sizing one "
                       f"({run.count} of {SAMPLED} came)")
@@ -149,11 +155,20 @@ def _shuffle_buffer(d, inp: float, timing: tuple) -> _Holding:
     return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
 
 
-def _prefetch_buffer(d, out: float, mb: str) -> _Holding:
+def _makes_its_own(stage) -> bool:
+    """Whether a stage's own rule counts the element it is making (a batch's copy, a parallel
+    map's calls): a prefetch after it then does not count that element again."""
+    kind = kind_of(stage)
+    return kind in ("batch", "padded_batch") or (kind == "map" and _calls_in_flight(stage) > 1)
+
+
+def _prefetch_buffer(d, out: float, mb: str, upstream) -> _Holding:
     n = _required_knob(d, "buffer_size")
     if n == -1:
         return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
                      "finds it empty, up to the RAM budget"), False
+    if upstream is not None and _makes_its_own(upstream):
+        return n * out, f"{n} ready x {mb} (the one being made: the {kind_of(upstream)}'s)", True
     return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
 
 
@@ -211,7 +226,7 @@ def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 3
     if kind == "shuffle":
         return _shuffle_buffer(d, inp, (seconds, patience, counted))
     if kind == "prefetch":
-        return _prefetch_buffer(d, out, mb)
+        return _prefetch_buffer(d, out, mb, chain[k - 1] if k else None)
     if kind == "cache":
         return _cache_held(d, out, mb, (seconds, patience, counted))
 

@@ -154,8 +154,10 @@ def _built(build, sampler) -> tf.data.Dataset:
     return dataset
 
 
-def _stalled(error: Stalled, chain, patience: float) -> Stalled:
-    """The error of a run that waited in vain, naming the first stage that yields nothing."""
+def _stalled(error: Stalled, chain, patience: float, deadline: float) -> Stalled:
+    """The error of a run that waited in vain, naming the first stage that yields nothing
+    (looked for in what is left of the budget, at least half a second a stage)."""
+    patience = max(0.5, min(patience, deadline - time.perf_counter()))
     stuck = stuck_stage(chain, patience)
     where = (f"the first stage that yields nothing in {patience:g} s is {stuck[1]!r}"
              if stuck else "each stage alone yields its first element in time: the wait "
@@ -188,7 +190,9 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
             (then building it is measured too: a big ``from_tensor_slices`` copies its array).
         seconds: how long the consumer runs at least (less if the dataset ends first; longer,
             draining fast, until an in-memory ``cache()`` is full, within ``budget``).
-        step_time: seconds the consumer waits per element, so that buffers fill.
+        step_time: seconds the consumer waits per element, so that buffers fill (it also
+            waits ``min(seconds / 3, 1)`` after the first element, as a first training step
+            does, so a prefetch or a parallel map fills to what it holds at most).
         as_built: measure with the runtime's help (injected prefetch, autotune) as you
             built it; default off, as for the stage costs.
         every: seconds between RSS samples.
@@ -211,6 +215,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         raise TypeError(f"memory_report() takes a tf.data.Dataset or a function that builds "
                         f"one, got {type(dataset).__name__}")
     build = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
+    deadline = time.perf_counter() + budget
     patience, counted = budget / 2, {}  # type: tuple[float, dict[int, float | None]]
     fixed = fix_malloc()
     warm_up()
@@ -226,11 +231,12 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                           step_time=step_time, paced_for=seconds, fast=True,
                           until=lambda n, t: t >= seconds and (
                               target is None or n >= target or t >= budget),
-                          before=lambda: start_once(samplers, every, fixed))
+                          before=lambda: start_once(samplers, every, fixed),
+                          fill_pause=min(seconds / 3, 1.0))
         if run.stalled:
             raise Stalled(f"no element came in {patience:g} s (after {run.count} elements)")
     except Stalled as e:
-        raise _stalled(e, chain, patience) from None
+        raise _stalled(e, chain, patience, deadline) from None
     finally:
         for sampler in samplers:
             sampler.stop.set()

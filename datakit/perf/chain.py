@@ -30,7 +30,7 @@ import re
 import tensorflow as tf
 
 __all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops",
-           "serialized_graph", "testing_sleep",
+           "is_generator_source", "serialized_graph", "testing_sleep",
            "held_tensors", "input_of", "kind_of", "knob", "name_of", "py_functions", "setting",
            "uses_py_function"]
 
@@ -94,6 +94,12 @@ def _wrapper(stage):
 def function_of(stage):
     """The stage's Python function (map, filter, interleave, flat_map), or None."""
     return getattr(_wrapper(stage), "_func", None)
+
+
+def is_generator_source(stage) -> bool:
+    """Whether the stage is ``from_generator`` (TensorFlow builds it as a ``flat_map``)."""
+    fn = function_of(stage)
+    return getattr(fn, "__module__", "") == "tensorflow.python.data.ops.from_generator_op"
 
 
 def graph_ops(stage, *, library: bool = True) -> list[str] | None:
