@@ -343,8 +343,13 @@ def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(t
     saved = ck.load_fingerprint(path)["inputs"]
     files = sorted(str(p) for p in folder.glob("*/*"))
     assert sorted(saved) == files  # the graph names every video, so the record holds them
-    # another video of the same shape and length in place of one: a rebuilt reader accepts it
     other = video.make_video(0, size=16, min_frames=24, max_frames=24, seed=99).frames
+    added = video.write_video(other, folder / "down" / "0-first.mp4")  # sorts first
+    with pytest.raises(ValueError, match=r"the file list differs: 1 file\(s\) only in the "
+                       r"rebuilt one \(first: .*0-first.mp4\)"):
+        ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+    added.unlink()
+    # another video of the same shape and length in place of one: a rebuilt reader accepts it
     video.write_video(other, files[-1])
     with pytest.raises(DataError, match="changed since the save") as e:
         ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)

@@ -93,10 +93,12 @@ def pipeline_change(saved: list, rebuilt: list) -> str | None:
         g = GLOBAL_SEED_INPUT.get(op_a)
         if g is not None:  # TensorFlow turns the seed pair (0, 0) into (0, 2**31 - 1)
             in_a, in_b = _op_seed_zero(in_a, g), _op_seed_zero(in_b, g)
-        for k, (x, y) in enumerate(zip(in_a, in_b, strict=False)):
-            if x != y and k != g:
-                return (f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}; in words: "
-                        + _in_words(_input_name(op_a, k, len(in_a)), x, y))
+        differ = [(k, x, y) for k, (x, y) in enumerate(zip(in_a, in_b, strict=False))
+                  if x != y and k != g]
+        if differ:  # a file list first: it says why the other inputs moved (a video added)
+            k, x, y = next((d for d in differ if _paths(d[1]) or _paths(d[2])), differ[0])
+            return (f"{op_a} input {k}: saved {_short(x)}, rebuilt {_short(y)}; in words: "
+                    + _in_words(_input_name(op_a, k, len(in_a)), x, y))
     if len(saved) != len(rebuilt):
         return f"the saved pipeline has {len(saved)} ops, the rebuilt one {len(rebuilt)}"
     return None
@@ -118,12 +120,15 @@ def _input_name(op: str, k: int, n: int) -> str | None:
     return None
 
 
+def _paths(value) -> list[str]:
+    """The strings of a constant that look like file paths."""
+    items = value if isinstance(value, list) else [value]
+    return [i for i in items if isinstance(i, str) and os.sep in i]
+
+
 def _in_words(name: str | None, saved, rebuilt) -> str:
     """What differs, for a learner: the file list, the seed, or the argument by its name."""
-    def paths(v):
-        items = v if isinstance(v, list) else [v]
-        return [i for i in items if isinstance(i, str) and os.sep in i]
-
+    paths = _paths
     if paths(saved) or paths(rebuilt):
         gone = sorted(set(paths(saved)) - set(paths(rebuilt)))
         new = sorted(set(paths(rebuilt)) - set(paths(saved)))
