@@ -203,7 +203,7 @@ def file_facts(path: str) -> dict:
     hashing a folder of videos whole at every save would take minutes.
     """
     st = os.stat(path)
-    facts = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    facts: dict = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
     if st.st_size > WHOLE_HASH_BYTES:
         facts["sha256_ends"] = _ends_sha256(path, st.st_size)
     else:

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import tensorflow as tf
 
 from datakit.core.errors import DataError
-from datakit.readers.tables.file_facts import file_facts, opened
+from datakit.readers.tables.file_facts import Stamp, file_facts, opened
 
 __all__ = ["column_dtype", "columns_with_nulls", "row_group_reader"]
 
@@ -85,7 +85,7 @@ def _column_out(col: pa.ChunkedArray, dtype: tf.DType, where: tuple[str, int, st
 
 
 def row_group_reader(columns: list[str], dtypes: list[tf.DType],
-                      facts: dict[str, tuple[int, int]] | None = None):
+                      facts: dict[str, Stamp] | None = None):
     def read(path, group):
         path, group = path.decode(), int(group)
         with opened(path, facts or file_facts([path])) as fh:
