@@ -159,7 +159,7 @@ def _stalled(error: Stalled, chain, patience: float, deadline: float) -> Stalled
     (looked for in what is left of the budget, at least half a second a stage)."""
     patience = max(0.5, min(patience, deadline - time.perf_counter()))
     stuck = stuck_stage(chain, patience)
-    where = (f"the first stage that yields nothing in {patience:g} s is {stuck[1]!r}"
+    where = (f"the first stage that yields nothing in {patience:.1f} s is {stuck[1]!r}"
              if stuck else "each stage alone yields its first element in time: the wait "
              "comes later in the epoch")
     return Stalled(f"memory_report(): {error}; {where}. A loop over this pipeline would wait "
