@@ -216,3 +216,14 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match=r"'gs://bucket/out'.*NFS or gcsfuse mount"):
         transform.run_transform(plan, "gs://bucket/out")  # not a local folder named "gs:"
     assert not os.path.exists("gs:")
+
+
+def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_path):
+    from datakit.readers.transform import _glob_escaped
+    folder = tmp_path / "run[1]*?"
+    folder.mkdir()
+    (folder / "t.tfrecord").write_bytes(b"")
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "t.tfrecord").write_bytes(b"")  # what the unescaped class would match
+    found = tf.io.matching_files(_glob_escaped(str(folder / "t.tfrecord"))).numpy()
+    assert [f.decode() for f in found] == [str(folder / "t.tfrecord")]

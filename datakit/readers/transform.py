@@ -326,6 +326,13 @@ def _raise_bad_line(job: TransformJob, error: Exception) -> None:
                         f"{first}", line=bad[0].line, column=bad[0].column) from error
 
 
+def _glob_escaped(path):
+    """``path`` as a pattern that matches only itself: ``*``, ``?`` and ``[`` in a class."""
+    for c in ("[", "*", "?"):
+        path = tf.strings.regex_replace(path, "\\" + c, "[" + c + "]")
+    return path
+
+
 class TransformRun:
     """What :func:`run_transform` wrote to ``output_dir``, read back.
 
@@ -381,7 +388,7 @@ class TransformRun:
                 "(or the file was removed); build TransformRun(output_dir).dataset() again")
 
         def still_there(path):  # checked as each epoch reaches the file, not only now
-            there = tf.size(tf.io.matching_files(path)) > 0
+            there = tf.size(tf.io.matching_files(_glob_escaped(path))) > 0
             said = tf.strings.join([path, gone], separator=" ")
             with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
                 return tf.identity(path)
