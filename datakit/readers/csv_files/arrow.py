@@ -48,7 +48,7 @@ from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.csv_files.shards import is_blank
 from datakit.readers.tables.block_reading import blocks_dataset
-from datakit.readers.tables.file_facts import file_facts, stamp
+from datakit.readers.tables.file_facts import file_facts, stamp, what_changed
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
            "arrow_chunks", "arrow_batches"]
@@ -164,7 +164,7 @@ class BlockParser:
         if not ok or not (data.endswith(b"\n") or end == size):
             raise ValueError(f"CSV file changed after it was checked: {path} now has {size} "
                              f"bytes; when checked it had {was[0]}"
-                             f"{' (the same size, but modified or replaced)' * (size == was[0])}"
+                             f"{f' ({what_changed(stamp(st), was)})' * (size == was[0])}"
                              ". One epoch would mix old and new rows: build the dataset again "
                              "after files change, and never change files while they are read.")
         return data[1:] if start > 0 else data.removeprefix(b"\xef\xbb\xbf")  # not text

@@ -31,7 +31,7 @@ import os
 
 from datakit.core.errors import DataError
 
-__all__ = ["Stamp", "stamp", "file_facts", "opened"]
+__all__ = ["Stamp", "stamp", "file_facts", "opened", "what_changed"]
 
 Stamp = tuple[int, int, int, int]
 
@@ -46,6 +46,20 @@ def file_facts(files: list[str]) -> dict[str, Stamp]:
     return {f: stamp(os.stat(f)) for f in files}
 
 
+def what_changed(now: Stamp, then: Stamp) -> str:
+    """Which of a file's facts differ, in words (a file whose size and modification time
+    are as checked, but not its change time or inode, was replaced keeping them, or had
+    only its metadata changed: a chmod, a hard link; either way it is not the file checked).
+    """
+    if now[:2] != then[:2]:
+        return (f"now {now[0]:,} bytes, then {then[0]:,}"
+                + ("" if now[0] != then[0] else "; modified since"))
+    return ("the same size and modification time, but another "
+            + ("inode: replaced by another file" if now[3] != then[3] else
+               "inode change time: rewritten keeping them (cp -p, rsync -t), or its "
+               "permissions or links changed"))
+
+
 def opened(path: str, facts: dict[str, Stamp]):
     """``path`` opened for reading, after checking that it is the file the reader checked.
 
@@ -57,12 +71,11 @@ def opened(path: str, facts: dict[str, Stamp]):
     then = facts[path]
     if stamp(st) != then:
         fh.close()
-        raise DataError(path, f"the file changed since the reader checked it (now {st.st_size:,} "
-                        f"bytes, then {then[0]:,}; modified or replaced since): one epoch would "
-                        "mix old "
-                        "and new rows. Build the dataset again after the files change, and "
-                        "replace a set whole (write_parquet_shards into a new folder) rather "
-                        "than while it is read")
+        changed = what_changed(stamp(st), then)
+        raise DataError(path, f"the file changed since the reader checked it ({changed}): one "
+                        "epoch would mix old and new rows. Build the dataset again "
+                        "after the files change, and replace a set whole (write_parquet_shards "
+                        "into a new folder) rather than while it is read")
     return fh
 
 
