@@ -40,7 +40,7 @@ from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
 __all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "WHOLE_HASH_BYTES", "pipeline_ops", "pipeline_change",
-           "input_files", "file_facts", "pipeline_fingerprint", "save_fingerprint",
+           "input_files", "file_facts", "inputs_facts", "pipeline_fingerprint", "save_fingerprint",
            "unfinished_caches", "load_fingerprint", "checkpoint_files", "check_checkpoint_files",
            "input_changes"]
 
@@ -183,7 +183,7 @@ def _listed(folder) -> list[dict]:
             for n, s in (man or {"sets": {}})["sets"].items() for e in s["files"]]
 
 
-WHOLE_HASH_BYTES = 256 << 20  # above this (long videos), the ends are hashed, not the whole
+WHOLE_HASH_BYTES = 256 << 20  # hashed whole at most per checkpoint; beyond it, only the ends
 
 
 def _ends_sha256(path: str, size: int) -> str:
@@ -196,23 +196,38 @@ def _ends_sha256(path: str, size: int) -> str:
     return h.hexdigest()
 
 
-def file_facts(path: str) -> dict:
+def file_facts(path: str, whole: bool | None = None) -> dict:
     """Bytes, modification time, sha256 and (if a manifest lists it) set and generation.
 
-    A file over ``WHOLE_HASH_BYTES`` (a long video) gets the sha256 of its first and
-    last MiB instead (``sha256_ends``), and its modification time is then compared too:
-    hashing a folder of videos whole at every save would take minutes.
+    With ``whole=False`` (and by default for a file over ``WHOLE_HASH_BYTES``, a long
+    video) it holds the sha256 of the file's first and last MiB instead (``sha256_ends``),
+    and the modification time is then compared too.
     """
     st = os.stat(path)
     facts: dict = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
-    if st.st_size > WHOLE_HASH_BYTES:
-        facts["sha256_ends"] = _ends_sha256(path, st.st_size)
-    else:
+    if whole is None:
+        whole = st.st_size <= WHOLE_HASH_BYTES
+    if whole:
         facts["sha256"] = manifest.sha256(path)
+    else:
+        facts["sha256_ends"] = _ends_sha256(path, st.st_size)
     name = os.path.basename(path)
     for e in _listed(os.path.dirname(path)):
         if e["file"] == name:
             facts.update(set=e["set"], generation=e["generation"])
+    return facts
+
+
+def inputs_facts(files: list[str]) -> dict[str, dict]:
+    """:func:`file_facts` of every input, hashing ``WHOLE_HASH_BYTES`` whole at most in all:
+    the files after that (a folder of many videos) are checked by their ends, size and
+    modification time, as hashing them whole at every save and resume would take minutes."""
+    facts, hashed = {}, 0
+    for f in files:
+        size = os.path.getsize(f)
+        whole = hashed + size <= WHOLE_HASH_BYTES
+        hashed += size if whole else 0
+        facts[f] = file_facts(f, whole)
     return facts
 
 
@@ -240,7 +255,7 @@ def pipeline_fingerprint(dataset, prefix: str) -> dict:
     """What :func:`differences` checks later, for ``dataset`` saved at ``prefix``."""
     ops = pipeline_ops(dataset)
     return {"pipeline": ops,
-            "inputs": {f: file_facts(f) for f in input_files(ops)},
+            "inputs": inputs_facts(input_files(ops)),
             "checkpoint": {os.path.basename(f): {"bytes": os.path.getsize(f),
                                                  "sha256": manifest.sha256(f)}
                            for f in checkpoint_files(prefix)}}
@@ -287,7 +302,7 @@ def input_changes(saved: dict) -> tuple[str, str] | None:
     for path, then in saved.items():
         if not os.path.isfile(path):
             return path, "was read by the saved pipeline and is gone"
-        now = file_facts(path)
+        now = file_facts(path, "sha256" in then)
         if then.get("generation") is not None and now.get("generation") != then["generation"]:
             return path, (f"its set {then['set']!r} was rewritten since the save (generation "
                           f"{then['generation']} then, {now.get('generation')} now): resuming "
