@@ -121,8 +121,10 @@ class _Taker:
     """Takes the elements for :func:`bounded_run`: one by one while paced, then in chunks
     sized to last about 0.1 s each (so that ``patience`` still sees progress)."""
 
-    def __init__(self, dataset, run: Run, manager, keep: int, fast: bool):
+    def __init__(self, dataset, run: Run, manager, keep: int, fast: bool,
+                 keep_as: Callable[[list], Any] | None = None):
         self.run, self.manager, self.keep, self.chunk = run, manager, keep, 16
+        self.keep_as = keep_as or (lambda parts: parts)
         self.one = _one_step(dataset.element_spec)  # traced before any measuring starts
         self.many = _many_steps(dataset.element_spec) if fast else None
 
@@ -133,8 +135,8 @@ class _Taker:
             return False
         self.run.count += 1
         if len(self.run.kept) < self.keep:
-            self.run.kept.append([t.numpy() for t in tf.nest.flatten(
-                got.get_value(), expand_composites=True)])
+            self.run.kept.append(self.keep_as([t.numpy() for t in tf.nest.flatten(
+                got.get_value(), expand_composites=True)]))
         return True
 
     def take_many(self, it) -> bool:
@@ -160,7 +162,8 @@ def _pause(seconds: float, stop: threading.Event, last: list) -> None:
 def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool] | None = None,
                 keep: int = 0, step_time: float = 0.0, paced_for: float = math.inf,
                 fast: bool = False, before: Callable[[], object] | None = None,
-                fill_pause: float = 0.0) -> Run:
+                fill_pause: float = 0.0,
+                keep_as: Callable[[list], Any] | None = None) -> Run:
     """Take the elements of ``dataset`` until it ends, ``until(count, seconds)`` is true, or
     no element comes for ``patience`` seconds (then ``stalled``).
 
@@ -168,12 +171,14 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
     after each (as a training loop would); then, with ``fast``, in chunks inside the runtime
     (``until`` is asked between chunks). ``before`` is called once its functions are traced,
     just before the first element is asked for (the memory report starts measuring there).
-    ``fill_pause``: seconds it waits after the first element, as a first training step
+    ``keep_as``: what is kept of each of the first ``keep`` elements (default: its NumPy
+    parts; a size, so that only one element is held at a time). ``fill_pause``: seconds it
+    waits after the first element, as a first training step
     (traced, slow) does, so that the pipeline's buffers fill.
     Errors of the pipeline are raised here, in the caller's thread."""
     manager = cancellation.CancellationManager()
     run, stop = Run(), threading.Event()
-    taker = _Taker(dataset, run, manager, keep, fast)
+    taker = _Taker(dataset, run, manager, keep, fast, keep_as)
     if before is not None:
         before()
     start = time.perf_counter()

@@ -54,7 +54,8 @@ SNAPSHOT_BUFFERS = 4e6
 STRING_BYTES = 24
 #: Elements sampled to size one whose shape or strings vary: at least ``SAMPLED``, then more
 #: (up to ``SAMPLED_MAX``) while ``SAMPLE_SECONDS`` last, as sizes that vary along the data
-#: (rows of 0, 1, 2... values) make the first few a poor mean.
+#: (rows of 0, 1, 2... values) make the first few a poor mean (a set sorted by length still
+#: biases it: the report sizes what comes first).
 SAMPLED, SAMPLED_MAX, SAMPLE_SECONDS = 3, 64, 0.5
 _READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 
@@ -92,11 +93,12 @@ def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
     run = bounded_run(serial(sample if sample is not None else dataset), patience=patience,
                       until=lambda n, t: n >= SAMPLED_MAX or (n >= SAMPLED
                                                               and t >= SAMPLE_SECONDS),
-                      keep=SAMPLED_MAX)
+                      keep=SAMPLED_MAX,
+                      keep_as=lambda parts: sum(_nbytes(v) for v in parts))
     if run.stalled:
         raise Stalled(f"no element came in {patience:g} s while sizing one "
                       f"({run.count} of {SAMPLED} came)")
-    seen = [sum(_nbytes(v) for v in parts) for parts in run.kept]
+    seen = run.kept  # each element's bytes, counted as it came (never 64 held at once)
     return float(statistics.mean(seen)) if seen else 0.0
 
 
