@@ -129,10 +129,9 @@ def _paths(value) -> list[str]:
 
 def _in_words(name: str | None, saved, rebuilt) -> str:
     """What differs, for a learner: the file list, the seed, or the argument by its name."""
-    paths = _paths
-    if paths(saved) or paths(rebuilt):
-        gone = sorted(set(paths(saved)) - set(paths(rebuilt)))
-        new = sorted(set(paths(rebuilt)) - set(paths(saved)))
+    if _paths(saved) or _paths(rebuilt):
+        gone = sorted(set(_paths(saved)) - set(_paths(rebuilt)))
+        new = sorted(set(_paths(rebuilt)) - set(_paths(saved)))
         said = [f"{len(gone)} file(s) only in the saved one (first: {gone[0]})"] if gone else []
         said += [f"{len(new)} file(s) only in the rebuilt one (first: {new[0]})"] if new else []
         return ("the file list differs: " + ("; ".join(said) or "the same files in another "
@@ -312,6 +311,5 @@ def input_changes(saved: dict) -> tuple[str, str] | None:
         if any(now.get(k) != then[k] for k in keys):
             return path, (f"changed since the save ({then['bytes']} bytes then, {now['bytes']} "
                           f"now, or another {' or '.join(_WORDS[k] for k in keys[1:])}): "
-                          "resuming would mix old "
-                          "and new content; start the epoch again")
+                          "resuming would mix old and new content; start the epoch again")
     return None
