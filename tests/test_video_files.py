@@ -358,3 +358,72 @@ def test_a_converted_video_shorter_than_a_clip_is_named_or_skipped_and_listed(sh
     read = sorted(int(i) for b in ds for i in b["id"].numpy())
     assert read == sorted(v["id"] for v in videos if v["id"] not in short)
     assert int(ds.cardinality()) == -(-len(read) // 2)
+
+
+@pytest.fixture(scope="module")
+def long_videos(tmp_path_factory):
+    """4 videos of 150-200 frames: three or four chunks of 64 frames each."""
+    d = tmp_path_factory.mktemp("long")
+    video.make_video_folder(d, per_class=1, size=16, min_frames=150, max_frames=200, seed=2)
+    out = video.write_video_shards(d, tmp_path_factory.mktemp("long_shards"),
+                                   frame_size=(16, 16), processes=1, progress=False)
+    return d, out["train"]
+
+
+@pytest.mark.timeout(180)
+def test_clips_across_chunks_are_the_direct_readers_frames(long_videos):
+    folder, train = long_videos
+    kw = dict(clip_len=8, frame_step=3, sampler="uniform", clips_per_video=5, seed=3)
+    direct = video.video_dataset_from_directory(folder, frame_size=(16, 16), batch_size=4,
+                                                with_ids=True, verbose=False, **kw)
+    conv = video.clip_dataset(train, batch_size=4, with_ids=True, **kw)
+    got = chosen(conv, "id")
+    assert got == chosen(direct, "video") and len(got) == 20
+    assert any(f[0] // 64 != f[-1] // 64 for _, f in got)  # some clips span two chunks
+    a = {(int(i), f[0]): c for b in direct for i, f, c in
+         zip(b["video"], b["frames"].numpy(), b["clip"].numpy(), strict=True)}
+    b = {(int(i), f[0]): c for b in conv for i, f, c in
+         zip(b["id"], b["frames"].numpy(), b["clip"].numpy(), strict=True)}
+    assert a.keys() == b.keys()
+    assert all(np.abs(a[k].astype(int) - b[k]).mean() < 6 for k in a)  # up to the JPEG
+
+
+@pytest.mark.timeout(180)
+def test_a_clip_reads_only_the_chunks_it_spans(long_videos, tmp_path):
+    """Chunks no clip spans are damaged (their CRCs fail, the manifest made to agree): the
+    clips still come; a damaged chunk that a clip spans is read, and TensorFlow refuses it."""
+    import json
+    import shutil
+
+    from datakit.core import manifest
+
+    train = tmp_path / "train"
+    shutil.copytree(long_videos[1], train)
+    center = dict(clip_len=8, frame_step=3, training=False, batch_size=4, with_ids=True)
+    before = {int(i): c for b in video.clip_dataset(train, **center)
+              for i, c in zip(b["id"], b["clip"].numpy(), strict=True)}
+    man = json.loads((train / "manifest.json").read_text())
+    videos, files = man["sets"]["videos"]["videos"], man["sets"]["videos"]["files"]
+
+    def damage(keep):
+        for v in videos:
+            middle = v["frames"] - 22 + 1  # the center clip spans frames middle//2 .. +21
+            spanned = {(middle // 2) // 64, (middle // 2 + 21) // 64}
+            raw = bytearray((train / v["shard"]).read_bytes())
+            for k, at in enumerate(v["chunks"]):
+                if (k in spanned) != keep:
+                    raw[at + 40] ^= 0xFF  # a byte of the chunk's record: its CRC fails
+            (train / v["shard"]).write_bytes(bytes(raw))
+        for f in files:  # the manifest made to agree, so only a read of a record can tell
+            f["sha256"] = manifest.sha256(train / f["file"])
+        (train / "manifest.json").write_text(json.dumps(man))
+
+    damage(keep=True)
+    assert all(len(v["chunks"]) >= 3 for v in videos)  # so each video has chunks left unread
+    after = {int(i): c for b in video.clip_dataset(train, **center)
+             for i, c in zip(b["id"], b["clip"].numpy(), strict=True)}
+    assert after.keys() == before.keys() and all(np.array_equal(after[i], before[i])
+                                                 for i in before)
+    damage(keep=False)
+    with pytest.raises(tf.errors.DataLossError, match="corrupted record"):
+        list(video.clip_dataset(train, **center))

@@ -4,17 +4,19 @@ come in, in any order), against TensorFlow's own writer and reader."""
 from __future__ import annotations
 
 import random
+import struct
 
 import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.readers import tf_example
+from datakit.readers.tfrecords import record_offsets
 from datakit.readers.video import generations
 from datakit.readers.video.part_files import sequence_example_bytes, write_part
 from datakit.readers.video.shard_sets import ShardSets
 
 
-def test_a_part_is_the_record_tensorflow_writes(tmp_path):
+def test_a_part_is_the_records_tensorflow_writes_one_per_chunk(tmp_path):
     jpegs = [bytes([k]) * (k * 37 % 300) for k in range(40)]  # some empty, some > 127 bytes
     context = {"id": 2**40 + 3, "label": -1, "length": len(jpegs),
                "source": "vidéo/ä b.mp4".encode()}
@@ -23,13 +25,21 @@ def test_a_part_is_the_record_tensorflow_writes(tmp_path):
     assert tf.train.SequenceExample.FromString(ours) == theirs
 
     write_part(tmp_path / "p.tfrecord", source="vidéo/ä b.mp4", i=2**40 + 3, label=-1,
-               jpegs=jpegs)
+               jpegs=jpegs, chunk_frames=16)
     written = tmp_path / "tf.tfrecord"
+    contexts = [{"id": 2**40 + 3, "label": -1, "length": 40, "first": first,
+                 "source": "vidéo/ä b.mp4".encode()} for first in (0, 16, 32)]
+    ours = [sequence_example_bytes(c, jpegs[c["first"]:c["first"] + 16]) for c in contexts]
     with tf.io.TFRecordWriter(str(written)) as w:
-        w.write(ours)
+        for record in ours:
+            w.write(record)
     assert (tmp_path / "p.tfrecord").read_bytes() == written.read_bytes()  # CRCs and all
-    read = [r.numpy() for r in tf.data.TFRecordDataset(str(tmp_path / "p.tfrecord"))]
-    assert read == [ours]
+    read = [tf.train.SequenceExample.FromString(r.numpy())
+            for r in tf.data.TFRecordDataset(str(tmp_path / "p.tfrecord"))]
+    assert read == [tf_example.to_sequence_example(c, {"frames": jpegs[c["first"]:][:16]})
+                    for c in contexts]  # the last chunk holds the 8 frames left
+    sizes = [len(r) + 16 for r in ours]
+    assert record_offsets(tmp_path / "p.tfrecord") == [0, sizes[0], sizes[0] + sizes[1]]
 
 
 def _ids(folder):
@@ -44,7 +54,8 @@ def test_shards_come_out_in_order_whatever_order_the_parts_arrive(tmp_path):
     parts.mkdir(parents=True)
     names = [f"{i:06d}-x.tfrecord" for i in range(10)]
     for i, name in enumerate(names):
-        write_part(parts / name, source=f"v{i}.mp4", i=i, label=i % 2, jpegs=[b"j"] * 3)
+        write_part(parts / name, source=f"v{i}.mp4", i=i, label=i % 2, jpegs=[b"j"] * (i + 1),
+                   chunk_frames=4)  # videos 4..9: two or three chunks each
     sets = {"train": [0, 2, 3, 5, 6, 8, 9], "validation": [1, 4, 7]}
     order = list(range(10))
     random.Random(0).shuffle(order)
@@ -58,8 +69,17 @@ def test_shards_come_out_in_order_whatever_order_the_parts_arrive(tmp_path):
         assert not (out / "train").exists()  # nothing of the run is seen before its commit
         written = shards.commit(entry, ["a", "b"], {"seed": 0})
     assert written == ["train", "validation"]
-    # shard k holds ids[k::3], in order; the reader lists shards by name
-    assert _ids(out / "train") == [0, 5, 9, 2, 6, 3, 8]
+    # shard k holds ids[k::3], in order, each video's chunks one after the other
+    assert _ids(out / "train") == [0, 5, 5, 9, 9, 9, 2, 6, 6, 3, 8, 8, 8]
+    # the manifest says where each chunk is: reading from there gives that video's chunks
+    for v in manifest.read_manifest(out / "train")["sets"]["videos"]["videos"]:
+        raw = (out / "train" / v["shard"]).read_bytes()
+        for k, at in enumerate(v["chunks"]):
+            (length,) = struct.unpack("<Q", raw[at:at + 8])
+            se = tf.train.SequenceExample.FromString(raw[at + 12:at + 12 + length])
+            assert se.context.feature["id"].int64_list.value[0] == v["id"]
+            assert se.context.feature["first"].int64_list.value[0] == 4 * k
+        assert len(v["chunks"]) == -(-(v["id"] + 1) // 4)
     # validation's shards 1 and 2 held only failed videos: left out, the other renumbered
     assert _ids(out / "validation") == [1]
     files = manifest.read_manifest(out / "validation")["sets"]["videos"]["files"]

@@ -2,17 +2,20 @@
 
 :func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
 (one JPEG per frame, written by
-:func:`datakit.readers.video.video_records.write_video_records`)
-and decodes only the frames of each clip. The baselines it replaces: decoding
-MP4 files whole (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and
-every frame in one NumPy array
-(:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
+:func:`datakit.readers.video.convert.write_video_shards` in records of 64
+frames, or by :func:`datakit.readers.video.video_records.write_video_records`
+one record per video), reads only the records each clip spans where the
+manifest says where they are, and decodes only the frames of each clip. The
+baselines it replaces: decoding MP4 files whole
+(:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and every frame in
+one NumPy array (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
@@ -59,8 +62,13 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                  on_bad_file: str = "raise"):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
-    shards -> interleave -> parse -> choose the clip's frames (the sampler) ->
-    decode only those JPEGs -> shuffle -> batch -> prefetch. A new clip each epoch.
+    On shards of ``write_video_shards`` (records of 64 frames, their places in
+    the manifest): videos in a new seeded order each epoch -> choose the clip's
+    frames from the video's length (the sampler) -> read only the records the
+    clip spans (``TFRecordDatasetV2``'s ``byte_offsets``) -> decode only the
+    clip's JPEGs -> shuffle -> batch -> prefetch. On shards with one record per
+    video (``write_video_records``, or converted by an earlier version): shards ->
+    interleave -> parse -> choose -> decode -> ... A new clip each epoch.
 
     Args:
         directory: the shards, from
@@ -69,10 +77,10 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         clip_len: frames per clip; frame_step: frames between a clip's frames.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
-        n_readers: shards read at once, each by its own thread (the name every
-            reader of the kit uses; the old ``cycle_length=`` still works for
-            one version and warns).
-        seed: seeds the file order, the clip starts and the shuffle.
+        n_readers: videos (or, for one record per video, shards) read at once,
+            each by its own thread (the name every reader of the kit uses; the old
+            ``cycle_length=`` still works for one version and warns).
+        seed: seeds the video (or file) order, the clip starts and the shuffle.
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
             first frame ``start`` and ``frames`` (the indices chosen); otherwise
@@ -123,22 +131,29 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     skipped = _too_short(meta, clip_span(opts.clip_len, opts.frame_step), on_bad_file)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
-    parse = _clip_parser(directory, opts, sampler, k, _frame_size_of(directory),
-                         per_video=meta is not None)
+    decode = _clip_decoder(directory, opts, k, _frame_size_of(directory, meta))
 
-    def stage(serialized, key):
-        d = parse(serialized, key)
+    def stage(picked):
+        d = decode(picked)
         return d if with_ids else (d["clip"], d["label"])
 
-    ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
-                        per_video=meta is not None)
-    if skipped:
-        left_out = tf.constant(sorted(skipped), tf.int64)
-        ds = ds.filter(lambda serialized, key: tf.reduce_all(tf.not_equal(
-            tf.io.parse_single_sequence_example(serialized, _ID)[0]["id"], left_out)))
-    total = _record_count(directory)
-    total = total - len(skipped) if total is not None else None
-    if total is not None:  # the manifest's count tells fit() how many steps an epoch has
+    total: int | None
+    if meta is not None and _indexed(meta):  # converted: the manifest says where chunks start
+        ds = _spanned_records(directory, meta, opts, sampler, k, skipped, seed=seed,
+                              training=training, n_readers=n_readers)
+        total = len(meta["videos"]) - len(skipped)
+    else:  # shards of write_video_records, or converted by an earlier kit: whole records
+        ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
+                            per_video=meta is not None)
+        if skipped:
+            left_out = tf.constant(sorted(skipped), tf.int64)
+            ds = ds.filter(lambda serialized, key: tf.reduce_all(tf.not_equal(
+                tf.io.parse_single_sequence_example(serialized, _ID)[0]["id"], left_out)))
+        ds = ds.map(_whole_record_picker(directory, opts, sampler, k,
+                                         per_video=meta is not None))
+        total = _record_count(directory)
+        total = total - len(skipped) if total is not None else None
+    if total is not None:  # the count tells fit() how many steps an epoch has
         ds = ds.apply(tf.data.experimental.assert_cardinality(total))
     ds = timeline.tag(ds).map(timeline.timed("decode", stage)) if trace else ds.map(stage)
     if k > 1:
@@ -211,12 +226,14 @@ def _class_names(directory, meta: dict | None, class_names):
     return list(meta["class_names"])
 
 
-def _frame_size_of(directory) -> tuple[int, int]:
-    """The first frame's size, for static shapes Keras can use.
+def _frame_size_of(directory, meta: dict | None) -> tuple[int, int]:
+    """The first frame's size, for static shapes Keras can use: the manifest's, else a peek.
 
     Peeks with a reader of its own: iterating the pipeline's would use up the
     first shuffle of the file order.
     """
+    if meta is not None and meta["videos"] and "height" in meta["videos"][0]:
+        return int(meta["videos"][0]["height"]), int(meta["videos"][0]["width"])
     first = next(iter(tfrecords.read_records(directory, check_manifest=False, verify=False)
                       .take(1)))
     _, seq = tf_example.parse_sequence_example(first, _CONTEXT, _SEQUENCE)
@@ -229,42 +246,123 @@ _SOURCE = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
 _SEQUENCE = {"frames": tf.string}  # one JPEG per step
 
 
-def _clip_parser(directory, opts: VideoOptions, sampler: str, k: int, size, *, per_video: bool):
-    """``parse(serialized, key)``: one record's clip(s), decoding only the chosen JPEGs."""
+def _name_of(directory, ctx):
+    """The video's file if the writer knew it, else its id."""
+    by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]), f" of {directory}"])
+    return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
+
+
+def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int, *,
+                         per_video: bool):
+    """``pick(serialized, key)``: the JPEGs of one whole-video record's clip(s)."""
     clip_len, frame_step = opts.clip_len, opts.frame_step
-    span, (height, width) = clip_span(clip_len, frame_step), size
+    span = clip_span(clip_len, frame_step)
 
-    def name_of(ctx):  # the video's file if the writer knew it, else its id
-        by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]),
-                                 f" of {directory}"])
-        return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
-
-    def parse(serialized, key):
+    def pick(serialized, key):
         ctx, seq = tf_example.parse_sequence_example(serialized, _CONTEXT, _SEQUENCE)
         ctx.update(tf.io.parse_single_sequence_example(serialized, _SOURCE)[0])
         n = tf.shape(seq["frames"], out_type=tf.int64)[0]
         short = tf.debugging.Assert(n >= span, [
-            name_of(ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs ({span} "
-            f"frames at frame_step={frame_step}): pass a smaller clip_len or leave the video "
-            "out"], name="short_video")
+            _name_of(directory, ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs "
+            f"({span} frames at frame_step={frame_step}): pass a smaller clip_len or leave the "
+            "video out"], name="short_video")
         with tf.control_dependencies([short]):
             frames = clip_frames(n, video_key(key, ctx["id"]) if per_video else key, clip_len,
                                  frame_step=frame_step, sampler=sampler, clips_per_video=k)
-        chosen = tf.gather(seq["frames"], tf.reshape(frames, [-1]))  # decode these only
-        clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3), chosen,
-                         fn_output_signature=tf.uint8)
+        return {"jpegs": tf.gather(seq["frames"], frames), "frames": frames,
+                "label": ctx["label"], "id": ctx["id"], "name": _name_of(directory, ctx)}
+
+    return pick
+
+
+def _indexed(meta: dict) -> bool:
+    """A converted set whose manifest gives each video's shard and chunk offsets."""
+    return "chunk_frames" in meta and all("chunks" in v and "shard" in v
+                                          for v in meta["videos"])
+
+
+_CHUNK = {"id": tf.io.FixedLenFeature((), tf.int64),
+          "first": tf.io.FixedLenFeature((), tf.int64, default_value=0)}
+_READ_BUFFER = 1 << 16  # bytes; a chunk of 64 frames at 112x112 is about 300 KB
+
+
+def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k: int,
+                     skipped: dict, *, seed: int, training: bool, n_readers: int):
+    """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
+
+    The manifest gives each video's shard and where each of its chunks starts;
+    the clip is drawn from the video's length (the same frames as from a whole
+    record), and ``TFRecordDatasetV2``'s ``byte_offsets`` reads from the first
+    chunk it spans. Videos come in a seeded new order each epoch when training.
+    """
+    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
+    videos = [v for v in meta["videos"] if int(v["id"]) not in skipped]
+    chunk_frames, clip_len, frame_step = int(meta["chunk_frames"]), opts.clip_len, opts.frame_step
+    starts = np.cumsum([0] + [len(v["chunks"]) for v in videos])[:-1]
+    offsets = tf.constant([o for v in videos for o in v["chunks"]] or [0], tf.int64)
+    table = tf.data.Dataset.from_tensor_slices({
+        "file": [str(Path(directory) / v["shard"]) for v in videos],
+        "name": [str(v.get("source", f"video id {v['id']} of {directory}")) for v in videos],
+        "id": np.array([v["id"] for v in videos], np.int64),
+        "label": np.array([v["label"] for v in videos], np.int64),
+        "length": np.array([v["frames"] for v in videos], np.int64),
+        "start": starts.astype(np.int64)})
+    if training:
+        table = table.shuffle(max(len(videos), 1), seed=seed)
+
+    def pick(v, epoch_key):
+        frames = clip_frames(v["length"], video_key(epoch_key, v["id"]), clip_len,
+                             frame_step=frame_step, sampler=sampler, clips_per_video=k)
+        first, last = tf.reduce_min(frames) // chunk_frames, tf.reduce_max(frames) // chunk_frames
+        n = last - first + 1
+        records = tf.data.experimental.from_variant(tf.raw_ops.TFRecordDatasetV2(
+            filenames=tf.reshape(v["file"], [1]), compression_type="",
+            buffer_size=tf.constant(_READ_BUFFER, tf.int64),
+            byte_offsets=tf.reshape(tf.gather(offsets, v["start"] + first), [1])),
+            tf.TensorSpec([], tf.string)).take(n).batch(n).get_single_element()
+        ctx, seq = tf.io.parse_sequence_example(records, context_features=_CHUNK,
+                                                sequence_features=_FRAMES)[:2]
+        wanted = (first + tf.range(n)) * chunk_frames
+        got = tf.debugging.Assert(tf.logical_and(
+            tf.equal(tf.size(ctx["id"], out_type=tf.int64), n),
+            tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
+                tf.equal(ctx["first"], wanted[:tf.size(ctx["first"])]))), [
+            v["file"], "does not hold video", v["id"], "(", v["name"], ") where its manifest "
+            "says: the shard was changed after it was written; convert the videos again"],
+            name="chunk_at_offset")
+        with tf.control_dependencies([got]):  # the chunks' frames, in order from first's
+            jpegs = tf.gather(seq["frames"].flat_values, frames - first * chunk_frames)
+        return {"jpegs": jpegs, "frames": frames, "label": v["label"], "id": v["id"],
+                "name": v["name"]}
+
+    return epoch_keys(seed).flat_map(lambda e: table.map(
+        lambda v: pick(v, e), num_parallel_calls=n_readers, deterministic=True))
+
+
+_FRAMES = {"frames": tf.io.RaggedFeature(tf.string)}  # a video's last chunk is shorter
+
+
+def _clip_decoder(directory, opts: VideoOptions, k: int, size):
+    """``decode(picked)``: the picked JPEGs decoded into ``(k, clip_len, H, W, 3)`` (or one
+    clip), checked to be the first video's frame size."""
+    clip_len, (height, width) = opts.clip_len, size
+
+    def decode(picked):
+        clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3),
+                         tf.reshape(picked["jpegs"], [-1]), fn_output_signature=tf.uint8)
         got = tf.shape(clip)[1:3]
         same = tf.debugging.Assert(tf.reduce_all(tf.equal(got, [height, width])), [
-            name_of(ctx), "has frames of", got, f"but the first video's are {height}x{width}: "
+            picked["name"], "has frames of", got, f"but the first video's are {height}x{width}: "
             "clips of one batch need one size; convert with write_video_shards(frame_size="
             "(height, width))"], name="frame_size")
         with tf.control_dependencies([same]):
             clip = tf.reshape(clip, (k, clip_len, height, width, 3))
-        d = {"clip": clip, "label": tf.fill([k], ctx["label"]), "id": tf.fill([k], ctx["id"]),
-             "start": frames[:, 0], "frames": frames}
+        frames = picked["frames"]
+        d = {"clip": clip, "label": tf.fill([k], picked["label"]),
+             "id": tf.fill([k], picked["id"]), "start": frames[:, 0], "frames": frames}
         return d if k > 1 else {key_: v[0] for key_, v in d.items()}
 
-    return parse
+    return decode
 
 
 def _keyed_records(directory, *, seed: int, training: bool, n_readers: int,

@@ -1,9 +1,11 @@
 """``write_video_shards``: a class-folder set of videos converted to ``SequenceExample`` shards.
 
-Each video becomes one ``SequenceExample`` (context: ``id``, ``label``,
-``length``, ``source``; one JPEG per frame, at the chosen ``frame_size`` and
-``fps``), the form :func:`datakit.readers.video.clips.clip_dataset` reads,
-decoding only the frames of each clip. The conversion:
+Each video becomes ``SequenceExample`` s of 64 frames each (context: ``id``,
+``label``, ``length``, ``first``, ``source``; one JPEG per frame, at the chosen
+``frame_size`` and ``fps``), the form
+:func:`datakit.readers.video.clips.clip_dataset` reads, reading only the
+records each clip spans (the manifest says where each starts) and decoding only
+the clip's frames. The conversion:
 
 - streams one video at a time, so memory holds one video's JPEGs, never its
   decoded frames (worker processes decode, encode and write each video's part,
@@ -54,7 +56,7 @@ from datakit.readers.video.folders import (
     split_indices,
 )
 from datakit.readers.video.keras_arguments import check_split_seed
-from datakit.readers.video.part_files import PartJob, convert_part
+from datakit.readers.video.part_files import CHUNK_FRAMES, PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 from datakit.readers.video.workers import convert_all
 
@@ -111,16 +113,16 @@ def _relabel(part: Path, i: int, label: int) -> None:
     Its name (the digest of its source and options) still holds: id and label are not in it.
     In place, so that a set never needs the disk space of its parts twice.
     """
-    se = tf.train.SequenceExample.FromString(next(iter(tf.data.TFRecordDataset(str(part))))
-                                             .numpy())
-    context = se.context.feature
-    if list(context["id"].int64_list.value) == [i] and \
-            list(context["label"].int64_list.value) == [label]:
+    chunks = [tf.train.SequenceExample.FromString(r.numpy())
+              for r in tf.data.TFRecordDataset(str(part))]
+    if all(list(se.context.feature["id"].int64_list.value) == [i] and
+           list(se.context.feature["label"].int64_list.value) == [label] for se in chunks):
         return
-    context["id"].int64_list.value[:] = [i]
-    context["label"].int64_list.value[:] = [label]
     with atomic_file(part) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
-        w.write(se.SerializeToString())
+        for se in chunks:
+            se.context.feature["id"].int64_list.value[:] = [i]
+            se.context.feature["label"].int64_list.value[:] = [label]
+            w.write(se.SerializeToString())
 
 
 def shard_sets(out: Path, folder, names: list[str], *, seed, validation_split,
@@ -207,7 +209,7 @@ def list_for_conversion(directory, out: Path, opts: VideoOptions, quality: int, 
         print(f"skipped {path}: {reason}")
     if opts.frame_size is None:  # one shape per set: clips batch, and Keras needs it static
         one_frame_size(folder.infos)
-    made_with = dict(fps=opts.fps, quality=quality,
+    made_with = dict(fps=opts.fps, quality=quality, chunk_frames=CHUNK_FRAMES,
                      **{k: (list(v) if k == "frame_size" and v else v)
                         for k, v in opts.fit.items()})
     return folder, made_with, _parts_folder(out, made_with)

@@ -1,12 +1,17 @@
 """A converted video's part file, written by the converter's worker without TensorFlow.
 
-A part is one TFRecord file holding one ``SequenceExample``: context ``id``,
-``label``, ``length``, ``source``, and one JPEG per frame in the feature list
-``frames``, the record :func:`datakit.readers.video.clips.clip_dataset`
-reads. The workers write their parts themselves, so the parent process only
-hands out videos: built through TensorFlow's protocol buffers in the parent,
-a 60 s video's record cost more CPU than its JPEG encoding (each frame a
-``Feature`` object), and that one process held back every worker.
+A part is one TFRecord file holding a video as ``SequenceExample`` s of
+:data:`CHUNK_FRAMES` frames each (about two seconds at 30 fps; the last one
+shorter): context ``id``, ``label``, ``length`` (the video's frames),
+``first`` (the chunk's first frame) and ``source``, and one JPEG per frame in
+the feature list ``frames``, the records
+:func:`datakit.readers.video.clips.clip_dataset` reads. A clip spans one or
+two chunks, so a reader that knows where each chunk starts (stored in the
+set's manifest) reads only those, not the whole video. The workers write their
+parts themselves, so the parent process only hands out videos: built through
+TensorFlow's protocol buffers in the parent, a 60 s video's record cost more
+CPU than its JPEG encoding (each frame a ``Feature`` object), and that one
+process held back every worker.
 
 The bytes are the protocol buffer wire format of ``tf.train.SequenceExample``
 and TFRecord's framing, written out (a test parses them with TensorFlow):
@@ -25,7 +30,10 @@ from datakit.core.atomic import atomic_file
 from datakit.readers.video.decoding import encode_jpegs
 from datakit.readers.video.video_info import VideoInfo
 
-__all__ = ["PartJob", "convert_part", "sequence_example_bytes", "tfrecord_bytes", "write_part"]
+__all__ = ["CHUNK_FRAMES", "PartJob", "convert_part", "sequence_example_bytes", "tfrecord_bytes",
+           "write_part"]
+
+CHUNK_FRAMES = 64
 
 
 class PartJob(NamedTuple):
@@ -107,9 +115,16 @@ def tfrecord_bytes(record: bytes) -> bytes:
                      struct.pack("<I", _masked_crc(record))))
 
 
-def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes]) -> None:
-    """Video ``i``'s part, atomically: a reader or a resume sees the whole file or none."""
-    record = sequence_example_bytes(
-        {"id": i, "label": label, "length": len(jpegs), "source": source.encode()}, jpegs)
+def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes],
+               chunk_frames: int = CHUNK_FRAMES) -> None:
+    """Video ``i``'s part, atomically: a reader or a resume sees the whole file or none.
+
+    One record per ``chunk_frames`` frames, each with the video's context and its ``first``.
+    """
+    n = len(jpegs)
+    records = (sequence_example_bytes(
+        {"id": i, "label": label, "length": n, "first": first, "source": source.encode()},
+        jpegs[first:first + chunk_frames]) for first in range(0, max(n, 1), chunk_frames))
     with atomic_file(path) as tmp:
-        Path(tmp).write_bytes(tfrecord_bytes(record))
+        Path(tmp).write_bytes(b"".join(tfrecord_bytes(r) for r in records))
+

@@ -1,7 +1,9 @@
 """A conversion's sets assembled while its videos convert: each part joins its shard when ready.
 
 A set's shard ``k`` holds the videos ``ids[k::n]`` of the set's list, in that
-order (TFRecord files concatenate into a TFRecord file). :class:`ShardSets`
+order (TFRecord files concatenate into a TFRecord file); the manifest says, for
+each video, its shard and the byte offset of each of its records (its chunks),
+so a reader can read a clip's records without the rest. :class:`ShardSets`
 appends a video's part to its shard as soon as the parts before it in that
 shard are there, so the shards grow while the workers still convert and the
 commit at the end has little left to copy; a video that failed (under
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from datakit.core import manifest
 from datakit.core.atomic import Staging
+from datakit.readers.tfrecords import record_offsets
 from datakit.readers.video import generations
 
 __all__ = ["ShardSets", "shard_names"]
@@ -51,6 +54,7 @@ class ShardSets:
         self.out, self.parts, self.names = Path(out), parts, names
         self.sets = {name: ids for name, ids in sets.items() if ids or name == "train"}
         self.state: dict[int, bool] = {}  # video id -> its part is ready (False: it failed)
+        self.chunks: dict[int, list[int]] = {}  # video id -> its records' offsets in its shard
         self._switching = False  # past it, .next/ is the current generation (see switch)
         self._stack = ExitStack()
         self.next = generations.next_folder(self.out)
@@ -102,9 +106,12 @@ class ShardSets:
                 while shard.next < len(shard.ids) and shard.ids[shard.next] in self.state:
                     i = shard.ids[shard.next]
                     if self.state[i]:
-                        with open(self.parts / self.names[i], "rb") as src:  # 1 MB at a time
+                        part = self.parts / self.names[i]
+                        at = shard.file.tell()
+                        self.chunks[i] = [at + o for o in record_offsets(part)]
+                        with open(part, "rb") as src:  # 1 MB at a time
                             shutil.copyfileobj(src, shard.file, 1 << 20)
-                        shard.records += 1
+                        shard.records += len(self.chunks[i])
                     shard.next += 1
 
     def kept(self, name: str) -> list[int]:
@@ -130,12 +137,14 @@ class ShardSets:
             full = [f for f, shard in shards.items() if shard.records] or list(shards)[:1]
             renamed = dict(zip(shard_names(len(full), len(full)), full, strict=True))
             staged = {new: self.stages[name].files[f] for new, f in renamed.items()}
+            shard_of = {i: new for new, f in renamed.items() for i in shards[f].ids}
             counts = {new: shards[f].records for new, f in renamed.items()}
             manifest.write_set(self.next / name, "videos", staged, counts,
                                kind="tfrecord", unit="records",
                                pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
                                compression=None, class_names=list(class_names),
-                               videos=[entry[i] for i in ids], **options)
+                               videos=[dict(entry[i], shard=shard_of[i], chunks=self.chunks[i])
+                                       for i in ids], **options)
             written.append(name)
         for name in self.sets:
             if name not in written:
