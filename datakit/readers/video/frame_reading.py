@@ -132,6 +132,21 @@ def _scaled(frame, width: int, height: int) -> np.ndarray:
                            interpolation="BILINEAR").to_ndarray()
 
 
+def yuv420_planes(frame, width: int, height: int) -> list[np.ndarray]:
+    """``frame`` at ``width`` x ``height`` as full-range (JPEG) YUV 4:2:0: its Y, U and V planes,
+    views on the scaled frame (no copy), in one swscale call that scales and sets the range
+    and converts no colours (through a scaler kept per thread, on this thread only: each
+    worker already holds one core). ``width`` and ``height`` even."""
+    scaler = getattr(_THREAD, "yuv_scaler", None)
+    if scaler is None:
+        from av.video.reformatter import VideoReformatter
+        scaler = _THREAD.yuv_scaler = VideoReformatter()
+    small = scaler.reformat(frame, width=width, height=height, format="yuv420p",
+                            dst_color_range="JPEG", interpolation="BILINEAR", threads=1)
+    return [np.frombuffer(memoryview(p), np.uint8).reshape(p.height, p.line_size)[:, :p.width]
+            for p in small.planes]
+
+
 def _turned(rgb: np.ndarray, rot: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(rgb, k=rot)) if rot else rgb
 
