@@ -310,33 +310,40 @@ def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k:
     if training:
         table = table.shuffle(max(len(videos), 1), seed=seed)
 
-    def pick(v, epoch_key):
+    def with_clip(v, epoch_key):  # the clip's frames, and the records they span
         frames = clip_frames(v["length"], video_key(epoch_key, v["id"]), clip_len,
                              frame_step=frame_step, sampler=sampler, clips_per_video=k)
-        first, last = tf.reduce_min(frames) // chunk_frames, tf.reduce_max(frames) // chunk_frames
-        n = last - first + 1
+        first = tf.reduce_min(frames) // chunk_frames
+        n = tf.reduce_max(frames) // chunk_frames - first + 1
+        return dict(v, frames=frames, first=first, n=n,
+                    offset=tf.gather(offsets, v["start"] + first))
+
+    def read(v):  # the n records from the first one the clip spans, as one batch
         records = tf.data.experimental.from_variant(tf.raw_ops.TFRecordDatasetV2(
             filenames=tf.reshape(v["file"], [1]), compression_type="",
             buffer_size=tf.constant(_READ_BUFFER, tf.int64),
-            byte_offsets=tf.reshape(tf.gather(offsets, v["start"] + first), [1])),
-            tf.TensorSpec([], tf.string)).take(n).batch(n).get_single_element()
+            byte_offsets=tf.reshape(v["offset"], [1])), tf.TensorSpec([], tf.string))
+        return records.take(v["n"]).batch(v["n"]).map(lambda r: (v, r))
+
+    def pick(v, records):
         ctx, seq = tf.io.parse_sequence_example(records, context_features=_CHUNK,
                                                 sequence_features=_FRAMES)[:2]
-        wanted = (first + tf.range(n)) * chunk_frames
+        wanted = (v["first"] + tf.range(v["n"])) * chunk_frames
         got = tf.debugging.Assert(tf.logical_and(
-            tf.equal(tf.size(ctx["id"], out_type=tf.int64), n),
+            tf.equal(tf.size(ctx["id"], out_type=tf.int64), v["n"]),
             tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
                 tf.equal(ctx["first"], wanted[:tf.size(ctx["first"])]))), [
             v["file"], "does not hold video", v["id"], "(", v["name"], ") where its manifest "
             "says: the shard was changed after it was written; convert the videos again"],
             name="chunk_at_offset")
         with tf.control_dependencies([got]):  # the chunks' frames, in order from first's
-            jpegs = tf.gather(seq["frames"].flat_values, frames - first * chunk_frames)
-        return {"jpegs": jpegs, "frames": frames, "label": v["label"], "id": v["id"],
+            jpegs = tf.gather(seq["frames"].flat_values, v["frames"] - v["first"] * chunk_frames)
+        return {"jpegs": jpegs, "frames": v["frames"], "label": v["label"], "id": v["id"],
                 "name": v["name"]}
 
-    return epoch_keys(seed).flat_map(lambda e: table.map(
-        lambda v: pick(v, e), num_parallel_calls=n_readers, deterministic=True))
+    keyed = epoch_keys(seed).flat_map(lambda e: table.map(lambda v: with_clip(v, e)))
+    return keyed.interleave(read, cycle_length=n_readers, num_parallel_calls=n_readers,
+                            deterministic=True).map(pick)
 
 
 _FRAMES = {"frames": tf.io.RaggedFeature(tf.string)}  # a video's last chunk is shorter
