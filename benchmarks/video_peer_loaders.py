@@ -3,9 +3,15 @@
 Every contender does the same work: per epoch, 2 random clips of 16 frames
 (step 2) from each video, resized to 112x112 RGB, in batches of 8. Each
 builder takes ``(folder, work)`` (``work``: the ``Work`` settings) and returns a
-function ``epoch(e)`` that yields batches whose first item is the clips, shaped
-``(batch, clip_len, 112, 112, 3)``. A peer that does not import here raises
-``Skip`` with the reason, which the report prints.
+function ``stream(epochs)`` that yields the batches of epochs 1..``epochs`` one
+after the other, each batch's first item the clips, shaped
+``(batch, clip_len, 112, 112, 3)``. Each contender runs as a training loop
+should run it, over one iterator for the whole run: the TensorFlow paths as
+``fit(ds.repeat(), steps_per_epoch=...)`` consumes them (a new iterator per
+epoch can stall at the epoch's end in TensorFlow 2.21: see NOTES.md), the
+DataLoaders with ``persistent_workers=True`` and the epoch set on their
+sampler. A peer that does not import here raises ``Skip`` with the reason,
+which the report prints.
 
 The peers' clip starts are drawn the same way (uniform over the starts that fit,
 seeded by the epoch, the video and the clip), each peer learning a video's
@@ -71,7 +77,7 @@ def kit_direct(folder: Path, work: Work):
         folder, batch_size=work.batch, clip_len=work.clip_len, frame_step=work.step,
         frame_size=(work.size, work.size), sampler="random",
         clips_per_video=work.clips_per_video, seed=work.seed, verbose=False)
-    return lambda e: ds
+    return lambda epochs: iter(ds.repeat(epochs))
 
 
 def kit_shards(folder: Path, work: Work, shards: Path | None = None):
@@ -80,7 +86,7 @@ def kit_shards(folder: Path, work: Work, shards: Path | None = None):
     ds = clip_dataset(Path(shards) / "train", clip_len=work.clip_len, frame_step=work.step,
                       batch_size=work.batch, clips_per_video=work.clips_per_video,
                       seed=work.seed)
-    return lambda e: ds
+    return lambda epochs: iter(ds.repeat(epochs))
 
 
 # -- PyTorch peers: a map-style Dataset of one epoch's clips in a DataLoader(num_workers=2) --
@@ -97,23 +103,42 @@ def _torch():
 
 
 def _loader(read_clip, folder: Path, work: Work):
-    """Batches of one epoch's clips, read by ``read_clip(path, epoch, video, clip)``."""
+    """Batches of each epoch's clips, read by ``read_clip(path, epoch, video, clip)`` in one
+    ``DataLoader(num_workers=2, persistent_workers=True)``: its sampler (in this process)
+    hands the workers ``(epoch, video, clip)`` for the epoch set before each pass."""
     torch, DataLoader, Dataset = _torch()
+    from torch.utils.data import Sampler
     files = videos(folder)
 
     class Clips(Dataset):
-        def __init__(self, epoch):
-            self.epoch, self.items = epoch, epoch_items(len(files), work, epoch)
+        def __len__(self):
+            return len(files) * work.clips_per_video
+
+        def __getitem__(self, item):
+            epoch, v, j = item
+            path, label = files[v]
+            return torch.as_tensor(read_clip(path, epoch, v, j)), label
+
+    class EpochItems(Sampler):
+        epoch = 1
 
         def __len__(self):
-            return len(self.items)
+            return len(files) * work.clips_per_video
 
-        def __getitem__(self, k):
-            v, j = self.items[k]
-            path, label = files[v]
-            return torch.as_tensor(read_clip(path, self.epoch, v, j)), label
+        def __iter__(self):
+            return iter([(self.epoch, v, j)
+                         for v, j in epoch_items(len(files), work, self.epoch)])
 
-    return lambda e: DataLoader(Clips(e), batch_size=work.batch, num_workers=2)
+    sampler = EpochItems()
+    loader = DataLoader(Clips(), sampler=sampler, batch_size=work.batch, num_workers=2,
+                        persistent_workers=True)
+
+    def stream(epochs):
+        for e in range(1, epochs + 1):
+            sampler.epoch = e
+            yield from loader
+
+    return stream
 
 
 def torchcodec(folder: Path, work: Work):
@@ -193,16 +218,19 @@ def tutorial(folder: Path, work: Work):
 
     files = videos(folder)
 
-    def dataset(epoch):
-        def frame_generator():
-            for v, j in epoch_items(len(files), work, epoch):
-                yield frames_from_video_file(files[v][0], epoch, v, j), files[v][1]
+    def frame_generator(epoch):
+        epoch = int(epoch)
+        for v, j in epoch_items(len(files), work, epoch):
+            yield frames_from_video_file(files[v][0], epoch, v, j), files[v][1]
 
-        spec = (tf.TensorSpec((None, None, None, 3), tf.float32), tf.TensorSpec((), tf.int16))
-        return tf.data.Dataset.from_generator(frame_generator, output_signature=spec).batch(
-            work.batch)
+    spec = (tf.TensorSpec((None, None, None, 3), tf.float32), tf.TensorSpec((), tf.int16))
 
-    return dataset
+    def stream(epochs):  # one pipeline over the epochs, each epoch's generator batched
+        return iter(tf.data.Dataset.range(1, epochs + 1).flat_map(
+            lambda e: tf.data.Dataset.from_generator(
+                frame_generator, args=(e,), output_signature=spec).batch(work.batch)))
+
+    return stream
 
 
 # -- the floor: PyAV, a seek to the keyframe before each clip, one conversion per frame ------
@@ -250,14 +278,15 @@ def floor(folder: Path, work: Work):
     """The floor, in this one process and thread: nothing around the decode but the stack."""
     files = videos(folder)
 
-    def batches(epoch):
-        items = epoch_items(len(files), work, epoch)
-        for b in range(0, len(items), work.batch):
-            chunk = items[b:b + work.batch]
-            yield (np.stack([floor_clip(files[v][0], epoch, v, j, work) for v, j in chunk]),
-                   np.array([files[v][1] for v, _ in chunk]))
+    def stream(epochs):
+        for epoch in range(1, epochs + 1):
+            items = epoch_items(len(files), work, epoch)
+            for b in range(0, len(items), work.batch):
+                chunk = items[b:b + work.batch]
+                yield (np.stack([floor_clip(files[v][0], epoch, v, j, work) for v, j in chunk]),
+                       np.array([files[v][1] for v, _ in chunk]))
 
-    return batches
+    return stream
 
 
 LOADERS = {

@@ -148,7 +148,7 @@ def _ratio(runs, a: str, b: str, key: str = "clips_per_s") -> list[float]:
 def table(runs: dict, cores: int) -> list[str]:
     """The markdown table of one frame size, the conversion line and the ratios."""
     L = ["| path | clips/s | x torchcodec, median (min) | CPU s per clip | first batch (s) "
-         "| epoch end (s) |",
+         "| run's end (s) |",
          "|---|--:|--:|--:|--:|--:|"]
     for name in READERS:
         if name not in runs:
@@ -183,12 +183,9 @@ def table(runs: dict, cores: int) -> list[str]:
     for a, b in (("kit direct", "decord"), ("kit direct", "torchcodec"),
                  ("kit direct", "tutorial"), ("kit shards", "torchcodec")):
         rr = _ratio(runs, a, b)
-        whole = _ratio(runs, a, b, "clips_per_s_with_end")
         if rr:
             L.append(f"- {a} / {b}: {_med(rr):.2f}x clips/s (min {min(rr):.2f}, "
-                     f"{len(rr)} rounds)" + (f"; with the epoch's end counted "
-                                             f"{_med(whole):.2f}x (min {min(whole):.2f})"
-                                             if whole else ""))
+                     f"{len(rr)} rounds)")
     return L
 
 
@@ -265,13 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         f"every 250 frames) in 2 class folders; per epoch {work.clips_per_video} random clips "
         f"of {work.clip_len} frames, step {work.step}, per video, resized to "
         f"{work.size}x{work.size} RGB, batches of {work.batch}; the second epoch timed "
-        f"({args.videos * work.clips_per_video} clips) to its last batch; each contender in "
-        f"its own process, {args.rounds} round(s) in rotated order. *CPU s per clip*: the "
-        "whole process tree (DataLoader workers, converter workers included), the epoch's "
-        "end included. *first batch*: from building the pipeline to its first batch in "
-        "epoch 1. *epoch end*: from the last batch to the loop's end, the iterator's "
-        "teardown (a DataLoader's workers stopping; TensorFlow's autotuning thread, which "
-        "can hold the end of an epoch for a fraction of the epoch's length: see NOTES.md). "
+        f"({args.videos * work.clips_per_video} clips) from the end of the first to its last "
+        "batch; each contender in its own process, over one iterator for both epochs, as a "
+        "training loop runs it (the TensorFlow paths as `fit(ds.repeat(), steps_per_epoch=...)` "
+        "consumes them, the DataLoaders with `persistent_workers=True`; a new TensorFlow "
+        "iterator per epoch can stall at the epoch's end: see NOTES.md), "
+        f"{args.rounds} round(s) in rotated order. *CPU s per clip*: the whole process tree "
+        "(DataLoader workers, converter workers included). *first batch*: from building the "
+        "pipeline to its first batch in epoch 1. *run's end*: after the last batch, the "
+        "iterator's teardown (a DataLoader's workers stopping, TensorFlow's threads), once "
+        "per run. "
         "torchcodec decodes with `seek_mode=\"approximate\"` and its `Resize` transform, "
         "decord with `width`/`height` (both "
         "resize while decoding); the tutorial's generator pads to 112x112 "

@@ -107,6 +107,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         The dataset, with ``class_names``: the manifest's, else the
         ``class_names`` passed; otherwise using them raises a ``ValueError``
         that says how to name the classes.
+        Into ``fit()``: ``fit(ds.repeat(), steps_per_epoch=len(ds))``, one
+        iterator for the run (a new one each epoch can stall at the epoch's end
+        in TensorFlow 2.21; see the README).
 
     Raises:
         TypeError: a count is not an int.

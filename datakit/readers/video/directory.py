@@ -123,7 +123,10 @@ def video_dataset_from_directory(
         takes from ``like=ds`` to make a new video's clips the same way).
         Clips are ``(clip_len, height, width, channels)`` of ``dtype``;
         ``"int"`` labels are int64 (Keras gives int32: int64 is what the shards'
-        reader yields too, so one model trains on either path).
+        reader yields too, so one model trains on either path). Into ``fit()``,
+        ``fit(ds.repeat(), steps_per_epoch=len(ds))`` keeps one iterator for the
+        run: with a new one each epoch, TensorFlow 2.21 can stall at the epoch's
+        end until its autotuning thread next wakes (see the README).
 
     What a clip costs, and why: a video stores a full picture (a keyframe)
     every so often, often every 250 frames, and only changes in between, so a
