@@ -308,6 +308,14 @@ try:
     memory_report(unnamed, seconds=0.2, budget=2.0)
 except Stalled as e:
     print(e)
+# the blocked threads are still there: later calls still run, and diagnose stops too
+from datakit.doctor import diagnose
+try:
+    diagnose(ds, seconds=0.2, budget_s=4.0, advise=False)
+except Stalled as e:
+    print("diagnose:", e)
+print("afterwards:", diagnose(tf.data.Dataset.range(100).batch(10), seconds=0.2,
+                              advise=False).bottleneck)
 """
 
 
@@ -316,6 +324,9 @@ def test_a_generator_that_blocks_is_named_and_does_not_hold_up_the_exit():
     out = run_alone(BLOCKED)  # returns: the blocked thread does not keep the process alive
     assert "'blocked'" in out and "Nothing was measured" in out
     assert "'from_generator #1'" in out  # not the flat_map TensorFlow builds it with
+    said = next(line for line in out.splitlines() if line.startswith("diagnose:"))
+    assert "diagnose(): no element came" in said and "'blocked'" in said and "budget_s=" in said
+    assert "afterwards: " in out  # no call is left cancelled by the threads still blocked
 
 
 @pytest.mark.parametrize("call, error, match", [

@@ -42,7 +42,8 @@ from tensorflow.python.eager import cancellation
 from datakit.perf.chain import is_generator_source, kind_of, name_of
 from datakit.perf.synthetic import serial
 
-__all__ = ["Run", "Stalled", "bounded_run", "call_with_deadline", "stage_label", "stuck_stage"]
+__all__ = ["Run", "Stalled", "bounded_run", "call_with_deadline", "stage_label", "stalled_error",
+           "stuck_stage"]
 
 
 class Stalled(TimeoutError):
@@ -71,8 +72,18 @@ def _finish(worker: threading.Thread, manager, progress: Callable[[], float],
         if worker.is_alive() and time.perf_counter() - progress() > patience:
             manager.start_cancel()
             worker.join(1.0)  # a cancelled runtime call returns at once; Python code may not
+            _leave_context(manager)
             return True
     return False
+
+
+def _leave_context(manager) -> None:
+    """Leave ``manager``'s cancellation context for a worker stuck in Python code (a
+    generator that blocks): it never leaves it itself, and the context is the process's,
+    so every ``tf.function`` called after, in any thread, would start cancelled."""
+    if cancellation.context() is manager:
+        with cancellation.CancellationManagerContext(None):  # its exit sets no context
+            pass
 
 
 def call_with_deadline(fn: Callable[[], Any], patience: float) -> tuple[Any, bool]:
@@ -219,6 +230,21 @@ def stage_label(chain, k: int) -> str:
     by that name, not as the ``flat_map`` TensorFlow builds it with)."""
     kind = "from_generator" if is_generator_source(chain[k]) else kind_of(chain[k])
     return name_of(chain[k]) or f"{kind} #{k}"
+
+
+def stalled_error(func: str, error, chain, patience: float, deadline: float,
+                  budget_name: str = "budget") -> Stalled:
+    """The error of ``func``'s run that waited in vain, naming the first stage that yields
+    nothing (looked for in what is left of the budget, at least half a second a stage)."""
+    patience = max(0.5, min(patience, deadline - time.perf_counter()))
+    stuck = stuck_stage(chain, patience)
+    where = (f"the first stage that yields nothing in {patience:.1f} s is {stuck[1]!r}"
+             if stuck else "each stage alone yields its first element in time: the wait "
+             "comes later in the epoch")
+    return Stalled(f"{func}(): {error}; {where}. A loop over this pipeline would wait "
+                   "as long: look at that stage (a filter that drops every element of an "
+                   f"endless input, a generator that blocks), or pass a longer {budget_name}= "
+                   "if its elements are only slow. Nothing was measured.")
 
 
 def stuck_stage(chain, patience: float) -> tuple[int, str] | None:

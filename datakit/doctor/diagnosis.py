@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
+from datakit.doctor.deadline import call_with_deadline, stalled_error
 from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
 from datakit.perf.synthetic import serial
@@ -208,6 +209,8 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
             ``repeats`` not an int.
         ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
             or a dataset without elements.
+        Stalled: (a ``TimeoutError``) no element came in half of ``budget_s``; it names
+            the first stage that yields nothing.
     """
     chain = chain_of(dataset)
     check_seconds("step_time", step_time, func="diagnose")
@@ -217,7 +220,11 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
     start = time.perf_counter()
-    first = measure(serial(dataset), seconds, limit=2)
+    first, stalled = call_with_deadline(lambda: measure(serial(dataset), seconds, limit=2),
+                                        patience=budget / 2)
+    if stalled:
+        raise stalled_error("diagnose", f"no element came in {budget / 2:g} s", chain,
+                            budget / 2, start + budget, budget_name="budget_s")
     if not first.count:
         raise ValueError("diagnose(): the dataset delivered no element: nothing to diagnose "
                          "(check its files, its filter, or a take()/skip() that empties it)")

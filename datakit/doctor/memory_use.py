@@ -48,7 +48,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_seconds
 from datakit.doctor.cache_fill import fill_note, fill_target
-from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stuck_stage
+from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stalled_error
 from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
 from datakit.doctor.memory_growth import (
     GrowthSampler,
@@ -154,20 +154,6 @@ def _built(build, sampler) -> tf.data.Dataset:
     return dataset
 
 
-def _stalled(error: Stalled, chain, patience: float, deadline: float) -> Stalled:
-    """The error of a run that waited in vain, naming the first stage that yields nothing
-    (looked for in what is left of the budget, at least half a second a stage)."""
-    patience = max(0.5, min(patience, deadline - time.perf_counter()))
-    stuck = stuck_stage(chain, patience)
-    where = (f"the first stage that yields nothing in {patience:.1f} s is {stuck[1]!r}"
-             if stuck else "each stage alone yields its first element in time: the wait "
-             "comes later in the epoch")
-    return Stalled(f"memory_report(): {error}; {where}. A loop over this pipeline would wait "
-                   "as long: look at that stage (a filter that drops every element of an "
-                   "endless input, a generator that blocks), or pass a longer budget= if its "
-                   "elements are only slow. Nothing was measured.")
-
-
 def _predict(chain, build, seconds, patience, counted) -> list[MemoryStage]:
     sizes = [element_bytes(d, without_shuffles(chain, k), patience=patience)
              for k, d in enumerate(chain)]
@@ -236,7 +222,7 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         if run.stalled:
             raise Stalled(f"no element came in {patience:g} s (after {run.count} elements)")
     except Stalled as e:
-        raise _stalled(e, chain, patience, deadline) from None
+        raise stalled_error("memory_report", e, chain, patience, deadline) from None
     finally:
         for sampler in samplers:
             sampler.stop.set()
