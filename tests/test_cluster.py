@@ -267,6 +267,26 @@ def test_the_worker_command_says_it_waits_then_gives_up():
     assert f"no dispatcher answered at 127.0.0.1:{port} in 2 s" in run.stderr
 
 
+@pytest.mark.parametrize("timeout", [float("nan"), -1, 0, True])
+def test_a_dispatcher_wait_that_could_not_end_or_has_ended_is_refused(timeout):
+    error = TypeError if timeout is True else ValueError
+    with pytest.raises(error, match="timeout"):  # nan never passes a deadline: it waited forever
+        C.check_dispatcher(f"127.0.0.1:{C.free_port()}", timeout=timeout)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["dispatcher", "--port", "99999"], "argument --port: '99999' is not a port"),
+    (["worker", "--dispatcher", "127.0.0.1", "--port", "5999"],
+     "argument --dispatcher: '127.0.0.1': pass HOST:PORT"),  # was tried as :443 until timeout
+    (["worker", "--dispatcher", "127.0.0.1:5998", "--port", "5999", "--dispatcher-timeout",
+      "nan"], "argument --dispatcher-timeout: 'nan': pass a number of seconds > 0"),
+])
+def test_the_commands_refuse_a_bad_port_address_or_timeout_by_name(args, said):
+    run = subprocess.run([sys.executable, "-m", "datakit.cluster", *args], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr
+
+
 @pytest.mark.timeout(60)
 def test_a_port_in_use_is_named():
     with socket.socket() as busy:

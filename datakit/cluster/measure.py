@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem
+from datakit.core.arguments import check_seconds
 
 __all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
            "abandon_trainers", "read_concurrently", "measure_delivery", "Tally", "tally",
@@ -41,8 +42,10 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
     """
     address = service.split("://", 1)[-1]
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target)")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target), "
+                         "a port in 1..65535")
+    timeout = check_seconds("timeout", timeout, positive=True, func="check_dispatcher")
     deadline = time.monotonic() + timeout
     while True:
         problem = dispatcher_problem(address, max(0.5, min(2.0, deadline - time.monotonic())))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import os
 import signal
 import socket
@@ -29,15 +30,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         "Run one tf.data service server until killed (Ctrl-C stops it)."))
     sub = parser.add_subparsers(dest="role", required=True)
     d = sub.add_parser("dispatcher", help="coordinate workers and trainers")
-    d.add_argument("--port", type=int, required=True)
+    d.add_argument("--port", type=_port, required=True)
     d.add_argument("--work-dir", help="journal for fault tolerance (shared storage)")
     d.add_argument("--worker-address", action="append", default=None,
                    help="HOST:PORT of each worker, for static sharding (repeat)")
     d.add_argument("--worker-timeout-ms", type=int, default=None)
     w = sub.add_parser("worker", help="run the input pipeline, stream elements to trainers")
-    w.add_argument("--dispatcher", required=True, help="HOST:PORT of the dispatcher")
-    w.add_argument("--port", type=int, required=True)
-    w.add_argument("--dispatcher-timeout", type=float, default=120.0,
+    w.add_argument("--dispatcher", required=True, type=_address,
+                   help="HOST:PORT of the dispatcher")
+    w.add_argument("--port", type=_port, required=True)
+    w.add_argument("--dispatcher-timeout", type=_seconds, default=120.0,
                    help="seconds to wait for the dispatcher to answer before giving up")
     for p in (d, w):
         p.add_argument("--host", default=socket.getfqdn())
@@ -64,6 +66,33 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     finally:
         server.stop() if hasattr(server, "stop") else None
+
+
+def _port(text: str) -> int:
+    """A TCP port, 1..65535 (argparse says which argument, and exits 2, otherwise)."""
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: pass a number in 1..65535")
+    return int(text)
+
+
+def _address(text: str) -> str:
+    """``HOST:PORT`` (or ``grpc://HOST:PORT``): a missing port is refused, not tried as 443."""
+    host, sep, port = text.split("://", 1)[-1].rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass HOST:PORT, the dispatcher's port "
+                                         "in 1..65535 (e.g. d0:5050)")
+    return text
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds > 0 (not nan, not inf)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a number of seconds > 0")
+    return seconds
 
 
 def _check_port_free(port: int) -> None:
