@@ -372,3 +372,12 @@ def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatc
     facts = fp.inputs_facts([str(f) for f in small])
     assert ["sha256" in facts[str(f)] for f in small] == [True, False]
     assert fp.input_changes(facts) is None
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ck.shuffled_range(5, 0), ValueError, "buffer_size=0"),  # was TensorFlow's own error
+    (lambda: ck.shuffled_range(5, 2, seed=True), TypeError, "seed must be an int"),
+])
+def test_the_shuffled_range_recipe_checks_its_arguments(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

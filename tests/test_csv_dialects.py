@@ -28,17 +28,17 @@ def write(folder, name, text):
 
 
 @pytest.mark.parametrize("parse", PARSES)
-def test_a_nan_label_is_a_located_bad_line_or_a_counted_skip(tmp_path, parse):
+def test_a_nan_or_inf_label_is_a_located_bad_line_or_a_counted_skip(tmp_path, parse):
     train = write(tmp_path, "train.csv", "x,y\n1,10\n2,20\n3,30\n")
-    new = write(tmp_path, "new.csv", "x,y\n1,10\n2,nan\n3,NaN\n4,40\n")
+    new = write(tmp_path, "new.csv", "x,y\n1,10\n2,nan\n3,NaN\n4,40\n5,inf\n6,-Infinity\n")
     stats = dc.column_stats(train)
     assert [b.reason for b in dc.find_bad_lines(new, stats, label="y")] == [
-        "the label is `nan`, not a finite number (a label is never missing)",
-        "the label is `NaN`, not a finite number (a label is never missing)"]
+        f"the label is `{y}`, not a finite number (a label is never missing)"
+        for y in ("nan", "NaN", "inf", "-Infinity")]  # arrow took an inf label
     with pytest.raises(tf.errors.InvalidArgumentError, match="new.csv, line 3, column y"):
         read_all(dc.csv_reader_dataset(new, stats=stats, label="y", parse=parse,
                                        shuffle_buffer_size=None))
-    with pytest.warns(UserWarning, match=r"skipping 2 bad line\(s\) \(new.csv: 2\)"):
+    with pytest.warns(UserWarning, match=r"skipping 4 bad line\(s\) \(new.csv: 4\)"):
         ds = dc.csv_reader_dataset(new, stats=stats, label="y", parse=parse,
                                    on_bad_line="skip", shuffle_buffer_size=None)
     assert read_all(ds)[1].tolist() == [10.0, 40.0]

@@ -36,3 +36,11 @@ def test_the_memory_advice_imports_without_matplotlib():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_shuffled_orders_refuses_a_seed_that_is_not_an_int():
+    import pytest
+
+    from datakit.perf.shuffle_runs import shuffled_orders
+    with pytest.raises(TypeError, match="seed must be an int, got True"):
+        shuffled_orders(5, 2, seed=True)  # was taken as seed 1

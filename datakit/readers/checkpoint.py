@@ -52,9 +52,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_int
 from datakit.core.atomic import fsync_folder, process_alive, temporary_path
 from datakit.core.errors import DataError
+from datakit.glassbox.shuffle_buffer import check_buffer_size
 from datakit.readers.checkpoint_fingerprint import (
     SUFFIX,
     check_checkpoint_files,
@@ -86,8 +87,9 @@ def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int |
     """
     import tensorflow as tf
 
-    ds = tf.data.Dataset.range(n).shuffle(buffer_size, seed=seed)
-    return ds.batch(batch_size) if batch_size else ds
+    n, seed = check_count("n", n, 0), check_int("seed", seed)
+    ds = tf.data.Dataset.range(n).shuffle(check_buffer_size(buffer_size), seed=seed)
+    return ds.batch(check_count("batch_size", batch_size)) if batch_size else ds
 
 
 def ignore_external_state(dataset):

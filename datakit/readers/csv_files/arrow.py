@@ -180,7 +180,8 @@ class BlockParser:
         if self.label is None:
             return False
         y = table.column(self.label)
-        if y.null_count:
+        if y.null_count or (pa.types.is_floating(y.type)  # inf and nan: refused as the rule does
+                            and not pc.all(pc.is_finite(y)).as_py()):
             return True
         return self.label_set is not None and not pc.all(pc.is_in(y, self.label_set)).as_py()
 

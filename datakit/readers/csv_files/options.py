@@ -24,6 +24,7 @@ TypeError: batch_size must be an int, got 2.5
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -66,9 +67,9 @@ class ReadOptions(TableOptions):
         if self.trace and not self.mode.traced:
             raise ValueError(f"trace=True traces rows; parse={self.parse!r} has no per-row "
                              "stage: use parse='batch' to trace the same readers.")
-        if not self.label_scale > 0:
+        if not 0 < self.label_scale < math.inf:  # inf would make every label 0
             raise ValueError(f"label_scale={self.label_scale!r}: labels are divided by it, so "
-                             "pass a number > 0 (1 keeps them as they are).")
+                             "pass a finite number > 0 (1 keeps them as they are).")
         if self.on_bad_line not in ("raise", "skip"):
             raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
 

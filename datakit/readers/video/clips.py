@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_count, check_shuffle_buffer
+from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
@@ -126,6 +126,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
+    seed = check_int("seed", seed)
     asked = Path(directory)
     directory = generations.current(directory)  # mid-switch: the new generation's copy
     meta = _video_set(directory)
