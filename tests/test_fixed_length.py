@@ -18,3 +18,26 @@ def test_fixed_length_round_trip_and_truncation(tmp_path):
     np.testing.assert_array_equal(got, arr)
     p.write_bytes(p.read_bytes()[:-5])
     raises_naming(p, fixed_length.fixed_length_dataset, p, [2, 3], np.float32, header_bytes=4)
+
+
+@pytest.mark.parametrize("shape, dtype, error, match", [
+    ([-2, -1], np.int16, ValueError, "dimensions=-2"),  # a positive product passed the size check
+    ([2.5], np.int16, TypeError, "dimensions must be an int"),
+    ([2], "string", ValueError, "dtype=string: a record holds numbers"),  # blamed record_shape
+])
+def test_a_record_shape_or_dtype_that_cannot_be_is_refused_by_name(tmp_path, shape, dtype,
+                                                                    error, match):
+    p = fixed_length.write_fixed_length(tmp_path / "x.bin", np.arange(8, dtype=np.int16))
+    with pytest.raises(error, match=match):
+        fixed_length.fixed_length_dataset(p, shape, dtype)
+
+
+def test_a_folder_or_a_missing_file_is_named_before_reading(tmp_path):
+    from datakit.readers.text_lines import numbered_lines
+    raises_naming(tmp_path, fixed_length.fixed_length_dataset, tmp_path, [2], np.int16)
+    raises_naming(tmp_path, numbered_lines, tmp_path)  # was TensorFlow's error while reading
+    with pytest.raises(FileNotFoundError, match="missing.txt: file is missing"):
+        numbered_lines(tmp_path / "missing.txt")  # a Path, too (was refused as a PosixPath)
+    text = tmp_path / "t.txt"
+    text.write_text("h\na\nb\n")
+    assert [int(n) for _, n, _ in numbered_lines(text).as_numpy_iterator()] == [2, 3]

@@ -52,13 +52,17 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     [[0, 1], [2, 3], [4, 5]]
     """
     dtype = tf.as_dtype(dtype)
-    record_bytes = int(np.prod(record_shape, dtype=np.int64)) * dtype.size
-    if record_bytes < 1:
-        raise ValueError(f"record_shape={record_shape!r} gives empty records")
+    if not dtype.is_numpy_compatible or dtype == tf.string or dtype.size < 1:
+        raise ValueError(f"dtype={dtype.name}: a record holds numbers of one fixed size; pass a "
+                         "number type such as np.int16 or np.float32")
+    dims = [check_count("record_shape's dimensions", d) for d in np.atleast_1d(record_shape)]
+    record_bytes = int(np.prod(dims, dtype=np.int64)) * dtype.size
     header_bytes = check_count("header_bytes", header_bytes, 0)
     footer_bytes = check_count("footer_bytes", footer_bytes, 0)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: file is missing")
+    if not os.path.isfile(path):
+        raise DataError(path, "is not a file (a folder?): pass the path of one record file")
     body = os.path.getsize(path) - header_bytes - footer_bytes
     if body <= 0 or body % record_bytes:
         raise DataError(path, f"{body} bytes between header and footer is not a whole "
@@ -66,5 +70,5 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
                                           footer_bytes)
-    shape = list(record_shape)
+    shape = dims if np.ndim(record_shape) else []
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

@@ -15,8 +15,12 @@ error message and in a picture mean the same line.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import tensorflow as tf
+
+from datakit.core.errors import DataError
 
 __all__ = ["BOM_PATTERN", "without_bom", "numbered_lines"]
 
@@ -35,8 +39,15 @@ def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
 
     With ``skip_header`` (the default) line 1 is dropped and the first
     element is line 2. Without it, a byte order mark at the start of line 1 is
-    dropped (one call, on line 1 only).
+    dropped (one call, on line 1 only). A path given as text or a ``Path`` is checked
+    first (``FileNotFoundError``, or ``DataError`` for a folder), naming it.
     """
+    if isinstance(path, (str, os.PathLike)):
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: file is missing")
+        if not os.path.isfile(path):
+            raise DataError(path, "is not a file (a folder?): pass the path of a text file")
     lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
     paths = tf.data.Dataset.from_tensors(path).repeat()
