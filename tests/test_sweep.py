@@ -146,6 +146,22 @@ def csv_stats_count_once(d, st):
     return [column_stats([p, str(d / "." / "a.csv")]).rows]
 
 
+def csv_gzip(d, st):  # was "not UTF-8 ... save the file as UTF-8"
+    import gzip
+    return read(write(d, "a.csv.gz", gzip.compress(GOOD.encode())), st)
+
+
+def csv_fifo(d, st):  # a path that exists but is no file: was "no such file"
+    os.mkfifo(d / "a.csv")
+    return read(str(d / "a.csv"), st)
+
+
+def parquet_folder(d, st):  # its message suggested '*.csv'
+    from datakit.readers.parquet import parquet_file_set
+    (d / "shards").mkdir()
+    return parquet_file_set(str(d / "shards"))
+
+
 def csv_latin1(d, st):
     return read(write(d, "a.csv", GOOD.encode() + b"\xe9,6\n"), st)
 
@@ -667,6 +683,9 @@ CASES = [
     (csv_symlink, LABELS),
     (csv_stats_count_once, [5]),
     (csv_latin1, E(DataError, "a.csv", "line 7", "not UTF-8")),
+    (csv_gzip, E(DataError, "a.csv.gz", "gzip-compressed", "decompress it")),
+    (csv_fifo, E(OSError, "a.csv", "not a regular file")),
+    (parquet_folder, E(IsADirectoryError, "shards", "*.parquet")),
     (csv_long_field, [1.0, 2.0]),
     (csv_long_bad_line, E(INV, "a.csv", "line 7", "column x", "characters)")),
     (csv_long_bad_line_find, [(7, "y (2 of 2)", True)]),

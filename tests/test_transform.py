@@ -211,6 +211,9 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
                                               r"run's \(notes\.txt\).*new or empty folder"):
         transform.run_transform(plan, tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    (tmp_path / "notes.txt").write_text("a file")  # was a bare FileExistsError: [Errno 17]
+    with pytest.raises(NotADirectoryError, match=r"notes\.txt' is a file, not a folder"):
+        transform.run_transform(plan, tmp_path / "notes.txt")
     (tmp_path / "killed" / "run-1").mkdir(parents=True)   # a first run killed before its switch
     transform_folder.check_output_folder(str(tmp_path / "killed"))   # the rerun may go on
     with pytest.raises(ValueError, match=r"'gs://bucket/out'.*NFS or gcsfuse mount"):

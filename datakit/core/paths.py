@@ -36,17 +36,18 @@ import os
 __all__ = ["resolve_files"]
 
 
-def _folder_message(item: str) -> str:
+def _folder_message(item: str, suffix: str = ".csv") -> str:
     return (f"{item} is a folder, not a file: pass the files in it, or a pattern such as "
-            f"{os.path.join(item, '*.csv')!r}")
+            f"{os.path.join(item, '*' + suffix)!r}")
 
 
-def resolve_files(filepaths, *, what: str = "files") -> list[str]:
+def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> list[str]:
     """The files named by ``filepaths`` (a path, a pattern, or a list of them), each once.
 
     Raises ``TypeError`` for something that is not a path, ``ValueError`` for
     an empty list, ``FileNotFoundError`` for a missing file or a pattern that
-    matches no file, ``IsADirectoryError`` for a folder.
+    matches no file, ``IsADirectoryError`` for a folder (its message suggests a
+    pattern of ``suffix`` files), ``OSError`` for a path that is neither (a pipe).
     """
     if isinstance(filepaths, (str, os.PathLike)):
         items = [filepaths]
@@ -57,7 +58,7 @@ def resolve_files(filepaths, *, what: str = "files") -> list[str]:
                         "them")
     if not items:
         raise ValueError(f"No {what} given: pass a path, a glob pattern, or a list of them.")
-    files = [f for item in items for f in _files_of(item)]
+    files = [f for item in items for f in _files_of(item, suffix)]
     seen: set[str] = set()
     unique = []
     for f in files:
@@ -68,7 +69,7 @@ def resolve_files(filepaths, *, what: str = "files") -> list[str]:
     return unique
 
 
-def _files_of(item: object) -> list[str]:
+def _files_of(item: object, suffix: str) -> list[str]:
     """The files one path or pattern names, in order (patterns' matches sorted)."""
     if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
         raise TypeError(f"{item!r} is not a path: pass str or pathlib.Path")
@@ -76,7 +77,10 @@ def _files_of(item: object) -> list[str]:
     if os.path.isfile(path):
         return [path]
     if os.path.isdir(path):
-        raise IsADirectoryError(_folder_message(path))
+        raise IsADirectoryError(_folder_message(path, suffix))
+    if os.path.exists(path):
+        raise OSError(f"{path} is not a regular file (a pipe, a socket or a device): pass a "
+                      "file, or copy the data into one")
     if not glob.has_magic(path):
         raise FileNotFoundError(f"{path}: no such file.")
     found = sorted(glob.glob(path))

@@ -175,7 +175,7 @@ def parquet_file_set(filepaths) -> FileSet:
     def no_rows(kept: list[str]) -> DataError:
         return DataError(kept[0], "no file holds a row: there is nothing to read")
 
-    return check_file_set(filepaths, check_file, no_rows=no_rows)
+    return check_file_set(filepaths, check_file, no_rows=no_rows, suffix=".parquet")
 
 
 def _difference(a: pa.Schema, b: pa.Schema) -> str:

@@ -189,7 +189,7 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
             raise RecordFileError(d, "folder holds no record files")
         return files, {}
     with _record_errors():  # each folder's manifest read once; a killed writer's files left out
-        found = check_file_set(source, sort=False)
+        found = check_file_set(source, sort=False, suffix=".tfrecord")
     return found.files, found.entries
 
 

@@ -37,6 +37,9 @@ def check_output_folder(output_dir: str) -> None:
                          "folder, which object stores such as gs:// cannot do atomically; "
                          "pass a folder every worker sees at the same path (a local disk, an "
                          "NFS or gcsfuse mount).")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise NotADirectoryError(f"output_dir={output_dir!r} is a file, not a folder: pass a "
+                                 "new or empty folder (or an earlier run's output folder)")
     if not os.path.isdir(output_dir):
         os.makedirs(output_dir)
         return

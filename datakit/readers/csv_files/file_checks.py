@@ -102,6 +102,24 @@ def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
     return found.files, found.shape
 
 
+def _utf8_text(path: str, data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte order mark, once it is known to be UTF-8 text."""
+    if data.startswith(b"\x1f\x8b"):
+        raise DataError(path, "is gzip-compressed (starts with 1f 8b): the CSV reader reads "
+                        "plain text; decompress it first (gunzip, or pandas.read_csv then "
+                        "to_csv), or convert it to Parquet or TFRecord shards")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a UTF-8 byte order mark: not part of the first column's name
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(path, f"byte {data[e.start]:#04x} is not UTF-8 ({e.reason}); save "
+                        "the file as UTF-8 (e.g. pandas: encoding='latin-1' to read, then "
+                        "to_csv)", line=line, offset=e.start) from None
+    return data
+
+
 def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> FileSet:
     """Check CSV files up front: a :class:`~datakit.readers.tables.file_set.FileSet` of them.
 
@@ -131,15 +149,7 @@ def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> F
     def check_file(path: str) -> FileFacts:
         with open(path, "rb") as f:
             data = f.read()
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]  # a UTF-8 byte order mark: not part of the first column's name
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = data.count(b"\n", 0, e.start) + 1
-            raise DataError(path, f"byte {data[e.start]:#04x} is not UTF-8 ({e.reason}); save "
-                            "the file as UTF-8 (e.g. pandas: encoding='latin-1' to read, then "
-                            "to_csv)", line=line, offset=e.start) from None
+        data = _utf8_text(path, data)
         if not data.strip():
             raise DataError(path, "the file is empty; every shard needs a header line")
         line1 = data.split(b"\n", 1)[0].rstrip(b"\r").decode()

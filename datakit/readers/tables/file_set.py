@@ -93,7 +93,7 @@ class FolderManifests:
 
 def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = None, *,
                    no_rows: Callable[[list[str]], Exception] | None = None,
-                   sort: bool = True) -> FileSet:
+                   sort: bool = True, suffix: str = ".csv") -> FileSet:
     """Resolve and check a set of files up front; see the module docstring.
 
     Args:
@@ -103,6 +103,7 @@ def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = No
         no_rows: the error to raise when the files hold no row at all (given the
             files kept); ``None``: an empty set is the caller's business.
         sort: return the files sorted (else in the order given).
+        suffix: the files' suffix, for the pattern a folder's message suggests.
 
     Raises:
         FileNotFoundError: a path or pattern names no file, or only a killed
@@ -110,7 +111,7 @@ def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = No
         DataError: a file the format's check refuses, a killed writer's file
             named itself, a file that disagrees with its manifest, or ``no_rows``.
     """
-    files = resolve_files(filepaths)
+    files = resolve_files(filepaths, suffix=suffix)
     manifests = FolderManifests()
     kept: list[str] = []
     rows: dict[str, int] = {}
