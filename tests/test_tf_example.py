@@ -45,6 +45,8 @@ def test_sequence_example_round_trip():
 def test_bad_feature_values_say_how_to_fix():
     with pytest.raises(ValueError, match="flatten"):
         tf_example.to_example({"img": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="feature 'a' holds lists of several lengths"):
+        tf_example.to_example({"a": [[1, 2], [3]]})  # was NumPy's message, naming no feature
     with pytest.raises(ValueError, match="np.array"):
         tf_example.to_example({"empty": []})
     with pytest.raises(ValueError, match="list of steps"):

@@ -37,10 +37,8 @@ def _feature(name: str, value) -> tf.train.Feature:
             isinstance(v, (bytes, str)) for v in value):  # not via NumPy: it drops trailing b"\0"
         vals = [v.encode() if isinstance(v, str) else v for v in value]
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
-    if np.ndim(value) == 0:
-        value = [value]
+    value, arr = _as_array(name, value)
     _check_int64(name, value)
-    arr = np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"feature {name!r} has shape {arr.shape}: a feature holds a flat list; "
                          "flatten it (and store the shape as another feature) or use "
@@ -58,6 +56,18 @@ def _feature(name: str, value) -> tf.train.Feature:
         return tf.train.Feature(float_list=tf.train.FloatList(value=arr.astype(np.float32)))
     raise ValueError(f"feature {name!r}: cannot store dtype {arr.dtype}; use bytes/str, ints or "
                      "floats")
+
+
+def _as_array(name: str, value) -> tuple:
+    """``(value as a list if it was one number, its NumPy array)``, the feature named."""
+    try:
+        if np.ndim(value) == 0:
+            value = [value]
+        return value, np.asarray(value)
+    except ValueError:  # NumPy's "inhomogeneous shape": lists of several lengths
+        raise ValueError(f"feature {name!r} holds lists of several lengths: a feature holds a "
+                         "flat list; flatten it (and store the lengths as another feature), or "
+                         "write it as a SequenceExample step by step") from None
 
 
 _INT64 = np.iinfo(np.int64)
