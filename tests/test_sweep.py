@@ -162,6 +162,22 @@ def parquet_folder(d, st):  # its message suggested '*.csv'
     return parquet_file_set(str(d / "shards"))
 
 
+def _stats_named(d, names):  # column_names on a file that has a header line
+    return column_stats(write(d, "h.csv", "a,b,c\n1,2,3\n4,5,6\n"), column_names=names).header
+
+
+def csv_names_on_a_header(d, st):  # blamed a stray `a` and told to pass text_columns
+    return _stats_named(d, ["a", "b", "c"])
+
+
+def csv_names_too_few(d, st):
+    return _stats_named(d, ["x", "y"])
+
+
+def csv_names_other_than_header(d, st):
+    return _stats_named(d, ["x", "y", "z"])
+
+
 def csv_latin1(d, st):
     return read(write(d, "a.csv", GOOD.encode() + b"\xe9,6\n"), st)
 
@@ -684,6 +700,9 @@ CASES = [
     (csv_stats_count_once, [5]),
     (csv_latin1, E(DataError, "a.csv", "line 7", "not UTF-8")),
     (csv_gzip, E(DataError, "a.csv.gz", "gzip-compressed", "decompress it")),
+    (csv_names_on_a_header, E(DataError, "h.csv", "line 1 holds the column names given")),
+    (csv_names_too_few, E(DataError, "h.csv", "3 fields, but column_names names 2")),
+    (csv_names_other_than_header, E(DataError, "h.csv", "looks like a header line")),
     (csv_fifo, E(OSError, "a.csv", "not a regular file")),
     (parquet_folder, E(IsADirectoryError, "shards", "*.parquet")),
     (csv_long_field, [1.0, 2.0]),

@@ -129,17 +129,20 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
                          "or a list of them.")
     for j, tally in tallies.items():
         if tally.strays:
-            _refuse_strays(header, j, tally)
+            _refuse_strays(header, j, tally, bool(dialect.column_names))
     return {c: NUMBER if c in number_columns or (j in tallies and not tallies[j].others)
             else TEXT for j, c in enumerate(header)}
 
 
-def _refuse_strays(header: list[str], j: int, tally: _Tally) -> NoReturn:
-    """Raise: column ``j``'s other values are strays among its numbers."""
+def _refuse_strays(header: list[str], j: int, tally: _Tally, named: bool) -> NoReturn:
+    """Raise: column ``j``'s other values are strays among its numbers (``named``: the
+    columns were named by ``column_names``, so line 1 may be a header line)."""
     c, (path, line, v) = header[j], tally.first or ("", 0, "")
     numbers, others = tally.numbers, tally.others
+    header_line = ("Line 1 looks like a header line: if it is, leave column_names out (it is "
+                   "for files without one). " if named and line == 1 else "")
     raise DataError(
-        path, f"`{v}` is not a number, but {numbers:,} of the column's "
+        path, f"{header_line}`{v}` is not a number, but {numbers:,} of the column's "
         f"{numbers + others:,} values are ({others:,} {'is' if others == 1 else 'are'} not). "
         f"Fewer values that are not numbers than numbers, and at most {MAX_STRAYS} distinct "
         "ones, look like strays in a number column (a typo, an unknown missing-value "
@@ -166,6 +169,14 @@ def _rows(path: str, dialect: Dialect, n_rows: int | None):
             for k, row in enumerate(reader):
                 if n_rows is not None and k >= n_rows:
                     return
+                if dialect.column_names and k == 0 and row == names:
+                    raise DataError(path, "line 1 holds the column names given: the file has "
+                                    "a header line, so leave column_names out (it is for "
+                                    "files without one)", line=1)
+                if dialect.column_names and len(row) != len(names) and any(row):
+                    raise DataError(path, f"{len(row)} fields, but column_names names "
+                                    f"{len(names)} ({', '.join(names)}): pass one name per "
+                                    "column", line=reader.line_num)
                 if any(v.strip() for v in row):
                     yield reader.line_num, row
     except UnicodeDecodeError as e:
