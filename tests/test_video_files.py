@@ -432,3 +432,5 @@ def test_a_clip_reads_only_the_chunks_it_spans(long_videos, tmp_path):
 def test_clip_dataset_refuses_a_seed_that_is_not_an_int(shards):
     with pytest.raises(TypeError, match="seed must be an int, got True"):
         video.clip_dataset(shards["train"], clip_len=6, seed=True)  # was taken as seed 1
+    assert len(chosen(video.clip_dataset(shards["train"], clip_len=6, seed=None, with_ids=True),
+                      "id")) == 6  # None: a seed of TensorFlow's, as the direct reader takes

@@ -86,7 +86,7 @@ def clip_frames(n_frames, key, clip_len: int, *, frame_step: int = 1, sampler: s
     return starts[:, None] + frame_step * tf.range(clip_len, dtype=tf.int64)[None, :]
 
 
-def epoch_keys(seed: int):
+def epoch_keys(seed: int | None):
     """A dataset of one int64 per iteration: a new one each epoch, the same per ``seed``."""
     return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1)
 

@@ -36,7 +36,7 @@ from datakit.readers.video.clip_sampling import (
 __all__ = ["clip_dataset", "check_pipeline_args", "shuffle_and_batch"]
 
 
-def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int,
+def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int | None,
                       drop_remainder: bool, known: int | None = None):
     """The clip pipelines' tail: shuffle (a buffer of 0 or 1: none) -> batch -> prefetch."""
     shuffle_buffer_size = check_shuffle_buffer(shuffle_buffer_size, known, what="videos")
@@ -54,7 +54,7 @@ def check_pipeline_args(batch_size, shuffle_buffer_size, n_readers) -> None:
 
 
 def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                 shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int = 0,
+                 shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int | None = 0,
                  drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
                  training: bool = True, sampler: str | None = None, frame_step: int = 1,
                  clips_per_video: int = 1, class_names=None,
@@ -80,7 +80,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         n_readers: videos (or, for one record per video, shards) read at once,
             each by its own thread (the name every reader of the kit uses; the old
             ``cycle_length=`` still works for one version and warns).
-        seed: seeds the video (or file) order, the clip starts and the shuffle.
+        seed: seeds the video (or file) order, the clip starts and the shuffle
+            (``None``: other ones at each build).
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
             first frame ``start`` and ``frames`` (the indices chosen); otherwise
@@ -126,7 +127,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
                          clips_per_video=clips_per_video)
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
-    seed = check_int("seed", seed)
+    seed = None if seed is None else check_int("seed", seed)  # None: TensorFlow draws one
     asked = Path(directory)
     directory = generations.current(directory)  # mid-switch: the new generation's copy
     meta = _video_set(directory)
@@ -291,7 +292,7 @@ _READ_BUFFER = 1 << 16  # bytes; a chunk of 64 frames at 112x112 is about 300 KB
 
 
 def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k: int,
-                     skipped: dict, *, seed: int, training: bool, n_readers: int):
+                     skipped: dict, *, seed: int | None, training: bool, n_readers: int):
     """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
 
     The manifest gives each video's shard and where each of its chunks starts;
@@ -376,7 +377,7 @@ def _clip_decoder(directory, opts: VideoOptions, k: int, size):
     return decode
 
 
-def _keyed_records(directory, *, seed: int, training: bool, n_readers: int,
+def _keyed_records(directory, *, seed: int | None, training: bool, n_readers: int,
                    per_video: bool):
     """The serialized records, each with the random key its clip is drawn with."""
     raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
