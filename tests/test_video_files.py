@@ -358,6 +358,9 @@ def test_a_converted_video_shorter_than_a_clip_is_named_or_skipped_and_listed(sh
     read = sorted(int(i) for b in ds for i in b["id"].numpy())
     assert read == sorted(v["id"] for v in videos if v["id"] not in short)
     assert int(ds.cardinality()) == -(-len(read) // 2)
+    longest = max(v["frames"] for v in videos)
+    none_left = video.clip_dataset(shards["train"], clip_len=longest + 1, on_bad_file="skip")
+    assert len(none_left.skipped) == len(videos) and list(none_left) == []  # empty, no error
 
 
 @pytest.fixture(scope="module")

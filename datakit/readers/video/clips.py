@@ -288,7 +288,8 @@ def _indexed(meta: dict) -> bool:
 
 _CHUNK = {"id": tf.io.FixedLenFeature((), tf.int64),
           "first": tf.io.FixedLenFeature((), tf.int64, default_value=0)}
-_READ_BUFFER = 1 << 16  # bytes; a chunk of 64 frames at 112x112 is about 300 KB
+_READ_BUFFER = 1 << 16  # bytes read at a time from a record's offset (a record of 64 frames
+#                         at 112x112 is about 300 KB): little is read past the records needed
 
 
 def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k: int,
@@ -306,8 +307,9 @@ def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k:
     starts = np.cumsum([0] + [len(v["chunks"]) for v in videos])[:-1]
     offsets = tf.constant([o for v in videos for o in v["chunks"]] or [0], tf.int64)
     table = tf.data.Dataset.from_tensor_slices({
-        "file": [str(Path(directory) / v["shard"]) for v in videos],
-        "name": [str(v.get("source", f"video id {v['id']} of {directory}")) for v in videos],
+        "file": tf.constant([str(Path(directory) / v["shard"]) for v in videos], tf.string),
+        "name": tf.constant([str(v.get("source", f"video id {v['id']} of {directory}"))
+                             for v in videos], tf.string),  # typed: the list may be empty
         "id": np.array([v["id"] for v in videos], np.int64),
         "label": np.array([v["label"] for v in videos], np.int64),
         "length": np.array([v["frames"] for v in videos], np.int64),
