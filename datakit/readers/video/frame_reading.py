@@ -48,8 +48,8 @@ import numpy as np
 from datakit.core.errors import DataError
 from datakit.readers.video.video_info import WHILE_READING, VideoInfo, open_video
 
-__all__ = ["read_frames", "frame_converter", "check_unchanged", "DECODER_THREADS",
-           "SKIP_UNNEEDED"]
+__all__ = ["read_frames", "frame_converter", "yuv420_planes", "check_unchanged",
+           "DECODER_THREADS", "SKIP_UNNEEDED"]
 
 #: PyAV's decoder threading for the reader. "SLICE" (or none) keeps decoding to
 #: the frames asked for; "FRAME"/"AUTO" decodes several frames ahead on other
