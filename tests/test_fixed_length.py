@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from error_cases import raises_naming
@@ -34,8 +36,11 @@ def test_a_record_shape_or_dtype_that_cannot_be_is_refused_by_name(tmp_path, sha
 
 def test_a_folder_or_a_missing_file_is_named_before_reading(tmp_path):
     from datakit.readers.text_lines import numbered_lines
-    raises_naming(tmp_path, fixed_length.fixed_length_dataset, tmp_path, [2], np.int16)
-    raises_naming(tmp_path, numbered_lines, tmp_path)  # was TensorFlow's error while reading
+    folder = re.escape(f"{tmp_path} is a folder, not a file")
+    with pytest.raises(IsADirectoryError, match=folder):  # its 4096 bytes made records
+        fixed_length.fixed_length_dataset(tmp_path, [2], np.int16)
+    with pytest.raises(IsADirectoryError, match=folder):  # was TensorFlow's error while reading
+        numbered_lines(tmp_path)
     with pytest.raises(FileNotFoundError, match="missing.txt: file is missing"):
         numbered_lines(tmp_path / "missing.txt")  # a Path, too (was refused as a PosixPath)
     text = tmp_path / "t.txt"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import glob
 import os
 
-__all__ = ["resolve_files"]
+__all__ = ["resolve_files", "one_file"]
 
 
 def _folder_message(item: str, suffix: str = ".csv") -> str:
@@ -69,6 +69,34 @@ def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> li
     return unique
 
 
+def one_file(path) -> str:
+    """``path`` as text once it names a file, taken literally (no globbing): for readers of
+    one file. The errors :func:`resolve_files` gives, naming it.
+
+    >>> import tempfile
+    >>> one_file(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: ... is a folder, not a file: pass the path of one file in it
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return path
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a folder, not a file: pass the path of one file in it")
+    _refuse_not_regular(path)
+    raise FileNotFoundError(f"{path}: file is missing")
+
+
+def _refuse_not_regular(path: str) -> None:
+    """An ``OSError`` for a path that exists but is neither a file nor a folder."""
+    if os.path.exists(path):
+        raise OSError(f"{path} is not a regular file (a pipe, a socket or a device): pass a "
+                      "file, or copy the data into one")
+
+
 def _files_of(item: object, suffix: str) -> list[str]:
     """The files one path or pattern names, in order (patterns' matches sorted)."""
     if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
@@ -78,9 +106,7 @@ def _files_of(item: object, suffix: str) -> list[str]:
         return [path]
     if os.path.isdir(path):
         raise IsADirectoryError(_folder_message(path, suffix))
-    if os.path.exists(path):
-        raise OSError(f"{path} is not a regular file (a pipe, a socket or a device): pass a "
-                      "file, or copy the data into one")
+    _refuse_not_regular(path)
     if not glob.has_magic(path):
         raise FileNotFoundError(f"{path}: no such file.")
     found = sorted(glob.glob(path))

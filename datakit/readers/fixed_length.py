@@ -18,6 +18,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
+from datakit.core.paths import one_file
 
 __all__ = ["write_fixed_length", "fixed_length_dataset"]
 
@@ -59,10 +60,7 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     record_bytes = int(np.prod(dims, dtype=np.int64)) * dtype.size
     header_bytes = check_count("header_bytes", header_bytes, 0)
     footer_bytes = check_count("footer_bytes", footer_bytes, 0)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: file is missing")
-    if not os.path.isfile(path):
-        raise DataError(path, "is not a file (a folder?): pass the path of one record file")
+    path = one_file(path)
     body = os.path.getsize(path) - header_bytes - footer_bytes
     if body <= 0 or body % record_bytes:
         raise DataError(path, f"{body} bytes between header and footer is not a whole "
@@ -70,5 +68,5 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
                                           footer_bytes)
-    shape = dims if np.ndim(record_shape) else []
+    shape = dims
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

@@ -20,7 +20,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.errors import DataError
+from datakit.core.paths import one_file
 
 __all__ = ["BOM_PATTERN", "without_bom", "numbered_lines"]
 
@@ -40,14 +40,10 @@ def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
     With ``skip_header`` (the default) line 1 is dropped and the first
     element is line 2. Without it, a byte order mark at the start of line 1 is
     dropped (one call, on line 1 only). A path given as text or a ``Path`` is checked
-    first (``FileNotFoundError``, or ``DataError`` for a folder), naming it.
+    first (:func:`datakit.core.paths.one_file`: a missing file or a folder named).
     """
     if isinstance(path, (str, os.PathLike)):
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{path}: file is missing")
-        if not os.path.isfile(path):
-            raise DataError(path, "is not a file (a folder?): pass the path of a text file")
+        path = one_file(path)
     lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
     paths = tf.data.Dataset.from_tensors(path).repeat()
