@@ -377,6 +377,7 @@ def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatc
 @pytest.mark.parametrize("call, error, match", [
     (lambda: ck.shuffled_range(5, 0), ValueError, "buffer_size=0"),  # was TensorFlow's own error
     (lambda: ck.shuffled_range(5, 2, seed=True), TypeError, "seed must be an int"),
+    (lambda: ck.shuffled_range(5, 2, batch_size=0), ValueError, "batch_size=0"),
 ])
 def test_the_shuffled_range_recipe_checks_its_arguments(call, error, match):
     with pytest.raises(error, match=match):

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem
+from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem, host_port
 from datakit.core.arguments import check_seconds
 
 __all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
@@ -40,9 +40,8 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
     is refused at once). Returns
     ``"host:port"``. ``service`` is ``"grpc://host:port"`` or ``"host:port"``.
     """
-    address = service.split("://", 1)[-1]
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    address = host_port(service)
+    if address is None:
         raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target), "
                          "a port in 1..65535")
     timeout = check_seconds("timeout", timeout, positive=True, func="check_dispatcher")

@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["HOST", "free_port", "dispatcher_problem", "NOT_A_DISPATCHER", "ServerProcess"]
+__all__ = ["HOST", "free_port", "host_port", "dispatcher_problem", "NOT_A_DISPATCHER",
+           "ServerProcess"]
 
 HOST = "127.0.0.1"
 
@@ -29,6 +30,19 @@ def free_port() -> int:
 
 #: What :func:`dispatcher_problem` says of a gRPC server that is not a dispatcher.
 NOT_A_DISPATCHER = "a gRPC server answers there, but not a tf.data service dispatcher"
+
+
+def host_port(service: str) -> str | None:
+    """``"host:port"`` of ``service`` (``"grpc://host:port"`` or ``"host:port"``), or None
+    when it has no host or no port in 1..65535 (gRPC would try port 443 without a word).
+
+    >>> host_port("grpc://d0:5050"), host_port("127.0.0.1"), host_port("h:99999")
+    ('d0:5050', None, None)
+    """
+    address = service.split("://", 1)[-1]
+    host, sep, port = address.rpartition(":")
+    ok = sep and host and port.isdigit() and 0 < int(port) < 65536
+    return address if ok else None
 
 
 def dispatcher_problem(address: str, seconds: float) -> str | None:

@@ -77,8 +77,9 @@ def _port(text: str) -> int:
 
 def _address(text: str) -> str:
     """``HOST:PORT`` (or ``grpc://HOST:PORT``): a missing port is refused, not tried as 443."""
-    host, sep, port = text.split("://", 1)[-1].rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    from datakit.cluster.process import host_port
+
+    if host_port(text) is None:
         raise argparse.ArgumentTypeError(f"{text!r}: pass HOST:PORT, the dispatcher's port "
                                          "in 1..65535 (e.g. d0:5050)")
     return text
