@@ -89,7 +89,7 @@ def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int |
 
     n, seed = check_count("n", n, 0), check_int("seed", seed)
     ds = tf.data.Dataset.range(n).shuffle(check_buffer_size(buffer_size), seed=seed)
-    return ds.batch(check_count("batch_size", batch_size)) if batch_size else ds
+    return ds if batch_size is None else ds.batch(check_count("batch_size", batch_size))
 
 
 def ignore_external_state(dataset):
