@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from datakit.core import arguments
+from datakit.core import arguments, cores
 from datakit.core.arguments import AUTOTUNE
 from datakit.perf import bench, synthetic
 from datakit.readers import fixed_length
@@ -52,7 +52,7 @@ def test_autotune_cycle_becomes_tf_datas_choice_not_minus_one():
     # the bug: AUTOTUNE stayed -1 and "num_parallel_reads=2 > cycle_length=-1" was raised
     cycle, _, calls = arguments.interleave_lengths(AUTOTUNE, 1, 2, default_cycle=4,
                                                 names=("cycle_length", "num_parallel_reads"))
-    assert cycle == arguments.default_cycle_length(2) == min(2, arguments.cpu_cores()) >= 1
+    assert cycle == arguments.default_cycle_length(2) == min(2, cores.affinity_cores()) >= 1
     assert calls == min(2, cycle)
 
 

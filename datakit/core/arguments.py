@@ -35,10 +35,11 @@ the kit, nor TensorFlow (``AUTOTUNE`` has ``tf.data.AUTOTUNE``'s value).
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Literal, overload
 
 import numpy as np
+
+from datakit.core.cores import affinity_cores, cpu_cores
 
 __all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
            "check_seconds", "cpu_cores", "default_cycle_length", "interleave_lengths"]
@@ -160,14 +161,6 @@ def check_shuffle_buffer(value: int, elements: int | None = None, *,
     return value if elements is None else min(value, max(1, elements))
 
 
-def cpu_cores() -> int:
-    """The number of CPU cores this process may use (TensorFlow's ``MaxParallelism``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
 def default_cycle_length(num_parallel_calls: int | None = None) -> int:
     """What ``cycle_length=None`` (AUTOTUNE) becomes in TensorFlow 2.21.
 
@@ -179,7 +172,7 @@ def default_cycle_length(num_parallel_calls: int | None = None) -> int:
     >>> default_cycle_length(1)
     1
     """
-    cores = cpu_cores()
+    cores = affinity_cores()  # TensorFlow counts the affinity, not a container's quota
     if num_parallel_calls is None:
         return cores
     if num_parallel_calls == AUTOTUNE:
@@ -212,7 +205,7 @@ def interleave_lengths(cycle_length: int | None, block_length: int | None = None
         ValueError: a value is out of range, or ``num_parallel_calls`` is more
             than an explicit ``cycle_length``.
 
-    >>> interleave_lengths(AUTOTUNE, num_parallel_calls=2)[0] == min(2, cpu_cores())
+    >>> interleave_lengths(AUTOTUNE, num_parallel_calls=2)[0] == min(2, affinity_cores())
     True
     >>> interleave_lengths(None, num_parallel_calls=8, default_cycle=4)
     (4, 1, 4)

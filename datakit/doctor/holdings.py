@@ -33,7 +33,7 @@ import statistics
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import cpu_cores
+from datakit.core.cores import affinity_cores
 from datakit.doctor.deadline import Stalled, bounded_run, call_with_deadline
 from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
@@ -189,7 +189,7 @@ def _cache_held(d, out: float, mb: str, timing: tuple) -> _Holding:
 
 def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> _Holding:
     cycle = knob(d, "cycle_length") or 1
-    cycle = cpu_cores() if cycle == -1 else cycle
+    cycle = affinity_cores() if cycle == -1 else cycle
     cycle = 1 if kind == "flat_map" else cycle
     reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
     buf = READ_BUFFER if reads else 0
@@ -208,7 +208,7 @@ def _file_buffers(kind: str, out: float, mb: str) -> _Holding:
 
 def _calls_in_flight(d) -> int:
     calls = knob(d, "num_parallel_calls")
-    return cpu_cores() if calls == -1 else calls or 1
+    return affinity_cores() if calls == -1 else calls or 1
 
 
 def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 30.0,

@@ -26,7 +26,8 @@ import tensorflow as tf
 from matplotlib.patches import Patch
 
 from datakit import plotting
-from datakit.core.arguments import cpu_cores, default_cycle_length, interleave_lengths
+from datakit.core.arguments import default_cycle_length, interleave_lengths
+from datakit.core.cores import affinity_cores
 from datakit.glassbox.interleave_cycle import (
     InterleaveStep,
     SlotEvent,
@@ -37,7 +38,8 @@ from datakit.readers.text_lines import numbered_lines
 
 __all__ = ["SourceTrace", "trace_sources", "plot_sources",
            # re-exported: the cycle and its rule, for the lesson
-           "InterleaveStep", "SlotEvent", "interleave_steps", "cpu_cores", "default_cycle_length"]
+           "InterleaveStep", "SlotEvent", "interleave_steps", "affinity_cores",
+           "default_cycle_length"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------
