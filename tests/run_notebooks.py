@@ -99,6 +99,7 @@ def run(path: Path, timeout: int = 900) -> float:
 def main(argv: list[str]) -> int:
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     os.environ.pop("MPLBACKEND", None)  # kernels draw inline, as in JupyterLab (and under nbval)
+    os.environ["DATAKIT_PROGRESS"] = "0"  # no bar's changing text in a stored output
     paths = [Path(a) for a in argv] or sorted(Path("notebooks").glob("*.ipynb"))
     for p in paths:
         print(f"{p}: {run(p):.1f} s", flush=True)
