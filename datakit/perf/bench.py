@@ -26,9 +26,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from datakit.core.arguments import check_count
+from datakit.core.progress import progress_bar
 from datakit.perf.memory import RssSampler
 
 __all__ = ["BenchResult", "count_elements", "benchmark"]
@@ -90,9 +89,9 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
         dataset: anything iterable (a ``tf.data.Dataset``, a ``DataLoader``...).
         steps: batches to time after the warm-up; ``None``: the whole dataset.
         warmup: batches read first and not timed (pipelines start slowly).
-        progress: a ``tqdm.auto`` bar (a widget in JupyterLab, text on stderr
-            in a terminal); ``None`` shows it only once the run has lasted two
-            seconds, ``True`` / ``False`` force it on or off.
+        progress: a progress bar (:mod:`datakit.core.progress`): ``None``
+            shows one in a terminal or notebook once the run has lasted a
+            second, ``True`` / ``False`` force it on or off.
         sample_every: seconds between resident-memory samples.
 
     Raises:
@@ -113,8 +112,7 @@ def benchmark(dataset: Iterable[Any], steps: int | None = None, *, warmup: int =
     sampler = RssSampler(sample_every)
     before = sampler.peak
     sampler.start()
-    bar = tqdm(total=total, unit="batch", disable=progress is False,
-               delay=0.0 if progress else 2.0, leave=bool(progress))
+    bar = progress_bar(total, "batches", progress=progress, unit="batch")
     batches = elements = 0
     t_start = time.perf_counter()
     # seconds to the first batch; when the timed part began and when the last batch came
