@@ -14,7 +14,17 @@ waits two thirds of the time) and the GPU's busy share sampled by
 
 Where no GPU is visible it prints why it skips and exits 0. ``--cpu`` runs the
 same three trainings on the CPU (tiny settings with ``--quick``), to check the
-script where there is no GPU; the busy share is then not measured.
+script where there is no GPU; the busy share is then not measured. Each feed's
+line also gives the CPU cores the whole process kept busy while it trained.
+
+GPU machines may have no TensorFlow. Then split the question in two:
+
+- there, ``python3 benchmarks/gpu_step.py --json gpu.json`` (PyTorch alone)
+  times the same model's step and prints the clips a second the GPU eats;
+- here, ``python -m benchmarks.accelerator --per-core [--gpu-result gpu.json]``
+  measures each feed's clips per CPU second (one decoder, drained as ``fit()``
+  drains) and divides: the cores each feed needs to keep that GPU busy. It
+  writes ``benchmarks/RESULTS_accelerator.md`` (not with ``--quick``).
 """
 
 from __future__ import annotations
@@ -105,7 +115,7 @@ def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
 
 
 def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
-    """Step time and GPU busy share for each feed; the model is rebuilt for each."""
+    """Step time, GPU busy share and CPU cores busy for each feed; the model is rebuilt for each."""
     import keras
     out = {}
     for name, ds in _feeds(folder, shards, work, batches=min(steps, 24)).items():
@@ -114,12 +124,64 @@ def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
         model.fit(ds, steps_per_epoch=3, epochs=1, verbose=0)  # build, trace, fill buffers
         with GpuSampler() as gpu:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             model.fit(ds, steps_per_epoch=steps, epochs=1, verbose=0)
-            step = (time.perf_counter() - t0) / steps
-        out[name] = (step, gpu.busy)
-        say(f"  {name}: {step * 1e3:,.0f} ms a step")
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        out[name] = (wall / steps, gpu.busy, cpu / wall)
+        say(f"  {name}: {wall / steps * 1e3:,.0f} ms a step, {cpu / wall:.2f} cores busy")
     return out
+
+
+def per_core(folder: Path, shards: Path, work, batches: int, say) -> dict[str, float]:
+    """Clips per CPU second of each file feed with one decoder, drained as ``fit()`` drains.
+
+    The process's CPU time (all its threads) over the clips delivered: what one
+    core moves, independent of how busy the machine is.
+    """
+    import tensorflow as tf
+
+    from datakit.readers.video import clip_dataset, video_dataset_from_directory
+    kw = dict(clip_len=work.clip_len, frame_step=work.step, clips_per_video=work.clips_per_video,
+              batch_size=work.batch, seed=work.seed)
+    feeds = {
+        "direct (video_dataset_from_directory)": video_dataset_from_directory(
+            folder, frame_size=(work.size, work.size), verbose=False, num_parallel_calls=1, **kw),
+        "shards (clip_dataset)": clip_dataset(shards / "train", **kw),
+    }
+    out = {}
+    for name, ds in feeds.items():
+        ds = ds.repeat()
+
+        @tf.function
+        def drain(it, n):
+            total = tf.constant(0, tf.int64)
+            for _ in tf.range(n):
+                x, _y = next(it)
+                total += tf.reduce_sum(tf.cast(x[:, 0, 0, 0], tf.int64))
+            return total
+
+        it = iter(ds)
+        drain(it, tf.constant(2))  # trace, open the files, fill the buffers
+        t0, c0 = time.perf_counter(), time.process_time()
+        drain(it, tf.constant(batches))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        clips = batches * work.batch
+        out[name] = clips / cpu
+        say(f"  {name}: {clips / wall:.1f} clips/s, {clips / cpu:.1f} clips per CPU second "
+            f"({cpu / wall:.2f} cores busy)")
+    return out
+
+
+def cores_needed(per_cpu_s: dict[str, float], gpu: dict | None) -> str:
+    """A Markdown table: each feed's clips per CPU second and the cores it needs per GPU row."""
+    rows = gpu["rows"] if gpu else []
+    head = "| feed | clips per CPU s |" + "".join(
+        f" cores for batch {r['batch']} ({r['clips_per_s']:.0f} clips/s) |" for r in rows)
+    lines = [head, "|---|---:|" + "---:|" * len(rows)]
+    for name, rate in per_cpu_s.items():
+        lines.append(f"| {name} | {rate:.1f} |" + "".join(
+            f" {r['clips_per_s'] / rate:.2f} |" for r in rows))
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,11 +190,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (to check the script)")
     ap.add_argument("--quick", action="store_true", help="4 videos of 3 s at 160x120, 4 steps")
+    ap.add_argument("--per-core", action="store_true",
+                    help="clips per CPU second of each feed, and the cores a GPU needs")
+    ap.add_argument("--gpu-result", default=None,
+                    help="the JSON written by benchmarks/gpu_step.py --json on a GPU machine")
     args = ap.parse_args(argv)
+    if args.per_core:
+        return per_core_main(args)
     reason = None if args.cpu else no_gpu_reason()
     if reason:
         print(f"SKIPPED: {reason}", flush=True)
         return 0
+    folder, shards, work, (n, secs, w, h, steps) = _data(args)
+    print(f"a small 3D CNN, {steps} steps of {work.batch} clips ({work.clip_len}x{work.size}x"
+          f"{work.size}) per feed, {n} videos of {secs} s at {w}x{h}:", flush=True)
+    res = train(folder, shards, steps, work, lambda s: print(s, flush=True))
+    mem = res["memory (the same clips)"][0]
+    print(f"\n{'feed':<40} {'step ms':>8} {'x memory':>9} {'GPU busy':>9} {'cores':>6}")
+    for name, (step, busy, cores) in res.items():
+        shown = f"{busy:.0%}" if busy is not None else "n/a"
+        print(f"{name:<40} {step * 1e3:>8,.0f} {step / mem:>9.2f} {shown:>9} {cores:>6.2f}")
+    return 0
+
+
+def _data(args):
+    """The videos (made once), their shards and the clip settings, at the run's size."""
     from benchmarks.video_peer_loaders import Work
     from benchmarks.video_peers import WORK, make_videos
     from datakit.readers.video import write_video_shards
@@ -142,14 +224,41 @@ def main(argv: list[str] | None = None) -> int:
     folder, shards, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
     if not (shards / "train").exists():
         write_video_shards(folder, shards, frame_size=(work.size, work.size), progress=False)
-    print(f"a small 3D CNN, {steps} steps of {work.batch} clips ({work.clip_len}x{work.size}x"
-          f"{work.size}) per feed, {n} videos of {secs} s at {w}x{h}:", flush=True)
-    res = train(folder, shards, steps, work, lambda s: print(s, flush=True))
-    mem = res["memory (the same clips)"][0]
-    print(f"\n{'feed':<40} {'step ms':>8} {'x memory':>9} {'GPU busy':>9}")
-    for name, (step, busy) in res.items():
-        shown = f"{busy:.0%}" if busy is not None else "n/a"
-        print(f"{name:<40} {step * 1e3:>8,.0f} {step / mem:>9.2f} {shown:>9}")
+    return folder, shards, work, (n, secs, w, h, steps)
+
+
+def per_core_main(args) -> int:
+    """``--per-core``: each feed's clips per CPU second, the cores a GPU needs, the results file."""
+    import json
+    import platform
+    folder, shards, work, (n, secs, w, h, _) = _data(args)
+    batches = 4 if args.quick else 40
+    print(f"clips per CPU second, {batches} batches of {work.batch} clips ({work.clip_len}x"
+          f"{work.size}x{work.size}) per feed, one decoder, {n} videos of {secs} s at {w}x{h}:",
+          flush=True)
+    rates = per_core(folder, shards, work, batches, lambda s: print(s, flush=True))
+    gpu = json.loads(Path(args.gpu_result).read_text()) if args.gpu_result else None
+    table = cores_needed(rates, gpu)
+    print("\n" + table)
+    if args.quick:
+        return 0
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    gpu_line = (f"GPU: {gpu['name']} ({gpu['device']}, PyTorch {gpu['torch']}), from "
+                f"`{args.gpu_result}`." if gpu else
+                "**No GPU run exists yet**: no machine with a GPU was at hand. Run "
+                "`python3 benchmarks/gpu_step.py --json gpu.json` on one (PyTorch alone), then "
+                "`python -m benchmarks.accelerator --per-core --gpu-result gpu.json` here.")
+    (ROOT / "benchmarks" / "RESULTS_accelerator.md").write_text(
+        "# Does the input keep an accelerator busy?\n\n"
+        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
+        f"{os.cpu_count()} cores, load average {load:.1f} "
+        "(`python -m benchmarks.accelerator --per-core`).\n\n"
+        f"{gpu_line}\n\n"
+        "Each feed's clips per CPU second (one decoder, drained in a `tf.function` as `fit()` "
+        "drains); with a GPU run, the GPU's clips per second divided by it: the cores that "
+        "feed needs to keep that GPU busy. When that is more cores than the machine has, "
+        "convert to shards, use smaller frames, or decode on the GPU.\n\n"
+        f"{table}\n")
     return 0
 
 
