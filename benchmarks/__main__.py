@@ -10,7 +10,9 @@ the fit()-style reader comparison of ``benchmarks/tuning.py``), ``--fit-only``
 memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out),
 ``--video-peers-only`` (run only the kit's video paths against torchcodec, decord,
 the TF tutorial and the decode floor, ``benchmarks/video_peers.py``; with
-``--quick``, its seconds-long check).
+``--quick``, its seconds-long check). The video part ends with
+``benchmarks/accelerator.py``: each video feed's clips per CPU second
+(``RESULTS_accelerator.md``) and, where a GPU is seen, the training step it feeds.
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -142,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_video:  # the kit's video paths against the peers: RESULTS_video_peers.md
         from benchmarks import video_peers
         video_peers.main(["--quick"] if args.quick else [])
+    if not args.no_video:  # does the input keep an accelerator busy? RESULTS_accelerator.md
+        from benchmarks import accelerator
+        accelerator.main(["--per-core", "--quick"] if args.quick else ["--per-core"])
+        accelerator.main(["--cpu", "--quick"] if args.quick else [])  # trains where a GPU is
     return 0
 
 

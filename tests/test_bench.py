@@ -137,3 +137,31 @@ def test_accelerator_script_skips_with_its_reason_where_there_is_no_gpu():
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.startswith("SKIPPED: ") and "GPU" in p.stdout
     assert "step ms" not in p.stdout  # nothing trained
+
+
+def test_gpu_step_needs_pytorch_alone(tmp_path):
+    """benchmarks/gpu_step.py runs where neither TensorFlow nor the kit is installed."""
+    pytest.importorskip("torch")
+    import json
+    import subprocess
+    import sys
+    code = ("import sys, runpy; sys.modules['tensorflow'] = None; sys.modules['datakit'] = None;"
+            " sys.modules['keras'] = None; sys.argv = sys.argv[1:];"
+            " runpy.run_path(sys.argv[0], run_name='__main__')")
+    out = tmp_path / "gpu.json"
+    p = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks" / "gpu_step.py"),
+                        "--device", "cpu", "--steps", "1", "--batches", "2", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["batch"] for r in rows] == [2] and rows[0]["clips_per_s"] > 0
+    assert "batch   2:" in p.stdout
+
+
+def test_cores_needed_divides_the_gpu_rate_by_each_feeds_rate():
+    from benchmarks.accelerator import cores_needed
+    table = cores_needed({"direct": 25.0, "shards": 400.0},
+                         {"rows": [{"batch": 8, "clips_per_s": 100.0}]})
+    assert "| direct | 25.0 | 4.00 |" in table and "| shards | 400.0 | 0.25 |" in table
+    assert "cores for batch 8 (100 clips/s)" in table
+    assert cores_needed({"direct": 25.0}, None).splitlines()[-1] == "| direct | 25.0 |"
