@@ -22,7 +22,9 @@ $(VENV)/.installed-%: pyproject.toml | $(PY)
 
 comma := ,
 
-lab: $(VENV)/.installed-notebook+video+transform+backends
+# The core route's needs only (base, notebook, video): notebooks 14 (transform) and 24
+# (backends) install their extra from their first code cell when it is missing.
+lab: $(VENV)/.installed-notebook+video
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from datakit.core.made_once import STAMP, make_folder_once
+from datakit.core.made_once import make_folder_once, stamp_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,9 +43,11 @@ def test_two_processes_making_one_video_folder_both_read_it_whole(tmp_path):
     # made once: both read the very files that stay (a second write would replace some)
     final = {p.name: os.stat(p).st_ino for p in folder.rglob("*") if p.name in first}
     assert first == second and {name: ino for name, (_, ino) in first.items()} == final
-    stamp = json.loads((folder / STAMP).read_text())
+    stamp = json.loads(stamp_path(folder).read_text())
     assert sorted(Path(f).name for f in stamp["files"]) == sorted(first)
-    assert sorted(p.name for p in folder.parent.iterdir()) == [".videos.lock", "videos"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == [
+        ".videos.lock", ".videos.made.json", "videos"]
+    assert sorted(p.name for p in folder.iterdir()) == ["down", "left", "right", "up"]
 
 
 def test_a_second_call_with_the_same_recipe_uses_the_folder_and_another_remakes_it(tmp_path):
@@ -63,7 +65,11 @@ def test_a_second_call_with_the_same_recipe_uses_the_folder_and_another_remakes_
     make_folder_once(tmp_path / "s", make(1), recipe={"n": 1})
     assert calls == [1]
     assert (make_folder_once(tmp_path / "s", make(2), recipe={"n": 2})[0]).read_text() == "2"
-    assert calls == [1, 2] and sorted(os.listdir(tmp_path)) == [".s.lock", "s"]
+    assert calls == [1, 2] and sorted(os.listdir(tmp_path)) == [".s.lock", ".s.made.json", "s"]
+    assert os.listdir(tmp_path / "s") == ["n.txt"]  # nothing of the kit's inside
+    (tmp_path / "s" / "n.txt").unlink()  # a made file gone: made again
+    assert (make_folder_once(tmp_path / "s", make(2), recipe={"n": 2})[0]).read_text() == "2"
+    assert calls == [1, 2, 2]
 
 
 def test_a_failed_maker_leaves_no_folder_and_a_dead_makers_leftovers_go(tmp_path):
@@ -79,16 +85,17 @@ def test_a_failed_maker_leaves_no_folder_and_a_dead_makers_leftovers_go(tmp_path
     assert sorted(os.listdir(tmp_path)) == [".s.lock"]
 
 
-def test_a_folder_of_yours_keeps_its_files_and_is_never_taken_as_made(tmp_path):
-    (tmp_path / "mine.txt").write_text("mine")
+def test_a_folder_of_yours_keeps_its_files(tmp_path):
+    (tmp_path / "yours").mkdir()
+    (tmp_path / "yours" / "mine.txt").write_text("mine")
 
     def make(tmp):
         (tmp / "a.txt").write_text("a")
         return [tmp / "a.txt"]
 
-    assert make_folder_once(tmp_path, make, recipe={}) == [tmp_path / "a.txt"]
-    assert sorted(os.listdir(tmp_path)) == ["a.txt", "mine.txt"]
+    assert make_folder_once(tmp_path / "yours", make, recipe={}) == [tmp_path / "yours" / "a.txt"]
+    assert sorted(os.listdir(tmp_path / "yours")) == ["a.txt", "mine.txt"]
     with pytest.raises(FileNotFoundError, match="no maker"):
-        make_folder_once(tmp_path, None, recipe={})
+        make_folder_once(tmp_path / "other", None, recipe={})
     with pytest.raises(TypeError, match="recipe must be a dict"):
-        make_folder_once(tmp_path, make, recipe=[1])
+        make_folder_once(tmp_path / "yours", make, recipe=[1])
