@@ -63,15 +63,23 @@ def _data_dir() -> _Path:
 
 def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
     """``folder``, created, holding a copy of each data set the wheel shipped in ``shipped``
-    (copied once: a set already there is left as it is)."""
+    (copied once, whole, even when several processes start at once: a set already there
+    is left as it is)."""
     import shutil
+
+    from datakit.core.made_once import make_folder_once
+
+    def copy(data_set: _Path):
+        def into(tmp: _Path) -> list[_Path]:
+            shutil.copytree(data_set, tmp, dirs_exist_ok=True)
+            return sorted(p for p in tmp.rglob("*") if p.is_file())
+        return into
+
     (folder / "generated").mkdir(parents=True, exist_ok=True)
     for data_set in sorted(shipped.iterdir()) if shipped.is_dir() else ():
         if data_set.is_dir() and not (folder / data_set.name).exists():
-            part = folder / f".{data_set.name}.copying"
-            shutil.rmtree(part, ignore_errors=True)
-            shutil.copytree(data_set, part)
-            part.rename(folder / data_set.name)  # whole or not at all
+            make_folder_once(folder / data_set.name, copy(data_set),
+                             recipe={"copied from": str(data_set)})
     return folder
 
 

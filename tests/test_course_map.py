@@ -1,5 +1,8 @@
 """The README's course map is the course: every notebook in it once, with its real size.
 
+A notebook's size is its lesson cells: its install cell (the first code cell, tagged
+``install-kit``, see tests/test_install_cell.py) is set-up and is not counted.
+
 The core route is what a learner with one goal reads in order, each notebook saying at
 its top what it needs and how long it takes; deeper chapters say after which core
 notebook they come, what they add and when a learner needs them.
@@ -32,8 +35,13 @@ def course_map() -> dict[str, list[tuple[str, int]]]:
     return tables
 
 
+def lesson_cells(nb: nbformat.NotebookNode) -> int:
+    """A notebook's cells but its install cell (tagged ``install-kit``: set-up, not lesson)."""
+    return sum("install-kit" not in c.metadata.get("tags", []) for c in nb.cells)
+
+
 def cells(stem: str) -> int:
-    return len(nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4).cells)
+    return lesson_cells(nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4))
 
 
 def test_every_notebook_is_on_the_map_once_with_its_real_cell_count():
@@ -52,7 +60,7 @@ def test_each_notebook_says_where_it_stands(path):
     assert re.search(where, first), f"{path.name}: {first[:300]}"
     stated = re.search(r"About\s+(\d+)\s+cells\s+and\s+(\d+)\s+exercises?", first)
     assert stated, f"{path.name}: its first cell does not say how long it takes"
-    assert int(stated.group(1)) == len(nbformat.read(path, as_version=4).cells)
+    assert int(stated.group(1)) == lesson_cells(nbformat.read(path, as_version=4))
 
 
 def test_the_core_route_is_short_enough_to_finish():

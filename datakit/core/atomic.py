@@ -6,8 +6,8 @@ complete and on disk.
 - :func:`atomic_file` (and :func:`write_atomic` for bytes or text) writes one
   file under a unique hidden temporary name in the same folder
   (``.name.<pid>-<random>.tmp``), ``fsync`` s it, renames it over the final
-  name (``os.replace``, atomic on POSIX) and ``fsync`` s the folder. On any
-  error the temporary file is removed.
+  name (``os.replace``: atomic on POSIX, and on Windows within a folder) and
+  ``fsync`` s the folder. On any error the temporary file is removed.
 - :class:`Staging` is where every writer of a set writes its new files
   (temporary names, all removed whatever happens, a full disk named), and
   :func:`commit_set` replaces a whole *set* of files (the shards of a table)
@@ -34,16 +34,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, TypeVar, overload
 
 __all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
-           "FolderBusy",
+           "file_lock", "FolderBusy",
            "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
            "Staging", "removed_on_error", "process_alive"]
 
@@ -65,7 +65,10 @@ def temporary_path(path: str | os.PathLike) -> Path:
 
 
 def fsync_folder(folder: str | os.PathLike) -> None:
-    """Flush a folder's entries (the renames in it) to disk."""
+    """Flush a folder's entries (the renames in it) to disk (POSIX; Windows cannot open a
+    folder, and NTFS journals a rename itself: there it does nothing)."""
+    if os.name == "nt":
+        return
     fd = os.open(os.fspath(folder), os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -74,7 +77,7 @@ def fsync_folder(folder: str | os.PathLike) -> None:
 
 
 def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)  # Windows: write access
     try:
         os.fsync(fd)
     finally:
@@ -90,7 +93,7 @@ def disk_full(error: BaseException, folder, *, removed: int = 0) -> OSError | No
     if not (getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
             or "No space left" in text or "quota exceeded" in text.lower()):
         return None
-    free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+    free = shutil.disk_usage(folder).free
     return OSError(errno.ENOSPC, f"{_SAID} {os.fspath(folder)} "
                    f"({free} bytes free; {removed} temporary file(s) of this write removed, "
                    "nothing written before was changed): free space there, or write to another "
@@ -202,11 +205,21 @@ class FolderBusy(RuntimeError):
 
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike, *, busy: str | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file).
+    """Hold an exclusive lock on ``folder``, across processes, on every platform.
 
-    Waits while another process holds it; with ``busy`` (what that process is doing, and
-    the fix), refuses at once instead: :class:`FolderBusy`, naming the folder.
+    Where the system has ``flock`` (Linux, macOS) the lock is on the folder itself: no
+    lock file. Elsewhere (Windows) it is :func:`file_lock` on ``.<folder name>.lock``
+    beside the folder. Waits while another process holds it; with ``busy`` (what that
+    process is doing, and the fix), refuses at once instead: :class:`FolderBusy`, naming
+    the folder.
     """
+    try:
+        import fcntl  # POSIX only: imported here, so that the kit imports on Windows
+    except ImportError:
+        folder = Path(folder)
+        with file_lock(folder.parent / f".{folder.name}.lock", busy=busy, what=folder):
+            yield
+        return
     fd = os.open(os.fspath(folder), os.O_RDONLY)
     try:
         try:
@@ -218,17 +231,33 @@ def folder_lock(folder: str | os.PathLike, *, busy: str | None = None) -> Iterat
         os.close(fd)  # closing releases the lock
 
 
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike, *, busy: str | None = None,
+              what: str | os.PathLike | None = None) -> Iterator[None]:
+    """Hold the lock file ``path`` (the ``filelock`` package: Linux, macOS and Windows).
+
+    Waits while another process holds it; with ``busy``, refuses at once instead:
+    :class:`FolderBusy`, naming ``what`` (default: ``path``). The file may stay when the
+    lock is released (on POSIX it does): its presence means nothing, only the lock does.
+    """
+    import filelock
+
+    lock = filelock.FileLock(os.fspath(path), timeout=0 if busy else -1)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise FolderBusy(f"{os.fspath(what or path)}: {busy}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` still runs (a writer whose leftovers must not be removed yet)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    import psutil  # not os.kill(pid, 0): on Windows, signal 0 is CTRL_C_EVENT
+
+    return pid == os.getpid() or psutil.pid_exists(pid)
 
 
 def clean_leftovers(folder: str | os.PathLike, names=()) -> list[str]:

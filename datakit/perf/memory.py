@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-import resource
+import sys
 import threading
 import time
 
@@ -45,8 +45,18 @@ def rss_bytes(children: bool = False) -> int:
 
 
 def peak_rss_bytes() -> int:
-    """The kernel's high-water mark of this process's resident memory, in bytes (Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    """The kernel's high-water mark of this process's resident memory, in bytes.
+
+    From ``getrusage`` on Linux and macOS; Windows has no ``resource`` module, and
+    reports the same mark as the peak working set (through ``psutil``).
+    """
+    try:
+        import resource  # POSIX only: imported here, so that the kit imports on Windows
+    except ImportError:
+        info = psutil.Process().memory_info()
+        return int(getattr(info, "peak_wset", info.rss))  # (rss: a floor, on a rare system)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
 
 
 class RssSampler(threading.Thread):

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.atomic import atomic_file
+from datakit.core.made_once import make_folder_once
 from datakit.readers.video.moving_squares import CLASSES, make_video
 
 __all__ = ["CODECS", "write_video", "make_video_folder"]
@@ -92,8 +93,19 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
     7th but the HEVC ones is 8 pixels wider, and
     video 3 is stored rotated (its frames turned, with a display matrix that
     turns them back). Returns the paths.
+
+    Safe when several processes make the same folder at once (two notebooks): it is made
+    once, whole, in a temporary folder renamed into place, and a second call with the
+    same arguments uses it (:func:`datakit.core.made_once.make_folder_once`).
     """
-    directory = Path(directory)
+    recipe: dict[str, int] = dict(per_class=per_class, size=size, min_frames=min_frames,
+                                  max_frames=max_frames, seed=seed)
+    return make_folder_once(directory, lambda tmp: _write_video_folder(tmp, **recipe),
+                            recipe={"maker": "make_video_folder", **recipe})
+
+
+def _write_video_folder(directory: Path, *, per_class: int, size: int, min_frames: int,
+                        max_frames: int, seed: int) -> list[Path]:
     codecs = list(CODECS)
     by_class = {c: 0 for c in range(len(CLASSES))}
     paths, i = [], 0

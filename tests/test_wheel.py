@@ -1,0 +1,111 @@
+"""The kit as a user gets it: the wheel and sdist it builds, and notebooks run from pip alone.
+
+Both are built from a copy of the repository with setuptools' own build hooks (PEP 517,
+no network, no isolated build environment). The cheap tests check what the wheel and
+sdist carry (LICENSE, ``py.typed``, CHANGELOG, the one version) and run ``twine check``
+when twine is installed. The expensive one installs the wheel with the ``video`` and
+``notebook`` extras into a fresh venv (pip fetches TensorFlow and the rest: minutes) and
+runs notebooks 01 and 10 with that venv's kernel from a folder outside the repository,
+with a fresh per-user cache: set ``DATAKIT_WHEEL_TEST=1`` to run it (``make test-wheel``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import datakit
+
+ROOT = Path(__file__).resolve().parent.parent
+#: One build per process: a second build in the same process left no sdist (setuptools 84).
+BUILD = ("import sys; from setuptools import build_meta as b; "
+         "print('BUILT', b.build_{}(sys.argv[1]))")
+SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
+                              ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache")
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> dict[str, Path]:
+    """The wheel and the sdist, built from a copy of the repository (no generated data)."""
+    source = tmp_path_factory.mktemp("source") / "datakit"
+    shutil.copytree(ROOT, source, ignore=SKIP)
+    shutil.rmtree(source / "data" / "generated", ignore_errors=True)
+    out = tmp_path_factory.mktemp("dist")
+    built = {}
+    for kind in ("wheel", "sdist"):  # setuptools talks on stdout too: the name is marked
+        run = subprocess.run([sys.executable, "-c", BUILD.format(kind), str(out)], cwd=source,
+                             timeout=280, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
+        built[kind] = out / next(line.split()[1] for line in run.stdout.splitlines()
+                                 if line.startswith("BUILT "))
+    return built
+
+
+@pytest.mark.timeout(300)
+def test_the_wheel_carries_license_typing_changelog_and_the_one_version(dist):
+    version = datakit.__version__
+    assert dist["wheel"].name == f"datakit-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(dist["wheel"]) as whl:
+        names = set(whl.namelist())
+        meta = whl.read(f"datakit-{version}.dist-info/METADATA").decode()
+        licence = whl.read(f"datakit-{version}.dist-info/licenses/LICENSE").decode()
+    assert "datakit/py.typed" in names
+    assert f"datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
+    assert f"datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
+    assert licence == (ROOT / "LICENSE").read_text() and "Apache License" in licence
+    assert f"\nVersion: {version}\n" in meta and "\nLicense-Expression: Apache-2.0\n" in meta
+    assert "\nLicense-File: LICENSE\n" in meta and "\nRequires-Dist: filelock" in meta
+    assert '\nversion = "' not in (ROOT / "pyproject.toml").read_text()  # one source
+    with tarfile.open(dist["sdist"]) as sdist:
+        inside = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    assert {"LICENSE", "CHANGELOG.md", "datakit/py.typed", "pyproject.toml"} <= inside
+
+
+@pytest.mark.timeout(120)
+def test_twine_finds_the_metadata_of_wheel_and_sdist_clean(dist):
+    pytest.importorskip("twine", reason="twine is not installed (pip install twine)")
+    run = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(dist["wheel"]),
+                          str(dist["sdist"])], capture_output=True, text=True, timeout=100)
+    assert run.returncode == 0 and run.stdout.count("PASSED") == 2, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(os.environ.get("DATAKIT_WHEEL_TEST") != "1",
+                    reason="installs TensorFlow into a fresh venv (minutes): "
+                           "DATAKIT_WHEEL_TEST=1 runs it (make test-wheel)")
+@pytest.mark.timeout(1800)
+def test_notebooks_01_and_10_run_from_the_wheel_alone_outside_the_repository(dist, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    env = {k: v for k, v in os.environ.items()  # nothing of this checkout leaks in
+           if k not in ("PYTHONPATH", "DATAKIT_DATA_DIR", "VIRTUAL_ENV", "JUPYTER_PATH")}
+    install = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet",
+                              f"{dist['wheel']}[video,notebook]"], env=env, timeout=1200,
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    work = tmp_path / "work"  # outside the repository: no data/ folder anywhere near
+    work.mkdir()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # the per-user data folder, fresh
+    for name in ("01_datasets", "10_your_own_videos"):
+        shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", work)
+        run = subprocess.run([str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook",
+                              "--execute", "--ExecutePreprocessor.timeout=600",
+                              "--output", f"{name}.out.ipynb", f"{name}.ipynb"],
+                             cwd=work, env=env, timeout=900, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
+        cells = json.loads((work / f"{name}.out.ipynb").read_text())["cells"]
+        errors = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]
+                  if o["output_type"] == "error"
+                  and "raises-exception" not in c["metadata"].get("tags", [])]
+        assert errors == [], errors[0]["evalue"] if errors else ""
+    data = tmp_path / "cache" / "datakit" / "data"
+    assert (data / "housing" / "housing.csv").is_file()  # the wheel's shipped set, copied
+    assert any((data / "generated" / "your_videos" / "videos").rglob("*.mp4"))  # notebook 10's
