@@ -228,7 +228,9 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     integers as float64 (exact up to 2**53), booleans as float32 (1.0, 0.0,
     ``nan``). An integer that its type cannot hold exactly (an unsigned 64-bit
     value above 2**63 - 1) is an error naming the file, column and value, never
-    another number. ``label``: elements become ``(features without it, label)``.
+    another number. ``label``: elements become ``(features without it, label)``;
+    a label that is missing, ``nan`` or infinite is an error naming the file, row
+    and column (the CSV reader refuses them too).
     The dataset knows its length. Every argument is checked before any file is
     opened.
 
@@ -275,7 +277,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]
-    read = row_group_reader(keep, dtypes, facts)
+    read = row_group_reader(keep, dtypes, facts, label=label)
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
 
