@@ -149,7 +149,8 @@ def parquet_file_set(filepaths) -> FileSet:
     Its ``shape`` is the shared schema, ``rows`` each file's rows (from its
     metadata). Raises, naming the file: a missing file or a pattern matching
     nothing (``FileNotFoundError``), an empty file, a file that is not Parquet, a
-    schema that differs from the first file's (the differing column named),
+    schema that differs from the first file's (the differing column named), two
+    columns of one name,
     a file that disagrees with its folder's ``manifest.json`` (rows, bytes,
     sha256), and files that hold no row at all (:class:`DataError`).
     """
@@ -164,6 +165,12 @@ def parquet_file_set(filepaths) -> FileSet:
             raise DataError(path, f"not a Parquet file ({e}); pass Parquet files, or read CSV "
                             "with csv_reader_dataset") from None
         schema = meta.schema.to_arrow_schema()
+        twice = [n for n, k in Counter(schema.names).items() if k > 1]
+        if twice:
+            at = [i + 1 for i, n in enumerate(schema.names) if n == twice[0]]
+            raise DataError(path, f"has {len(at)} columns named {twice[0]!r} (columns "
+                            f"{', '.join(map(str, at))} of {len(schema.names)}): no reader can "
+                            "tell them apart; rename them and write the file again")
         if not first:
             first.append((path, schema))
         elif not schema.equals(first[0][1]):
@@ -258,6 +265,8 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         raise TypeError(f"parquet_dataset() got an unexpected keyword argument "
                         f"{sorted(set(knobs) - {'n_parse_threads'})[0]!r}")
     n_parse_threads = knobs.get("n_parse_threads")
+    if "num_parallel_calls" in given:  # a message names the keyword as it was passed
+        check_count("num_parallel_calls", n_parse_threads, none=True, autotune=True)
     options = TableOptions(repeat=repeat, batch_size=batch_size,
                            shuffle_buffer_size=shuffle_buffer_size, seed=seed,
                            n_readers=n_readers, n_read_threads=n_read_threads,
