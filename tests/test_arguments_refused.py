@@ -165,3 +165,17 @@ def test_parquet_names_num_parallel_calls_as_passed(tmp_path):
 def _nothing():
     import contextlib
     return contextlib.nullcontext()
+
+
+def _too_big(name):
+    from datakit.readers.csv_files.demo_tables import passengers
+    from datakit.see import mixing
+    return {"measure_mixing": lambda: mixing.measure_mixing(10**6, [1, 10], runs=2),
+            "epoch_order": lambda: mixing.epoch_order(10**9, 10**4, 10),
+            "passengers": lambda: passengers(10**13)}[name]
+
+
+@pytest.mark.parametrize("name", ["measure_mixing", "epoch_order", "passengers"])
+def test_outputs_too_big_for_memory_are_refused_before_any_work(name):
+    with pytest.raises(ValueError, match="would build .* bytes .* more than this machine's"):
+        _too_big(name)()

@@ -34,7 +34,7 @@ import tensorflow as tf
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
-from datakit.core.arguments import check_count, check_seed
+from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
 from datakit.core.class_ids import check_class_ids
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 from datakit.glassbox.shuffle_stats import MixingStats, mixing_stats
@@ -70,6 +70,10 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     """
     sizes = [check_buffer_size(b) for b in buffer_sizes]
     seed = check_seed(seed)
+    n = check_count("n", n)
+    check_fits_in_memory(f"measure_mixing(n={n:,}) over {len(sizes)} buffer sizes",
+                         8.0 * len(sizes) * n * n, fix="its map holds n x n probabilities per "
+                         "buffer size: pass a smaller n (a few hundred shows the picture)")
     return mixing_map({b: shuffled_orders(n, b, runs, seed=seed) for b in sizes})
 
 
@@ -113,6 +117,9 @@ def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict
     size = check_buffer_size(buffer_size)
     n, epochs = check_count("n", n), check_count("epochs", epochs)  # repeat(-1): endless
     seed = check_seed(seed)
+    check_fits_in_memory(f"epoch_order(n={n:,}, epochs={epochs:,})", 2 * 8.0 * n * epochs,
+                         fix="it keeps the epoch of every element of both orders: pass a "
+                         "smaller n or fewer epochs")
     base = tf.data.Dataset.range(n)
     mixed = base.repeat(epochs).enumerate().shuffle(size, seed=seed)
     per_epoch = base.shuffle(size, seed=seed).repeat(epochs).enumerate()
