@@ -179,3 +179,23 @@ def _too_big(name):
 def test_outputs_too_big_for_memory_are_refused_before_any_work(name):
     with pytest.raises(ValueError, match="would build .* bytes .* more than this machine's"):
         _too_big(name)()
+
+
+@pytest.mark.parametrize("types", [
+    pytest.param("set", id="set"), pytest.param("dict", id="dict"),
+    pytest.param("generator", id="generator")])
+def test_sql_dataset_output_types_must_be_a_list(tmp_path, types):
+    import tensorflow as tf
+
+    from datakit.readers.sqlite import sql_dataset, write_sqlite
+    path = write_sqlite(tmp_path / "t.db", "t", {"a": [1, 2], "b": [0.5, 1.5]})
+    given = {"set": {tf.int64, tf.float64}, "dict": {"a": tf.int64, "b": tf.float64},
+             "generator": (t for t in (tf.int64, tf.float64))}[types]
+    with pytest.raises(TypeError, match="output_types=.*pass a list or tuple of dtypes"):
+        sql_dataset(path, "SELECT a, b FROM t", given)
+
+
+def test_write_sqlite_columns_must_be_a_dict(tmp_path):
+    from datakit.readers.sqlite import write_sqlite
+    with pytest.raises(TypeError, match="columns must be a dict of column name -> values, got set"):
+        write_sqlite(tmp_path / "t.db", "t", {"a", "b"})

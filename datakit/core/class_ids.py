@@ -50,12 +50,13 @@ def check_class_ids(labels: Any, classes: int | None = None, *, name: str = "lab
         raise ValueError(f"{name} must be a non-empty list of ints (class ids), got "
                          f"{ids.dtype} values of shape {ids.shape}; map class names to 0, 1, ... "
                          "first.")
-    bad = np.flatnonzero((ids < 0) | (ids >= (classes if classes is not None else np.inf)))
+    top = np.inf if classes is None else classes
+    bad = np.flatnonzero((ids < 0) | (ids >= top))
     if bad.size:
         i, v = int(bad[0]), int(ids[bad[0]])
         why = ("is negative: each label must be a class id 0, 1, ...; map class names to 0, 1, "
                "... first" if v < 0 else
-               f"is outside {classes_from}'s {classes} classes: each label must be a class id "
-               f"0..{classes - 1}")
+               f"is outside {classes_from}'s {top} classes: each label must be a class id "
+               f"0..{top - 1}")
         raise ValueError(f"{name}: label {v} at position {i} {why}.")
     return ids.astype(np.int64)
