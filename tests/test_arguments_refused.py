@@ -58,6 +58,25 @@ def test_read_records_refuses_a_seed_outside_int64(tmp_path):
         read_records(tmp_path, shuffle_files=True, seed=TOO_BIG)
 
 
+@pytest.mark.parametrize("parse", ["line", "arrow", "chunk", "batch", "parquet"])
+def test_the_table_readers_refuse_a_seed_outside_int64(tmp_path, parse):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from datakit.readers import parquet
+    from datakit.readers.csv_files import csv_reader_dataset
+    from datakit.readers.csv_files.stats import column_stats
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    pq.write_table(pa.table({"a": [1, 3], "b": [2, 4]}), tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match="seed=18446744073709551616 is outside"):
+        if parse == "parquet":
+            parquet.parquet_dataset([str(tmp_path / "t.parquet")], seed=TOO_BIG)
+        else:
+            csv_reader_dataset([str(path)], stats=column_stats([str(path)]), label="a",
+                               seed=TOO_BIG, parse=parse)
+
+
 @pytest.mark.parametrize("seed", [0, -1, 2**63 - 1, -2**63])
 def test_every_int64_seed_is_taken(seed):
     assert check_seed(seed) == seed
