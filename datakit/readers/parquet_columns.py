@@ -6,7 +6,9 @@ missing value becomes floats, so the value stays missing, as pandas reads it),
 :func:`columns_with_nulls` finds those columns in the files' metadata, and
 :func:`row_group_reader` is the Python call that reads one row group, after
 checking that its file is the one the reader checked
-(:mod:`datakit.readers.tables.file_facts`).
+(:mod:`datakit.readers.tables.file_facts`), and its label column with
+:func:`check_label` (a missing, ``nan`` or infinite label is refused by file,
+row and column, as the CSV reader refuses it).
 """
 
 from __future__ import annotations
