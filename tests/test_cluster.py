@@ -263,7 +263,9 @@ def test_the_worker_command_says_it_waits_then_gives_up():
                           "--dispatcher-timeout", "2"], capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 1
-    assert f"waiting for the dispatcher at 127.0.0.1:{port}" in run.stdout
+    first = run.stdout.splitlines()[0]  # said at once: what it waits for, where, how long
+    assert f"waiting for the dispatcher at 127.0.0.1:{port}" in first
+    assert "gives up after 2 s (--dispatcher-timeout)" in first
     assert f"no dispatcher answered at 127.0.0.1:{port} in 2 s" in run.stderr
 
 

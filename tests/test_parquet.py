@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -303,3 +304,14 @@ def test_unsupported_column_type_is_named(tmp_path):
     with pytest.raises(DataError, match="column 'when' has type timestamp"):
         dp.parquet_dataset(paths)
     assert len(list(dp.parquet_dataset(paths, columns=["x"]))) == 1
+
+
+def test_a_file_with_two_columns_of_one_name_is_refused_naming_it(tmp_path):
+    # pyarrow's KeyError "Column a does not exist in schema" named no file (#47)
+    path = str(tmp_path / "dup.parquet")
+    pq.write_table(pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4]), pa.array([5, 6])],
+                                        names=["a", "b", "a"]), path)
+    said = re.escape("dup.parquet: has 2 columns named 'a' (columns 1, 3 of 3)")
+    for call in (dp.parquet_dataset, dp.column_stats, dp.check_parquet_files):
+        with pytest.raises(DataError, match=said):
+            call([path])

@@ -129,6 +129,7 @@ def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
     with pytest.warns(DeprecationWarning, match="cycle_length= is now n_readers="):
         old = tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=2)
     assert [r.numpy() for r in old] == new
-    with pytest.raises(ValueError, match="n_read_threads=3 is more than n_readers=2"), \
+    # a message names each keyword as the caller wrote it (#47)
+    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"), \
             pytest.warns(DeprecationWarning):
         tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)

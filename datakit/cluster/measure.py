@@ -163,6 +163,12 @@ class Trainer:
     def join(self, timeout: float = 300.0) -> list:
         """Wait for the end of the epoch; return ``received`` (re-raise the reader's error).
 
+        ``timeout`` starts when ``join`` is called: a dataset built with TensorFlow's own
+        ``tf.data.experimental.service.distribute(...)`` against an address where no
+        dispatcher answers blocks while it is *built*, before this ``Trainer`` exists, so
+        no timeout here can fire. Build it with :func:`distribute` (which checks the
+        dispatcher first, within its own ``timeout``).
+
         Raises:
             TimeoutError: the epoch did not end within ``timeout`` seconds.
         """

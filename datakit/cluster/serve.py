@@ -119,7 +119,9 @@ def _wait_for_dispatcher(address: str, timeout: float) -> None:
 
     address = address.split("://", 1)[-1]
     start = said = time.monotonic()
-    print(f"datakit.cluster: worker waiting for the dispatcher at {address}", flush=True)
+    print(f"datakit.cluster: worker waiting for the dispatcher at {address}: a tf.data "
+          f"service dispatcher must answer there; gives up after {timeout:g} s "
+          "(--dispatcher-timeout)", flush=True)
     while True:
         problem = dispatcher_problem(address, max(0.5, min(2.0, start + timeout
                                                             - time.monotonic())))
@@ -133,7 +135,8 @@ def _wait_for_dispatcher(address: str, timeout: float) -> None:
         if now - said >= 10:
             said = now
             print(f"datakit.cluster: still no dispatcher at {address} after "
-                  f"{now - start:.0f} s (gives up after {timeout:g} s)", flush=True)
+                  f"{now - start:.0f} s ({problem}); gives up in "
+                  f"{max(0.0, start + timeout - now):.0f} s", flush=True)
         time.sleep(0.5)
 
 

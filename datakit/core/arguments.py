@@ -35,14 +35,16 @@ the kit, nor TensorFlow (``AUTOTUNE`` has ``tf.data.AUTOTUNE``'s value).
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Literal, overload
 
 import numpy as np
 
 from datakit.core.cores import affinity_cores, cpu_cores
 
-__all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
-           "check_seconds", "cpu_cores", "default_cycle_length", "interleave_lengths"]
+__all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_seed",
+           "check_shuffle_buffer", "check_seconds", "check_fits_in_memory", "cpu_cores",
+           "default_cycle_length", "interleave_lengths"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1
@@ -60,6 +62,62 @@ def check_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r}")
     return int(value)
+
+
+@overload
+def check_seed(value: None, *, name: str = "seed") -> None: ...
+@overload
+def check_seed(value: Any, *, name: str = "seed") -> int: ...
+def check_seed(value: Any, *, name: str = "seed") -> int | None:
+    """The one seed rule: ``None`` (TensorFlow draws one) or an int that fits in int64.
+
+    TensorFlow stores a seed as an int64 and quietly folds a larger Python int
+    into one, so two different seeds could give one order: refuse them.
+
+    >>> check_seed(-1), check_seed(None) is None
+    (-1, True)
+    >>> check_seed(2**64)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+        ...
+    ValueError: seed=18446744073709551616 is outside the int64 range TensorFlow stores seeds in
+    (-2**63 to 2**63 - 1): pass a smaller int, e.g. seed % 2**63.
+    """
+    if value is None:
+        return None
+    seed = check_int(name, value)
+    if not -2**63 <= seed < 2**63:
+        raise ValueError(f"{name}={seed} is outside the int64 range TensorFlow stores seeds in "
+                         f"(-2**63 to 2**63 - 1): pass a smaller int, e.g. {name} % 2**63.")
+    return seed
+
+
+def check_fits_in_memory(what: str, nbytes: float, *, fix: str) -> None:
+    """Refuse, before any work, an output of ``nbytes`` larger than this machine's memory.
+
+    ``what`` is the call as the user wrote it; ``fix`` says how to make it smaller.
+
+    >>> check_fits_in_memory("shuffled_orders(10, 10, runs=10)", 800, fix="pass fewer runs")
+    >>> check_fits_in_memory("f(n=10**12)", 8e12, fix="pass a smaller n")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: f(n=10**12) would build 8,000,000,000,000 bytes (8000 GB), more ...
+    """
+    total = _physical_memory()
+    if total and nbytes > total:
+        raise ValueError(f"{what} would build {nbytes:,.0f} bytes ({nbytes / 1e9:.0f} GB), more "
+                         f"than this machine's {total / 1e9:.1f} GB of memory: {fix}.")
+
+
+def _physical_memory() -> int:
+    """Bytes of RAM (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # Windows: no sysconf
+        try:
+            import psutil
+        except ImportError:
+            return 0
+        return int(psutil.virtual_memory().total)
 
 
 # Two signatures for the type checker: without ``none=True`` the result is never None.

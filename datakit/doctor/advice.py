@@ -45,6 +45,11 @@ class Advice:
     note: str = ""           # how it was measured, or why it was not
     dataset: object = field(default=None, repr=False)  # the changed copy
 
+    @property
+    def advised(self) -> bool:
+        """False when the copy was measured slower than the original (``gain < 1``)."""
+        return self.gain is None or not self.gain < 1.0
+
     def __str__(self) -> str:
         gain = f"{self.gain:.2f}x measured" if self.gain is not None else "not measured"
         alters = f"; ALTERS {self.alters}" if self.alters else ""
@@ -103,6 +108,27 @@ def _cached(inp: tf.data.Dataset) -> tf.data.Dataset:
     return inp.cache()
 
 
+def _reading_candidates(chain, k) -> list[Candidate]:
+    """Read in parallel (unless it does already), or more files at once, for interleave ``k``."""
+    s, rest, out = chain[k], chain[k + 1:], []
+    cycle = knob(s, "cycle_length")
+    cycle = cycle if cycle and cycle > 0 else _CORES
+    par = min(cycle, _CORES)
+    calls = knob(s, "num_parallel_calls")
+    if calls is None or 0 < calls < par:  # never what it has already
+        out.append(Candidate(
+            f"read in parallel: interleave(..., num_parallel_calls={par})", "",
+            _copy(chain[k - 1], [_with(s, num_parallel_calls=par, deterministic=True)]
+                  + rest)))
+    out.append(Candidate(
+        f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} in parallel",
+        "order: rows of more files are mixed",
+        _copy(chain[k - 1], [_with(s, cycle_length=2 * cycle,
+                                   num_parallel_calls=min(2 * cycle, _CORES),
+                                   deterministic=True)] + rest)))
+    return out
+
+
 def _candidates(chain, k):
     """The :class:`Candidate` changes for stage ``k`` of ``chain``."""
     s, kind = chain[k], kind_of(chain[k])
@@ -127,7 +153,7 @@ def _candidates(chain, k):
                 requires="the function must accept a batch"))
     finite = all(int(d.cardinality()) != tf.data.INFINITE_CARDINALITY for d in (s, chain[-1]))
     if finite and kind not in ("cache", "prefetch", "shuffle", "batch") and rest \
-            and kinds[k + 1] != "cache":
+            and "cache" not in kinds[k + 1:]:  # a later cache already spares this stage
         order = "shuffle" in kinds[:k + 1]
         rand = any(_random(d) for d in chain[:k + 1])
         python = any(uses_py_function(d) for d in chain[:k + 1])
@@ -149,19 +175,7 @@ def _candidates(chain, k):
                 _copy(chain[k], [_cached] + rest),
                 "timed after one epoch filled the cache", fill=True))
     if kind == "interleave":
-        cycle = knob(s, "cycle_length")
-        cycle = cycle if cycle and cycle > 0 else _CORES
-        par = min(cycle, _CORES)
-        out.append(Candidate(
-            f"read in parallel: interleave(..., num_parallel_calls={par})", "",
-            _copy(chain[k - 1], [_with(s, num_parallel_calls=par, deterministic=True)]
-                  + rest)))
-        out.append(Candidate(
-            f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} in parallel",
-            "order: rows of more files are mixed",
-            _copy(chain[k - 1], [_with(s, cycle_length=2 * cycle,
-                                       num_parallel_calls=min(2 * cycle, _CORES),
-                                       deterministic=True)] + rest)))
+        out += _reading_candidates(chain, k)
     if "batch" in kinds[1:k + 1] and kind != "prefetch":
         b = max(j for j in range(1, k + 1) if kinds[j] == "batch")
         size = knob(chain[b], "batch_size")
@@ -182,6 +196,9 @@ def _candidates(chain, k):
 def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
            chain: list | None = None) -> list[Advice]:
     """Changes for the bottleneck and runner-up of ``report``, each measured on a copy.
+
+    Every change tried is returned; one measured slower has ``advised`` False
+    (:func:`~datakit.doctor.diagnosis.diagnose` lists it apart, as not advised).
 
     ``chain``: ``chain_of(dataset)`` when it was read already (:func:`diagnose
     <datakit.doctor.diagnosis.diagnose>` passes its own down: a chain is read once).

@@ -9,11 +9,14 @@ A stage's own cost is the time of its prefix minus the time of the prefix
 before it, per element of the pipeline's output (each prefix is timed in
 groups of elements, and the measuring loop's own time per element is
 subtracted) (a ``cache`` is filled first,
-so its cost is negative: the time it saves). Then it times the pipeline
+so its cost can be negative: the time it saves). A cost below zero is printed as
+0, with the figure measured and what it means (timing noise, or a cache's
+saving). Then it times the pipeline
 as you built it (runtime help on) and how long a consumer taking
 ``step_time`` per element waits. Stages are named by the ``name=`` you gave
 (``ds.map(decode, name="decode")``), otherwise by kind and position.
-:mod:`datakit.doctor.advice` proposes changes for the bottleneck and measures them.
+:mod:`datakit.doctor.advice` proposes changes for the bottleneck and measures them;
+one measured slower is listed apart, as not advised (``report.not_advised``).
 
 >>> import tensorflow as tf
 >>> from datakit.perf.synthetic import work
@@ -80,6 +83,7 @@ class Report:
     step_time: float
     wait_fraction: float    # of a consumer's time spent waiting, at step_time per element
     advice: list = field(default_factory=list)   # datakit.doctor.advice.Advice, bottleneck first
+    not_advised: list = field(default_factory=list)  # changes tried and measured slower
     method: str = METHOD
     elapsed_s: float = 0.0
     notes: list = field(default_factory=list)    # what the budget cut short, and why
@@ -103,18 +107,33 @@ class Report:
         for s in self.stages:
             mark = "  <- bottleneck" if s is self.bottleneck else ""
             approx = " " if s.exact else "~"
-            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {approx}{s.cost_s * 1e6:10,.0f} us "
-                         f"{max(s.cost_s, 0) / total:6.0%}  {s.detail}{mark}")
+            lines.append(f"{s.name[:24]:24s} {s.kind[:18]:18s} {approx}"
+                         f"{max(s.cost_s, 0.0) * 1e6:10,.0f} us "
+                         f"{max(s.cost_s, 0) / total:6.0%}  "
+                         f"{', '.join(x for x in (s.detail, _below_zero(s)) if x)}{mark}")
         if not all(s.exact for s in self.stages):
             lines.append("~: a stage upstream of it has an output count that was not known "
                          "or counted (1 per input assumed)")
         lines.append(f"whole pipeline as built: {self.elements_per_s:,.0f} elements/s; "
                      f"a consumer at {self.step_time * 1e3:g} ms/step waits "
                      f"{self.wait_fraction:.0%} of its time")
-        lines += [str(a) for a in self.advice] + [f"note: {n}" for n in self.notes]
+        lines += [str(a) for a in self.advice]
+        if self.not_advised:
+            lines.append("measured slower, so not advised:")
+            lines += ["  " + str(a) for a in self.not_advised]
+        lines += [f"note: {n}" for n in self.notes]
         if self.memory_report is not None:
             lines += ["", "where the memory goes:", str(self.memory_report)]
         return "\n".join(lines)
+
+
+def _below_zero(s: Stage) -> str:
+    """What a stage's cost below zero means, shown as 0 (a difference of two timed prefixes)."""
+    if not s.cost_s < 0:
+        return ""
+    why = "what reading from it saves, or timing noise" if s.kind == "cache" else \
+        "timing noise: its cost is too small to measure"
+    return f"measured {s.cost_s * 1e6:,.0f} us ({why})"
 
 
 # -- the diagnosis --------------------------------------------------------------------------
@@ -180,7 +199,9 @@ def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
         report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
                             "(pass budget_s= for more)")
     else:
-        report.advice = measured_advice(report, dataset, seconds=seconds, chain=chain)
+        tried = measured_advice(report, dataset, seconds=seconds, chain=chain)
+        report.advice = [a for a in tried if a.advised]
+        report.not_advised = [a for a in tried if not a.advised]
 
 
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
@@ -195,7 +216,9 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
         advise: also propose changes for the bottleneck and runner-up and measure
             each on a copy of the pipeline (:func:`datakit.doctor.advice.advise`).
         memory: also predict and measure what each stage holds in RAM
-            (:func:`datakit.doctor.memory_use.memory_report`; ``report.memory``).
+            (:func:`datakit.doctor.memory_use.memory_report`; ``report.memory``),
+            first, before any timing (which fills caches and grows the process), so
+            it measures what ``memory_report(dataset)`` alone measures.
         budget_s: the whole diagnosis's time (default ``120 * seconds``, at least 60 s):
             past it, no more repeats and no advice, and ``report.notes`` says so
             (a stage whose first element is slow, e.g. a shuffle buffer that refills for
@@ -220,6 +243,10 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
     start = time.perf_counter()
+    held = None
+    if memory:  # first, in a fresh state: the timing below fills caches and grows the process
+        from datakit.doctor.memory_use import memory_report
+        held = memory_report(dataset, seconds=max(4 * seconds, 1.0), chain=chain)
     first, stalled = call_with_deadline(lambda: measure(serial(dataset), seconds, limit=2),
                                         patience=budget / 2)
     if stalled:
@@ -246,10 +273,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
                     whole.elements_per_s, step_time, wait, notes=report_notes)
     if advise:
         _add_advice(report, dataset, chain, seconds, budget, start)
-    if memory:
-        from datakit.doctor.memory_use import memory_report
-        report.memory_report = memory_report(dataset, seconds=max(4 * seconds, 1.0),
-                                             chain=chain)
+    report.memory_report = held
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:
         report.notes.append(f"took {report.elapsed_s:.0f} s for a budget of {budget:g} s")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_int
+from datakit.core.arguments import check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.elements import Step, leaves, pack
 from datakit.glassbox.recording import Op, check_name
@@ -141,7 +141,7 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
                          "weight per dataset.")
     if any(v < 0 for v in w) or sum(w) <= 0:
         raise ValueError(f"weights={w}: pass weights >= 0, not all zero.")
-    base = check_int("seed", seed) if seed is not None else secrets.randbits(128)  # fresh entropy
+    base = check_seed(seed) % 2**64 if seed is not None else secrets.randbits(128)  # fresh entropy
     passes = itertools.count()
 
     def run(_parent, rec):

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from datakit.core.arguments import check_count, check_int
+from datakit.core.arguments import check_count, check_seed
 from datakit.glassbox.elements import Step
 from datakit.glassbox.recording import Op, check_name
 
@@ -135,16 +135,13 @@ def shuffle_op(buffer_size: int, seed: int | None = None, reshuffle_each_iterati
                *, picks: Iterable[int] | None = None, name: str | None = None) -> Op:
     """The glass box's ``shuffle``: NumPy draws from ``(seed, iteration)``, or ``picks`` replayed.
 
-    >>> shuffle_op(4, seed=2**64)
+    >>> shuffle_op(4, seed=2**64)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: seed=18446744073709551616: pass an int that fits in 64 bits
+    ValueError: seed=18446744073709551616 is outside the int64 range TensorFlow stores seeds in ...
     """
     size = check_buffer_size(buffer_size)
-    if seed is not None:  # any int64, as tf.data takes (-1 included): as an unsigned seed
-        seed = check_int("seed", seed)
-        if not -2**63 <= seed < 2**64:
-            raise ValueError(f"seed={seed}: pass an int that fits in 64 bits")
+    seed = check_seed(seed)  # any int64, as tf.data takes (-1 included): as an unsigned seed
     check_name("shuffle", name)
     picks = None if picks is None else list(picks)
     base = seed % 2**64 if seed is not None else secrets.randbits(128)  # SeedSequence()'s entropy

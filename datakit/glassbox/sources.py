@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_int
+from datakit.core.arguments import check_int, check_seed
 from datakit.glassbox.elements import Step, slice_element, structure_len, to_numpy
 from datakit.glassbox.recording import Op, Run, check_name
 
@@ -97,11 +97,10 @@ def list_files(file_pattern: str | list[str], shuffle: bool | None = None,
         raise FileNotFoundError(
             f"No files matched pattern: {', '.join(patterns)}; check the folder and the "
             "pattern (tf.data raises InvalidArgumentError here).")
-    if seed is not None:
-        check_int("seed", seed)
+    seed = check_seed(seed)
     check_name("list_files", name)
     files = [n.encode() for n in names]
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(None if seed is None else seed % 2**64)
     shuffled = shuffle is None or bool(shuffle)
 
     def run(_parent, rec):

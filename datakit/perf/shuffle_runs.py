@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_int
+from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
 __all__ = ["shuffled_orders"]
@@ -31,6 +31,9 @@ def shuffled_orders(n: int, buffer_size: int, runs: int = 200, *, seed: int = 0)
     """
     size = check_buffer_size(buffer_size)
     n, runs = check_count("n", n), check_count("runs", runs)  # repeat(-1) would never end
-    seed = check_int("seed", seed)
+    seed = check_seed(seed)
+    check_fits_in_memory(f"shuffled_orders(n={n:,}, runs={runs:,})", 8.0 * n * runs,
+                         fix="its result holds n x runs int64 positions; pass fewer runs or a "
+                             "smaller n")
     ds = tf.data.Dataset.range(n).shuffle(size, seed=seed).repeat(runs).batch(n)
     return np.stack(list(ds.as_numpy_iterator()))

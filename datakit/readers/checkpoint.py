@@ -52,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datakit.core.arguments import check_count, check_int
+from datakit.core.arguments import check_count, check_seed
 from datakit.core.atomic import fsync_folder, process_alive, temporary_path
 from datakit.core.errors import DataError
 from datakit.glassbox.shuffle_buffer import check_buffer_size
@@ -87,7 +87,7 @@ def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int |
     """
     import tensorflow as tf
 
-    n, seed = check_count("n", n, 0), check_int("seed", seed)
+    n, seed = check_count("n", n, 0), check_seed(seed)
     ds = tf.data.Dataset.range(n).shuffle(check_buffer_size(buffer_size), seed=seed)
     return ds if batch_size is None else ds.batch(check_count("batch_size", batch_size))
 

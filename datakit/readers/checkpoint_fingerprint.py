@@ -308,8 +308,10 @@ def input_changes(saved: dict) -> tuple[str, str] | None:
                           "would mix the old rows and the new ones in one epoch; start the "
                           "epoch again on the new set")
         keys = ("bytes", "sha256") if "sha256" in then else ("bytes", "mtime_ns", "sha256_ends")
-        if any(now.get(k) != then[k] for k in keys):
-            return path, (f"changed since the save ({then['bytes']} bytes then, {now['bytes']} "
-                          f"now, or another {' or '.join(_WORDS[k] for k in keys[1:])}): "
-                          "resuming would mix old and new content; start the epoch again")
+        changed = [k for k in keys if now.get(k) != then[k]]
+        if changed:
+            what = [f"{then['bytes']} bytes then, {now['bytes']} now" if k == "bytes" else
+                    f"another {_WORDS[k]}" for k in changed]
+            return path, (f"changed since the save ({'; '.join(what)}): resuming would mix "
+                          "old and new content; start the epoch again")
     return None

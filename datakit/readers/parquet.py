@@ -149,7 +149,8 @@ def parquet_file_set(filepaths) -> FileSet:
     Its ``shape`` is the shared schema, ``rows`` each file's rows (from its
     metadata). Raises, naming the file: a missing file or a pattern matching
     nothing (``FileNotFoundError``), an empty file, a file that is not Parquet, a
-    schema that differs from the first file's (the differing column named),
+    schema that differs from the first file's (the differing column named), two
+    columns of one name,
     a file that disagrees with its folder's ``manifest.json`` (rows, bytes,
     sha256), and files that hold no row at all (:class:`DataError`).
     """
@@ -164,6 +165,12 @@ def parquet_file_set(filepaths) -> FileSet:
             raise DataError(path, f"not a Parquet file ({e}); pass Parquet files, or read CSV "
                             "with csv_reader_dataset") from None
         schema = meta.schema.to_arrow_schema()
+        twice = [n for n, k in Counter(schema.names).items() if k > 1]
+        if twice:
+            at = [i + 1 for i, n in enumerate(schema.names) if n == twice[0]]
+            raise DataError(path, f"has {len(at)} columns named {twice[0]!r} (columns "
+                            f"{', '.join(map(str, at))} of {len(schema.names)}): no reader can "
+                            "tell them apart; rename them and write the file again")
         if not first:
             first.append((path, schema))
         elif not schema.equals(first[0][1]):
@@ -228,7 +235,9 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     integers as float64 (exact up to 2**53), booleans as float32 (1.0, 0.0,
     ``nan``). An integer that its type cannot hold exactly (an unsigned 64-bit
     value above 2**63 - 1) is an error naming the file, column and value, never
-    another number. ``label``: elements become ``(features without it, label)``.
+    another number. ``label``: elements become ``(features without it, label)``;
+    a label that is missing, ``nan`` or infinite is an error naming the file, row
+    and column (the CSV reader refuses them too).
     The dataset knows its length. Every argument is checked before any file is
     opened.
 
@@ -256,6 +265,8 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         raise TypeError(f"parquet_dataset() got an unexpected keyword argument "
                         f"{sorted(set(knobs) - {'n_parse_threads'})[0]!r}")
     n_parse_threads = knobs.get("n_parse_threads")
+    if "num_parallel_calls" in given:  # a message names the keyword as it was passed
+        check_count("num_parallel_calls", n_parse_threads, none=True, autotune=True)
     options = TableOptions(repeat=repeat, batch_size=batch_size,
                            shuffle_buffer_size=shuffle_buffer_size, seed=seed,
                            n_readers=n_readers, n_read_threads=n_read_threads,
@@ -275,7 +286,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]
-    read = row_group_reader(keep, dtypes, facts)
+    read = row_group_reader(keep, dtypes, facts, label=label)
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
 

@@ -6,11 +6,14 @@ missing value becomes floats, so the value stays missing, as pandas reads it),
 :func:`columns_with_nulls` finds those columns in the files' metadata, and
 :func:`row_group_reader` is the Python call that reads one row group, after
 checking that its file is the one the reader checked
-(:mod:`datakit.readers.tables.file_facts`).
+(:mod:`datakit.readers.tables.file_facts`), and its label column with
+:func:`check_label` (a missing, ``nan`` or infinite label is refused by file,
+row and column, as the CSV reader refuses it).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -19,7 +22,7 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.readers.tables.file_facts import Stamp, file_facts, opened
 
-__all__ = ["column_dtype", "columns_with_nulls", "row_group_reader"]
+__all__ = ["column_dtype", "columns_with_nulls", "check_label", "row_group_reader"]
 
 
 def column_dtype(field: pa.Field, has_nulls: bool = False) -> tf.DType:
@@ -84,16 +87,41 @@ def _column_out(col: pa.ChunkedArray, dtype: tf.DType, where: tuple[str, int, st
     return col.to_numpy().astype(dtype.as_numpy_dtype, copy=False)
 
 
+def check_label(col: pa.ChunkedArray, where: tuple[str, int, str], first_row: int) -> None:
+    """Refuse a label that is missing (null), ``nan`` or infinite, naming file, row and column.
+
+    ``first_row`` is the row group's first row in its file (rows count from 1).
+    """
+    path, group, c = where
+    bad = col.is_null().to_numpy(zero_copy_only=False)
+    if pa.types.is_floating(col.type):
+        values = col.fill_null(0).to_numpy()
+        bad = bad | ~np.isfinite(values)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    value = col[i].as_py()
+    what = "missing (null)" if value is None else repr(value)
+    raise DataError(path, f"the label is {what} ({int(bad.sum())} such row(s) in row group "
+                    f"{group}); a label must be a finite value, or the row counts nowhere. "
+                    "Drop or fill those rows and write the file again, or read it with "
+                    "label=None", column=f"{c}, row {first_row + i}")
+
+
 def row_group_reader(columns: list[str], dtypes: list[tf.DType],
-                      facts: dict[str, Stamp] | None = None):
+                      facts: dict[str, Stamp] | None = None, *, label: str | None = None):
     def read(path, group):
         path, group = path.decode(), int(group)
         with opened(path, facts or file_facts([path])) as fh:
             try:
-                table = pq.ParquetFile(fh).read_row_group(group, columns=columns)
+                pf = pq.ParquetFile(fh)
+                table = pf.read_row_group(group, columns=columns)
             except (pa.ArrowException, OSError) as e:
                 raise ValueError(f"{path}, row group {group}: cannot be read ({e}); the file "
                                  "is damaged: write it again") from None
+            if label is not None:
+                first = 1 + sum(pf.metadata.row_group(g).num_rows for g in range(group))
+                check_label(table.column(label), (path, group, label), first)
         return [_column_out(table.column(c), dtype, (path, group, c))
                 for c, dtype in zip(columns, dtypes, strict=True)]
     return read

@@ -35,6 +35,9 @@ def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
     >>> p.read_bytes()[:15]
     b'SQLite format 3'
     """
+    if not isinstance(columns, Mapping):
+        raise TypeError(f"columns must be a dict of column name -> values, got "
+                        f"{type(columns).__name__}")
     if not re.fullmatch(r"[A-Za-z_]\w*", table) or not all(
             re.fullmatch(r"[A-Za-z_]\w*", c) for c in columns):
         raise ValueError("table and column names must be identifiers (letters, digits, '_')")
@@ -68,6 +71,9 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
     >>> [(int(i), float(x)) for i, x in ds]
     [(1, 0.5), (2, 1.5)]
     """
+    if not isinstance(output_types, (list, tuple)):  # a set or dict has no column order
+        raise TypeError(f"output_types={output_types!r}: pass a list or tuple of dtypes, one "
+                        "per column of the query, in its order")
     output_types = tuple(tf.as_dtype(t) for t in output_types)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, got {type(query).__name__}")

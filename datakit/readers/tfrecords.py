@@ -51,7 +51,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import interleave_lengths
+from datakit.core.arguments import check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tables.table_options import renamed_knobs
@@ -323,7 +323,10 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     if unknown:
         raise TypeError(f"read_records() got an unexpected keyword argument {unknown[0]!r}")
     n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
-    names = ("n_readers", "n_read_threads")
+    seed = check_seed(seed)
+    # messages name each knob as the caller wrote it (cycle_length=0, not n_readers=0)
+    names = ("cycle_length" if "cycle_length" in given else "n_readers",
+             "num_parallel_reads" if "num_parallel_reads" in given else "n_read_threads")
     interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)
     report = check_shards(source, compression, check_manifest, verify)
     comps = {r["compression"] for r in report}

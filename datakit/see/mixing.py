@@ -34,7 +34,8 @@ import tensorflow as tf
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
+from datakit.core.class_ids import check_class_ids
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 from datakit.glassbox.shuffle_stats import MixingStats, mixing_stats
 from datakit.perf.shuffle_runs import shuffled_orders
@@ -68,6 +69,11 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     [1.0, 1.0, 1.0, 1.0]
     """
     sizes = [check_buffer_size(b) for b in buffer_sizes]
+    seed = check_seed(seed)
+    n = check_count("n", n)
+    check_fits_in_memory(f"measure_mixing(n={n:,}) over {len(sizes)} buffer sizes",
+                         8.0 * len(sizes) * n * n, fix="its map holds n x n probabilities per "
+                         "buffer size: pass a smaller n (a few hundred shows the picture)")
     return mixing_map({b: shuffled_orders(n, b, runs, seed=seed) for b in sizes})
 
 
@@ -93,10 +99,8 @@ def label_batches(labels: Any, buffer_size: int, batch_size: int, *, seed: int =
     >>> label_batches([0, 0, 1, 1], buffer_size=1, batch_size=2).tolist()
     [[2, 0], [0, 2]]
     """
-    labels = np.asarray(labels)
-    if labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
-        raise ValueError("labels must be a non-empty sequence of ints >= 0 (class ids), "
-                         f"got {labels.dtype} values; map class names to 0, 1, ... first.")
+    seed = check_seed(seed)
+    labels = check_class_ids(labels)
     k = int(labels.max()) + 1
     ds = tf.data.Dataset.from_tensor_slices(labels).shuffle(
         check_buffer_size(buffer_size), seed=seed).batch(check_count("batch_size", batch_size))
@@ -112,6 +116,10 @@ def epoch_order(n: int, epochs: int, buffer_size: int, *, seed: int = 0) -> dict
     """
     size = check_buffer_size(buffer_size)
     n, epochs = check_count("n", n), check_count("epochs", epochs)  # repeat(-1): endless
+    seed = check_seed(seed)
+    check_fits_in_memory(f"epoch_order(n={n:,}, epochs={epochs:,})", 2 * 8.0 * n * epochs,
+                         fix="it keeps the epoch of every element of both orders: pass a "
+                         "smaller n or fewer epochs")
     base = tf.data.Dataset.range(n)
     mixed = base.repeat(epochs).enumerate().shuffle(size, seed=seed)
     per_epoch = base.shuffle(size, seed=seed).repeat(epochs).enumerate()

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from datakit import plotting
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_seed
+from datakit.core.class_ids import check_class_ids
 
 __all__ = ["tag_sources", "SourceTrace", "trace_sample", "source_counts", "plot_source_batches",
            "resampled_labels"]
@@ -75,6 +76,7 @@ def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None
     """
     import tensorflow as tf
 
+    seed = check_seed(seed)
     if weights is not None and len(weights) != len(datasets):
         raise ValueError(f"weights has {len(weights)} values for {len(datasets)} datasets: "
                          "give one weight per dataset.")
@@ -133,14 +135,22 @@ def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | N
     >>> kept = resampled_labels([0] * 700 + [1] * 300, [0.5, 0.5], seed=0)
     >>> bool(0.4 < kept.mean() < 0.6)
     True
+    >>> resampled_labels([0, 1, 2], [0.5, 0.5])  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+        ...
+    ValueError: labels: label 2 at position 2 is outside target_dist's 2 classes: each label must
+    be a class id 0..1.
     """
     import tensorflow as tf
+
+    seed = check_seed(seed)
+    labels = check_class_ids(labels, len(target_dist), classes_from="target_dist")
 
     logger = tf.get_logger()
     level = logger.level
     logger.setLevel("ERROR")  # a deprecation notice from inside rejection_resample
     try:
-        ds = tf.data.Dataset.from_tensor_slices(np.asarray(labels, dtype=np.int64))
+        ds = tf.data.Dataset.from_tensor_slices(labels)
         resampled = ds.rejection_resample(class_func=lambda y: y,
                                           target_dist=list(target_dist), seed=seed)
         with _quiet_native_stderr():

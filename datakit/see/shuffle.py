@@ -47,7 +47,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import plotting
-from datakit.core.arguments import check_count, check_int
+from datakit.core.arguments import check_count, check_int, check_seed
 from datakit.glassbox.dataset import ShuffleStep, glassbox_shuffle
 from datakit.glassbox.shuffle_buffer import Pick, buffer_steps, check_buffer_size, replay_picks
 
@@ -119,7 +119,7 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError("trace_buffer() needs a tf.data.Dataset; for the glass box call "
                         "glassbox.Dataset(...).shuffle(...).trace() instead.")
-    size = check_buffer_size(buffer_size)
+    size, seed = check_buffer_size(buffer_size), check_seed(seed)
     check_count("epoch_size", epoch_size, none=True,
                 fix="epoch_size must be >= 1: the number of elements in one epoch")
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):

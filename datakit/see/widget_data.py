@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_count, check_int, check_seconds
+from datakit.core.arguments import check_count, check_seconds, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
@@ -42,7 +42,7 @@ def stepper_data(n: int = 12, buffer_size: int = 4, seed: int = 42,
         ...
     ValueError: iteration=-1 is invalid: pass an int >= 0.
     """
-    return _stepper(check_count("n", n), check_buffer_size(buffer_size), check_int("seed", seed),
+    return _stepper(check_count("n", n), check_buffer_size(buffer_size), check_seed(seed),
                     bool(reshuffle_each_iteration), check_count("iteration", iteration, 0))
 
 
@@ -76,7 +76,7 @@ def mixing_data(buffer_size: int, n: int = 100, runs: int = 50, n_labels: int = 
     """
     return _mixing(check_buffer_size(buffer_size), check_count("n", n), check_count("runs", runs),
                    check_count("n_labels", n_labels), check_count("batch_size", batch_size),
-                   check_int("seed", seed))
+                   check_seed(seed))
 
 
 @functools.lru_cache(maxsize=64)

@@ -36,6 +36,7 @@ from datakit.core.errors import DataError
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT
+from datakit.readers.tables.column_choice import name_list
 
 __all__ = ["MAX_STRAYS", "infer_kinds"]
 
@@ -103,6 +104,8 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
     :func:`~datakit.readers.csv_files.file_checks.check_files` does.
     """
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    text_columns = name_list("text_columns", text_columns)
+    number_columns = name_list("number_columns", number_columns)
     num, markers = re.compile(NUMBER_PATTERN), set(dialect.na_values) | {""}
     header: list[str] | None = None
     tallies: dict[int, _Tally] = {}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
 
 __all__ = ["passengers"]
 
@@ -36,7 +36,9 @@ def passengers(n: int = 891, *, seed: int = 0):
     import pandas as pd
 
     check_count("n", n)  # the number of rows
-    rng = np.random.default_rng(seed)
+    check_fits_in_memory(f"passengers(n={n:,})", 500.0 * n,  # about 500 bytes a row in pandas
+                         fix="pass a smaller n, or write the table in parts (write_shards)")
+    rng = np.random.default_rng(check_seed(seed) % 2**64)
     klass = rng.choice(3, size=n, p=[0.24, 0.21, 0.55])
     sex = np.where(rng.random(n) < 0.65, "male", "female")
     age = np.clip(rng.normal(30, 14, n), 0.5, 80).round(1)

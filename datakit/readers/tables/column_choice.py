@@ -17,14 +17,23 @@ ValueError: columns=['x', 'town']: ['town'] not in the header ['x', 'y'] of a.cs
 Traceback (most recent call last):
     ...
 TypeError: columns='x': pass a list of column names.
+
+A set, a dict or a generator is refused too: the columns would come in its
+hash or iteration order, not an order you chose.
+
+>>> choose_columns({"x"})  # doctest: +NORMALIZE_WHITESPACE
+Traceback (most recent call last):
+    ...
+TypeError: columns={'x'}: a set has no order, so the columns' order would follow the names' hash;
+pass a list of column names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
-__all__ = ["choose_columns"]
+__all__ = ["choose_columns", "name_list"]
 
 
 @overload
@@ -50,10 +59,7 @@ def choose_columns(columns, available: Sequence[str] | None = None, where: str =
     """
     if columns is None:
         return None if available is None else list(available)  # every column
-    names = None if isinstance(columns, (str, bytes)) else _as_list(columns)
-    if names is None or not all(isinstance(c, str) for c in names):
-        raise TypeError(f"columns={columns!r}: pass a list of column names.")
-    columns = names
+    columns = name_list("columns", columns)
     shown = "" if available is None else f"; the {what} is {list(available)}"
     if not columns:
         raise ValueError(f"columns=[]: keep at least one column{shown}.")
@@ -65,6 +71,39 @@ def choose_columns(columns, available: Sequence[str] | None = None, where: str =
             raise ValueError(f"columns={columns!r}: {unknown} not in the {what} "
                              f"{list(available)} of {where}.")
     return columns
+
+
+def name_list(name: str, value: Any) -> list[str]:
+    """``value`` as a list of names: a list or tuple of strings; ``TypeError`` otherwise.
+
+    Every argument that takes column names (``columns``, ``text_columns``,
+    ``number_columns``) is checked by this one rule.
+
+    >>> name_list("text_columns", ("town",))
+    ['town']
+    >>> name_list("text_columns", "town")
+    Traceback (most recent call last):
+        ...
+    TypeError: text_columns='town': pass a list of column names.
+    """
+    why = _unordered(value)
+    if why:
+        raise TypeError(f"{name}={value!r}: {why}; pass a list of column names.")
+    names = None if isinstance(value, (str, bytes)) else _as_list(value)
+    if names is None or not all(isinstance(c, str) for c in names):
+        raise TypeError(f"{name}={value!r}: pass a list of column names.")
+    return names
+
+
+def _unordered(columns: Any) -> str:
+    """Why ``columns`` is no list of names ("" when it may be one)."""
+    if isinstance(columns, (set, frozenset)):
+        return "a set has no order, so the columns' order would follow the names' hash"
+    if isinstance(columns, Mapping):
+        return "a dict is not a list of names (only its keys would be taken)"
+    if isinstance(columns, Iterator):
+        return "a generator can be read only once and shows no names when printed"
+    return ""
 
 
 def _as_list(columns: Any) -> list | None:

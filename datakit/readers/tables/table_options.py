@@ -21,7 +21,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from datakit.core.arguments import check_count, check_int, check_shuffle_buffer, interleave_lengths
+from datakit.core.arguments import check_count, check_seed, check_shuffle_buffer, interleave_lengths
 
 __all__ = ["TableOptions", "KNOBS", "renamed_knobs", "old_knob"]
 
@@ -64,7 +64,7 @@ class TableOptions:
         if self.shuffle_buffer_size:
             check_shuffle_buffer(self.shuffle_buffer_size, what="rows")
         if self.seed is not None:
-            check_int("seed", self.seed)
+            check_seed(self.seed)
 
     @property
     def shuffled(self) -> bool:
