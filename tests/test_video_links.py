@@ -50,5 +50,9 @@ def test_a_folder_reached_only_through_a_link_is_still_read(tmp_path):
     video.write_video(frames, tmp_path / "elsewhere" / "x.mp4")
     (tmp_path / "v" / "a").mkdir(parents=True)
     (tmp_path / "v" / "a" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "v" / "a" / "twice").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "elsewhere" / "other").symlink_to(tmp_path / "other")  # two folders outside
+    (tmp_path / "other" / "back").symlink_to(tmp_path / "elsewhere")  # linked both ways
     assert [p.name for p in video_files(tmp_path / "v" / "a", follow_links=True)] == ["x.mp4"]
     assert video_files(tmp_path / "v" / "a") == []  # not followed by default

@@ -77,8 +77,8 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     With ``follow_links``, a folder reached twice (a link to a parent, two links to one
     folder) is read once, where it is reached without a link if it is, and a link to a
     folder that holds ``folder`` (``loop -> ..``) is not read at all (it would list the
-    folders beside it, other classes), so no video is listed twice, and a link that leads nowhere
-    and could stand for a folder (a name without an ending) is listed, so that the
+    folders beside it, other classes), so no video is listed twice, and a link that
+    leads nowhere and could stand for a folder (a name without an ending) is listed, so that the
     probe names it (it may have held videos)."""
     found, seen = [], set()
     top = os.path.realpath(folder)
@@ -90,6 +90,7 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
                                    or top.startswith(real.rstrip(os.sep) + os.sep)):  # a loop
             dirs[:] = []
             continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         found += [Path(root) / f for f in files
                   if not _hidden(f) and (Path(f).suffix.lower() in VIDEO_EXTENSIONS or (
