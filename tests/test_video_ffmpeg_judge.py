@@ -13,6 +13,7 @@ FFmpeg reads it, never otherwise.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -61,7 +62,10 @@ def test_the_corpus_covers_what_real_files_carry(corpus):
 
 @pytest.mark.timeout(120)
 def test_every_file_ffmpeg_decodes_cleanly_is_read_as_ffmpeg_reads_it(corpus):
-    good, _ = corpus
+    _check_good(corpus[0])
+
+
+def _check_good(good: dict) -> None:
     for name, path in good.items():
         errors, times = video_corpus.judge(path)
         assert not errors and times, (name, errors)
@@ -111,11 +115,29 @@ def _ffmpeg_refuses(path) -> bool:
 @pytest.mark.timeout(180)
 def test_every_damaged_file_ffmpeg_reports_is_refused_by_name_or_skipped(corpus, tmp_path):
     _, bad = corpus
+    refused = _check_damaged(bad)
+    folder = tmp_path / "v" / "bad"
+    folder.mkdir(parents=True)
+    for path in refused:
+        shutil.copy(path, folder / path.name)
+    shutil.copy(corpus[0]["h264.mp4"], folder / "whole.mp4")  # one good file beside them
+    listing = list_videos(tmp_path / "v", on_bad_file="skip")
+    assert sorted(Path(p).name for p, _ in listing.skipped) == sorted(p.name for p in refused)
+    assert [Path(i.path).name for i in listing.infos] == ["whole.mp4"]
+    with pytest.raises(DataError, match="skip"):
+        list_videos(tmp_path / "v", on_bad_file="raise")
+
+
+def _check_damaged(bad: dict, at_listing: bool = True) -> list:
+    """Each file FFmpeg reports refused by name, when listed (``at_listing``: the probe
+    decodes the whole of these small files) or when its frames are read."""
     refused = []
     for name, path in bad.items():
         if _ffmpeg_refuses(path):
             with pytest.raises(DataError) as e:
-                decoding.probe(path, cache=False)
+                info = decoding.probe(path, cache=False)
+                if not at_listing:  # a damaged middle group of frames: refused when read
+                    decoding.decode_frames(info, range(info.frames), seek=False)
             assert e.value.path == str(path), name
             refused.append(path)
         else:  # FFmpeg reads what is left without a word: refused, or read as FFmpeg reads it
@@ -123,16 +145,24 @@ def test_every_damaged_file_ffmpeg_reports_is_refused_by_name_or_skipped(corpus,
                 info = decoding.probe(path, cache=False)
             except DataError:
                 continue
-            assert info.frames == len(video_corpus.judge(path)[1]), name
+            if at_listing or info.frames == len(video_corpus.judge(path)[1]):
+                assert info.frames == len(video_corpus.judge(path)[1]), name
+            else:  # a packet in the middle that gives no frame: refused when read
+                with pytest.raises(DataError):
+                    decoding.decode_frames(info, range(info.frames), seek=False)
     assert len(refused) >= len(bad) // 2
-    folder = tmp_path / "v" / "bad"
-    folder.mkdir(parents=True)
-    for path in refused:
-        shutil.copy(path, folder / path.name)
-    shutil.copy(refused[0], folder / "whole.mp4")  # replaced below by a good file
-    (folder / "whole.mp4").write_bytes(corpus[0]["h264.mp4"].read_bytes())
-    listing = list_videos(tmp_path / "v", on_bad_file="skip")
-    assert sorted(Path(p).name for p, _ in listing.skipped) == sorted(p.name for p in refused)
-    assert [Path(i.path).name for i in listing.infos] == ["whole.mp4"]
-    with pytest.raises(DataError, match="skip"):
-        list_videos(tmp_path / "v", on_bad_file="raise")
+    return refused
+
+
+@pytest.mark.skipif(os.environ.get("DATAKIT_SLOW") != "1",
+                    reason="the larger corpus (about 10 s more): run with DATAKIT_SLOW=1")
+@pytest.mark.timeout(600)
+def test_the_larger_corpus_is_judged_alike(tmp_path):
+    """320x240-ish frames, 120 frames with a keyframe every 30 (so reading seeks)."""
+    good = video_corpus.good_files(tmp_path, scale=5, frames=120, gop=30)
+    _check_good(good)
+    (tmp_path / "damaged").mkdir()
+    bad = {}
+    for path in good.values():
+        bad.update(video_corpus.damaged(path, tmp_path / "damaged"))
+    _check_damaged(bad, at_listing=False)

@@ -60,7 +60,8 @@ def _picture(i: int, w: int, h: int) -> np.ndarray:
 
 
 def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int = 24,
-          bf: int | None = None, drop=(), rotate: int = 0, pix: str | None = None,
+          gop: int | None = None, bf: int | None = None, drop=(), rotate: int = 0,
+          pix: str | None = None,
           audio_first: bool = False, faststart: bool = False, times=None) -> Path:
     import av
 
@@ -74,6 +75,8 @@ def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int 
         s.codec_context.time_base = Fraction(1, 25 if times is None else 50)
         if bf is not None:
             s.codec_context.max_b_frames = bf
+        if gop is not None and codec != "mjpeg":
+            s.codec_context.gop_size = gop
         if codec in ("libx264", "libx265"):
             s.codec_context.options = {"preset": "ultrafast" if not bf else "fast",
                                        **({"x265-params": "log-level=error"}
@@ -104,15 +107,21 @@ def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int 
     return path
 
 
-def good_files(directory: Path, names=None) -> dict[str, Path]:
+def good_files(directory: Path, names=None, *, scale: int = 1, frames: int = 24,
+               gop: int | None = None) -> dict[str, Path]:
     """Write the corpus (``names``: a subset of :data:`SMALL`) into ``directory``; skip the
-    encoders this build of FFmpeg lacks."""
+    encoders this build of FFmpeg lacks. ``scale``: frame sides times this; ``frames`` and
+    ``gop`` (frames between keyframes) for the files without their own timestamps."""
     import av
 
     have = av.codecs_available
     made = {}
     for name in names or SMALL:
         container, codec, options = SMALL[name]
+        w, h = options.get("size", (64, 48))
+        options = dict(options, size=(w * scale, h * scale), gop=gop)
+        if "times" not in options:
+            options["frames"] = frames
         if codec in have:
             made[name] = write(directory / name, container, codec, **options)
     return made
