@@ -5,8 +5,9 @@ packet per frame: the timestamps count the frames even when the header says
 0, as WebM and Matroska headers do; the keyframes are listed too), decodes its
 first frame (for the rotation a phone writes in the display matrix) and its
 last group of frames (from the last keyframe to the end), and compares the
-frames found with the count the index lists: a file cut short at its start or
-at its end is found here. What it learned is cached per file
+frames found with the count the index lists (an AVI's empty entries, frames
+its recorder dropped, count as found: FFmpeg decodes past them): a file cut
+short at its start or at its end is found here. What it learned is cached per file
 (:mod:`datakit.readers.video.probe_cache`), so a second run does not probe again.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
