@@ -17,7 +17,9 @@ copy), and :func:`current` sends a reader to that pinned copy while it is the
 same files as ``out/<set>``. A rewrite then replaces ``out/<set>`` but not the
 files a reader opened. A later writer removes a pinned generation once it has
 been replaced for :data:`GRACE_S` seconds and is older than the one before the
-current one: a reader still on it after that loses its files.
+current one: a reader still on it after that loses its files. The cost: the
+generation before the current one stays on disk (its own bytes, as the current
+one is new files) until the run after the next.
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
