@@ -19,7 +19,7 @@ files a reader opened. A later writer removes a pinned generation once it has
 been replaced for :data:`GRACE_S` seconds and is older than the one before the
 current one: a reader still on it after that loses its files. The cost: the
 generation before the current one stays on disk (its own bytes, as the current
-one is new files) until the run after the next.
+one is new files) until the next run, and at least GRACE_S seconds.
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
