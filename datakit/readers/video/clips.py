@@ -128,10 +128,9 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     _check_shard_options(opts)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     seed = None if seed is None else check_int("seed", seed)  # None: TensorFlow draws one
-    asked = Path(directory)
-    directory = generations.current(directory)  # mid-switch: the new generation's copy
+    directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = _video_set(directory)
-    _check_one_run(asked, meta)
+    _check_one_run(directory, meta)  # the other set of the generation read, not a newer one
     names = _class_names(directory, meta, class_names)
     skipped = _too_short(meta, clip_span(opts.clip_len, opts.frame_step), on_bad_file)
     sampler = opts.sampler_for(training)

@@ -5,8 +5,9 @@ packet per frame: the timestamps count the frames even when the header says
 0, as WebM and Matroska headers do; the keyframes are listed too), decodes its
 first frame (for the rotation a phone writes in the display matrix) and its
 last group of frames (from the last keyframe to the end), and compares the
-frames found with the count the index lists: a file cut short at its start or
-at its end is found here. What it learned is cached per file
+frames found with the count the index lists (an AVI's empty entries, frames
+its recorder dropped, count as found: FFmpeg decodes past them): a file cut
+short at its start or at its end is found here. What it learned is cached per file
 (:mod:`datakit.readers.video.probe_cache`), so a second run does not probe again.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
@@ -89,17 +90,18 @@ def _probe_file(path: str) -> dict:
         stream = container.streams.video[0]
         listed = stream.frames  # the index's count (MP4, MOV), 0 where the header has none
         try:
-            packets = [(p.pts, p.is_keyframe) for p in container.demux(stream)
-                       if p.pts is not None and p.size]
+            demuxed = [(p.pts, p.dts, p.is_keyframe, p.size) for p in container.demux(stream)]
+            packets = [(pts, key) for pts, _, key, size in demuxed if pts is not None and size]
             pts = sorted(p for p, _ in packets)
             container.seek(0)
             first, head = None, []  # the first frame, and the first frames' timestamps
             for frame in islice(container.decode(stream), _HEAD):
                 first = frame if first is None else first
                 head.append(frame.pts)
-            if listed and len(pts) < listed:
+            held = _slots(container, demuxed)
+            if listed and held < listed:
                 raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
-                                f"holds {len(pts)}; remove it or pass on_bad_file='skip'")
+                                f"holds {held}; remove it or pass on_bad_file='skip'")
             reordered = _out_of_order(head) or (
                 first is not None and len(pts) > 1 and _decode_tail(container, stream, packets))
         except av.error.FFmpegError as e:
@@ -119,6 +121,19 @@ def _probe_file(path: str) -> dict:
                     rotation=rotation, codec=stream.codec_context.name,
                     rate=float(rate) if rate else 0.0, keys=keys or [0],
                     reordered=bool(reordered))
+
+
+def _slots(container, demuxed) -> int:
+    """The frame slots the file holds, as its index counts them: every packet, an empty one
+    (a dropped frame) included. The AVI demuxer never hands out the index's empty entries,
+    but an AVI's decode times count slots (one tick a slot), so a slot skipped there is a
+    dropped frame that FFmpeg decodes past, not a missing one."""
+    slots = sum(1 for pts, dts, _, size in demuxed if pts is not None or dts is not None)
+    if "avi" in container.format.name.split(","):
+        dts = [d for _, d, _, _ in demuxed if d is not None]
+        if dts:
+            slots = max(slots, max(dts) - min(0, min(dts)) + 1)
+    return slots
 
 
 def _packed(pts: list) -> list | dict:

@@ -75,13 +75,19 @@ def video_files(folder: Path, follow_links: bool = False) -> list[Path]:
     """The video files under ``folder``, in its nested subfolders too (as Keras reads
     images), sorted by path; hidden files and folders (and macOS' ``._*``) are left out.
     With ``follow_links``, a folder reached twice (a link to a parent, two links to one
-    folder) is read once, so no video is listed twice, and a link that leads nowhere
-    and could stand for a folder (a name without an ending) is listed, so that the
+    folder) is read once, where it is reached without a link if it is, and a link to a
+    folder that holds ``folder`` (``loop -> ..``) is not read at all (it would list the
+    folders beside it, other classes), so no video is listed twice, and a link that
+    leads nowhere and could stand for a folder (a name without an ending) is listed, so that the
     probe names it (it may have held videos)."""
     found, seen = [], set()
+    top = os.path.realpath(folder)
+    direct = {r for r, _, _ in os.walk(folder)} if follow_links else set()  # no link on the way
+    direct_real = {os.path.realpath(r) for r in direct}
     for root, dirs, files in os.walk(folder, followlinks=follow_links):
         real = os.path.realpath(root)
-        if real in seen:  # a followed link back to a folder already read: its videos once
+        if root not in direct and (real in seen or real in direct_real  # read, or read later
+                                   or top.startswith(real.rstrip(os.sep) + os.sep)):  # a loop
             dirs[:] = []
             continue
         seen.add(real)
@@ -135,7 +141,24 @@ def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_lin
             skipped.append((str(directory / name), reason))
         paths += [str(p) for p in files]
         labels += [label] * len(files)
-    return paths, labels, skipped
+    return (*_each_file_once(paths, labels), skipped)
+
+
+def _each_file_once(paths: list[str], labels: list[int]) -> tuple[list[str], list[int]]:
+    """A file that followed links list in two class folders (``a/b_link -> ../b``) kept
+    once: where its own folder holds it (no link on the way), else where listed first."""
+    by_file: dict[str, int] = {}
+    for k, p in enumerate(paths):
+        real = os.path.realpath(p)
+        if real not in by_file or (_is_direct(p) and not _is_direct(paths[by_file[real]])):
+            by_file[real] = k
+    keep = sorted(by_file.values())
+    return [paths[k] for k in keep], [labels[k] for k in keep]
+
+
+def _is_direct(path: str) -> bool:
+    folder = os.path.dirname(path)
+    return os.path.realpath(folder) == os.path.abspath(folder)
 
 
 def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links: bool):

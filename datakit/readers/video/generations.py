@@ -10,6 +10,17 @@ the middle of the moves, the new generation is already the one read:
 generation's set is now, and the next run finishes the moves. So a reader never sees
 one set of a run beside the other set of another.
 
+A reader that opened a generation finishes on it while later runs rewrite the
+sets: the shards keep their names across runs, so each committed generation is
+also pinned under ``out/.generations/<run>/`` (hard links to its files: no
+copy), and :func:`current` sends a reader to that pinned copy while it is the
+same files as ``out/<set>``. A rewrite then replaces ``out/<set>`` but not the
+files a reader opened. A later writer removes a pinned generation once it has
+been replaced for :data:`GRACE_S` seconds and is older than the one before the
+current one: a reader still on it after that loses its files. The cost: the
+generation before the current one stays on disk (its own bytes, as the current
+one is new files) until the next run, and at least GRACE_S seconds.
+
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
 >>> (out / "train").mkdir()
@@ -21,7 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 from datakit.core.atomic import folder_lock, write_atomic
@@ -31,6 +44,11 @@ __all__ = ["SETS", "conversion_lock", "next_folder", "switch", "finish_switch", 
 
 SETS = ("train", "validation")
 _NEXT, _PREVIOUS, _COMMITTED = ".next", ".previous", "COMMITTED"
+_PINNED, _ORDER = ".generations", "ORDER"
+#: Pinned generations always kept: the current one and the one before it.
+_KEEP = 2
+#: Seconds an older pinned generation is kept after it was replaced (readers still on it).
+GRACE_S = 600.0
 
 
 @contextlib.contextmanager
@@ -70,6 +88,7 @@ def next_folder(out: Path) -> Path:
 
 def switch(out: Path, sets: list[str]) -> None:
     """Make the sets written in ``out/.next/`` the current generation, the others gone."""
+    _pin(Path(out) / _NEXT, Path(out))  # pinned first: readers sent there mid-switch keep it
     write_atomic(Path(out) / _NEXT / _COMMITTED, json.dumps(sorted(sets)))  # the commit point
     finish_switch(out)
 
@@ -91,21 +110,101 @@ def finish_switch(out: Path) -> None:
             staged.rename(out / name)
     shutil.rmtree(nxt)
     shutil.rmtree(previous, ignore_errors=True)
+    _pin(out, out)
+
+
+def _run_of(folder: Path) -> str | None:
+    """The ``run`` a set folder's manifest names (``write_video_shards`` sets), or None."""
+    from datakit.core import manifest
+
+    try:
+        man = manifest.read_manifest(folder)
+    except (DataError, OSError):
+        return None
+    runs = {s.get("run") for s in (man or {"sets": {}})["sets"].values()}
+    runs.discard(None)
+    return runs.pop() if len(runs) == 1 else None
+
+
+def _listed(folder: Path) -> list[str]:
+    from datakit.core import manifest
+
+    man = manifest.read_manifest(folder) or {"sets": {}}
+    return [manifest.MANIFEST] + [e["file"] for s in man["sets"].values() for e in s["files"]]
+
+
+def _pin(holder: Path, out: Path) -> None:
+    """Hard-link the sets in ``holder`` (``out`` or ``out/.next``) under
+    ``out/.generations/<run>/``; remove the pinned generations replaced long ago. Where hard
+    links cannot be made (some network or FAT file systems), nothing is pinned and readers
+    read ``out/<set>``."""
+    pinned = out / _PINNED
+    runs = {name: _run_of(holder / name) for name in SETS if (holder / name).is_dir()}
+    run = next(iter(set(runs.values())), None) if len(set(runs.values())) == 1 else None
+    if run is None:
+        return
+    target = pinned / run
+    if not target.exists():
+        staging = pinned / f".{run}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            for name in runs:
+                (staging / name).mkdir(parents=True)
+                for f in _listed(holder / name):
+                    os.link(holder / name / f, staging / name / f)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        staging.rename(target)
+    try:  # [run, the time it was replaced or None], oldest first
+        order = [list(o) for o in json.loads((pinned / _ORDER).read_text())]
+    except (OSError, ValueError, TypeError):
+        order = []
+    now = time.time()
+    order = [[r, t if t is not None else now] for r, t in order if r != run] + [[run, None]]
+    kept = [o for k, o in enumerate(order)
+            if k >= len(order) - _KEEP or now - o[1] < GRACE_S]
+    write_atomic(pinned / _ORDER, json.dumps(kept))
+    names = {r for r, _ in kept} | {_ORDER}
+    for entry in os.scandir(pinned):  # replaced long ago, or a pin a killed writer left
+        if entry.name not in names:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _pinned_copy(directory: Path, out: Path) -> Path:
+    """``directory``'s pinned copy in ``out/.generations/`` when it holds the very files
+    ``directory`` holds now (the same inodes: nothing was changed by hand since), else
+    ``directory`` itself."""
+    for _ in range(5):  # a switch between reading the run and comparing: look again
+        run = _run_of(directory)
+        if run is None:
+            return directory
+        copy = out / _PINNED / run / directory.name
+        try:
+            if all(os.path.samefile(directory / f, copy / f) for f in _listed(directory)):
+                return copy
+        except (OSError, DataError):
+            pass
+        if _run_of(directory) == run:  # not switched meanwhile: changed by hand, or not pinned
+            break
+    return directory
 
 
 def current(directory) -> Path:
-    """Where the current generation's set named like ``directory`` is: ``directory``
+    """Where the current generation's set named like ``directory`` is, for a reader to keep:
+    its pinned copy (the same files, under a name no later run reuses), ``directory``
     itself, or, while a committed switch is under way, its copy in ``.next/``."""
     directory = Path(directory)
     sets = _committed(directory.parent / _NEXT)
     if sets is None or directory.name not in SETS:
-        return directory
+        return _pinned_copy(directory, directory.parent) if directory.name in SETS \
+            else directory
     if directory.name not in sets:
         raise DataError(str(directory), "is not part of the last conversion into "
                         f"{directory.parent} (it wrote {' and '.join(sets)} only); read those, "
                         "or run write_video_shards again with a validation_split")
     staged = directory.parent / _NEXT / directory.name
-    return staged if staged.exists() else directory
+    return _pinned_copy(staged if staged.exists() else directory, directory.parent)
 
 
 def _committed(nxt: Path) -> list[str] | None:

@@ -8,14 +8,23 @@ fails, and a ``multiprocessing.Pool`` restarts the dead workers forever.
 preparation data then names no main file or module, so they import only the
 kit), runs them in a ``ProcessPoolExecutor`` (a dead worker breaks the pool,
 it is never restarted) and names the video a dead worker was converting.
-Workers ignore Ctrl-C: the caller's process stops them and says what is kept.
+Workers ignore Ctrl-C: the caller's process stops them and says what is kept;
+SIGTERM (``kill``, ``timeout``) is taken as Ctrl-C while the videos convert.
+Workers end with the caller's process however it ends (SIGTERM, SIGKILL, a
+crash): on Linux the kernel kills them when it dies (``PR_SET_PDEATHSIG``), and
+everywhere a thread in each worker waits on a pipe whose other end only the
+caller holds, and ends the worker when it closes. With the workers gone, the
+``multiprocessing`` resource tracker they share ends too (its pipe closes).
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
 import sys
+import threading
 import types
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -37,8 +46,54 @@ def _main_hidden():
         sys.modules["__main__"] = main
 
 
-def _ignore_interrupt() -> None:
+#: ``prctl``'s option that makes the kernel signal a process when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent: int, lifeline) -> None:
+    """A worker's first step: ignore Ctrl-C (the caller handles it) and end with the caller
+    (pid ``parent``): the kernel's death signal on Linux, and ``lifeline``, the read end
+    of a pipe only the caller writes to, watched on every system."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):  # no prctl: the pipe below still ends the worker
+            pass
+    if os.getppid() != parent:  # the caller died before the death signal was set
+        os._exit(1)
+    threading.Thread(target=_end_with, args=(lifeline,), daemon=True,
+                     name="datakit-parent-watch").start()
+
+
+def _end_with(lifeline) -> None:
+    """Block until the caller's end of the pipe closes (it died, or the pool shut down), then
+    end this worker at once."""
+    try:
+        lifeline.recv_bytes()
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raised as ``KeyboardInterrupt`` in the caller while its workers run, so that a
+    ``kill`` stops them and says what is kept, as Ctrl-C does (only from the main thread,
+    and only where no handler of the caller's own is set)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _outcome(work, item):
@@ -55,12 +110,19 @@ def convert_all(work, items, todo, processes: int):
     At most ``2 * processes`` videos are in flight, so memory holds only their
     results. A worker that dies is a :class:`DataError` naming its video.
     """
-    if processes <= 1:
-        for i in todo:
-            yield i, _outcome(work, items[i])
-        return
-    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_ignore_interrupt)
+    with _terminate_as_interrupt():
+        if processes <= 1:
+            for i in todo:
+                yield i, _outcome(work, items[i])
+        else:
+            yield from _in_workers(work, items, todo, processes)
+
+
+def _in_workers(work, items, todo, processes: int):
+    context = multiprocessing.get_context("spawn")
+    lifeline, held = context.Pipe(duplex=False)  # workers watch `lifeline`; `held` stays here
+    pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
+                               initargs=(os.getpid(), lifeline))
     pending: dict = {}  # future -> the index of its video
     queue = list(reversed(todo))
     try:
@@ -81,9 +143,12 @@ def convert_all(work, items, todo, processes: int):
                                     "run write_video_shards again with processes=1 to see "
                                     "the error (the videos already converted are kept)"
                                     ) from None
+        pool.shutdown(wait=True)
     except BaseException:
         for p in list((pool._processes or {}).values()):  # stop now, not after the queue
             p.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
-    pool.shutdown(wait=True)
+    finally:
+        held.close()  # (the workers are gone by now; a worker still there would end)
+        lifeline.close()

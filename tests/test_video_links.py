@@ -1,0 +1,58 @@
+"""``follow_links=True`` over link loops and cross links: every video listed once, under its class.
+
+A link back to a parent (``a/loop -> ..``) would list the folders beside the
+class folder again (class b's video under class a's label); a link from one
+class folder into another (``a/more -> ../b``) would list b's videos twice.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from datakit.readers import video
+from datakit.readers.video.folders import list_videos, video_files
+
+
+@pytest.fixture
+def looped(tmp_path):
+    d = tmp_path / "v"
+    for c, name in enumerate("ab"):
+        frames = video.make_video(c, size=16, min_frames=8, max_frames=8, seed=c).frames
+        video.write_video(frames, d / name / f"{name}0.mp4")
+    (d / "a" / "loop").symlink_to("..")
+    (d / "a" / "self").symlink_to(".")
+    (d / "a" / "more").symlink_to("../b")
+    (d / "b" / "deep").mkdir()
+    (d / "b" / "deep" / "up").symlink_to("../..")
+    return d
+
+
+@pytest.mark.timeout(120)
+def test_a_link_loop_is_followed_once_and_no_video_is_listed_twice(looped):
+    listing = list_videos(looped, follow_links=True)
+    got = sorted((os.path.relpath(i.path, looped), label)
+                 for i, label in zip(listing.infos, listing.labels, strict=True))
+    assert got == [("a/a0.mp4", 0), ("b/b0.mp4", 1)]
+    flat = [p.relative_to(looped).as_posix() for p in video_files(looped, follow_links=True)]
+    assert flat == ["a/a0.mp4", "b/b0.mp4"]
+    ds = video.video_dataset_from_directory(looped, follow_links=True, clip_len=4,
+                                            batch_size=1, shuffle=False, verbose=False)
+    assert sorted(Path(p).relative_to(looped).as_posix() for p in ds.file_paths) == \
+        ["a/a0.mp4", "b/b0.mp4"]
+
+
+@pytest.mark.timeout(60)
+def test_a_folder_reached_only_through_a_link_is_still_read(tmp_path):
+    frames = video.make_video(0, size=16, min_frames=8, max_frames=8, seed=0).frames
+    video.write_video(frames, tmp_path / "elsewhere" / "x.mp4")
+    (tmp_path / "v" / "a").mkdir(parents=True)
+    (tmp_path / "v" / "a" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "v" / "a" / "twice").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "elsewhere" / "other").symlink_to(tmp_path / "other")  # two folders outside
+    (tmp_path / "other" / "back").symlink_to(tmp_path / "elsewhere")  # linked both ways
+    assert [p.name for p in video_files(tmp_path / "v" / "a", follow_links=True)] == ["x.mp4"]
+    assert video_files(tmp_path / "v" / "a") == []  # not followed by default

@@ -1,0 +1,97 @@
+"""A reader keeps the generation it opened while another process rewrites the shard set.
+
+One process rewrites a small converted set in a loop (alternating split
+seeds, so the shards' bytes move); this one opens the set 25 times meanwhile
+and reads each dataset 4 times (100 reads), rewrites landing in between.
+Every read gives whole clips of one generation: never TensorFlow's
+``DataLossError`` (a record read at the old manifest's offset in the new file).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+
+from datakit.core.errors import DataError
+from datakit.readers import video
+
+ROOT = Path(__file__).resolve().parent.parent
+
+REWRITE = """
+import sys, time
+from pathlib import Path
+from datakit.readers import video
+folder, out, stop = sys.argv[1:4]
+k = 0
+while not Path(stop).exists():
+    video.write_video_shards(folder, out, validation_split=0.5, seed=k % 3, num_shards=2,
+                             processes=1, progress=False)
+    k += 1
+print(k)
+"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rewritten")
+    for k in range(8):
+        frames = video.make_video(k % 2, size=16, min_frames=70, max_frames=90, seed=k).frames
+        video.write_video(frames, d / "ab"[k % 2] / f"v{k}.mp4")
+    return d
+
+
+@pytest.mark.timeout(300)
+def test_a_reader_outlives_rewrites_of_its_set(folder, tmp_path):
+    out, stop = tmp_path / "out", tmp_path / "stop"
+    kw = dict(validation_split=0.5, num_shards=2, processes=1, progress=False)
+    video.write_video_shards(folder, out, seed=2, **kw)
+    writer = subprocess.Popen([sys.executable, "-c", REWRITE, str(folder), str(out), str(stop)],
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)), text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reads, stopped = 0, []
+    try:
+        for _ in range(25):  # 25 readers, each reading its set 4 times: 100 reads
+            ds = video.clip_dataset(out / "train", clip_len=64, batch_size=2, seed=None,
+                                    training=False, with_ids=True)
+            for _ in range(4):
+                time.sleep(0.05)  # let a rewrite land between opening and reading
+                try:
+                    n = sum(int(tf.shape(b["frames"])[0]) for b in ds)
+                except DataError as e:  # allowed: a reader told the generations and the fix
+                    assert "again" in str(e)
+                    stopped.append(str(e))
+                    break
+                assert n == 4
+                reads += 1
+    except tf.errors.OpError as e:
+        pytest.fail(f"a reader got TensorFlow's {type(e).__name__} during rewrites: {e}")
+    finally:
+        stop.touch()
+        rewrites, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err
+    assert int(rewrites) >= 3  # the set was rewritten while read
+    assert reads >= 90, stopped[:3]
+
+
+@pytest.mark.timeout(120)
+def test_a_later_writer_removes_generations_replaced_long_ago(folder, tmp_path, monkeypatch):
+    from datakit.readers.video import generations
+
+    out = tmp_path / "out"
+    kw = dict(validation_split=0.5, num_shards=2, processes=1, progress=False)
+    runs = []
+    for seed in range(3):
+        video.write_video_shards(folder, out, seed=seed, **kw)
+        runs.append(generations.current(out / "train").parent.name)
+    assert len(set(runs)) == 3
+    assert {p.name for p in (out / ".generations").iterdir()} == set(runs) | {"ORDER"}
+    monkeypatch.setattr(generations, "GRACE_S", 0.0)  # every replaced one is now long ago
+    video.write_video_shards(folder, out, seed=3, **kw)
+    now = generations.current(out / "train").parent.name
+    assert {p.name for p in (out / ".generations").iterdir()} == {runs[-1], now, "ORDER"}
