@@ -53,8 +53,8 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
+from datakit.core.keywords import keywords
 from datakit.readers.tables.file_set import check_file_set
-from datakit.readers.tables.table_options import renamed_knobs
 from datakit.readers.tfrecord_writer import ShardWriter
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
@@ -291,9 +291,10 @@ def read_records(source, compression="auto", check_manifest: bool = True,
             (:func:`datakit.core.arguments.default_cycle_length`).
         n_read_threads: reading threads (``TFRecordDataset``'s ``num_parallel_reads``;
             ``None``: one; try ``tf.data.AUTOTUNE`` and measure); at most an explicit
-            ``n_readers``. The names every reader of the kit gives these knobs; the
-            first ones, ``cycle_length`` and ``num_parallel_reads``, still work for one
-            version, with a ``DeprecationWarning``.
+            ``n_readers``. The names every reader of the kit gives these knobs;
+            ``num_parallel_reads`` (``TFRecordDataset``'s name) is taken as
+            ``n_read_threads``, and ``cycle_length``, the old name of ``n_readers``,
+            still works for one version, with a ``DeprecationWarning``.
         shuffle_files: shuffle the file order each epoch, with ``seed``.
         seed: seeds the file shuffle.
 
@@ -317,11 +318,9 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     given = dict(old_names)
     given.update({k: v for k, v in (("n_readers", n_readers), ("n_read_threads", n_read_threads))
                   if v is not None})
-    knobs = renamed_knobs(given, "read_records", {"cycle_length": "n_readers",
-                                                  "num_parallel_reads": "n_read_threads"})
-    unknown = sorted(set(knobs) - {"n_readers", "n_read_threads"})
-    if unknown:
-        raise TypeError(f"read_records() got an unexpected keyword argument {unknown[0]!r}")
+    knobs = keywords("read_records", given, renamed={"cycle_length": "n_readers"},
+                     aliases={"num_parallel_reads": "n_read_threads"},
+                     allowed={"n_readers", "n_read_threads"})
     n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
     names = ("n_readers", "n_read_threads")
     interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
         named_itself,
     )
     from datakit.readers.tables.running_stats import add_numbers, cap_vocabulary, finish_column
-    from datakit.readers.tables.table_options import KNOBS, TableOptions, renamed_knobs
+    from datakit.readers.tables.table_options import KNOBS, TableOptions
     from datakit.readers.tables.table_stats import (
         NUMBER,
         STATS_FORMAT,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
 __all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats", "add_numbers",
            "finish_column", "cap_vocabulary", "choose_columns", "FileFacts", "FileSet",
            "FolderManifests", "check_file_set", "named_itself", "TableOptions", "KNOBS",
-           "renamed_knobs", "shuffle_buffer", "file_order", "counted", "blocks_dataset",
+           "shuffle_buffer", "file_order", "counted", "blocks_dataset",
            "shuffle_chunks"]
 
 #: Each re-exported name and the module it lives in (imported on first use).
@@ -64,7 +64,6 @@ _HOME = {
     "named_itself": "file_set",
     "TableOptions": "table_options",
     "KNOBS": "table_options",
-    "renamed_knobs": "table_options",
     "shuffle_buffer": "block_reading",
     "file_order": "block_reading",
     "counted": "block_reading",

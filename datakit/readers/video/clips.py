@@ -23,7 +23,7 @@ from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
-from datakit.readers.tables.table_options import old_knob
+from datakit.core.keywords import old_keyword
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
@@ -121,7 +121,7 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
             manifest of videos) shorter than a clip, or frames of another size than the
             first video's, naming the video.
     """
-    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
+    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
                          2)
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
                          clips_per_video=clips_per_video)
