@@ -21,9 +21,9 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
 from datakit.core.errors import DataError
+from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
-from datakit.core.keywords import old_keyword
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
