@@ -34,7 +34,7 @@ rebuilds the function from its own code).
 The kit's readers resume as they are (checked by ``tests/test_checkpoint.py``,
 saved mid-epoch and restored in another process, every record once):
 ``video.clip_dataset``, its random clip starts included (``Dataset.random``
-state is saved), and ``csv.csv_reader_dataset`` in every parse mode (its
+state is saved), and ``csv_files.csv_reader_dataset`` in every parse mode (its
 bad-line message is a ``tf.numpy_function`` declared ``stateful=False``).
 """
 

@@ -57,7 +57,7 @@ from datakit.core.keywords import keywords
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tfrecord_writer import ShardWriter
 
-__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
+__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "record_shards", "record_offsets",
            "count_records", "check_shards", "read_records"]
 
 MANIFEST = manifest.MANIFEST
@@ -79,7 +79,7 @@ class RecordFileError(DataError):
         super().__init__(path, reason, offset=offset)
 
 
-def read_manifest(directory) -> dict:
+def record_shards(directory) -> dict:
     """The TFRecord shards ``directory``'s manifest lists (:mod:`datakit.core.manifest`).
 
     Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",

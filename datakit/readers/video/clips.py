@@ -393,7 +393,7 @@ def _keyed_records(directory, *, seed: int | None, training: bool, n_readers: in
 
 def _record_count(directory) -> int | None:
     try:
-        return tfrecords.read_manifest(directory)["records"]
+        return tfrecords.record_shards(directory)["records"]
     except (tfrecords.RecordFileError, OSError):  # no manifest
         return None
 
