@@ -382,3 +382,38 @@ def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatc
 def test_the_shuffled_range_recipe_checks_its_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+FULL_DISK = r"""
+import json, os, sys
+from datakit.readers import checkpoint as ck
+folder = sys.argv[1]
+kwargs = {"n": 10, "buffer_size": 1}
+_, one = ck.save_midway(ck.shuffled_range(**kwargs), 2, folder)
+before = sorted(os.listdir(folder))
+big = {"n": 200_000, "buffer_size": 100_000}  # its buffer alone: far more than the disk
+try:
+    ck.save_midway(ck.shuffled_range(**big), 5, folder)
+    out = {"error": None}
+except OSError as e:
+    out = {"error": str(e), "errno": e.errno}
+out["left"] = sorted(os.listdir(folder))
+out["before"] = before
+out["resumed"] = [int(x) for x in ck.resume_in_fresh_process(
+    "datakit.readers.checkpoint:shuffled_range", one, kwargs=kwargs)]
+print(json.dumps(out))
+"""
+
+
+def test_a_full_disk_is_named_and_the_earlier_checkpoint_still_resumes(tmp_path):
+    """A real full disk (a 256 KiB tmpfs) under a save: the error says so naming the folder,
+    nothing of the failed save stays (no hidden staging folder), the first one resumes."""
+    from small_disk import on_small_disk
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = on_small_disk(FULL_DISK, {disk: "256k"})
+    assert out["errno"] == 28, out
+    assert f"no space left on the device of {disk}" in out["error"], out
+    assert out["left"] == out["before"], out  # no iterator-2.*, no hidden staging folder
+    assert out["resumed"] == list(range(2, 10))

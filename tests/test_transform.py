@@ -230,3 +230,41 @@ def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_pa
     (tmp_path / "run1" / "t.tfrecord").write_bytes(b"")  # what the unescaped class would match
     found = tf.io.matching_files(_glob_escaped(str(folder / "t.tfrecord"))).numpy()
     assert [f.decode() for f in found] == [str(folder / "t.tfrecord")]
+
+
+FULL_DISK = r"""
+import json, os, sys
+import datakit
+from datakit.readers import transform
+disk, small, housing = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+first = transform.run_transform(transform.plan_transform([small], label="y"), disk)
+before = sorted(os.listdir(disk))
+try:
+    transform.run_transform(transform.plan_transform(housing, label="median_house_value"), disk)
+    out = {"error": None}
+except OSError as e:
+    out = {"error": str(e), "errno": e.errno}
+out["left"], out["before"] = sorted(os.listdir(disk)), before
+again = transform.TransformRun(disk)
+out["labels"] = sorted(float(v) for _, y in again.dataset(batch_size=64) for v in y.numpy())
+print(json.dumps(out))
+"""
+
+
+def test_a_full_disk_is_named_and_the_earlier_run_stays_whole(runs, tmp_path):
+    """A real full disk (a 1 MiB tmpfs) under a run of the housing rows, after a small run:
+    the error says so naming the folder, nothing of the failed run stays (no hidden
+    staging folder), and the small run still reads whole."""
+    import json
+
+    from small_disk import on_small_disk
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    _labelled_rows(tmp_path / "small", [1.0, 2.0, 3.0, 4.0])
+    out = on_small_disk(FULL_DISK, {disk: "1m"}, str(tmp_path / "small" / "a.csv"),
+                        json.dumps(runs["housing"][0]), timeout=600)
+    assert out["errno"] == 28, out
+    assert f"no space left on the device of {disk}" in out["error"], out
+    assert out["left"] == out["before"], out  # the small run's files alone
+    assert out["labels"] == [1.0, 2.0, 3.0, 4.0]

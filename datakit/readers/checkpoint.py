@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from datakit.core.arguments import check_count, check_int
-from datakit.core.atomic import fsync_folder, process_alive, temporary_path
+from datakit.core.atomic import Staging, fsync_folder, process_alive
 from datakit.core.errors import DataError
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 from datakit.readers.checkpoint_fingerprint import (
@@ -125,6 +125,8 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
         ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
             or the pipeline holds Python state TensorFlow cannot save, or a file cache
             still being written (the message says what to do).
+        OSError: (``ENOSPC``) the disk is full, naming ``directory``; nothing of this save
+            is left there and the earlier checkpoints are as they were.
     """
     import tensorflow as tf
 
@@ -143,18 +145,14 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     os.makedirs(directory, exist_ok=True)
     _clean_dead_stages(directory)
     prefix = _next_prefix(directory)
-    stage = temporary_path(prefix)  # a hidden folder beside it, this process's PID in its name
-    os.mkdir(stage)
-    try:
-        staged = os.path.join(stage, os.path.basename(prefix))
+    with Staging(directory) as stage:  # a full disk: named; the hidden folder goes either way
+        staged = os.path.join(stage.subfolder(os.path.basename(prefix)), os.path.basename(prefix))
         try:
             tf.train.Checkpoint(iterator=it).write(staged)
         except tf.errors.FailedPreconditionError as e:
             raise ValueError(_unsaveable(dataset, e)) from e
         save_fingerprint(dataset, staged)
         _switch(staged, prefix)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return taken, prefix
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
-from datakit.core.atomic import temporary_path
+from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.readers.csv_files import OOV, bad_lines_in, csv_file_set, infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
@@ -238,6 +238,8 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
         DataError: a bad line (named by file, line and column, with tf.Transform's own
             error as the cause), a row count that differs from the files', or a file
             changed while Beam read it.
+        OSError: (``ENOSPC``) the disk is full, naming ``output_dir``; nothing of this run
+            is left there and the earlier run is as it was.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -251,9 +253,8 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
     made_from = source_facts(job.files)
-    stage = os.fspath(temporary_path(os.path.join(output_dir, "run")))  # hidden, PID in it
-    os.mkdir(stage)
-    try:
+    with Staging(output_dir) as staging:  # a full disk: named; the hidden folder goes either way
+        stage = os.fspath(staging.subfolder("run"))  # hidden, this process's PID in its name
         pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
         try:
             with no_interactive_labels():
@@ -271,8 +272,6 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
         check_unchanged(made_from)
         shutil.rmtree(os.path.join(stage, "tmp"), ignore_errors=True)  # Beam's scratch space
         commit_run(stage, output_dir, asdict(job), made_from)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return TransformRun(output_dir)
 
 

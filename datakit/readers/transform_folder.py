@@ -1,7 +1,8 @@
 """The folder of a tf.Transform run: one generation, switched to in one step, and its record.
 
 :func:`datakit.readers.transform.run_transform` has Beam write the transform graph and
-the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``); :func:`commit_run`
+the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``, staged by
+:class:`datakit.core.atomic.Staging`, which removes it and names a full disk); :func:`commit_run`
 renames it to ``run-<N>/`` and then rewrites the plan file (:data:`JOB_FILE`) to name it,
 in one atomic write: before that write a reader sees the earlier run whole, after it the
 new one. The plan file also records what the run was made from (each source file's
@@ -73,8 +74,11 @@ def check_unchanged(made_from: list[dict]) -> None:
 def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) -> None:
     """Make the staged run the folder's run in one step: rename it in, switch the plan file.
 
-    Before the switch (the plan file's atomic rewrite) readers see the earlier run whole;
-    after it, the new one. Then the earlier run's files go.
+    ``stage`` is the run's folder staged by the writer's :class:`datakit.core.atomic.Staging`
+    (``stage.subfolder("run")``). Before the switch (the plan file's atomic rewrite)
+    readers see the earlier run whole; after it, the new one. Then the earlier run's
+    files go. A switch that fails puts the run back under its staged name, for the
+    Staging to remove.
     """
     with folder_lock(output_dir):
         old = read_plan_file(output_dir)
@@ -91,8 +95,8 @@ def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) ->
                     "job": job, "transformed": transformed,
                     "made_from": {"files": made_from, "seed": None}}  # nothing drawn at random
             write_atomic(os.path.join(output_dir, JOB_FILE), json.dumps(plan, indent=1) + "\n")
-        except BaseException:
-            shutil.rmtree(os.path.join(output_dir, folder), ignore_errors=True)
+        except BaseException:  # back to its staged name: the writer's Staging removes it
+            os.rename(os.path.join(output_dir, folder), stage)
             raise
         for name in os.listdir(output_dir):  # the earlier run, in any layout
             path = os.path.join(output_dir, name)
