@@ -1,5 +1,7 @@
 """The folder of a tf.Transform run: one generation, switched to in one step, and its record.
 
+The record (the plan file) holds the :class:`TransformJob` the run computed.
+
 :func:`datakit.readers.transform.run_transform` has Beam write the transform graph and
 the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``, staged by
 :class:`datakit.core.atomic.Staging`, which removes it and names a full disk); :func:`commit_run`
@@ -17,18 +19,42 @@ import json
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
 from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_atomic
 from datakit.core.errors import DataError
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
-__all__ = ["JOB_FILE", "RUN_FORMAT", "check_output_folder", "source_facts", "check_unchanged",
-           "commit_run", "read_plan_file"]
+__all__ = ["JOB_FILE", "RUN_FORMAT", "MEAN", "STD", "TransformJob", "check_output_folder",
+           "source_facts", "check_unchanged", "commit_run", "read_plan_file"]
 
 #: The job's description and the run it names (its name from the first version, kept so
 #: earlier outputs still load: there it held the job alone, the run beside it).
 JOB_FILE = "datakit_transform_plan.json"
 #: The plan file's format tag since runs are committed as one generation (``run-<N>/``).
 RUN_FORMAT = "datakit-transform-run"
+
+#: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
+MEAN, STD = "__mean", "__std"
+@dataclass
+class TransformJob:
+    """What :func:`run_transform` computes: files, kinds, kept columns, label, vocabulary caps."""
+
+    files: list[str]
+    header: list[str]
+    kinds: dict[str, str]
+    columns: list[str]
+    label: str
+    max_vocabulary: dict[str, int | None]
+    rows: int
+
+    @property
+    def numbers(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == NUMBER]
+
+    @property
+    def texts(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == TEXT]
 
 
 def check_output_folder(output_dir: str) -> None:
