@@ -26,7 +26,7 @@ from benchmarks.data import LABEL, WORK, load_stats
 from datakit.perf import bench
 from datakit.readers import csv_files as kcsv
 from datakit.readers.csv_files.file_checks import check_files
-from datakit.readers.text_lines import numbered_lines
+from datakit.readers.small_sources.text_lines import numbered_lines
 
 
 def variants(paths, stats, B):

@@ -12,7 +12,7 @@ The names a user reaches for first are here, loaded on first use so that
 Matplotlib):
 
 >>> datakit.read_records.__module__, "read_records" in dir(datakit)
-('datakit.readers.tfrecords', True)
+('datakit.readers.records.tfrecords', True)
 
 The rest lives in one module per concept, in folders that are the layers (see the
 README's map), and imports run one way, down the list: :mod:`datakit.core` (errors,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
     from datakit.readers.csv_files.reader import csv_reader_dataset
     from datakit.readers.csv_files.shards import split_into_shards, write_shards
     from datakit.readers.csv_files.stats import column_stats
-    from datakit.readers.tfrecords import ShardWriter, read_records
+    from datakit.readers.records.tfrecords import ShardWriter, read_records
     from datakit.readers.video.clips import clip_dataset
 
 __version__ = "0.1.0"
@@ -114,8 +114,8 @@ _HOME = {
     "column_stats": "readers.csv_files.stats",
     "write_shards": "readers.csv_files.shards",
     "split_into_shards": "readers.csv_files.shards",
-    "ShardWriter": "readers.tfrecords",
-    "read_records": "readers.tfrecords",
+    "ShardWriter": "readers.records.tfrecords",
+    "read_records": "readers.records.tfrecords",
     "clip_dataset": "readers.video.clips",
     "benchmark": "perf.bench",
     "DataError": "core.errors",

@@ -103,6 +103,13 @@ def test_imports_run_downward(name):
                         "higher layer: move the shared part down, or the importer up")
 
 
+def test_no_module_imports_the_top_package():
+    """``import datakit`` inside the package is an arrow back up over every layer."""
+    up = [f"{MODULES[m].relative_to(ROOT)}:{line}" for m in MODULES
+          for mod, names, line in imports(MODULES[m]) if mod == "datakit" and not names]
+    assert not up, f"import the module you need, not the top package: {up}"
+
+
 @pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
                                   if layer_of(m) in PURE])
 def test_core_and_glassbox_import_no_heavy_library(name):

@@ -10,8 +10,9 @@ import pytest
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.readers import csv_files, parquet, tables
+from datakit.readers import csv_files, tables
 from datakit.readers.csv_files import file_checks
+from datakit.readers.parquet_files import parquet
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -120,7 +121,7 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
 
 
 def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
 
     with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
         for i in range(9):
@@ -137,7 +138,7 @@ def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
 def test_tfrecords_takes_tf_datas_own_name_without_a_warning(tmp_path):
     import warnings
 
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
 
     with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
         for i in range(9):

@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.tfrecords: read exactly once, corruption caught up front, atomic."""
+"""Tests for readers.records.tfrecords: read exactly once, corruption caught up front, atomic."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 from error_cases import raises_naming as raises_naming_error
 
-from datakit.readers import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecords
 
 ID = {"id": tf.int64}
 

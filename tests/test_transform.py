@@ -18,9 +18,9 @@ import tensorflow as tf  # noqa: E402
 
 import datakit  # noqa: E402
 from datakit.core.errors import DataError  # noqa: E402
-from datakit.readers import transform, transform_folder, transform_run  # noqa: E402
 from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards  # noqa: E402
 from datakit.readers.csv_files.demo_tables import passengers  # noqa: E402
+from datakit.readers.tf_transform import transform, transform_folder, transform_run  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -243,7 +243,7 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
 
 
 def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_path):
-    from datakit.readers.transform_run import _glob_escaped
+    from datakit.readers.tf_transform.transform_run import _glob_escaped
     folder = tmp_path / "run[1]*?"
     folder.mkdir()
     (folder / "t.tfrecord").write_bytes(b"")
@@ -256,7 +256,7 @@ def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_pa
 FULL_DISK = r"""
 import json, os, sys
 import datakit
-from datakit.readers import transform, transform_run
+from datakit.readers.tf_transform import transform, transform_run
 disk, small, housing = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 first = transform.run_transform(transform.plan_transform([small], label="y"), disk)
 before = sorted(os.listdir(disk))

@@ -23,7 +23,7 @@ from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
 from datakit.core.errors import DataError
 from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
-from datakit.readers import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
@@ -116,7 +116,8 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
         DataError: a video of ``write_video_shards`` shorter than a clip, under ``"raise"``.
-        RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
+        RecordFileError: a shard is damaged (see
+            :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a video of ``write_video_records`` (no
             manifest of videos) shorter than a clip, or frames of another size than the
             first video's, naming the video.

@@ -19,9 +19,9 @@ model carries so it takes raw rows. Needs the ``transform`` extra
   checked files, writes the transform graph and the transformed rows (TFRecord),
   and checks that every row came out. A bad line is named by file and line. The
   graph and the rows are committed as one generation
-  (:mod:`datakit.readers.transform_folder`): a rerun into the same folder replaces
+  (:mod:`datakit.readers.tf_transform.transform_folder`): a rerun into the same folder replaces
   the earlier run whole, or, if it fails, leaves it whole.
-- :class:`~datakit.readers.transform_run.TransformRun` reads it back: ``dataset()`` for
+- :class:`~datakit.readers.tf_transform.transform_run.TransformRun` reads it back: ``dataset()`` for
   ``fit()``, ``statistics()``, and ``serving_model(model)``, which takes raw CSV lines.
 """
 
@@ -43,7 +43,7 @@ from datakit.core.errors import DataError
 from datakit.readers.csv_files import bad_lines_in, csv_file_set, infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
-from datakit.readers.transform_folder import (
+from datakit.readers.tf_transform.transform_folder import (
     JOB_FILE,
     MEAN,
     STD,
@@ -53,7 +53,7 @@ from datakit.readers.transform_folder import (
     commit_run,
     source_facts,
 )
-from datakit.readers.transform_run import TransformRun
+from datakit.readers.tf_transform.transform_run import TransformRun
 
 __all__ = ["PLAN_FILE", "TransformPlan", "transform_job", "plan_transform",
            "make_preprocessing_fn", "run_transform", "beam_args", "no_interactive_labels"]

@@ -2,7 +2,7 @@
 
 The record (the plan file) holds the :class:`TransformJob` the run computed.
 
-:func:`datakit.readers.transform.run_transform` has Beam write the transform graph and
+:func:`datakit.readers.tf_transform.transform.run_transform` has Beam write the transform graph and
 the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``, staged by
 :class:`datakit.core.atomic.Staging`, which removes it and names a full disk); :func:`commit_run`
 renames it to ``run-<N>/`` and then rewrites the plan file (:data:`JOB_FILE`) to name it,

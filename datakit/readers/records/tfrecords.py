@@ -3,7 +3,7 @@
 TensorFlow reads a TFRecord file cut at a record boundary, or even in the middle of
 a record, as a shorter file *without any error*, and its ``DataLossError`` for a
 flipped byte says ``corrupted record at 48`` without naming the file. So the
-writer (:class:`ShardWriter`, from :mod:`datakit.readers.tfrecord_writer`) leaves a
+writer (:class:`ShardWriter`, from :mod:`datakit.readers.records.tfrecord_writer`) leaves a
 ``manifest.json`` (per shard: records, bytes, sha256) and the reader checks every
 shard *before* TensorFlow sees it:
 
@@ -22,8 +22,9 @@ Inside an interleaved ``tf.data`` graph an error cannot be caught and renamed, s
 whatever these checks cannot see (a file changed after the check) still surfaces as
 TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
 
-What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.readers.tf_example`;
-writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 340 lines: the checks
+What goes inside a record (usually a ``tf.train.Example``) is
+:mod:`datakit.readers.records.tf_example`; writing shards is
+:mod:`datakit.readers.records.tfrecord_writer`. (About 340 lines: the checks
 and the reader share one walk over the files, kept together so that what is checked is
 what is read.)
 
@@ -54,8 +55,8 @@ from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
+from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.tables.file_set import check_file_set
-from datakit.readers.tfrecord_writer import ShardWriter
 
 __all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "record_shards", "record_offsets",
            "count_records", "check_shards", "read_records"]
@@ -306,7 +307,7 @@ def read_records(source, compression="auto", check_manifest: bool = True,
             ``n_readers``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
-    >>> from datakit.readers.tf_example import parse_example, to_example
+    >>> from datakit.readers.records.tf_example import parse_example, to_example
     >>> d = tempfile.mkdtemp()
     >>> with ShardWriter(d, num_shards=3) as w:
     ...     for i in range(7):

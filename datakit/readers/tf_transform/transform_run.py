@@ -1,9 +1,9 @@
 """A tf.Transform run read back: its rows for ``fit()``, its statistics, its serving model.
 
-:class:`TransformRun` opens the run that :func:`datakit.readers.transform.run_transform`
-committed to a folder (the generation its plan file names,
-:mod:`datakit.readers.transform_folder`). ``dataset()`` reads the transformed rows
-through the tables' one reading tail
+:class:`TransformRun` opens the run that
+:func:`datakit.readers.tf_transform.transform.run_transform` committed to a folder (the
+generation its plan file names, :mod:`datakit.readers.tf_transform.transform_folder`).
+``dataset()`` reads the transformed rows through the tables' one reading tail
 (:func:`~datakit.readers.tables.block_reading.blocks_dataset`), with the row readers'
 arguments; ``statistics()`` gives the means, stds and vocabularies the graph applies;
 ``serving_model(model)`` puts ``transform_features_layer()`` in front of a Keras model,
@@ -21,7 +21,7 @@ from datakit.readers.csv_files import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.table_options import TableOptions
 from datakit.readers.tables.table_stats import NUMBER, TEXT
-from datakit.readers.transform_folder import (
+from datakit.readers.tf_transform.transform_folder import (
     JOB_FILE,
     MEAN,
     RUN_FORMAT,

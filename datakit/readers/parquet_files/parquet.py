@@ -52,7 +52,11 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
-from datakit.readers.parquet_columns import column_dtype, columns_with_nulls, row_group_reader
+from datakit.readers.parquet_files.parquet_columns import (
+    column_dtype,
+    columns_with_nulls,
+    row_group_reader,
+)
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.file_facts import file_facts, opened
