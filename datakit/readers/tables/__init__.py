@@ -12,9 +12,9 @@ and the one reading tail (:func:`blocks_dataset`).
 
 from typing import TYPE_CHECKING
 
-from datakit.core.faces import lazy_names
+from datakit.core.faces import lazy_face
 
-if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
+if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
     from datakit.readers.tables.block_reading import (
         blocks_dataset,
         counted,
@@ -40,36 +40,4 @@ if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
         TableStats,
     )
 
-__all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats", "add_numbers",
-           "finish_column", "cap_vocabulary", "choose_columns", "FileFacts", "FileSet",
-           "FolderManifests", "check_file_set", "named_itself", "TableOptions", "KNOBS",
-           "shuffle_buffer", "file_order", "counted", "blocks_dataset",
-           "shuffle_chunks"]
-
-#: Each re-exported name and the module it lives in (imported on first use).
-_HOME = {
-    "NUMBER": "table_stats",
-    "TEXT": "table_stats",
-    "STATS_FORMAT": "table_stats",
-    "ColumnStats": "table_stats",
-    "TableStats": "table_stats",
-    "add_numbers": "running_stats",
-    "finish_column": "running_stats",
-    "cap_vocabulary": "running_stats",
-    "choose_columns": "column_choice",
-    "FileFacts": "file_set",
-    "FileSet": "file_set",
-    "FolderManifests": "file_set",
-    "check_file_set": "file_set",
-    "named_itself": "file_set",
-    "TableOptions": "table_options",
-    "KNOBS": "table_options",
-    "shuffle_buffer": "block_reading",
-    "file_order": "block_reading",
-    "counted": "block_reading",
-    "blocks_dataset": "block_reading",
-    "shuffle_chunks": "chunk_buffer",
-}
-
-if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
-    __getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__ = lazy_face(__name__)
