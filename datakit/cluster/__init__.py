@@ -28,20 +28,17 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.cluster.local import HOST, LocalCluster, free_port
+    from datakit.cluster.local import LocalCluster, free_port
     from datakit.cluster.measure import (
-                                         Tally,
-                                         Trainer,
-                                         abandon_trainers,
-                                         check_dispatcher,
-                                         distribute,
-                                         measure_delivery,
-                                         plot_delivery,
-                                         plot_scaling,
-                                         read_concurrently,
-                                         sleepy_range,
-                                         tally,
-                                         with_worker_pid,
+        Trainer,
+        distribute,
+        measure_delivery,
+        plot_delivery,
+        plot_scaling,
+        read_concurrently,
+        sleepy_range,
+        tally,
+        with_worker_pid,
     )
     from datakit.cluster.serve import main
 

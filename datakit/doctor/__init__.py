@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.doctor.advice import Advice, advise
-    from datakit.doctor.diagnosis import Report, Stage, diagnose, plot_report
-    from datakit.doctor.memory_advice import MemoryAdvice, memory_advice
-    from datakit.doctor.memory_use import MemoryReport, memory_report, plot_memory
+    from datakit.doctor.advice import advise
+    from datakit.doctor.diagnosis import diagnose, plot_report
+    from datakit.doctor.memory_advice import memory_advice
+    from datakit.doctor.memory_use import memory_report, plot_memory
 
 __all__ = lazy_face(__name__)

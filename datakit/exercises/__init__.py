@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.exercises.answers import MAX_ELEMENTS
-    from datakit.exercises.checks import check, exercise_names, register
-    from datakit.exercises.compare import Feedback, compare
+    from datakit.exercises.checks import check, register
+    from datakit.exercises.compare import compare
 
 __all__ = lazy_face(__name__)

@@ -11,16 +11,6 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.glassbox.dataset import (
-        AUTOTUNE,
-        CacheStep,
-        Dataset,
-        OpTrace,
-        ShuffleStep,
-        SourceStep,
-        Step,
-        glassbox_shuffle,
-    )
-    from datakit.glassbox.recording import IgnoredArgumentWarning
+    from datakit.glassbox.dataset import AUTOTUNE, Dataset, Step, glassbox_shuffle
 
 __all__ = lazy_face(__name__)

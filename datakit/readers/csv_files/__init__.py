@@ -11,26 +11,10 @@ from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
     from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
-    from datakit.readers.csv_files.file_checks import (
-        check_files,
-        csv_file_set,
-        data_lines,
-        is_blank,
-    )
-    from datakit.readers.csv_files.grammar import (
-        NUMBER_PATTERN,
-        BadLine,
-        bad_lines_in,
-        describe_bad_line,
-        find_bad_lines,
-    )
-    from datakit.readers.csv_files.line_decoding import (
-        LINES_PER_CHUNK,
-        checked_decoder,
-        decoded_chunks,
-    )
+    from datakit.readers.csv_files.file_checks import check_files
+    from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, find_bad_lines
     from datakit.readers.csv_files.options import ReadOptions
-    from datakit.readers.csv_files.reader import OOV, csv_reader_dataset, feature_names
+    from datakit.readers.csv_files.reader import csv_reader_dataset, feature_names
     from datakit.readers.csv_files.schema import (
         NUMBER,
         TEXT,

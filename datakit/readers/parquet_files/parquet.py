@@ -86,7 +86,9 @@ def _as_table(table_or_csvs) -> pa.Table:
     if isinstance(table_or_csvs, (str, os.PathLike, list, tuple)):
         import pyarrow.csv as pacsv
 
-        from datakit.readers.csv_files import csv_file_set  # the CSV reader's own checks
+        from datakit.readers.csv_files.file_checks import (
+            csv_file_set,  # the CSV reader's own checks
+        )
         # csv_file_set takes any path or a list/tuple of them; its annotation names only some
         files = csv_file_set(table_or_csvs).files  # type: ignore[arg-type]
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)

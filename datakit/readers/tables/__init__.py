@@ -15,29 +15,7 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.readers.tables.block_reading import (
-        blocks_dataset,
-        counted,
-        file_order,
-        shuffle_buffer,
-    )
-    from datakit.readers.tables.chunk_buffer import shuffle_chunks
-    from datakit.readers.tables.column_choice import choose_columns
-    from datakit.readers.tables.file_set import (
-        FileFacts,
-        FileSet,
-        FolderManifests,
-        check_file_set,
-        named_itself,
-    )
-    from datakit.readers.tables.running_stats import add_numbers, cap_vocabulary, finish_column
-    from datakit.readers.tables.table_options import KNOBS, TableOptions
-    from datakit.readers.tables.table_stats import (
-        NUMBER,
-        STATS_FORMAT,
-        TEXT,
-        ColumnStats,
-        TableStats,
-    )
+    from datakit.readers.tables.table_options import TableOptions
+    from datakit.readers.tables.table_stats import ColumnStats, TableStats
 
 __all__ = lazy_face(__name__)

@@ -40,7 +40,9 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.readers.csv_files import bad_lines_in, csv_file_set, infer_kinds
+from datakit.readers.csv_files.file_checks import csv_file_set
+from datakit.readers.csv_files.grammar import bad_lines_in
+from datakit.readers.csv_files.stats import infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 from datakit.readers.tf_transform.transform_folder import (

@@ -17,7 +17,7 @@ import os
 import tensorflow as tf
 
 from datakit.core.errors import DataError
-from datakit.readers.csv_files import OOV
+from datakit.readers.csv_files.reader import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.table_options import TableOptions
 from datakit.readers.tables.table_stats import NUMBER, TEXT
