@@ -40,8 +40,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-__all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
-           "check_seconds", "cpu_cores", "default_cycle_length", "interleave_lengths"]
+__all__ = ["AUTOTUNE", "default_cycle_length"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1

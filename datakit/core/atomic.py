@@ -43,10 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, TypeVar, overload
 
-__all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
-           "FolderBusy",
-           "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
-           "Staging", "removed_on_error", "process_alive"]
+__all__: list[str] = []
 
 _E = TypeVar("_E", bound=BaseException)
 

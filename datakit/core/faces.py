@@ -36,7 +36,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_face", "lazy_names"]
+__all__ = ["lazy_names"]
 
 
 def lazy_face(package: str, *, own: tuple[str, ...] = ()) -> list[str]:

@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["keywords", "old_keyword"]
+__all__ = ["keywords"]
 
 
 def keywords(func: str, given: Mapping[str, Any], *, renamed: Mapping[str, str] | None = None,

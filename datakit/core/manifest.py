@@ -53,8 +53,7 @@ from datakit.core.atomic import (
 )
 from datakit.core.errors import DataError
 
-__all__ = ["MANIFEST", "FORMAT", "VERSION", "sha256", "read_manifest", "write_set", "write_sets",
-           "check_entry", "check", "ignored_names", "set_of_file"]
+__all__ = ["sha256", "check"]
 
 MANIFEST = "manifest.json"
 FORMAT = "datakit-manifest"

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.deadline import call_with_deadline, stalled_error
-from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, time_run
+from datakit.doctor.prefixes import fan, group_size, overhead, time_run
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
@@ -44,8 +44,7 @@ from datakit.perf.throughput import Run, consumer_wait, measure
 if TYPE_CHECKING:  # memory_use is imported when memory=True asks for it
     from datakit.doctor.memory_use import MemoryReport
 
-__all__ = ["METHOD", "MAX_GROUP", "Report", "Stage", "diagnose", "group_size", "overhead",
-           "plot_report"]
+__all__ = ["diagnose", "overhead", "plot_report"]
 
 METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
           "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "

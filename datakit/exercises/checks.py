@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from datakit.exercises.compare import Feedback, compare
 
-__all__ = ["check", "register", "exercise_names"]
+__all__ = ["check", "register"]
 
 
 @dataclass

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from datakit.core.arguments import check_count
 from datakit.perf.memory import RssSampler
 
-__all__ = ["BenchResult", "count_elements", "benchmark"]
+__all__ = ["benchmark"]
 
 
 @dataclass

@@ -26,18 +26,15 @@ import tensorflow as tf
 from matplotlib.patches import Patch
 
 from datakit import plotting
-from datakit.core.arguments import cpu_cores, default_cycle_length, interleave_lengths
+from datakit.core.arguments import default_cycle_length, interleave_lengths
 from datakit.glassbox.interleave_cycle import (
-    InterleaveStep,
     SlotEvent,
     cycle_steps,
     interleave_steps,
 )
 from datakit.readers.small_sources.text_lines import numbered_lines
 
-__all__ = ["SourceTrace", "trace_sources", "plot_sources",
-           # re-exported: the cycle and its rule, for the lesson
-           "InterleaveStep", "SlotEvent", "interleave_steps", "cpu_cores", "default_cycle_length"]
+__all__ = ["trace_sources", "plot_sources", "interleave_steps", "default_cycle_length"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------

@@ -30,8 +30,7 @@ import numpy as np
 from datakit import plotting
 from datakit.core.arguments import check_count
 
-__all__ = ["tag_sources", "SampleTrace", "trace_sample", "source_counts", "plot_source_batches",
-           "resampled_labels"]
+__all__ = ["trace_sample", "source_counts", "plot_source_batches", "resampled_labels"]
 
 
 def tag_sources(datasets: Sequence[Any]) -> list[Any]:

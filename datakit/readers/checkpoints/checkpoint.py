@@ -69,7 +69,7 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
 )
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "dataset_from_recipe", "build", "main"]
+           "shuffled_range", "to_numpy", "build", "main"]
 
 
 def to_numpy(element: Any) -> Any:

@@ -40,10 +40,7 @@ from datakit.core import manifest
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "WHOLE_HASH_BYTES", "pipeline_ops", "pipeline_change",
-           "input_files", "file_facts", "inputs_facts", "pipeline_fingerprint", "save_fingerprint",
-           "unfinished_caches", "load_fingerprint", "checkpoint_files", "check_checkpoint_files",
-           "input_changes"]
+__all__ = ["file_facts"]
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
 

@@ -50,8 +50,7 @@ from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.file_facts import file_facts, stamp, what_changed
 
-__all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
-           "arrow_chunks", "arrow_batches"]
+__all__ = ["BLOCK_LINES", "SERVICE_HINT"]
 
 #: Lines parsed by one call, and the rows a block moves through the shuffle buffer at once
 #: (8 of ``parse="chunk"``'s chunks; about 0.6 MB of the benchmark's rows).

@@ -39,7 +39,7 @@ from datakit.perf import timeline
 from datakit.readers.tables.block_reading import blocks_dataset, counted, file_order
 from datakit.readers.tables.table_options import TableOptions
 
-__all__ = ["ReaderParts", "ParseMode", "PARSE_MODES"]
+__all__ = ["PARSE_MODES"]
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,7 @@ from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
 
-__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "ignored_columns",
-           "csv_reader_dataset"]
+__all__ = ["feature_names", "csv_reader_dataset"]
 
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"

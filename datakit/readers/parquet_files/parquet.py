@@ -65,8 +65,7 @@ from datakit.readers.tables.running_stats import add_numbers, finish_column
 from datakit.readers.tables.table_options import TableOptions
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
-__all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_file_set",
-           "parquet_dataset", "column_stats"]
+__all__ = ["write_parquet_shards", "check_parquet_files", "parquet_dataset", "column_stats"]
 
 #: Rows per row group written by :func:`write_parquet_shards` (one read call each).
 ROW_GROUP_ROWS = 16_384

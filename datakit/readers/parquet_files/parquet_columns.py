@@ -19,7 +19,7 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.readers.tables.file_facts import Stamp, file_facts, opened
 
-__all__ = ["column_dtype", "columns_with_nulls", "row_group_reader"]
+__all__: list[str] = []
 
 
 def column_dtype(field: pa.Field, has_nulls: bool = False) -> tf.DType:

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["to_example", "to_sequence_example", "serialize", "parse_example",
-           "parse_sequence_example"]
+__all__ = ["to_example", "serialize", "parse_example"]
 
 
 # ---------------------------------------------------------------- building Examples

@@ -19,7 +19,7 @@ from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.readers.records.tf_example import serialize
 
-__all__ = ["ShardWriter", "check_compression"]
+__all__ = ["ShardWriter"]
 
 
 def check_compression(compression):

@@ -58,8 +58,7 @@ from datakit.core.keywords import keywords
 from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.tables.file_set import check_file_set
 
-__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "record_shards", "record_offsets",
-           "count_records", "check_shards", "read_records"]
+__all__ = ["ShardWriter", "record_shards", "record_offsets", "check_shards", "read_records"]
 
 MANIFEST = manifest.MANIFEST
 _GZIP_MAGIC = b"\x1f\x8b"

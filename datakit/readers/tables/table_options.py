@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from datakit.core.arguments import check_count, check_int, check_shuffle_buffer, interleave_lengths
 
-__all__ = ["TableOptions", "KNOBS"]
+__all__ = ["TableOptions"]
 
 #: The counts: (smallest value, None allowed, AUTOTUNE allowed), in the order they are checked.
 _COUNTS = {"n_readers": (1, False, False), "batch_size": (1, False, False),

@@ -26,7 +26,7 @@ import pandas as pd
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats"]
+__all__ = ["NUMBER", "TEXT", "ColumnStats", "TableStats"]
 
 NUMBER, TEXT = "number", "text"
 #: The format tag of saved statistics (``TableStats.save``; the name it had when only CSV had them).

@@ -57,8 +57,8 @@ from datakit.readers.tf_transform.transform_folder import (
 )
 from datakit.readers.tf_transform.transform_run import TransformRun
 
-__all__ = ["PLAN_FILE", "TransformPlan", "transform_job", "plan_transform",
-           "make_preprocessing_fn", "run_transform", "beam_args", "no_interactive_labels"]
+__all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_args",
+           "no_interactive_labels"]
 
 PLAN_FILE = JOB_FILE  # the plan file's first name
 def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,

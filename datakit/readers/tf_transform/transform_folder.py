@@ -25,8 +25,7 @@ from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_
 from datakit.core.errors import DataError
 from datakit.readers.tables.table_stats import NUMBER, TEXT
 
-__all__ = ["JOB_FILE", "RUN_FORMAT", "MEAN", "STD", "TransformJob", "check_output_folder",
-           "source_facts", "check_unchanged", "commit_run", "read_plan_file"]
+__all__: list[str] = []
 
 #: The job's description and the run it names (its name from the first version, kept so
 #: earlier outputs still load: there it held the job alone, the run beside it).
