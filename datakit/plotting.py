@@ -28,8 +28,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType  # the rcParams names, for the type checker
 
-__all__ = ["STYLE", "PALETTE", "MUTED", "epoch_color", "style", "new_axes", "stacked_bars",
-           "save_fig"]
+__all__ = ["PALETTE", "epoch_color", "style", "new_axes", "save_fig"]
 
 #: rcParams applied inside :func:`style`.
 STYLE: dict[RcKeyType, Any] = {

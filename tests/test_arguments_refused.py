@@ -14,9 +14,10 @@ TOO_BIG = 2**64
 
 def _seed_calls():
     """Every public call that takes a seed, with a seed outside int64."""
+    from datakit.readers.checkpoint import shuffled_range
+
     from datakit.glassbox import Dataset
     from datakit.perf.shuffle_runs import shuffled_orders
-    from datakit.readers.checkpoint import shuffled_range
     from datakit.readers.tables.table_options import TableOptions
     from datakit.see import mixing, sampling, shuffle, widget_data
 
@@ -205,7 +206,6 @@ def test_outputs_too_big_for_memory_are_refused_before_any_work(name):
     pytest.param("generator", id="generator")])
 def test_sql_dataset_output_types_must_be_a_list(tmp_path, types):
     import tensorflow as tf
-
     from datakit.readers.sqlite import sql_dataset, write_sqlite
     path = write_sqlite(tmp_path / "t.db", "t", {"a": [1, 2], "b": [0.5, 1.5]})
     given = {"set": {tf.int64, tf.float64}, "dict": {"a": tf.int64, "b": tf.float64},

@@ -10,7 +10,9 @@ each other, even through imports made only for type annotations.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +54,7 @@ def dotted(path: Path) -> str:
 
 
 MODULES = {dotted(p): p for p in module_files()}
+FACES = sorted([dotted(p) for p in PACKAGE.rglob("__init__.py")])
 
 
 def layer_of(module: str) -> str:
@@ -101,6 +104,13 @@ def test_imports_run_downward(name):
     upward = {m for m in kit_edges(name) if LAYER[layer_of(m)] > LAYER[layer_of(name)]}
     assert not upward, (f"{name} (layer {layer_of(name)}) imports {sorted(upward)} from a "
                         "higher layer: move the shared part down, or the importer up")
+
+
+def test_no_module_imports_the_top_package():
+    """``import datakit`` inside the package is an arrow back up over every layer."""
+    up = [f"{MODULES[m].relative_to(ROOT)}:{line}" for m in MODULES
+          for mod, names, line in imports(MODULES[m]) if mod == "datakit" and not names]
+    assert not up, f"import the module you need, not the top package: {up}"
 
 
 @pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
@@ -191,14 +201,44 @@ def _top_level_names(tree: ast.Module) -> list[tuple[str, int]]:
     return found
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_every_public_top_level_name_is_in_all(name):
+@functools.cache
+def _taught_words() -> set[str]:
+    """Every word of the notebooks' sources and of the README: where a user meets the kit."""
+    import json
+    text = (ROOT / "README.md").read_text()
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text += "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+    return set(re.findall(r"\w+", text))
+
+
+@functools.cache
+def _faced() -> set[tuple[str, str]]:
+    """``(module, name)`` of each name a package face re-exports."""
+    found: set[tuple[str, str]] = set()
+    for face in FACES:
+        path = ROOT / (face.replace(".", "/") + "/__init__.py")
+        found |= {(m, n) for n, m in _type_checking_imports(ast.parse(path.read_text())).items()}
+        found |= {(f"{face}.{m}", n) for n, m in getattr(importlib.import_module(face), "_HOME",
+                                                          {}).items()}
+    return found
+
+
+#: The video folder lists its internals still; its __all__ shrinks with the video core.
+NOT_YET = "datakit.readers.video."
+
+
+@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if not m.startswith(NOT_YET)
+                                  and MODULES[m].name != "__init__.py"])
+def test_all_lists_only_what_a_user_calls(name):
+    """A module's __all__ is its face to a user: each name is used in a notebook, named in the
+    README, or re-exported by a package face. Helpers shared inside the kit stay public
+    (other modules import them) but out of __all__."""
     module = importlib.import_module(name)
-    public = [(n, line) for n, line in _top_level_names(ast.parse(MODULES[name].read_text()))
-              if not n.startswith("_")]
-    missing = [f"{n} (line {line})" for n, line in public if n not in module.__all__]
-    assert not missing, (f"{MODULES[name].relative_to(ROOT)}: public names missing from "
-                         f"__all__: {', '.join(missing)} (add them, or start them with _)")
+    words, faced = _taught_words(), _faced()
+    untaught = [n for n in module.__all__ if n not in words and (name, n) not in faced]
+    assert not untaught, (f"{MODULES[name].relative_to(ROOT)}: __all__ lists {untaught}, which "
+                          "no notebook, README line or face uses: take them out of __all__ "
+                          "(and make a helper used only here private)")
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -243,7 +283,6 @@ def test_lazy_reexports_resolve_to_their_modules():
         datakit.nope  # noqa: B018
 
 
-FACES = sorted([dotted(p) for p in PACKAGE.rglob("__init__.py")])
 
 
 def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
@@ -257,18 +296,27 @@ def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("name", FACES)
-def test_every_face_is_one_table_made_lazy_by_the_shared_helper(name):
-    """A face: __all__, one _HOME table of name -> module, the same names imported for
-    mypy under TYPE_CHECKING, and __getattr__ / __dir__ from core.faces.lazy_names."""
+def _writes_a_table(tree: ast.Module) -> bool:
+    return any(isinstance(n, (ast.Assign, ast.AnnAssign)) and ast.unparse(
+        n.targets[0] if isinstance(n, ast.Assign) else n.target) == "_HOME" for n in tree.body)
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="the video face still writes "
+                                            "its table; it moves with the video core"))
+    if f == "datakit.readers.video" else f for f in FACES])
+def test_every_face_writes_each_name_once_and_is_made_lazy_by_the_shared_helper(name):
+    """A face writes each name it re-exports once, as an import under TYPE_CHECKING (for
+    mypy); core.faces.lazy_face makes its __all__, __getattr__ and __dir__ from them. A
+    face re-exports only names its module lists in __all__, and holds no code."""
     path = ROOT / (name.replace(".", "/") + "/__init__.py")
     tree = ast.parse(path.read_text())
+    assert not _writes_a_table(tree), f"{path}: end with __all__ = lazy_face(__name__)"
     face = importlib.import_module(name)
-    table = face._HOME
-    home = {n: f"{name}.{m}" for n, m in table.items()}
+    home = {n: f"{name}.{m}" for n, m in face._HOME.items()}
     assert _type_checking_imports(tree) == home, f"{path}: TYPE_CHECKING imports != _HOME"
-    extra = set(face.__all__) - set(table)  # names the face defines itself (the top level)
-    assert set(table) <= set(face.__all__) and len(set(face.__all__)) == len(face.__all__)
+    extra = set(face.__all__) - set(home)  # names the face defines itself (the top level)
+    assert set(home) <= set(face.__all__) and len(set(face.__all__)) == len(face.__all__)
     assert all(n in vars(face) for n in extra), f"{path}: __all__ names {extra - set(vars(face))}"
     assert "lazy_names" in face.__getattr__.__qualname__, f"{path}: not made by lazy_names"
     assert "lazy_names" in face.__dir__.__qualname__
@@ -276,7 +324,7 @@ def test_every_face_is_one_table_made_lazy_by_the_shared_helper(name):
                 and name != "datakit"], f"{path}: a face holds no code; move it to a module"
     for n, module in home.items():
         assert getattr(face, n) is getattr(importlib.import_module(module), n)
-        assert n in dir(face)
+        assert n in dir(face) and n in importlib.import_module(module).__all__, (n, module)
     with pytest.raises(AttributeError, match=f"module '{name}' has no attribute 'nope'"):
         face.nope  # noqa: B018
 

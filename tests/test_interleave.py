@@ -10,7 +10,7 @@ import tensorflow as tf
 from pipelines import assert_same_elements
 
 from datakit import glassbox
-from datakit.core import arguments
+from datakit.core import arguments, cores
 from datakit.glassbox.dataset import Dataset
 from datakit.readers.csv_files.shards import write_shards
 from datakit.see import interleave
@@ -76,8 +76,8 @@ def test_generated_interleaves_match_tf_data():
 def test_default_cycle_length_follows_cores_and_parallel_calls(parallel):
     # 2c + 1 inputs, each [i, i]: with cycle c the first 2c elements are 0..c-1 twice.
     c = interleave.default_cycle_length(parallel)
-    assert c == {None: interleave.affinity_cores(), 1: 1, 2: min(2, interleave.affinity_cores()),
-                 -1: -(-interleave.affinity_cores() // 3)}[parallel]
+    assert c == {None: cores.affinity_cores(), 1: 1, 2: min(2, cores.affinity_cores()),
+                 -1: -(-cores.affinity_cores() // 3)}[parallel]
     ds = tf.data.Dataset.range(2 * c + 1).interleave(
         lambda i: tf.data.Dataset.from_tensors(i).repeat(2), num_parallel_calls=parallel)
     assert [int(x) for x in ds.take(2 * c)] == list(range(c)) * 2

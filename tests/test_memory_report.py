@@ -10,7 +10,8 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.memory_use import MARGIN, READ_BUFFER, memory_report, plot_memory
+from datakit.doctor.holdings import READ_BUFFER
+from datakit.doctor.memory_use import MARGIN, memory_report, plot_memory
 
 MB = 1e6
 N = 250_000  # float32 values: 1 MB per element

@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_see_mixing_re_exports_the_statistic_and_the_runs():
     assert mixing.mixing_stats is shuffle_stats.mixing_stats
-    assert mixing.MixingStats is shuffle_stats.MixingStats
     assert mixing.shuffled_orders is shuffle_runs.shuffled_orders
 
 

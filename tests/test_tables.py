@@ -10,8 +10,10 @@ import pytest
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.readers import csv_files, parquet, tables
+from datakit.readers import csv_files, tables
 from datakit.readers.csv_files import file_checks
+from datakit.readers.parquet_files import parquet
+from datakit.readers.tables import block_reading
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -54,7 +56,7 @@ def test_check_files_out_parameters_still_fill_but_warn(tmp_path):
     with pytest.warns(DeprecationWarning, match="csv_file_set"):
         files, columns = file_checks.check_files(str(tmp_path / "a.csv"), counts=counts,
                                                  blank=blank)
-    found = csv_files.csv_file_set(str(tmp_path / "a.csv"))
+    found = file_checks.csv_file_set(str(tmp_path / "a.csv"))
     assert (files, columns, counts, blank) == (found.files, found.shape, found.rows,
                                                set(found.blank))
 
@@ -95,10 +97,10 @@ def test_file_set_leaves_a_killed_writers_file_out_unless_named(tmp_path):
     man["pending"] = [left.name]  # what a writer killed before its commit leaves
     assert left.name in manifest.ignored_names(man)
     (tmp_path / manifest.MANIFEST).write_text(json.dumps(man))
-    found = csv_files.csv_file_set(str(tmp_path / "*.csv"))
+    found = file_checks.csv_file_set(str(tmp_path / "*.csv"))
     assert found.files == paths and found.total == 3
     with pytest.raises(DataError, match="left over by a writer that was interrupted"):
-        csv_files.csv_file_set([str(left)])
+        file_checks.csv_file_set([str(left)])
 
 
 def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
@@ -112,7 +114,7 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
     for opts in (tables.TableOptions(batch_size=5, seed=3, repeat=2, shuffle_buffer_size=4),
                  tables.TableOptions(batch_size=2, n_readers=2, n_read_threads=2,
                                      shuffle_buffer_size=None, prefetch=0)):
-        ds = tables.blocks_dataset(files, blocks_of, opts, rows=28)
+        ds = block_reading.blocks_dataset(files, blocks_of, opts, rows=28)
         rows = [int(r) for b in ds for r in b]
         assert len(ds) == -(-28 * opts.repeat // opts.batch_size)
         assert sorted(rows) == sorted([f * 10 + i for f in range(4) for i in range(7)]
@@ -120,7 +122,7 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
 
 
 def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
 
     with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
         for i in range(9):
@@ -133,3 +135,20 @@ def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
     with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"), \
             pytest.warns(DeprecationWarning):
         tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+
+
+def test_tfrecords_takes_tf_datas_own_name_without_a_warning(tmp_path):
+    import warnings
+
+    from datakit.readers.records import tfrecords
+
+    with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
+        for i in range(9):
+            w.write(str(i).encode())
+    new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # TFRecordDataset's num_parallel_reads: no warning
+        same = tfrecords.read_records(tmp_path, n_readers=2, num_parallel_reads=2)
+    assert [r.numpy() for r in same] == new
+    with pytest.raises(TypeError, match="num_parallel_reads= and n_read_threads="):
+        tfrecords.read_records(tmp_path, num_parallel_reads=2, n_read_threads=2)

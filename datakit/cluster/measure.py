@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem, host_port
 from datakit.core.arguments import check_seconds
 
-__all__ = ["sleepy_range", "with_worker_pid", "check_dispatcher", "distribute", "Trainer",
-           "abandon_trainers", "read_concurrently", "measure_delivery", "Tally", "tally",
-           "plot_delivery", "plot_scaling"]
+__all__ = ["sleepy_range", "with_worker_pid", "distribute", "Trainer", "read_concurrently",
+           "measure_delivery", "tally", "plot_delivery", "plot_scaling"]
 
 _READING: weakref.WeakSet = weakref.WeakSet()  # Trainers whose epoch has not ended
 

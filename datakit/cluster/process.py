@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["HOST", "free_port", "host_port", "dispatcher_problem", "NOT_A_DISPATCHER",
-           "ServerProcess"]
+__all__ = ["free_port"]
 
 HOST = "127.0.0.1"
 

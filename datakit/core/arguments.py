@@ -40,11 +40,9 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from datakit.core.cores import affinity_cores, cpu_cores
+from datakit.core.cores import affinity_cores
 
-__all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_seed",
-           "check_shuffle_buffer", "check_seconds", "check_fits_in_memory", "cpu_cores",
-           "default_cycle_length", "interleave_lengths"]
+__all__ = ["AUTOTUNE", "default_cycle_length"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1

@@ -42,10 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, TypeVar, overload
 
-__all__ = ["atomic_file", "write_atomic", "temporary_path", "fsync_folder", "folder_lock",
-           "file_lock", "FolderBusy",
-           "clean_leftovers", "is_temporary", "generation_name", "commit_set", "disk_full",
-           "Staging", "removed_on_error", "process_alive"]
+__all__: list[str] = []
 
 _E = TypeVar("_E", bound=BaseException)
 
@@ -110,7 +107,9 @@ class Staging:
     :func:`commit_set`). Whatever way the block ends, no temporary file of it stays:
     after the switch they were renamed; on an exception they are deleted, so the
     previous set is untouched and the space is free again. A full disk (``ENOSPC``,
-    ``EDQUOT``) becomes :func:`disk_full`'s error naming ``folder``.
+    ``EDQUOT``) becomes :func:`disk_full`'s error naming ``folder``. A writer of a
+    folder (a checkpoint, a tf.Transform run) stages it in ``stage.subfolder(name)``
+    and renames it in as its switch; the hidden folder goes the same way.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -133,6 +132,13 @@ class Staging:
         self.made.append(tmp)
         return tmp
 
+    def subfolder(self, name: str) -> Path:
+        """A fresh hidden folder for the new folder ``name`` (a run, a checkpoint), made now;
+        removed, whatever it holds, when the block ends, unless it was renamed away."""
+        tmp = self.file(name)
+        os.mkdir(tmp)
+        return tmp
+
     def __enter__(self) -> Staging:
         return self
 
@@ -147,7 +153,10 @@ class Staging:
         removed = 0
         for tmp in self.made:  # after a switch they were renamed: nothing is left to remove
             with contextlib.suppress(FileNotFoundError):
-                Path(tmp).unlink()
+                if Path(tmp).is_dir():
+                    shutil.rmtree(tmp)
+                else:
+                    Path(tmp).unlink()
                 removed += 1
         return error and (disk_full(error, self.folder, removed=removed) or error)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_class_ids"]
+__all__: list[str] = []
 
 
 def check_class_ids(labels: Any, classes: int | None = None, *, name: str = "labels",

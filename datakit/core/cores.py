@@ -24,7 +24,7 @@ import math
 import os
 from pathlib import Path
 
-__all__ = ["cpu_cores", "affinity_cores", "quota_cores"]
+__all__ = ["cpu_cores"]
 
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from datakit.core.atomic import file_lock, process_alive, temporary_path, write_atomic
 
-__all__ = ["STAMP", "stamp_path", "make_folder_once"]
+__all__: list[str] = []
 
 #: The name of the note beside a made folder (``.<name>`` + this): its recipe and its files.
 STAMP = ".made.json"

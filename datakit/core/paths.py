@@ -33,7 +33,7 @@ from __future__ import annotations
 import glob
 import os
 
-__all__ = ["resolve_files", "one_file"]
+__all__ = ["one_file"]
 
 
 def _folder_message(item: str, suffix: str = ".csv") -> str:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
-__all__ = ["progress_bar", "with_progress", "check_progress"]
+__all__: list[str] = []
 
 T = TypeVar("T")
 

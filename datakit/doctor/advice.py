@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.core.arguments import cpu_cores
+from datakit.core.cores import cpu_cores
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, uses_py_function
 from datakit.perf.throughput import consumer_wait, measure
 
-__all__ = ["Advice", "advise", "assemble", "compare", "reapply"]
+__all__ = ["advise", "assemble", "compare", "reapply"]
 
 #: The cores this process may use (CPU affinity respected): the parallelism advice asks for.
 _CORES = cpu_cores()

@@ -25,7 +25,7 @@ from datakit.doctor.holdings import epoch_count
 from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import input_of, kind_of, setting
 
-__all__ = ["fill_note", "fill_target", "in_memory_caches"]
+__all__: list[str] = []
 
 
 def in_memory_caches(chain) -> list[int]:

@@ -42,8 +42,7 @@ from tensorflow.python.eager import cancellation
 from datakit.perf.chain import is_generator_source, kind_of, name_of
 from datakit.perf.synthetic import serial
 
-__all__ = ["Run", "Stalled", "bounded_run", "call_with_deadline", "stage_label", "stalled_error",
-           "stuck_stage"]
+__all__ = ["Run", "stuck_stage"]
 
 
 class Stalled(TimeoutError):

@@ -40,9 +40,7 @@ from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob,
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 
-__all__ = ["READ_BUFFER", "SAMPLED", "SAMPLED_MAX", "SAMPLE_SECONDS", "SNAPSHOT_BUFFERS",
-           "STRING_BYTES", "WRITE_BUFFER", "element_bytes", "epoch_count", "holding",
-           "without_shuffles"]
+__all__ = ["element_bytes", "holding"]
 
 #: The read buffer of TFRecordDataset and TextLineDataset when none is given (256 KiB).
 READ_BUFFER = 256 * 1024

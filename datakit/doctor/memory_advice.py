@@ -40,7 +40,7 @@ from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, name_of, sett
 from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
 
-__all__ = ["MemoryAdvice", "cache_folder", "memory_advice"]
+__all__ = ["cache_folder", "memory_advice"]
 
 
 def _mb(n: float | None) -> str:

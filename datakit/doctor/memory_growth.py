@@ -26,8 +26,7 @@ import tensorflow as tf
 from datakit.perf.memory import rss_bytes
 from datakit.perf.synthetic import serial
 
-__all__ = ["GrowthSampler", "consume", "fix_malloc", "kernel_peak", "reset_peak",
-           "start_once", "start_sampler", "tensor_bytes", "trim_malloc", "warm_up"]
+__all__ = ["warm_up"]
 
 
 def fix_malloc() -> bool:

@@ -49,7 +49,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_seconds
 from datakit.doctor.cache_fill import fill_note, fill_target
 from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stalled_error
-from datakit.doctor.holdings import READ_BUFFER, element_bytes, holding, without_shuffles
+from datakit.doctor.holdings import element_bytes, holding, without_shuffles
 from datakit.doctor.memory_growth import (
     GrowthSampler,
     fix_malloc,
@@ -60,8 +60,7 @@ from datakit.doctor.memory_growth import (
 from datakit.perf.chain import chain_of, kind_of
 from datakit.perf.synthetic import serial
 
-__all__ = ["MARGIN", "READ_BUFFER", "MemoryStage", "MemoryReport", "Stalled", "memory_report",
-           "plot_memory"]
+__all__ = ["memory_report", "plot_memory"]
 
 #: Allowed gap between a prediction and the measured growth: (fraction, bytes).
 MARGIN = (0.25, 8e6)

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from datakit.perf.chain import function_of, kind_of, knob, name_of, setting
 
-__all__ = ["Candidate", "assemble", "reapply"]
+__all__ = ["assemble", "reapply"]
 
 
 @dataclass(frozen=True)

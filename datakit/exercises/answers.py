@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_ELEMENTS", "with_article", "plain", "not_elements", "elements", "row_count",
-           "unbatched"]
+__all__ = ["plain", "elements"]
 
 #: Elements of the reference read at most (an endless one is reported, not read forever);
 #: yours is read up to one more than the reference's rows.

@@ -16,7 +16,7 @@ import numpy as np
 
 from datakit.exercises.answers import elements, not_elements, row_count, unbatched, with_article
 
-__all__ = ["Feedback", "compare"]
+__all__ = ["compare"]
 
 
 @dataclass

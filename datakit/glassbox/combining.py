@@ -39,8 +39,7 @@ from datakit.core.atomic import write_atomic
 from datakit.glassbox.elements import Step, leaves, pack
 from datakit.glassbox.recording import Op, check_name
 
-__all__ = ["SourceStep", "CacheStep", "PARTIAL_CACHE_WARNING", "sample_order", "check_datasets",
-           "zip_op", "concatenate", "sample_from_datasets", "choose_from_datasets", "cache"]
+__all__ = ["concatenate", "sample_from_datasets", "choose_from_datasets", "cache"]
 
 #: What tf.data logs when a cache's first pass is not read to the end (and what the twin warns).
 PARTIAL_CACHE_WARNING = (

@@ -45,13 +45,12 @@ import numpy as np
 
 from datakit.core.arguments import AUTOTUNE
 from datakit.glassbox import combining, sources, transformations, variable_length
-from datakit.glassbox.combining import CacheStep, SourceStep, check_datasets
+from datakit.glassbox.combining import check_datasets
 from datakit.glassbox.elements import Step, leaves
 from datakit.glassbox.recording import NOT_TRACING, Op, OpTrace, Recorders
-from datakit.glassbox.shuffle_buffer import ShuffleStep, shuffle_op
+from datakit.glassbox.shuffle_buffer import shuffle_op
 
-__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "SourceStep", "CacheStep",
-           "glassbox_shuffle"]
+__all__ = ["AUTOTUNE", "Dataset", "Step", "glassbox_shuffle"]
 
 
 class Dataset:

@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Step", "to_numpy", "to_bytes", "structure_len", "slice_element", "stack", "call",
-           "map_structure", "leaves", "pack", "function_name", "pad", "ragged_stack"]
+__all__ = ["Step", "to_numpy", "stack", "call", "leaves", "pack", "pad"]
 
 
 @dataclass

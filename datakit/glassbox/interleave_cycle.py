@@ -33,7 +33,7 @@ from typing import Any
 
 from datakit.core.arguments import interleave_lengths
 
-__all__ = ["InterleaveStep", "SlotEvent", "interleave_steps", "cycle_steps", "cycle_events"]
+__all__ = ["interleave_steps"]
 
 
 @dataclass

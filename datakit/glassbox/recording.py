@@ -32,8 +32,7 @@ from typing import Any
 
 from datakit.glassbox.elements import Step
 
-__all__ = ["Op", "Run", "OpTrace", "Recorder", "NO_RECORDER", "Recorders", "NOT_TRACING",
-           "IgnoredArgumentWarning", "warn_ignored", "check_name", "check_deterministic"]
+__all__ = ["Op", "Run"]
 
 #: An op's generator: ``run(parent, rec)``, ``parent()`` starting a pass over the input.
 Run = Callable[[Callable[[], Iterator[Any]] | None, "Recorder"], Iterator[Any]]

@@ -34,8 +34,7 @@ from datakit.core.arguments import check_count, check_seed
 from datakit.glassbox.elements import Step
 from datakit.glassbox.recording import Op, check_name
 
-__all__ = ["Pick", "Chooser", "check_buffer_size", "buffer_steps", "replay_picks",
-           "rng_chooser", "ShuffleStep", "shuffle_op"]
+__all__ = ["Pick"]
 
 
 def check_buffer_size(buffer_size: Any) -> int:

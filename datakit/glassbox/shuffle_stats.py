@@ -20,7 +20,7 @@ import numpy as np
 
 from datakit.core.arguments import check_count
 
-__all__ = ["MixingStats", "mixing_stats"]
+__all__ = ["mixing_stats"]
 
 
 @dataclass

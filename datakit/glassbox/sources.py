@@ -26,7 +26,7 @@ from datakit.core.arguments import check_int, check_seed
 from datakit.glassbox.elements import Step, slice_element, structure_len, to_numpy
 from datakit.glassbox.recording import Op, Run, check_name
 
-__all__ = ["range_op", "from_tensor_slices", "from_iterable", "list_files"]
+__all__ = ["from_tensor_slices", "from_iterable", "list_files"]
 
 
 def range_op(*args: int, output_type: Any = np.int64, name: str | None = None) -> Op:

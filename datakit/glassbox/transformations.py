@@ -31,8 +31,7 @@ from datakit.glassbox.elements import Step, call, function_name, stack, to_numpy
 from datakit.glassbox.interleave_cycle import cycle_steps
 from datakit.glassbox.recording import Op, Run, check_deterministic, check_name
 
-__all__ = ["repeat", "batch", "batcher", "map_op", "filter_op", "take", "skip", "enumerate_op",
-           "interleave"]
+__all__ = ["repeat", "batch", "take", "skip", "interleave"]
 
 
 def repeat(count: int | None = None, name: str | None = None) -> Op:

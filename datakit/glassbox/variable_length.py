@@ -36,8 +36,7 @@ from datakit.glassbox.elements import (
 from datakit.glassbox.recording import Op, check_name, warn_ignored
 from datakit.glassbox.transformations import batcher
 
-__all__ = ["pad_batch", "ragged_batch_of", "windows", "window_positions", "padded_batch",
-           "ragged_batch", "unbatch", "window", "flat_map"]
+__all__ = ["windows", "padded_batch", "ragged_batch", "unbatch", "window", "flat_map"]
 
 
 def _part(spec: Any, key: Any, element: Any) -> Any:

@@ -30,7 +30,7 @@ from datakit.core.arguments import check_count
 from datakit.core.progress import progress_bar
 from datakit.perf.memory import RssSampler
 
-__all__ = ["BenchResult", "count_elements", "benchmark"]
+__all__ = ["benchmark"]
 
 
 @dataclass

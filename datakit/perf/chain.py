@@ -29,10 +29,7 @@ import re
 
 import tensorflow as tf
 
-__all__ = ["ONE_TO_ONE", "PY_OPS", "chain_of", "describe", "function_of", "graph_ops",
-           "is_generator_source", "serialized_graph", "testing_sleep",
-           "held_tensors", "input_of", "kind_of", "knob", "name_of", "py_functions", "setting",
-           "uses_py_function"]
+__all__ = ["chain_of", "describe", "serialized_graph", "kind_of", "knob", "setting"]
 
 #: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")

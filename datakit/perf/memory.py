@@ -26,7 +26,7 @@ import psutil
 
 from datakit.core.arguments import check_seconds
 
-__all__ = ["rss_bytes", "peak_rss_bytes", "RssSampler", "memory_logger", "plot_rss_over_time"]
+__all__ = ["rss_bytes", "memory_logger"]
 
 
 def rss_bytes(children: bool = False) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 import tensorflow as tf
 
-__all__ = ["TRACE", "is_traced", "trace_record", "stamp_around", "add_stage", "check_stage_name"]
+__all__: list[str] = []
 
 #: The trace dict's only key: ``TRACE`` + comma-separated stage names.
 TRACE = "trace:"

@@ -27,7 +27,7 @@ from datakit.core.arguments import check_count, check_seconds, interleave_length
 from datakit.perf.chain import testing_sleep
 from datakit.perf.stamps import stamp_around, trace_record
 
-__all__ = ["sleep_op", "work", "SLEEP_THREADS", "synthetic_files", "serial"]
+__all__ = ["work", "synthetic_files", "serial"]
 
 
 def sleep_op(seconds: float | tf.Tensor) -> tf.Tensor:

@@ -41,9 +41,8 @@ from datakit import plotting
 from datakit.core.arguments import check_count, check_seconds
 from datakit.perf.stamps import TRACE, add_stage, check_stage_name, is_traced, stamp_around
 
-__all__ = ["tag", "timed", "between", "busy_fraction", "stage_names", "Timeline",
-           "trace_timeline", "bars", "sub_lanes", "occupancy", "summary",
-           "plot_timeline", "plot_occupancy"]
+__all__ = ["tag", "timed", "between", "trace_timeline", "bars", "occupancy", "summary",
+           "plot_timeline"]
 
 def tag(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """Start tracing: each element ``x`` becomes ``(x, trace)``, the trace holding its position."""

@@ -35,7 +35,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_seconds
 from datakit.perf.throughput import Run, consumer_wait, measure
 
-__all__ = ["AUTOTUNE", "KNOB_RULES", "Run", "TuneResult", "consumer_wait", "measure", "tune"]
+__all__ = ["AUTOTUNE", "Run", "consumer_wait", "measure", "tune"]
 
 AUTOTUNE = tf.data.AUTOTUNE
 

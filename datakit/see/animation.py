@@ -28,7 +28,7 @@ import numpy as np
 from datakit import plotting
 from datakit.core.arguments import check_int
 
-__all__ = ["describe_pick", "plot_pick", "shuffle_animation", "interleave_animation"]
+__all__ = ["shuffle_animation", "interleave_animation"]
 
 
 def _label(x: Any) -> str:

@@ -25,8 +25,7 @@ from matplotlib.patches import Patch, Rectangle
 from datakit import plotting
 from datakit.glassbox.dataset import Dataset, OpTrace
 
-__all__ = ["BatchTrace", "trace_batches", "plot_batches", "LineageTrace", "trace_lineage",
-           "plot_lineage"]
+__all__ = ["trace_batches", "plot_batches", "trace_lineage", "plot_lineage"]
 
 
 @dataclass

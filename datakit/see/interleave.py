@@ -27,19 +27,14 @@ from matplotlib.patches import Patch
 
 from datakit import plotting
 from datakit.core.arguments import default_cycle_length, interleave_lengths
-from datakit.core.cores import affinity_cores
 from datakit.glassbox.interleave_cycle import (
-    InterleaveStep,
     SlotEvent,
     cycle_steps,
     interleave_steps,
 )
-from datakit.readers.text_lines import numbered_lines
+from datakit.readers.small_sources.text_lines import numbered_lines
 
-__all__ = ["SourceTrace", "trace_sources", "plot_sources",
-           # re-exported: the cycle and its rule, for the lesson
-           "InterleaveStep", "SlotEvent", "interleave_steps", "affinity_cores",
-           "default_cycle_length"]
+__all__ = ["trace_sources", "plot_sources", "interleave_steps", "default_cycle_length"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------

@@ -37,13 +37,11 @@ from datakit import plotting
 from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
 from datakit.core.class_ids import check_class_ids
 from datakit.glassbox.shuffle_buffer import check_buffer_size
-from datakit.glassbox.shuffle_stats import MixingStats, mixing_stats
+from datakit.glassbox.shuffle_stats import mixing_stats
 from datakit.perf.shuffle_runs import shuffled_orders
 
-__all__ = ["shuffled_orders", "MixingMap", "measure_mixing", "mixing_map", "MixingStats",
-           "mixing_stats",
-           "label_batches", "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs",
-           "plot_label_batches"]
+__all__ = ["shuffled_orders", "measure_mixing", "mixing_map", "mixing_stats", "label_batches",
+           "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs", "plot_label_batches"]
 
 # ---------------------------------------------------------------- mixing, from real runs
 

@@ -31,8 +31,7 @@ from datakit import plotting
 from datakit.core.arguments import check_count, check_seed
 from datakit.core.class_ids import check_class_ids
 
-__all__ = ["tag_sources", "SourceTrace", "trace_sample", "source_counts", "plot_source_batches",
-           "resampled_labels"]
+__all__ = ["trace_sample", "source_counts", "plot_source_batches", "resampled_labels"]
 
 
 def tag_sources(datasets: Sequence[Any]) -> list[Any]:
@@ -50,7 +49,7 @@ def tag_sources(datasets: Sequence[Any]) -> list[Any]:
 
 
 @dataclass
-class SourceTrace:
+class SampleTrace:
     """A real mixed run: for each output element, its source, its position there and its value."""
 
     sources: np.ndarray     # int64 [elements]
@@ -60,7 +59,7 @@ class SourceTrace:
 
 def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None, *,
                  seed: int | None = None, stop_on_empty_dataset: bool = False,
-                 max_elements: int | None = None) -> SourceTrace:
+                 max_elements: int | None = None) -> SampleTrace:
     """Run the real ``sample_from_datasets`` over tagged sources: where each element came from.
 
     Args:
@@ -90,7 +89,7 @@ def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None
         sources.append(tag["source"])
         positions.append(tag["position"])
         values.append(x)
-    return SourceTrace(np.array(sources, np.int64), np.array(positions, np.int64), values)
+    return SampleTrace(np.array(sources, np.int64), np.array(positions, np.int64), values)
 
 
 def source_counts(sources: Any, batch_size: int, num_sources: int | None = None) -> np.ndarray:

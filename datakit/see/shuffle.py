@@ -48,12 +48,10 @@ import tensorflow as tf
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_int, check_seed
-from datakit.glassbox.dataset import ShuffleStep, glassbox_shuffle
-from datakit.glassbox.shuffle_buffer import Pick, buffer_steps, check_buffer_size, replay_picks
+from datakit.glassbox.dataset import glassbox_shuffle
+from datakit.glassbox.shuffle_buffer import Pick, buffer_steps, check_buffer_size
 
-__all__ = ["BufferTrace", "trace_buffer", "plot_buffer",
-           # re-exported: the algorithm and the glass-box op, for the lesson
-           "Pick", "buffer_steps", "replay_picks", "ShuffleStep", "glassbox_shuffle"]
+__all__ = ["trace_buffer", "plot_buffer", "Pick", "glassbox_shuffle"]
 
 
 # ---------------------------------------------------------------- buffers of a real tf.data run

@@ -27,7 +27,7 @@ import numpy as np
 from datakit import plotting
 from datakit.core.arguments import check_count
 
-__all__ = ["clip_grid", "plot_clip", "clip_animation"]
+__all__ = ["plot_clip", "clip_animation"]
 
 
 def _frames(clip) -> np.ndarray:

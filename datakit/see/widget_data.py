@@ -29,8 +29,7 @@ from datakit.core.arguments import check_count, check_seconds, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
-__all__ = ["stepper_data", "MixingView", "mixing_data", "batch_data", "UNEVEN_LENGTHS",
-           "interleave_data", "timeline_pipeline", "timeline_data"]
+__all__: list[str] = []
 
 
 def stepper_data(n: int = 12, buffer_size: int = 4, seed: int = 42,

@@ -43,15 +43,14 @@ import pyarrow.csv as pacsv
 import tensorflow as tf
 
 from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
-from datakit.readers.csv_files.shards import is_blank
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.file_facts import file_facts, stamp, what_changed
 
-__all__ = ["BLOCK_LINES", "SERVICE_HINT", "block_ranges", "plan_blocks", "BlockParser",
-           "arrow_chunks", "arrow_batches"]
+__all__ = ["BLOCK_LINES", "SERVICE_HINT"]
 
 #: Lines parsed by one call, and the rows a block moves through the shuffle buffer at once
 #: (8 of ``parse="chunk"``'s chunks; about 0.6 MB of the benchmark's rows).

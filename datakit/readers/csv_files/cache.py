@@ -35,7 +35,7 @@ from pathlib import Path
 from datakit.core import manifest
 from datakit.readers.tables.file_set import FolderManifests
 
-__all__ = ["CACHE_VERSION", "cache_key", "cache_prefix", "is_complete"]
+__all__: list[str] = []
 
 #: Bumped when what the reader caches changes shape.
 CACHE_VERSION = 1

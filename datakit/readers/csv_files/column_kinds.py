@@ -38,7 +38,7 @@ from datakit.readers.csv_files.grammar import NUMBER_PATTERN
 from datakit.readers.csv_files.schema import NUMBER, TEXT
 from datakit.readers.tables.column_choice import name_list
 
-__all__ = ["MAX_STRAYS", "infer_kinds"]
+__all__ = ["infer_kinds"]
 
 #: A column with fewer other values than numbers, and at most this many distinct ones,
 #: holds strays (refused by name); with more distinct ones, it is a text column.

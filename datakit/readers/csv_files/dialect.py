@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NA_VALUES", "Dialect", "COMMA"]
+__all__ = ["DEFAULT_NA_VALUES", "Dialect"]
 
 #: pandas' default missing-value markers (``pd.read_csv``), but the empty field,
 #: which is always missing.

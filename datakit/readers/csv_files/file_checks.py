@@ -31,8 +31,7 @@ from datakit.core.errors import DataError
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 
-__all__ = ["check_files", "csv_file_set", "check_header", "check_one_row_per_line", "is_blank",
-           "data_lines"]
+__all__ = ["check_files", "data_lines"]
 
 
 def is_blank(line: str | bytes) -> bool:

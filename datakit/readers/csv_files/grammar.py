@@ -29,8 +29,7 @@ from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
 
-__all__ = ["NUMBER_PATTERN", "FINITE_PATTERN", "RAW_SHOWN", "BadLine", "row_pattern",
-           "column_pattern", "describe_bad_line", "find_bad_lines", "bad_lines_in", "warn_skipped"]
+__all__ = ["BadLine", "describe_bad_line", "find_bad_lines"]
 
 #: A number as ``decode_csv`` reads it (optionally quoted in a row), ``nan`` and ``inf``
 #: included. Each alternative starts differently and no two quantifiers compete for the

@@ -33,10 +33,9 @@ from datakit.readers.csv_files.grammar import (
     row_pattern,
 )
 from datakit.readers.csv_files.schema import NUMBER
-from datakit.readers.text_lines import numbered_lines, without_bom
+from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
 
-__all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "fingerprint", "unchanged",
-           "decoded_chunks", "checked_lines"]
+__all__ = ["blank", "unchanged"]
 
 #: A number without ``nan`` (a line holding one is read as text: ``nan`` may be a marker).
 _NO_NAN = NUMBER_PATTERN.replace("nan|", "")

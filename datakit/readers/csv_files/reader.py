@@ -74,8 +74,7 @@ from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
 
-__all__ = ["OOV", "feature_names", "build_features", "build_preprocess", "ignored_columns",
-           "csv_reader_dataset"]
+__all__ = ["feature_names", "csv_reader_dataset"]
 
 #: The one-hot slot for unknown (unseen or empty) text values.
 OOV = "[UNK]"
@@ -223,7 +222,7 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         buffer=shuffle_buffer(opts, rows),
         rows=rows, to_features=build_features(opts, kinds), files=tuple(files),
         columns=tuple(columns), kinds=kinds, blank=frozenset(blank), bad=tuple(bad),
-        cached=_cached(files, columns, opts))
+        cached=_cached(files, columns, opts), trace=opts.trace)
 
 
 def _cached(files, columns, opts: ReadOptions):

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 from datakit.readers.tables.table_stats import (
     NUMBER,
-    STATS_FORMAT,
     TEXT,
     ColumnStats,
     TableStats,
 )
 
-__all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats", "CsvStats", "kinds_for",
-           "label_classes", "class_names"]
+__all__ = ["NUMBER", "TEXT", "ColumnStats", "TableStats", "CsvStats", "class_names"]
 
 #: The statistics' old name, from when only CSV had them (the same class).
 CsvStats = TableStats

@@ -40,8 +40,7 @@ from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 
 # infer_kinds lives in column_kinds; it is imported here, its first address, too.
-__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats", "add_numbers",
-           "finish_column"]
+__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
 
 
 def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:

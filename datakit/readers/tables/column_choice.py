@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
-__all__ = ["choose_columns", "name_list"]
+__all__: list[str] = []
 
 
 @overload

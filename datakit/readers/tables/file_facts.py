@@ -31,7 +31,7 @@ import os
 
 from datakit.core.errors import DataError
 
-__all__ = ["Stamp", "stamp", "file_facts", "opened", "what_changed"]
+__all__ = ["file_facts", "opened"]
 
 Stamp = tuple[int, int, int, int]
 

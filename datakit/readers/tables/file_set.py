@@ -32,7 +32,7 @@ from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import resolve_files
 
-__all__ = ["FileFacts", "FileSet", "FolderManifests", "check_file_set", "named_itself"]
+__all__ = ["FileSet", "check_file_set"]
 
 
 @dataclass(frozen=True)

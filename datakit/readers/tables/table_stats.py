@@ -1,7 +1,7 @@
 """What a reader knows of a table, whatever its format: column kinds and full-pass statistics.
 
 The CSV pass (:func:`datakit.readers.csv_files.stats.column_stats`) and the
-Parquet one (:func:`datakit.readers.parquet.column_stats`) fill a
+Parquet one (:func:`datakit.readers.parquet_files.parquet.column_stats`) fill a
 :class:`TableStats`; the readers take it. For serving, save the statistics
 beside the model and load them where it predicts, so the rows are
 preprocessed exactly as in training:
@@ -26,7 +26,7 @@ import pandas as pd
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["NUMBER", "TEXT", "STATS_FORMAT", "ColumnStats", "TableStats"]
+__all__ = ["NUMBER", "TEXT", "ColumnStats", "TableStats"]
 
 NUMBER, TEXT = "number", "text"
 #: The format tag of saved statistics (``TableStats.save``; the name it had when only CSV had them).

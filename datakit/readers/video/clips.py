@@ -21,9 +21,9 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
 from datakit.core.errors import DataError
+from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
-from datakit.readers import tf_example, tfrecords
-from datakit.readers.tables.table_options import old_knob
+from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
@@ -116,12 +116,13 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
         DataError: a video of ``write_video_shards`` shorter than a clip, under ``"raise"``.
-        RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
+        RecordFileError: a shard is damaged (see
+            :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a video of ``write_video_records`` (no
             manifest of videos) shorter than a clip, or frames of another size than the
             first video's, naming the video.
     """
-    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
+    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
                          2)
     opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
                          clips_per_video=clips_per_video)
@@ -392,7 +393,7 @@ def _keyed_records(directory, *, seed: int | None, training: bool, n_readers: in
 
 def _record_count(directory) -> int | None:
     try:
-        return tfrecords.read_manifest(directory)["records"]
+        return tfrecords.record_shards(directory)["records"]
     except (tfrecords.RecordFileError, OSError):  # no manifest
         return None
 

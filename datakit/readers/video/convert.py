@@ -43,8 +43,9 @@ from pathlib import Path
 import tensorflow as tf
 from tqdm.auto import tqdm
 
-from datakit.core.arguments import check_count, cpu_cores
+from datakit.core.arguments import check_count
 from datakit.core.atomic import atomic_file, write_atomic
+from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options

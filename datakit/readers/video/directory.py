@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_shuffle_buffer, cpu_cores
+from datakit.core.arguments import check_count, check_shuffle_buffer
+from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.clip_sampling import (

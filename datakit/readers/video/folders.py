@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datakit.core.arguments import cpu_cores
+from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.readers.tables.table_options import old_knob
+from datakit.core.keywords import old_keyword
 from datakit.readers.video.clip_options import video_options
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clips import check_pipeline_args, shuffle_and_batch
@@ -47,7 +47,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
             than a clip, naming it.
     """
     video_options(None, clip_len=clip_len)
-    n_readers = old_knob("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
+    n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
                          n_readers, 2)
     check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
     release_iterators_at_exit()

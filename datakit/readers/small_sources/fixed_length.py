@@ -20,7 +20,7 @@ from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 from datakit.core.paths import one_file
 
-__all__ = ["write_fixed_length", "fixed_length_dataset"]
+__all__ = ["fixed_length_dataset"]
 
 
 def write_fixed_length(path, array, header: bytes = b"") -> Path:

@@ -1,6 +1,6 @@
 """Parquet columns as tensors: each column's type, and a row group's columns read as NumPy.
 
-:mod:`datakit.readers.parquet` builds its reader from these: :func:`column_dtype`
+:mod:`datakit.readers.parquet_files.parquet` builds its reader from these: :func:`column_dtype`
 says what tensor a column becomes (an integer or boolean column holding a
 missing value becomes floats, so the value stays missing, as pandas reads it),
 :func:`columns_with_nulls` finds those columns in the files' metadata, and
@@ -22,7 +22,7 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.readers.tables.file_facts import Stamp, file_facts, opened
 
-__all__ = ["column_dtype", "columns_with_nulls", "check_label", "row_group_reader"]
+__all__: list[str] = []
 
 
 def column_dtype(field: pa.Field, has_nulls: bool = False) -> tf.DType:

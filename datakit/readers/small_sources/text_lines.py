@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from datakit.core.paths import one_file
 
-__all__ = ["BOM_PATTERN", "without_bom", "numbered_lines"]
+__all__ = ["numbered_lines"]
 
 #: A UTF-8 byte order mark at the start of a line (a file's first), as a regular expression.
 BOM_PATTERN = "^\ufeff"

@@ -16,8 +16,9 @@ not change:
 - the checkpoint's own files (bytes and sha256), so a truncated or corrupted
   checkpoint is named before TensorFlow fails on it.
 
-:func:`differences` compares a fingerprint with the present and returns what
-changed, as sentences that name the op or the file.
+:func:`pipeline_change` compares the saved ops with the rebuilt pipeline's, and
+:func:`input_changes` the saved files with the present ones; each returns the
+first change, in words that name the op or the file (``None``: nothing changed).
 
 >>> import tensorflow as tf
 >>> a = pipeline_ops(tf.data.Dataset.range(10).batch(4))
@@ -39,10 +40,7 @@ from datakit.core import manifest
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["SUFFIX", "GLOBAL_SEED_INPUT", "WHOLE_HASH_BYTES", "pipeline_ops", "pipeline_change",
-           "input_files", "file_facts", "inputs_facts", "pipeline_fingerprint", "save_fingerprint",
-           "unfinished_caches", "load_fingerprint", "checkpoint_files", "check_checkpoint_files",
-           "input_changes"]
+__all__ = ["file_facts"]
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
 
