@@ -41,7 +41,8 @@ from typing import Any, Literal, overload
 import numpy as np
 
 __all__ = ["AUTOTUNE", "MAX_SHUFFLE_BUFFER", "check_int", "check_count", "check_shuffle_buffer",
-           "check_seconds", "cpu_cores", "default_cycle_length", "interleave_lengths"]
+           "check_seconds", "check_on_bad", "cpu_cores", "default_cycle_length",
+           "interleave_lengths"]
 
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1
@@ -134,6 +135,19 @@ def check_seconds(name: str, value: Any, *, positive: bool = False,
         raise ValueError(f"{where}{name}={seconds} is invalid: pass seconds "
                          f"{'> 0' if positive else '>= 0'} (a finite number).")
     return seconds
+
+
+def check_on_bad(name: str, value: Any) -> str:
+    """The one ``on_bad_*`` rule (``on_bad_file``, ``on_bad_line``): ``"raise"`` or ``"skip"``.
+
+    >>> check_on_bad("on_bad_file", "ignore")
+    Traceback (most recent call last):
+    ...
+    ValueError: on_bad_file='ignore': pass 'raise' or 'skip'
+    """
+    if value not in ("raise", "skip"):
+        raise ValueError(f"{name}={value!r}: pass 'raise' or 'skip'")
+    return value
 
 
 def check_shuffle_buffer(value: int, elements: int | None = None, *,
