@@ -127,10 +127,6 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     k = opts.clips_for(sampler)
     decode = _clip_decoder(directory, opts, k, shard_frame_size(directory, meta))
 
-    def stage(picked):
-        d = decode(picked)
-        return d if with_ids else (d["clip"], d["label"])
-
     total: int | None
     if meta is not None and index is not None and _indexed(meta):  # where chunks start
         by_id = {int(v["id"]): v for v in meta["videos"]}
@@ -151,18 +147,25 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
                                          per_video=meta is not None))
         total = record_count(directory)
         total = total - len(left_out) if total is not None else None
-    ds = timeline.tag(ds).map(timeline.timed("decode", stage)) if trace else ds.map(stage)
+    ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
     ds = clip_tail(ds, count=None if total is None else total * k, batch_size=batch_size,
                    shuffle_buffer_size=shuffle_buffer_size if training else 0, seed=seed,
-                   prefetch=opts.prefetch, drop_remainder=drop_remainder)
+                   prefetch=opts.prefetch, drop_remainder=drop_remainder,
+                   label=None if with_ids else _with_trace(trace, lambda d: (d["clip"],
+                                                                            d["label"])))
     ds.class_names = names
     ds.skipped = [] if index is None else index.skipped
     return ds
 
 
 _ID = {"id": tf.io.FixedLenFeature((), tf.int64)}
+
+
+def _with_trace(trace: bool, fn):
+    """``fn`` for ``map``, on the element beside its timeline trace when ``trace``."""
+    return (lambda d, t: (fn(d), t)) if trace else fn
 
 
 def _check_shard_options(opts: VideoOptions) -> None:

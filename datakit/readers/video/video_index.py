@@ -109,7 +109,7 @@ def index_folder(directory, options: VideoOptions, *, class_names, labels, follo
     timelines = [output_frames(info, options.fps) for info in folder.infos]
     index = VideoIndex(folder.class_names, [info.path for info in folder.infos],
                        list(folder.labels), [len(t) for t in timelines], options.fps,
-                       Path(directory), list(folder.skipped), infos=folder.infos,
+                       Path(directory), skipped=list(folder.skipped), infos=folder.infos,
                        timelines=timelines)
     return index.keep(clip_span(options.clip_len, options.frame_step), on_bad_file)
 
