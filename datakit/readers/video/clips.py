@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_int, check_on_bad
+from datakit.core.errors import DataError
 from datakit.perf import timeline
 from datakit.readers import tf_example, tfrecords
 from datakit.readers.tables.table_options import old_knob
@@ -104,7 +105,9 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
-        DataError: a video of ``write_video_shards`` shorter than a clip, under ``"raise"``.
+        DataError: a video of ``write_video_shards`` shorter than a clip, under
+            ``"raise"``; shards of an earlier ``write_video_shards`` (one record per
+            video), named with the call that converts the videos again.
         RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
         InvalidArgumentError (while reading): a video of ``write_video_records`` (no
             manifest of videos) shorter than a clip, or frames of another size than the
@@ -122,31 +125,30 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     meta = video_set(directory)
     check_one_run(asked, meta)
     names = shard_class_names(directory, meta, class_names)
+    if meta is not None and not _indexed(meta):
+        raise DataError(str(directory), "was written by an earlier write_video_shards (one "
+                        "record per video, no chunk offsets in its manifest), which this "
+                        "clip_dataset no longer reads; convert the videos again: "
+                        f"write_video_shards(<the class folders>, {str(asked.parent)!r})")
     index = None if meta is None else index_manifest(directory, meta, opts, on_bad_file)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
     decode = _clip_decoder(directory, opts, k, shard_frame_size(directory, meta))
 
     total: int | None
-    if meta is not None and index is not None and _indexed(meta):  # where chunks start
+    if meta is not None and index is not None:  # converted: where each chunk starts
         by_id = {int(v["id"]): v for v in meta["videos"]}
         ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
                               int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
                               training=training, n_readers=n_readers)
         total = len(index.kept)
-    else:  # shards of write_video_records, or converted by an earlier kit: whole records
-        ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
-                            per_video=meta is not None)
-        left_out = [] if index is None else sorted(set(index.ids) - {index.ids[p]
-                                                                     for p in index.kept})
-        if left_out:
-            ds = ds.filter(lambda serialized, key: tf.reduce_all(tf.not_equal(
-                tf.io.parse_single_sequence_example(serialized, _ID)[0]["id"],
-                tf.constant(left_out, tf.int64))))
-        ds = ds.map(_whole_record_picker(directory, opts, sampler, k,
-                                         per_video=meta is not None))
+    else:  # shards of write_video_records: one whole record per video
+        raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
+                                     n_readers=n_readers, n_read_threads=n_readers)
+        ds = tf.data.Dataset.zip(raw, tf.data.Dataset.random(  # a random key per record
+            seed=seed, rerandomize_each_iteration=True))
+        ds = ds.map(_whole_record_picker(directory, opts, sampler, k))
         total = record_count(directory)
-        total = total - len(left_out) if total is not None else None
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
@@ -158,9 +160,6 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     ds.class_names = names
     ds.skipped = [] if index is None else index.skipped
     return ds
-
-
-_ID = {"id": tf.io.FixedLenFeature((), tf.int64)}
 
 
 def _with_trace(trace: bool, fn):
@@ -187,8 +186,7 @@ def _name_of(directory, ctx):
     return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
 
 
-def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int, *,
-                         per_video: bool):
+def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int):
     """``pick(serialized, key)``: the JPEGs of one whole-video record's clip(s)."""
     clip_len, frame_step = opts.clip_len, opts.frame_step
     span = clip_span(clip_len, frame_step)
@@ -202,8 +200,8 @@ def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int, *,
             f"({span} frames at frame_step={frame_step}): pass a smaller clip_len or leave the "
             "video out"], name="short_video")
         with tf.control_dependencies([short]):
-            frames = clip_frames(n, video_key(key, ctx["id"]) if per_video else key, clip_len,
-                                 frame_step=frame_step, sampler=sampler, clips_per_video=k)
+            frames = clip_frames(n, key, clip_len, frame_step=frame_step, sampler=sampler,
+                                 clips_per_video=k)
         return {"jpegs": tf.gather(seq["frames"], frames), "frames": frames,
                 "label": ctx["label"], "id": ctx["id"], "name": _name_of(directory, ctx)}
 
@@ -306,17 +304,3 @@ def _clip_decoder(directory, opts: VideoOptions, k: int, size):
         return d if k > 1 else {key_: v[0] for key_, v in d.items()}
 
     return decode
-
-
-def _keyed_records(directory, *, seed: int | None, training: bool, n_readers: int,
-                   per_video: bool):
-    """The serialized records, each with the random key its clip is drawn with."""
-    raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                                 n_readers=n_readers, n_read_threads=n_readers)
-    if per_video:  # one key per epoch, mixed with each video's id (as the direct reader)
-        return epoch_keys(seed).flat_map(lambda e: raw.map(lambda s: (s, e)))
-    # shards of write_video_records: a random number per record, in reading order
-    return tf.data.Dataset.zip(raw, tf.data.Dataset.random(seed=seed,
-                                                           rerandomize_each_iteration=True))
-
-
