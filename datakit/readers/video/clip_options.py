@@ -37,11 +37,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
 from datakit.readers.video.clip_sampling import check_sampler
 
 __all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
-           "crop_size", "RESIZE_FIX", "FRAME_FIELDS"]
+           "crop_size", "RESIZE_FIX", "FRAME_FIELDS", "check_quality"]
 
 #: How to make a set's frames one size, as every message about sizes says it.
 RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
@@ -213,6 +214,19 @@ def video_options(options: VideoOptions | None, given: dict, *, where: str,
                         f"VideoOptions({name}={getattr(options, name)!r}); pass it once, as a "
                         "keyword or in options=")
     return options
+
+
+def check_quality(quality) -> int:
+    """The one JPEG ``quality`` rule: an int in 1..100.
+
+    >>> check_quality(101)
+    Traceback (most recent call last):
+        ...
+    ValueError: quality=101: pass a JPEG quality in 1..100
+    """
+    if not 1 <= check_count("quality", quality) <= 100:
+        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
+    return quality
 
 
 def check_one_frame_size(path, size, first_path, first_size, *, fix: str = RESIZE_FIX) -> None:

@@ -28,7 +28,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_on_bad
 from datakit.core.atomic import atomic_file, write_atomic
 from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VideoOptions, one_frame_size
+from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
 from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.folders import (
     VideoFolder,
@@ -41,22 +41,9 @@ from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.part_files import CHUNK_FRAMES
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["PARTS", "Conversion", "check_quality", "convert_videos"]
+__all__ = ["PARTS", "Conversion", "convert_videos"]
 
 PARTS = ".parts"
-
-
-def check_quality(quality) -> int:
-    """The one JPEG ``quality`` rule: an int in 1..100.
-
-    >>> check_quality(101)
-    Traceback (most recent call last):
-        ...
-    ValueError: quality=101: pass a JPEG quality in 1..100
-    """
-    if not 1 <= check_count("quality", quality) <= 100:
-        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
-    return quality
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.readers import tf_example, tfrecords
-from datakit.readers.video.clip_options import check_one_frame_size
+from datakit.readers.video.clip_options import check_one_frame_size, check_quality
 
 __all__ = ["write_video_records"]
 
@@ -42,8 +42,7 @@ def write_video_records(videos, directory: str | Path, *, num_shards: int = 4,
             (named; nothing is written).
         FileExistsError: ``directory`` already holds shards and ``overwrite`` is false.
     """
-    if not 1 <= quality <= 100:
-        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
+    check_quality(quality)
     encode = tf.function(lambda frames: tf.map_fn(  # one call per video, not per frame
         lambda f: tf.io.encode_jpeg(f, quality=quality), frames, fn_output_signature=tf.string),
         input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
