@@ -167,6 +167,9 @@ def test_a_keyword_given_twice_is_refused_naming_both(folder, shards, tmp_path):
         with pytest.raises(TypeError, match=rf"{name}\(\) got fps twice: fps=None beside "
                                             r"options=VideoOptions\(fps=None\)"):
             call(options=VideoOptions(), fps=None)  # the default value, still twice
+    with pytest.raises(TypeError, match="got crop_to_aspect_ratio twice"):  # a Keras name too
+        video.video_dataset_from_directory(folder, crop_to_aspect_ratio=True, options=VideoOptions(
+            frame_size=(8, 8), crop_to_aspect_ratio=True))
     ds = video.video_dataset_from_directory(folder, clip_len=4, verbose=False)
     for kw in ({"clip_len": 4}, {"frame_size": (8, 8)}, {"options": VideoOptions()},
                {"dtype": "float32"}):
@@ -183,6 +186,8 @@ def test_keras_positional_order_is_kept_for_the_shared_arguments():
     assert ours == theirs[:len(ours)], (ours, theirs)
     assert ours[:6] == ["directory", "labels", "label_mode", "class_names", "color_mode",
                         "batch_size"]
+    shared = set(theirs) & set(inspect.signature(video.video_dataset_from_directory).parameters)
+    assert {"crop_to_aspect_ratio", "pad_to_aspect_ratio", "follow_links", "verbose"} <= shared
 
 
 @pytest.mark.timeout(120)

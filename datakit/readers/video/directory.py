@@ -66,6 +66,7 @@ def video_dataset_from_directory(
         color_mode: str = "rgb", batch_size: int | None = 8, *, dtype: str = "uint8",
         shuffle: bool = True, seed: int | None = 0, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
+        crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
         num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
         with_ids: bool = False, verbose: bool = True, options: VideoOptions | None = None,
         **clip_options):
@@ -119,8 +120,10 @@ def video_dataset_from_directory(
             ``frames`` (the indices chosen).
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
         **clip_options: its fields as keywords (``clip_len``, ``frame_step``,
-            ``fps``, ``frame_size``, ``crop_to_aspect_ratio``, ``pad_to_aspect_ratio``,
-            ``sampler``, ``clips_per_video``, ``prefetch``), not both for one field.
+            ``fps``, ``frame_size``, ``sampler``, ``clips_per_video``, ``prefetch``,
+            and ``crop_to_aspect_ratio`` / ``pad_to_aspect_ratio``, named in the
+            signature as Keras names them; ``None``: the options' own, else
+            ``False``), not both for one field.
 
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
@@ -140,6 +143,10 @@ def video_dataset_from_directory(
             video changed since the folder was listed (when it is read).
         TypeError, ValueError: a bad argument (named, as Keras' messages do).
     """
+    for name, value in (("crop_to_aspect_ratio", crop_to_aspect_ratio),
+                        ("pad_to_aspect_ratio", pad_to_aspect_ratio)):
+        if value is not None:  # Keras' names, in the signature; VideoOptions' fields
+            clip_options[name] = value
     opts = video_options(options, clip_options, where="video_dataset_from_directory")
     label_mode = check_labels(labels, label_mode, class_names)
     check_choice("color_mode", color_mode, ("rgb", "grayscale"))
