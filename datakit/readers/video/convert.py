@@ -5,7 +5,9 @@ Each video becomes ``SequenceExample`` s of 64 frames each (context: ``id``,
 ``frame_size`` and ``fps``), the form
 :func:`datakit.readers.video.clips.clip_dataset` reads, reading only the
 records each clip spans (the manifest says where each starts) and decoding only
-the clip's frames. The conversion:
+the clip's frames. The conversion (the converter core,
+:func:`~datakit.readers.video.conversion.convert_videos`, with this module's
+worker processes as its middle step):
 
 - streams one video at a time, so memory holds one video's JPEGs, never its
   decoded frames (worker processes decode, encode and write each video's part,

@@ -7,11 +7,12 @@ processes. What runs where:
 
 1. Here, before the pipeline: the folder is listed and probed, the class names
    and labels chosen, and the parts already converted by an earlier run (of
-   these files and options) found, exactly as the local converter does.
+   these files and options) found, by the converter core both converters call
+   (:func:`~datakit.readers.video.conversion.convert_videos`).
 2. In the pipeline, one element per video still to convert: a worker decodes
    it, encodes its JPEGs and writes its part into ``out/.parts/`` itself
    (atomically, so a runner that retries an element just writes it again).
-   The videos' probed facts reach the workers in job files of ``JOB_CHUNK``
+   The videos' probed facts reach the workers in job files of 256
    videos, written there too: only their names are in the pipeline's graph,
    which a runner receives whole and limits in size.
    A video that fails is written down there as ``<part>.failed`` (its reason),
@@ -55,12 +56,12 @@ from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["write_video_shards_beam", "direct_runner_args", "JOB_CHUNK"]
+__all__ = ["write_video_shards_beam", "direct_runner_args"]
 
 _FAILED = ".failed"  # a part's name + this: the reason its video failed, written by its worker
 #: Videos per job file: the elements' probed facts (timestamps of every frame) are read
 #: by the workers from these files, not sent in the pipeline's graph.
-JOB_CHUNK = 256
+_JOB_CHUNK = 256
 
 
 def direct_runner_args(workers: int = 2) -> list[str]:
@@ -105,13 +106,13 @@ def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_fil
 
 
 def _write_job(parts: Path, items: list) -> list[str]:
-    """``items`` in job files of :data:`JOB_CHUNK` each, in ``parts``; their paths."""
+    """``items`` in job files of ``_JOB_CHUNK`` each, in ``parts``; their paths."""
     for old in parts.glob("job-*.pkl"):  # an earlier run's job
         old.unlink()
     files = []
-    for k in range(0, len(items), JOB_CHUNK):
-        path = parts / f"job-{k // JOB_CHUNK:06d}.pkl"
-        write_atomic(path, pickle.dumps(items[k:k + JOB_CHUNK]))
+    for k in range(0, len(items), _JOB_CHUNK):
+        path = parts / f"job-{k // _JOB_CHUNK:06d}.pkl"
+        write_atomic(path, pickle.dumps(items[k:k + _JOB_CHUNK]))
         files.append(str(path))
     return files
 
