@@ -1,14 +1,13 @@
 """Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
-:func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
-(one JPEG per frame, written by
-:func:`datakit.readers.video.convert.write_video_shards` in records of 64
-frames, or by :func:`datakit.readers.video.video_records.write_video_records`
-one record per video), reads only the records each clip spans where the
-manifest says where they are, and decodes only the frames of each clip. The
-baselines it replaces: decoding MP4 files whole
+:func:`clip_dataset` reads the shards of
+:func:`datakit.readers.video.convert.write_video_shards` (records of 64 frames;
+the manifest says where each starts), reading only the records each clip spans
+and decoding only its frames; and those of
+:func:`datakit.readers.video.video_records.write_video_records` (one record per
+video). The baselines it replaces: MP4 files decoded whole
 (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and every frame in
-one NumPy array (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
+memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
