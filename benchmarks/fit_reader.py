@@ -25,7 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchmarks.tuning import cli, run_child
+from benchmarks.processes import cli, run_child
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

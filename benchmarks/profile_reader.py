@@ -24,16 +24,16 @@ import datakit  # noqa: F401  (quiets TensorFlow)
 from benchmarks import contenders as C
 from benchmarks.data import LABEL, WORK, load_stats
 from datakit.perf import bench
-from datakit.readers import csv_files as kcsv
+from datakit.readers.csv_files import line_decoding
 from datakit.readers.csv_files.file_checks import check_files
-from datakit.readers.text_lines import numbered_lines
+from datakit.readers.small_sources.text_lines import numbered_lines
 
 
 def variants(paths, stats, B):
     mean, std = C._mean_std(stats)
     files, columns = check_files(paths)
     defaults = [tf.constant([], tf.float32)] * len(columns)
-    decode = kcsv.checked_decoder(columns, stats.kinds(), {LABEL}, defaults)
+    decode = line_decoding.checked_decoder(columns, stats.kinds(), {LABEL}, defaults)
 
     def parse(lines):
         cols = tf.io.decode_csv(lines, defaults)
@@ -55,10 +55,11 @@ def variants(paths, stats, B):
     def numbered():
         return files_ds().interleave(numbered_lines, cycle_length=C.READERS)
 
-    def chunked(chunk=kcsv.LINES_PER_CHUNK, inner=None, readers=None, check=True):
+    def chunked(chunk=line_decoding.LINES_PER_CHUNK, inner=None, readers=None, check=True):
         def rows_of(f):
             fn = parse3 if check else (lambda lines, numbers, paths_: parse(lines))
-            return kcsv.decoded_chunks(f, fn, chunk=chunk, num_parallel_calls=inner).unbatch()
+            return line_decoding.decoded_chunks(f, fn, chunk=chunk,
+                                                num_parallel_calls=inner).unbatch()
         ds = files_ds().interleave(rows_of, cycle_length=C.READERS, num_parallel_calls=readers)
         return ds.shuffle(C.BUFFER, seed=42).batch(B).prefetch(1)
 
@@ -66,7 +67,7 @@ def variants(paths, stats, B):
         def parse_rows(lines, numbers, paths_):
             x, y = parse3(lines, numbers, paths_)
             return tf.concat([x, y[:, None]], axis=-1)
-        return kcsv.decoded_chunks(f, parse_rows, num_parallel_calls=5).unbatch()
+        return line_decoding.decoded_chunks(f, parse_rows, num_parallel_calls=5).unbatch()
 
     def split(rows):
         return rows[:, :-1], rows[:, -1]

@@ -14,14 +14,13 @@ configurations, and ratios to AUTOTUNE are taken within a round.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from benchmarks.processes import cli, run_child
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 PIPELINES = ("csv_batch32", "csv_batch1024", "video_tfrecord", "synthetic_sleeping")
 
 
@@ -104,31 +103,6 @@ def one(name: str, budget: float) -> dict:
     return {"pipeline": name, "best": show, "seconds": r.seconds, "trials": len(r.trials),
             "table": [{**row, "knobs": {k: ("AUTOTUNE" if v == -1 else v)
                                         for k, v in row["knobs"].items()}} for row in r.table]}
-
-
-def run_child(module: str, one: str, *extra: str, timeout: float) -> dict:
-    """``python -m <module> --one <one> ...`` in a fresh process; its RESULT line, or an error."""
-    cmd = [sys.executable, "-m", module, "--one", one, *extra]
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f} s"}
-    return next((json.loads(line[7:]) for line in p.stdout.splitlines()
-                 if line.startswith("RESULT ")), None) or {
-        "error": (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
-
-
-def cli(prog: str, argv, one, full, **options) -> int:
-    """A benchmark's command line: ``--one X`` prints one RESULT line, else the full report."""
-    import argparse
-    ap = argparse.ArgumentParser(prog=prog)
-    ap.add_argument("--one")
-    ap.add_argument("--quick", action="store_true")
-    for name, default in options.items():
-        ap.add_argument(f"--{name}", type=type(default), default=default)
-    args = ap.parse_args(argv)
-    print("RESULT " + json.dumps(one(args)) if args.one else full(args), flush=True)
-    return 0
 
 
 def run_all(budget: float, log=print) -> list[dict]:

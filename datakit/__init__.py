@@ -12,7 +12,7 @@ The names a user reaches for first are here, loaded on first use so that
 Matplotlib):
 
 >>> datakit.read_records.__module__, "read_records" in dir(datakit)
-('datakit.readers.tfrecords', True)
+('datakit.readers.records.tfrecords', True)
 
 The rest lives in one module per concept, in folders that are the layers (see the
 README's map), and imports run one way, down the list: :mod:`datakit.core` (errors,
@@ -33,17 +33,21 @@ _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 from pathlib import Path as _Path  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
-from datakit.core.faces import lazy_names as _lazy_names  # noqa: E402
+from datakit.core.faces import lazy_face as _lazy_face  # noqa: E402
 
-if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
+if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
     from datakit.core.errors import DataError
     from datakit.perf.bench import benchmark
     from datakit.readers.csv_files.grammar import find_bad_lines
     from datakit.readers.csv_files.reader import csv_reader_dataset
     from datakit.readers.csv_files.shards import split_into_shards, write_shards
     from datakit.readers.csv_files.stats import column_stats
-    from datakit.readers.tfrecords import ShardWriter, read_records
+    from datakit.readers.parquet_files.parquet import parquet_dataset
+    from datakit.readers.records.tfrecords import ShardWriter, read_records
+    from datakit.readers.tables.table_options import TableOptions
+    from datakit.readers.video.clip_options import VideoOptions
     from datakit.readers.video.clips import clip_dataset
+    from datakit.readers.video.directory import video_dataset_from_directory
 
 __version__ = "0.1.0"
 
@@ -107,23 +111,5 @@ def data_path(*parts: str) -> _Path:
     return path
 
 
-#: Each re-exported name and the module it lives in (imported on first use).
-_HOME = {
-    "csv_reader_dataset": "readers.csv_files.reader",
-    "find_bad_lines": "readers.csv_files.grammar",
-    "column_stats": "readers.csv_files.stats",
-    "write_shards": "readers.csv_files.shards",
-    "split_into_shards": "readers.csv_files.shards",
-    "ShardWriter": "readers.tfrecords",
-    "read_records": "readers.tfrecords",
-    "clip_dataset": "readers.video.clips",
-    "benchmark": "perf.bench",
-    "DataError": "core.errors",
-}
-
-if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
-    __getattr__, __dir__ = _lazy_names(__name__, _HOME)
-
-__all__ = ["DATA_DIR", "data_path", "__version__", "csv_reader_dataset", "find_bad_lines",
-           "column_stats", "write_shards", "split_into_shards", "ShardWriter", "read_records",
-           "clip_dataset", "benchmark", "DataError"]
+#: The names a user starts with are the ``TYPE_CHECKING`` imports above, loaded on first use.
+__all__ = _lazy_face(__name__, own=("DATA_DIR", "data_path", "__version__"))

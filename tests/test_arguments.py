@@ -8,7 +8,7 @@ import pytest
 from datakit.core import arguments
 from datakit.core.arguments import AUTOTUNE
 from datakit.perf import bench, synthetic
-from datakit.readers import fixed_length
+from datakit.readers.small_sources import fixed_length
 
 
 @pytest.mark.parametrize("value, kw, expected", [

@@ -274,7 +274,7 @@ def test_an_iterator_checkpoint_resumes_the_epoch_in_another_process(housing, tm
     """The parse is a stateless numpy_function, so the iterator can be saved mid-epoch."""
     from pipelines import assert_same_elements
 
-    from datakit.readers import checkpoint as ck
+    from datakit.readers.checkpoints import checkpoint as ck
     parts, stats = housing
     recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
     kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse="arrow",

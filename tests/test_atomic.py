@@ -66,9 +66,10 @@ subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", disk], check
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", vdisk], check=True)
 import datakit
 from datakit.core import manifest
-from datakit.readers import tfrecords, video
+from datakit.readers.records import tfrecords
+from datakit.readers import video
 from datakit.readers.csv_files.shards import split_into_shards, write_shards
-from datakit.readers.parquet import write_parquet_shards
+from datakit.readers.parquet_files.parquet import write_parquet_shards
 out = {}
 def attempt(name, before, write, folder):
     before()  # a small previous set, which must stay readable

@@ -19,8 +19,8 @@ from csv_cases import LABEL, housing_parts
 from pipelines import assert_same_elements
 
 from datakit.core.errors import DataError
-from datakit.readers import checkpoint as ck
 from datakit.readers import video
+from datakit.readers.checkpoints import checkpoint as ck
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
@@ -134,12 +134,12 @@ def test_bad_calls_say_how_to_fix_them(tmp_path, call, error, match):
 def test_a_failing_resume_reports_the_child_error(tmp_path):
     _, path = ck.save_midway(ck.shuffled_range(10, 2), 1, tmp_path)
     with pytest.raises(RuntimeError, match="resuming process failed"):
-        ck.resume_in_fresh_process("datakit.readers.checkpoint:no_such_recipe", path)
+        ck.resume_in_fresh_process("datakit.readers.checkpoints.checkpoint:no_such_recipe", path)
 
 
 # ---- what a resume checks (the second bad-input sweep: each of these was silent or a bare
 # "the resuming process failed" before)
-RANGE = "datakit.readers.checkpoint:shuffled_range"
+RANGE = "datakit.readers.checkpoints.checkpoint:shuffled_range"
 
 
 def test_saving_twice_into_one_folder_keeps_both(tmp_path):
@@ -162,7 +162,7 @@ def test_a_pipeline_rebuilt_with_another_batch_size_is_refused(tmp_path):
 
 def records_pipeline(directory: str):
     """A recipe: the records of a folder of TFRecord shards, in order."""
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
     return tfrecords.read_records(directory)
 
 
@@ -172,7 +172,7 @@ def lines_pipeline(path: str):
 
 
 def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
     d = tmp_path / "shards"
     for version in (b"old", b"new"):
         with tfrecords.ShardWriter(d, num_shards=2, overwrite=True) as w:
@@ -268,7 +268,7 @@ def test_a_global_seed_set_before_the_save_does_not_block_the_resume(tmp_path):
     right; a changed op seed (the recipe's seed=) is still refused.
     """
     kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
-    recipe = "datakit.readers.checkpoint:shuffled_range"
+    recipe = "datakit.readers.checkpoints.checkpoint:shuffled_range"
     tf.random.set_seed(0)
     try:
         whole = [int(x) for x in ck.shuffled_range(**kwargs)]
@@ -357,7 +357,7 @@ def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(t
 
 
 def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatch):
-    from datakit.readers import checkpoint_fingerprint as fp
+    from datakit.readers.checkpoints import checkpoint_fingerprint as fp
     monkeypatch.setattr(fp, "WHOLE_HASH_BYTES", 1000)
     path = tmp_path / "long.mp4"
     path.write_bytes(bytes(range(256)) * 20)
@@ -382,3 +382,38 @@ def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatc
 def test_the_shuffled_range_recipe_checks_its_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+FULL_DISK = r"""
+import json, os, sys
+from datakit.readers.checkpoints import checkpoint as ck
+folder = sys.argv[1]
+kwargs = {"n": 10, "buffer_size": 1}
+_, one = ck.save_midway(ck.shuffled_range(**kwargs), 2, folder)
+before = sorted(os.listdir(folder))
+big = {"n": 200_000, "buffer_size": 100_000}  # its buffer alone: far more than the disk
+try:
+    ck.save_midway(ck.shuffled_range(**big), 5, folder)
+    out = {"error": None}
+except OSError as e:
+    out = {"error": str(e), "errno": e.errno}
+out["left"] = sorted(os.listdir(folder))
+out["before"] = before
+out["resumed"] = [int(x) for x in ck.resume_in_fresh_process(
+    "datakit.readers.checkpoints.checkpoint:shuffled_range", one, kwargs=kwargs)]
+print(json.dumps(out))
+"""
+
+
+def test_a_full_disk_is_named_and_the_earlier_checkpoint_still_resumes(tmp_path):
+    """A real full disk (a 256 KiB tmpfs) under a save: the error says so naming the folder,
+    nothing of the failed save stays (no hidden staging folder), the first one resumes."""
+    from small_disk import on_small_disk
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = on_small_disk(FULL_DISK, {disk: "256k"})
+    assert out["errno"] == 28, out
+    assert f"no space left on the device of {disk}" in out["error"], out
+    assert out["left"] == out["before"], out  # no iterator-2.*, no hidden staging folder
+    assert out["resumed"] == list(range(2, 10))

@@ -9,6 +9,8 @@ import tensorflow as tf
 from csv_cases import LABEL, five_files, read_all, sorted_rows
 
 from datakit.readers import csv_files as dc
+from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
+from datakit.readers.csv_files.reader import OOV
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
@@ -28,7 +30,7 @@ def expected_rows(files, stats):
     for c in stats.columns:
         s = stats[c]
         if c != LABEL and s.kind == dc.TEXT:
-            slots = [dc.OOV] + list(s.vocabulary)
+            slots = [OOV] + list(s.vocabulary)
             idx = df[c].map(lambda v, slots=slots: slots.index(v) if v in slots[1:] else 0)
             cols.append(np.eye(len(slots), dtype=np.float32)[idx.to_numpy()])
     return np.hstack(cols), df[LABEL].to_numpy(np.float32)
@@ -164,14 +166,14 @@ def test_bad_line_error_names_file_line_column_and_raw_line(tmp_path, parse, raw
 
 def test_bad_line_far_into_a_file_has_its_own_line_number(tmp_path):
     """The fast reader numbers lines by chunk: check a line in a later chunk."""
-    n = 3 * dc.LINES_PER_CHUNK
+    n = 3 * LINES_PER_CHUNK
     lines = [f"{i},{i * 0.5},t" for i in range(n)]
-    lines[2 * dc.LINES_PER_CHUNK + 7] = "1,oops,t"  # file line 2 * CHUNK + 9 (header is line 1)
+    lines[2 * LINES_PER_CHUNK + 7] = "1,oops,t"  # file line 2 * CHUNK + 9 (header is line 1)
     path = tmp_path / "long.csv"
     path.write_text("a,b,c\n" + "\n".join(lines) + "\n")
     stats = column_stats(five_files(tmp_path, "1,2,x")[:1])
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=f"long.csv, line {2 * dc.LINES_PER_CHUNK + 9}, column b"):
+                       match=f"long.csv, line {2 * LINES_PER_CHUNK + 9}, column b"):
         read_all(dc.csv_reader_dataset(str(path), stats=stats, label="a", parse="batch"))
 
 
@@ -285,7 +287,7 @@ def test_text_label_is_the_class_index_in_the_sorted_classes(passengers):
     assert x.shape == (len(df), len(names)) == (len(df), 4 + 3 + 6 + 4)  # capped cabin: 5 + [UNK]
     assert names[:5] == ["age", "siblings", "parents", "fare", "sex=[UNK]"]
     assert "name=" not in " ".join(names) and not any(n.startswith(("id", "ticket")) for n in names)
-    cabin = [names.index(f"cabin={v}") for v in [dc.OOV] + list(stats["cabin"].vocabulary)]
+    cabin = [names.index(f"cabin={v}") for v in [OOV] + list(stats["cabin"].vocabulary)]
     kept = df["cabin"].isin(list(stats["cabin"].vocabulary))
     assert np.array_equal(x[:, cabin].argmax(axis=1) > 0, kept.to_numpy())
 

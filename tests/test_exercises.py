@@ -9,8 +9,9 @@ import pytest
 import tensorflow as tf
 
 from datakit import exercises
-from datakit.readers import tf_example, video
+from datakit.readers import video
 from datakit.readers.csv_files.stats import column_stats
+from datakit.readers.records import tf_example
 
 pytestmark = pytest.mark.timeout(300)
 

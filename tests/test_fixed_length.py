@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.fixed_length: records cut from raw bytes; errors name the file."""
+"""Tests for readers.small_sources.fixed_length: records cut from raw bytes; errors name files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from error_cases import raises_naming
 
-from datakit.readers import fixed_length
+from datakit.readers.small_sources import fixed_length
 
 
 @pytest.mark.timeout(60)
@@ -35,7 +35,7 @@ def test_a_record_shape_or_dtype_that_cannot_be_is_refused_by_name(tmp_path, sha
 
 
 def test_a_folder_or_a_missing_file_is_named_before_reading(tmp_path):
-    from datakit.readers.text_lines import numbered_lines
+    from datakit.readers.small_sources.text_lines import numbered_lines
     folder = re.escape(f"{tmp_path} is a folder, not a file")
     with pytest.raises(IsADirectoryError, match=folder):  # its 4096 bytes made records
         fixed_length.fixed_length_dataset(tmp_path, [2], np.int16)

@@ -17,6 +17,7 @@ from pipelines import (
 
 from datakit import glassbox
 from datakit.glassbox.dataset import Dataset
+from datakit.glassbox.recording import IgnoredArgumentWarning
 
 N_PIPELINES = 400
 NEW_OPS = ["cache", "zip", "concatenate", "choose", "lengths", "window", "padded_batch",
@@ -210,7 +211,7 @@ def test_every_op_says_its_kind_and_arguments(tmp_path):
                  "row_splits_dtype", id="ragged-row-splits"),
 ])
 def test_an_ignored_tf_data_argument_warns_naming_it(make, argument):
-    with pytest.warns(glassbox.IgnoredArgumentWarning, match=f"{argument}=") as caught:
+    with pytest.warns(IgnoredArgumentWarning, match=f"{argument}=") as caught:
         ds = make()
     assert caught[0].filename == __file__  # the warning points at the caller's line
     assert len(list(ds)) > 0

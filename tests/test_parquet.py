@@ -13,8 +13,8 @@ import tensorflow as tf
 
 import datakit
 from datakit.core.errors import DataError
-from datakit.readers import parquet as dp
 from datakit.readers.csv_files.stats import column_stats as csv_column_stats
+from datakit.readers.parquet_files import parquet as dp
 
 pytestmark = pytest.mark.timeout(300)
 HOUSING = datakit.data_path("housing", "housing.csv")

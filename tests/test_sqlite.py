@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.sqlite: SQLite queries as datasets; errors name the file."""
+"""Tests for readers.small_sources.sqlite: SQLite queries as datasets; errors name the file."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from error_cases import raises_naming
 
-from datakit.readers import sqlite
+from datakit.readers.small_sources import sqlite
 
 
 @pytest.mark.timeout(60)

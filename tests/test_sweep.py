@@ -26,9 +26,11 @@ import tensorflow as tf
 from datakit import glassbox
 from datakit.core.errors import DataError
 from datakit.readers import csv_files as dc
-from datakit.readers import fixed_length, sqlite, tf_example, tfrecords, video
+from datakit.readers import video
 from datakit.readers.csv_files import shards
 from datakit.readers.csv_files.stats import column_stats
+from datakit.readers.records import tf_example, tfrecords
+from datakit.readers.small_sources import fixed_length, sqlite
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -157,7 +159,7 @@ def csv_fifo(d, st):  # a path that exists but is no file: was "no such file"
 
 
 def parquet_folder(d, st):  # its message suggested '*.csv'
-    from datakit.readers.parquet import parquet_file_set
+    from datakit.readers.parquet_files.parquet import parquet_file_set
     (d / "shards").mkdir()
     return parquet_file_set(str(d / "shards"))
 
@@ -462,7 +464,7 @@ def tfr_n_readers_str(d, st):
 KILL_WRITER = """
     import os, signal
     from datakit.core import atomic
-    from datakit.readers import tf_example, tfrecords
+    from datakit.readers.records import tf_example, tfrecords
     d = {d!r}
     with tfrecords.ShardWriter(d, num_shards=2) as w:
         for i in range(20):

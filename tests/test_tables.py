@@ -10,8 +10,9 @@ import pytest
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.readers import csv_files, parquet, tables
+from datakit.readers import csv_files, tables
 from datakit.readers.csv_files import file_checks
+from datakit.readers.parquet_files import parquet
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -120,7 +121,7 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
 
 
 def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
-    from datakit.readers import tfrecords
+    from datakit.readers.records import tfrecords
 
     with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
         for i in range(9):
@@ -132,3 +133,20 @@ def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
     with pytest.raises(ValueError, match="n_read_threads=3 is more than n_readers=2"), \
             pytest.warns(DeprecationWarning):
         tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+
+
+def test_tfrecords_takes_tf_datas_own_name_without_a_warning(tmp_path):
+    import warnings
+
+    from datakit.readers.records import tfrecords
+
+    with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
+        for i in range(9):
+            w.write(str(i).encode())
+    new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # TFRecordDataset's num_parallel_reads: no warning
+        same = tfrecords.read_records(tmp_path, n_readers=2, num_parallel_reads=2)
+    assert [r.numpy() for r in same] == new
+    with pytest.raises(TypeError, match="num_parallel_reads= and n_read_threads="):
+        tfrecords.read_records(tmp_path, num_parallel_reads=2, n_read_threads=2)

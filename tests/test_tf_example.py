@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.tf_example: Example and SequenceExample round trips."""
+"""Tests for datakit.readers.records.tf_example: Example and SequenceExample round trips."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.readers import tf_example
+from datakit.readers.records import tf_example
 
 
 def test_example_round_trip_fixed_and_ragged():

@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.tfrecords: read exactly once, corruption caught up front, atomic."""
+"""Tests for readers.records.tfrecords: read exactly once, corruption caught up front, atomic."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 from error_cases import raises_naming as raises_naming_error
 
-from datakit.readers import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecords
 
 ID = {"id": tf.int64}
 
@@ -37,7 +37,7 @@ CASES = [(n, k, mode, comp) for n in (1, 37) for k in (1, 3)
     pytest.param(*c, id=f"{c[0]}records-{c[1]}shards-{c[2]}-{c[3] or 'plain'}") for c in CASES])
 def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
     w = write_ids(tmp_path, n, num_shards=k, mode=mode, max_bytes=25 * k, compression=comp)
-    man = tfrecords.read_manifest(tmp_path)
+    man = tfrecords.record_shards(tmp_path)
     assert [tmp_path / s["file"] for s in man["shards"]] == w.paths
     assert man["records"] == n and man["compression"] == comp
     assert sorted(os.listdir(tmp_path)) == sorted([p.name for p in w.paths] + ["manifest.json"])
@@ -69,7 +69,7 @@ def test_autotune_cycle_with_parallel_reads_reads_everything(tmp_path):
 @pytest.mark.timeout(60)
 def test_by_size_respects_max_bytes(tmp_path):
     write_ids(tmp_path, 50, mode="by_size", max_bytes=200)
-    shards = tfrecords.read_manifest(tmp_path)["shards"]
+    shards = tfrecords.record_shards(tmp_path)["shards"]
     assert len(shards) > 1 and all(s["bytes"] <= 200 for s in shards)
 
 

@@ -18,9 +18,9 @@ import tensorflow as tf  # noqa: E402
 
 import datakit  # noqa: E402
 from datakit.core.errors import DataError  # noqa: E402
-from datakit.readers import transform, transform_folder  # noqa: E402
 from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards  # noqa: E402
 from datakit.readers.csv_files.demo_tables import passengers  # noqa: E402
+from datakit.readers.tf_transform import transform, transform_folder, transform_run  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -87,6 +87,27 @@ def test_transformed_rows_are_the_kit_readers_rows(runs, name):
     assert ours.shape == kit.shape and ours.shape[1] == len(run.feature_names)
     # Beam writes rows in its own order: compare each column's sorted values
     np.testing.assert_allclose(np.sort(ours, axis=0), np.sort(kit, axis=0), atol=2e-5)
+
+
+def test_a_runs_dataset_has_the_row_readers_tail(runs):
+    """The tables' tail: checked arguments, a known length, the same rows shuffled by a seed
+    (the same seed, the same order), the final prefetch."""
+    run = runs["passengers"][2]
+    with pytest.raises(ValueError, match="batch_size=0"):
+        run.dataset(batch_size=0)
+    with pytest.raises(TypeError, match="seed"):
+        run.dataset(seed="1")
+    plain = run.dataset(batch_size=64)
+    assert len(plain) == -(-run.job.rows // 64)
+    assert plain.element_spec[0].shape.as_list() == [None, len(run.feature_names)]
+
+    def labels(ds):
+        return [float(v) for _, y in ds for v in y.numpy()]
+
+    a, b = (run.dataset(batch_size=64, shuffle_buffer_size=500, seed=3) for _ in range(2))
+    assert labels(a) == labels(b) != labels(plain)
+    assert sorted(labels(a)) == sorted(labels(plain))
+    assert "Prefetch" in type(plain).__name__
 
 
 def test_exported_model_on_raw_lines_equals_the_model_on_preprocessed_rows(runs, tmp_path):
@@ -187,7 +208,7 @@ def test_a_rerun_into_a_runs_folder_leaves_it_whole_or_replaces_it_whole(runs, t
     with pytest.raises(KeyboardInterrupt):
         transform.run_transform(new, out)
     monkeypatch.undo()
-    again = transform.TransformRun(out)
+    again = transform_run.TransformRun(out)
     assert sorted(os.listdir(out)) == before and again.job.files == housing.job.files
     assert _labels(again) == housing_labels
 
@@ -198,9 +219,9 @@ def test_a_rerun_into_a_runs_folder_leaves_it_whole_or_replaces_it_whole(runs, t
                              r"replaced this run"):
         list(stale)
     assert _labels(run) == [1.0, 2.0, 3.0, 4.0]
-    assert sorted(os.listdir(out)) == [transform.JOB_FILE, "run-2"]
+    assert sorted(os.listdir(out)) == [transform_folder.JOB_FILE, "run-2"]
     assert run.made_from["files"][0]["path"] == str(tmp_path / "new" / "a.csv")
-    assert _labels(transform.TransformRun(out)) == [1.0, 2.0, 3.0, 4.0]
+    assert _labels(transform_run.TransformRun(out)) == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
@@ -222,7 +243,7 @@ def test_a_folder_holding_other_files_is_refused_by_name(tmp_path):
 
 
 def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_path):
-    from datakit.readers.transform import _glob_escaped
+    from datakit.readers.tf_transform.transform_run import _glob_escaped
     folder = tmp_path / "run[1]*?"
     folder.mkdir()
     (folder / "t.tfrecord").write_bytes(b"")
@@ -230,3 +251,41 @@ def test_the_stale_file_check_matches_a_path_with_glob_characters_exactly(tmp_pa
     (tmp_path / "run1" / "t.tfrecord").write_bytes(b"")  # what the unescaped class would match
     found = tf.io.matching_files(_glob_escaped(str(folder / "t.tfrecord"))).numpy()
     assert [f.decode() for f in found] == [str(folder / "t.tfrecord")]
+
+
+FULL_DISK = r"""
+import json, os, sys
+import datakit
+from datakit.readers.tf_transform import transform, transform_run
+disk, small, housing = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+first = transform.run_transform(transform.plan_transform([small], label="y"), disk)
+before = sorted(os.listdir(disk))
+try:
+    transform.run_transform(transform.plan_transform(housing, label="median_house_value"), disk)
+    out = {"error": None}
+except OSError as e:
+    out = {"error": str(e), "errno": e.errno}
+out["left"], out["before"] = sorted(os.listdir(disk)), before
+again = transform_run.TransformRun(disk)
+out["labels"] = sorted(float(v) for _, y in again.dataset(batch_size=64) for v in y.numpy())
+print(json.dumps(out))
+"""
+
+
+def test_a_full_disk_is_named_and_the_earlier_run_stays_whole(runs, tmp_path):
+    """A real full disk (a 1 MiB tmpfs) under a run of the housing rows, after a small run:
+    the error says so naming the folder, nothing of the failed run stays (no hidden
+    staging folder), and the small run still reads whole."""
+    import json
+
+    from small_disk import on_small_disk
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    _labelled_rows(tmp_path / "small", [1.0, 2.0, 3.0, 4.0])
+    out = on_small_disk(FULL_DISK, {disk: "1m"}, str(tmp_path / "small" / "a.csv"),
+                        json.dumps(runs["housing"][0]), timeout=600)
+    assert out["errno"] == 28, out
+    assert f"no space left on the device of {disk}" in out["error"], out
+    assert out["left"] == out["before"], out  # the small run's files alone
+    assert out["labels"] == [1.0, 2.0, 3.0, 4.0]

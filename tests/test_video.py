@@ -74,7 +74,7 @@ def test_mp4_round_trip(videos, mp4_dir):
 
 @pytest.mark.timeout(120)
 def test_every_video_is_in_the_shards_exactly_once(videos, shards):
-    from datakit.readers import tf_example, tfrecords
+    from datakit.readers.records import tf_example, tfrecords
 
     ds = tfrecords.read_records(shards).map(lambda s: tf_example.parse_sequence_example(
         s, {"id": tf.int64, "label": tf.int64, "length": tf.int64}, {"frames": tf.string}))
@@ -170,7 +170,7 @@ def test_the_writer_refuses_two_frame_sizes_naming_the_video(tmp_path):
 
 @pytest.mark.timeout(120)
 def test_the_reader_names_a_video_of_another_frame_size(tmp_path):
-    from datakit.readers import tf_example, tfrecords
+    from datakit.readers.records import tf_example, tfrecords
 
     with tfrecords.ShardWriter(tmp_path, prefix="videos", num_shards=1) as w:
         for i, size in enumerate((SIZE, SIZE * 2)):  # written by hand, past the writer's check

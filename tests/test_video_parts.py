@@ -9,8 +9,8 @@ import struct
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.readers import tf_example
-from datakit.readers.tfrecords import record_offsets
+from datakit.readers.records import tf_example
+from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
 from datakit.readers.video.part_files import sequence_example_bytes, write_part
 from datakit.readers.video.shard_sets import ShardSets

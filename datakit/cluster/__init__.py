@@ -25,49 +25,21 @@ ValueError: workers=0: a cluster needs at least 1 worker
 
 from typing import TYPE_CHECKING
 
-from datakit.core.faces import lazy_names
+from datakit.core.faces import lazy_face
 
-if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
-    from datakit.cluster.local import HOST, LocalCluster, free_port
+if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
+    from datakit.cluster.local import LocalCluster, free_port
     from datakit.cluster.measure import (
-                                         Tally,
-                                         Trainer,
-                                         abandon_trainers,
-                                         check_dispatcher,
-                                         distribute,
-                                         measure_delivery,
-                                         plot_delivery,
-                                         plot_scaling,
-                                         read_concurrently,
-                                         sleepy_range,
-                                         tally,
-                                         with_worker_pid,
+        Trainer,
+        distribute,
+        measure_delivery,
+        plot_delivery,
+        plot_scaling,
+        read_concurrently,
+        sleepy_range,
+        tally,
+        with_worker_pid,
     )
     from datakit.cluster.serve import main
 
-__all__ = ["HOST", "LocalCluster", "free_port", "main", "sleepy_range", "with_worker_pid",
-           "check_dispatcher", "distribute", "abandon_trainers", "Trainer", "read_concurrently",
-           "measure_delivery", "Tally", "tally", "plot_delivery", "plot_scaling"]
-
-#: Each re-exported name and the module it lives in (imported on first use).
-_HOME = {
-    "HOST": "local",
-    "LocalCluster": "local",
-    "free_port": "local",
-    "main": "serve",
-    "sleepy_range": "measure",
-    "with_worker_pid": "measure",
-    "check_dispatcher": "measure",
-    "distribute": "measure",
-    "abandon_trainers": "measure",
-    "Trainer": "measure",
-    "read_concurrently": "measure",
-    "measure_delivery": "measure",
-    "Tally": "measure",
-    "tally": "measure",
-    "plot_delivery": "measure",
-    "plot_scaling": "measure",
-}
-
-if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
-    __getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__ = lazy_face(__name__)

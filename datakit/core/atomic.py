@@ -38,6 +38,7 @@ import fcntl
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, TypeVar, overload
@@ -107,7 +108,9 @@ class Staging:
     :func:`commit_set`). Whatever way the block ends, no temporary file of it stays:
     after the switch they were renamed; on an exception they are deleted, so the
     previous set is untouched and the space is free again. A full disk (``ENOSPC``,
-    ``EDQUOT``) becomes :func:`disk_full`'s error naming ``folder``.
+    ``EDQUOT``) becomes :func:`disk_full`'s error naming ``folder``. A writer of a
+    folder (a checkpoint, a tf.Transform run) stages it in ``stage.subfolder(name)``
+    and renames it in as its switch; the hidden folder goes the same way.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -130,6 +133,13 @@ class Staging:
         self.made.append(tmp)
         return tmp
 
+    def subfolder(self, name: str) -> Path:
+        """A fresh hidden folder for the new folder ``name`` (a run, a checkpoint), made now;
+        removed, whatever it holds, when the block ends, unless it was renamed away."""
+        tmp = self.file(name)
+        os.mkdir(tmp)
+        return tmp
+
     def __enter__(self) -> Staging:
         return self
 
@@ -144,7 +154,10 @@ class Staging:
         removed = 0
         for tmp in self.made:  # after a switch they were renamed: nothing is left to remove
             with contextlib.suppress(FileNotFoundError):
-                Path(tmp).unlink()
+                if Path(tmp).is_dir():
+                    shutil.rmtree(tmp)
+                else:
+                    Path(tmp).unlink()
                 removed += 1
         return error and (disk_full(error, self.folder, removed=removed) or error)
 

@@ -1,10 +1,18 @@
 """How every package face (``__init__.py``) re-exports its names: loaded on first use.
 
-A face lists, in one table, each name it re-exports and the module (relative to
-the package) it lives in; :func:`lazy_names` makes the face's PEP 562
-``__getattr__`` and ``__dir__`` from that table, so a name's module is imported
-only when the name is first used (the top level and the video face never load
-TensorFlow by themselves):
+A face writes each name it re-exports once, as an import under ``if TYPE_CHECKING:``
+(so type checkers see the real types), and ends with ``__all__ = lazy_face(__name__)``:
+:func:`lazy_face` reads those imports from the face's own source, and makes its
+``__all__`` and its PEP 562 ``__getattr__`` and ``__dir__`` from them, so a name's
+module is imported only when the name is first used (the top level and the video
+face never load TensorFlow by themselves)::
+
+    if TYPE_CHECKING:
+        from datakit.readers.tables.table_options import TableOptions
+
+    __all__ = lazy_face(__name__)
+
+:func:`lazy_names` does the same from a table of ``{name: module}``:
 
 >>> import sys
 >>> getattr_, dir_ = lazy_names("datakit.core", {"DataError": "errors"})
@@ -21,13 +29,45 @@ This module imports nothing from the kit.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["lazy_face", "lazy_names"]
+
+
+def lazy_face(package: str, *, own: tuple[str, ...] = ()) -> list[str]:
+    """The face's ``__all__``: the names its ``if TYPE_CHECKING:`` block imports, loaded lazily.
+
+    Installs the face's ``__getattr__`` and ``__dir__`` (:func:`lazy_names`) and keeps
+    the table of name -> module as the face's ``_HOME``. ``own`` names what the face
+    defines itself (the top level's ``data_path``), listed first.
+    """
+    face = sys.modules[package]
+    table = _face_table(package, face.__file__ or "")
+    getattr_, dir_ = lazy_names(package, table)
+    for name, value in (("__getattr__", getattr_), ("__dir__", dir_), ("_HOME", table)):
+        setattr(face, name, value)
+    return [*own, *table]
+
+
+def _face_table(package: str, path: str) -> dict[str, str]:
+    """``{name: module relative to package}`` of the ``if TYPE_CHECKING:`` imports in ``path``."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    table: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                if not (isinstance(imp, ast.ImportFrom) and imp.module
+                        and imp.module.startswith(package + ".")):
+                    raise ValueError(f"{path}: the TYPE_CHECKING block of a face holds only "
+                                     f"`from {package}.<module> import <names>` lines")
+                table |= {a.asname or a.name: imp.module[len(package) + 1:] for a in imp.names}
+    return table
 
 
 def lazy_names(package: str, table: Mapping[str, str], modules: Mapping[str, str] | None = None

@@ -202,7 +202,7 @@ def _settle_names(folder: Path, wanted: list[str], finals: list[str], announce, 
     names go. A writer killed at any step leaves a manifest whose files are all
     there with the content it lists. So a name never changes across rewrites,
     and what it holds is told by the set's ``generation`` (which a checkpoint
-    records: see :mod:`datakit.readers.checkpoint_fingerprint`).
+    records: see :mod:`datakit.readers.checkpoints.checkpoint_fingerprint`).
     """
     moved = [(w, f) for w, f in zip(wanted, finals, strict=True) if w != f]
     if not moved:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from datakit.core.arguments import check_count, check_seconds
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.deadline import call_with_deadline, stalled_error
-from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, timed
+from datakit.doctor.prefixes import MAX_GROUP, fan, group_size, overhead, time_run
 from datakit.perf.chain import chain_of, describe, kind_of, name_of
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
@@ -160,14 +160,14 @@ def _fastest_runs(chain, groups: list, seconds: float, repeats: int, *, start: f
                   budget: float, report_notes: list[str]) -> list[Run]:
     """Each prefix's fastest of ``repeats`` timed runs, in rounds over all prefixes (a busy
     moment hits them alike); no new round once half the budget is used (noted)."""
-    runs = [timed(d, seconds, groups[k]) for k, d in enumerate(chain)]
+    runs = [time_run(d, seconds, groups[k]) for k, d in enumerate(chain)]
     for r in range(1, repeats):
         if time.perf_counter() - start > budget / 2:
             report_notes.append(f"{r} of {repeats} rounds: the budget of {budget:g} s was "
                                 "half used (pass budget_s= for more)")
             break
         for k, d in enumerate(chain):
-            run = timed(d, seconds, groups[k])
+            run = time_run(d, seconds, groups[k])
             if run.elements_per_s > runs[k].elements_per_s:
                 runs[k] = run
     return runs

@@ -1,7 +1,7 @@
 """Timing the prefixes of a chain: in groups, with the loop's own time taken out, and fans.
 
 The doctor (:mod:`datakit.doctor.diagnosis`) times each prefix of a pipeline's
-chain with the runtime's hidden help off. :func:`timed` runs one prefix in groups
+chain with the runtime's hidden help off. :func:`time_run` runs one prefix in groups
 of :func:`group_size` elements (so the measuring loop's hand-off is paid once per
 group); :func:`overhead` is that loop's own time per element, subtracted from a
 prefix's; :func:`fan` is how many output elements a stage makes per input element
@@ -9,7 +9,7 @@ prefix's; :func:`fan` is how many output elements a stage makes per input elemen
 
 >>> import tensorflow as tf
 >>> ds = tf.data.Dataset.range(64).batch(8)
->>> runs = [timed(d, 0.2, 1) for d in (input_of(ds), ds)]
+>>> runs = [time_run(d, 0.2, 1) for d in (input_of(ds), ds)]
 >>> fan(ds, runs, 1, 0.2)
 (0.125, True)
 """
@@ -22,7 +22,7 @@ from datakit.perf.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, measure
 
-__all__ = ["MAX_GROUP", "fan", "group_size", "overhead", "timed"]
+__all__ = ["MAX_GROUP", "fan", "group_size", "overhead", "time_run"]
 
 
 #: Largest group: each prefix is timed in groups of elements (``prefix.batch(group)``), so
@@ -41,7 +41,7 @@ def group_size(dataset, seconds: float) -> int:
     return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
 
 
-def timed(dataset, seconds: float, group: int) -> Run:
+def time_run(dataset, seconds: float, group: int) -> Run:
     """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
     if group > 1:
         try:
@@ -70,7 +70,7 @@ def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
             element = tf.nest.map_structure(zeros, spec)
         except (TypeError, ValueError, AttributeError):  # ragged, sparse, nested datasets...
             return 0.0
-        run = timed(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
+        run = time_run(tf.data.Dataset.from_tensors(element).repeat(), seconds, group)
         _OVERHEAD[key] = 1 / run.elements_per_s if run.elements else 0.0
     return _OVERHEAD[key]
 

@@ -10,7 +10,7 @@ another order: a seed, or ``shuffle`` in another place).
 The references are the kit's production helpers, so your plain ``tf.data``
 code is checked against them: ``"csv_reader"`` (notebook 05, the numeric
 columns of :func:`datakit.readers.csv_files.reader.csv_reader_dataset`), ``"example"`` (notebook
-07, :func:`datakit.readers.tf_example.to_example`) and ``"clip_pipeline"`` (notebook 09,
+07, :func:`datakit.readers.records.tf_example.to_example`) and ``"clip_pipeline"`` (notebook 09,
 :func:`datakit.readers.video.clips.clip_dataset`). :func:`compare` works on any two
 datasets or lists:
 
@@ -29,24 +29,10 @@ True
 
 from typing import TYPE_CHECKING
 
-from datakit.core.faces import lazy_names
+from datakit.core.faces import lazy_face
 
-if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
-    from datakit.exercises.answers import MAX_ELEMENTS
-    from datakit.exercises.checks import check, exercise_names, register
-    from datakit.exercises.compare import Feedback, compare
+if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
+    from datakit.exercises.checks import check, register
+    from datakit.exercises.compare import compare
 
-__all__ = ["Feedback", "check", "compare", "register", "exercise_names", "MAX_ELEMENTS"]
-
-#: Each re-exported name and the module it lives in (imported on first use).
-_HOME = {
-    "Feedback": "compare",
-    "check": "checks",
-    "compare": "compare",
-    "register": "checks",
-    "exercise_names": "checks",
-    "MAX_ELEMENTS": "answers",
-}
-
-if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
-    __getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__ = lazy_face(__name__)

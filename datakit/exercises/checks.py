@@ -87,7 +87,7 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
 
 
 def _examples(rows):
-    from datakit.readers.tf_example import to_example
+    from datakit.readers.records.tf_example import to_example
     return [to_example(row) for row in rows]
 
 

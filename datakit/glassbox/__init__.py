@@ -8,36 +8,9 @@ the glass box loads neither TensorFlow nor Matplotlib.
 
 from typing import TYPE_CHECKING
 
-from datakit.core.faces import lazy_names
+from datakit.core.faces import lazy_face
 
-if TYPE_CHECKING:  # the real types of the names _HOME loads on first use
-    from datakit.glassbox.dataset import (
-        AUTOTUNE,
-        CacheStep,
-        Dataset,
-        OpTrace,
-        ShuffleStep,
-        SourceStep,
-        Step,
-        glassbox_shuffle,
-    )
-    from datakit.glassbox.recording import IgnoredArgumentWarning
+if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
+    from datakit.glassbox.dataset import AUTOTUNE, Dataset, Step, glassbox_shuffle
 
-__all__ = ["AUTOTUNE", "Dataset", "Step", "OpTrace", "ShuffleStep", "SourceStep", "CacheStep",
-           "glassbox_shuffle", "IgnoredArgumentWarning"]
-
-#: Each re-exported name and the module it lives in (imported on first use).
-_HOME = {
-    "AUTOTUNE": "dataset",
-    "Dataset": "dataset",
-    "Step": "dataset",
-    "OpTrace": "dataset",
-    "ShuffleStep": "dataset",
-    "SourceStep": "dataset",
-    "CacheStep": "dataset",
-    "glassbox_shuffle": "dataset",
-    "IgnoredArgumentWarning": "recording",
-}
-
-if not TYPE_CHECKING:  # to mypy, a name not imported above is an error, not Any
-    __getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__ = lazy_face(__name__)

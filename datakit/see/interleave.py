@@ -33,7 +33,7 @@ from datakit.glassbox.interleave_cycle import (
     cycle_steps,
     interleave_steps,
 )
-from datakit.readers.text_lines import numbered_lines
+from datakit.readers.small_sources.text_lines import numbered_lines
 
 __all__ = ["SourceTrace", "trace_sources", "plot_sources",
            # re-exported: the cycle and its rule, for the lesson

@@ -30,7 +30,7 @@ import numpy as np
 from datakit import plotting
 from datakit.core.arguments import check_count
 
-__all__ = ["tag_sources", "SourceTrace", "trace_sample", "source_counts", "plot_source_batches",
+__all__ = ["tag_sources", "SampleTrace", "trace_sample", "source_counts", "plot_source_batches",
            "resampled_labels"]
 
 
@@ -49,7 +49,7 @@ def tag_sources(datasets: Sequence[Any]) -> list[Any]:
 
 
 @dataclass
-class SourceTrace:
+class SampleTrace:
     """A real mixed run: for each output element, its source, its position there and its value."""
 
     sources: np.ndarray     # int64 [elements]
@@ -59,7 +59,7 @@ class SourceTrace:
 
 def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None, *,
                  seed: int | None = None, stop_on_empty_dataset: bool = False,
-                 max_elements: int | None = None) -> SourceTrace:
+                 max_elements: int | None = None) -> SampleTrace:
     """Run the real ``sample_from_datasets`` over tagged sources: where each element came from.
 
     Args:
@@ -88,7 +88,7 @@ def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None
         sources.append(tag["source"])
         positions.append(tag["position"])
         values.append(x)
-    return SourceTrace(np.array(sources, np.int64), np.array(positions, np.int64), values)
+    return SampleTrace(np.array(sources, np.int64), np.array(positions, np.int64), values)
 
 
 def source_counts(sources: Any, batch_size: int, num_sources: int | None = None) -> np.ndarray:

@@ -43,10 +43,10 @@ import pyarrow.csv as pacsv
 import tensorflow as tf
 
 from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.schema import NUMBER
-from datakit.readers.csv_files.shards import is_blank
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.file_facts import file_facts, stamp, what_changed
 

@@ -33,7 +33,7 @@ from datakit.readers.csv_files.grammar import (
     row_pattern,
 )
 from datakit.readers.csv_files.schema import NUMBER
-from datakit.readers.text_lines import numbered_lines, without_bom
+from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
 
 __all__ = ["LINES_PER_CHUNK", "checked_decoder", "blank", "fingerprint", "unchanged",
            "decoded_chunks", "checked_lines"]

@@ -37,6 +37,7 @@ import tensorflow as tf
 
 from datakit.perf import timeline
 from datakit.readers.tables.block_reading import blocks_dataset, counted, file_order
+from datakit.readers.tables.table_options import TableOptions
 
 __all__ = ["ReaderParts", "ParseMode", "PARSE_MODES"]
 
@@ -70,6 +71,8 @@ class ReaderParts:
     #: ``parsed -> parsed``: the ``cache=`` option, applied after the parse, before the
     #: shuffle (it repeats the cached rows itself); ``None``: no cache.
     cached: Callable | None = None
+    #: ``trace=True``: time the rows with :mod:`datakit.perf.timeline` stages.
+    trace: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,53 +89,54 @@ class ParseMode:
     caches: bool = False
 
 
-def _interleave(files, reader, opts):
+def _interleave(files, reader, opts: TableOptions):
     return files.interleave(reader, cycle_length=opts.n_readers, block_length=1,
                             num_parallel_calls=opts.n_read_threads)
 
 
-def _shuffled(rows, parts, opts):
+def _shuffled(rows, parts: ReaderParts, opts: TableOptions):
     return rows.shuffle(parts.buffer, seed=opts.seed) if parts.buffer else rows
 
 
-def _traced(ds, stage, opts):
-    return ds.apply(timeline.between(stage)) if opts.trace else ds
+def _traced(ds, stage: str, parts: ReaderParts):
+    return ds.apply(timeline.between(stage)) if parts.trace else ds
 
 
-def _parsed(ds, parts, opts):
-    fn = timeline.timed("parse", parts.preprocess) if opts.trace else parts.preprocess
+def _parsed(ds, parts: ReaderParts, opts: TableOptions):
+    fn = timeline.timed("parse", parts.preprocess) if parts.trace else parts.preprocess
     return ds.map(fn, num_parallel_calls=opts.n_parse_threads)
 
 
 def _row_mode(build: Callable) -> Callable:
     """A row mode's builder: ``build(file names, parts, opts)`` between the tables' file order
     and count (the same as :func:`blocks_dataset`'s)."""
-    def builder(files, parts: ReaderParts, opts) -> tf.data.Dataset:
+    def builder(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
         return counted(build(file_order(files, opts), parts, opts), opts, parts.rows)
     return builder
 
 
-def _build_line(names: tf.data.Dataset, parts: ReaderParts, opts) -> tf.data.Dataset:
+def _build_line(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     lines = _shuffled(parts.drop_bad(_interleave(names, parts.lines_of, opts)), parts, opts)
-    return _parsed(_traced(lines, "lines", opts), parts, opts).batch(opts.batch_size)
+    return _parsed(_traced(lines, "lines", parts), parts, opts).batch(opts.batch_size)
 
 
-def _build_batch(names: tf.data.Dataset, parts: ReaderParts, opts) -> tf.data.Dataset:
+def _build_batch(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     rows = _shuffled(_interleave(names, lambda p: parts.chunks_of(p).unbatch(), opts), parts,
                      opts)
-    return _traced(rows, "rows", opts).batch(opts.batch_size)
+    return _traced(rows, "rows", parts).batch(opts.batch_size)
 
 
-def _build_vectorized(names: tf.data.Dataset, parts: ReaderParts, opts) -> tf.data.Dataset:
+def _build_vectorized(names: tf.data.Dataset, parts: ReaderParts,
+                      opts: TableOptions) -> tf.data.Dataset:
     lines = _shuffled(parts.drop_bad(_interleave(names, parts.lines_of, opts)), parts, opts)
-    return _parsed(_traced(lines.batch(opts.batch_size), "lines", opts), parts, opts)
+    return _parsed(_traced(lines.batch(opts.batch_size), "lines", parts), parts, opts)
 
 
-def _build_chunk(files, parts: ReaderParts, opts) -> tf.data.Dataset:
+def _build_chunk(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     return blocks_dataset(files, parts.chunks_of, opts, parts.rows, cache=parts.cached)
 
 
-def _build_arrow(files, parts: ReaderParts, opts) -> tf.data.Dataset:
+def _build_arrow(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     from datakit.readers.csv_files import arrow  # pyarrow is imported for this mode only
     return arrow.arrow_batches(files, parts, opts)
 

@@ -223,7 +223,7 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         buffer=shuffle_buffer(opts, rows),
         rows=rows, to_features=build_features(opts, kinds), files=tuple(files),
         columns=tuple(columns), kinds=kinds, blank=frozenset(blank), bad=tuple(bad),
-        cached=_cached(files, columns, opts))
+        cached=_cached(files, columns, opts), trace=opts.trace)
 
 
 def _cached(files, columns, opts: ReadOptions):

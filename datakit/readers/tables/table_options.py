@@ -18,12 +18,11 @@ it or pass tf.data.AUTOTUNE.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 from datakit.core.arguments import check_count, check_int, check_shuffle_buffer, interleave_lengths
 
-__all__ = ["TableOptions", "KNOBS", "renamed_knobs", "old_knob"]
+__all__ = ["TableOptions", "KNOBS"]
 
 #: The counts: (smallest value, None allowed, AUTOTUNE allowed), in the order they are checked.
 _COUNTS = {"n_readers": (1, False, False), "batch_size": (1, False, False),
@@ -70,54 +69,3 @@ class TableOptions:
     def shuffled(self) -> bool:
         """Whether rows (and files) are shuffled."""
         return bool(self.shuffle_buffer_size)
-
-
-def old_knob(func: str, old: str, old_value, new: str, new_value, default):
-    """The value of a knob whose keyword was renamed: ``old_value`` (warning) when given.
-
-    For a signature that keeps the old keyword, defaulting to ``None``, for one version.
-    Both names given (the new one not at its ``default``) is a ``TypeError``.
-
-    >>> import warnings
-    >>> old_knob("clip_dataset", "cycle_length", None, "n_readers", 2, 2)
-    2
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     old_knob("clip_dataset", "cycle_length", 4, "n_readers", 2, 2)
-    4
-    >>> str(w[0].message)[:54]
-    'clip_dataset(): cycle_length= is now n_readers= (the n'
-    """
-    if old_value is None:
-        return new_value
-    given = {old: old_value} if new_value == default else {old: old_value, new: new_value}
-    return renamed_knobs(given, func, {old: new}, stacklevel=4)[new]
-
-
-def renamed_knobs(given: dict, func: str, renames: dict[str, str], *, stacklevel: int = 3) -> dict:
-    """``given`` with each old keyword (a key of ``renames``) under its new name, warning.
-
-    The old names are kept for one version: each use warns (``DeprecationWarning``)
-    with the name to use. Passing both names is a ``TypeError``.
-
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     renamed_knobs({"num_parallel_calls": 2, "seed": 1}, "parquet_dataset",
-    ...                   {"num_parallel_calls": "n_parse_threads"})
-    {'seed': 1, 'n_parse_threads': 2}
-    >>> w[0].category.__name__, str(w[0].message)[:62]
-    ('DeprecationWarning', 'parquet_dataset(): num_parallel_calls= is now n_parse_threads=')
-    """
-    out = {k: v for k, v in given.items() if k not in renames}
-    for old, new in renames.items():
-        if old not in given:
-            continue
-        if new in given:
-            raise TypeError(f"{func}() got {old}= and {new}=: pass only {new}= "
-                            f"({old}= is its old name).")
-        warnings.warn(f"{func}(): {old}= is now {new}= (the name every reader of the kit "
-                      f"uses); the old name goes in the next version.", DeprecationWarning,
-                      stacklevel=stacklevel)
-        out[new] = given[old]
-    return out

@@ -1,7 +1,7 @@
 """What a reader knows of a table, whatever its format: column kinds and full-pass statistics.
 
 The CSV pass (:func:`datakit.readers.csv_files.stats.column_stats`) and the
-Parquet one (:func:`datakit.readers.parquet.column_stats`) fill a
+Parquet one (:func:`datakit.readers.parquet_files.parquet.column_stats`) fill a
 :class:`TableStats`; the readers take it. For serving, save the statistics
 beside the model and load them where it predicts, so the rows are
 preprocessed exactly as in training:

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.readers import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.video import generations
 
 __all__ = ["video_set", "check_one_run", "shard_class_names", "shard_frame_size",
@@ -67,11 +67,9 @@ def shard_frame_size(directory, meta: dict | None) -> tuple[int, int]:
     return height, width
 
 
-
-
 def record_count(directory) -> int | None:
     try:
-        return tfrecords.read_manifest(directory)["records"]
+        return tfrecords.record_shards(directory)["records"]
     except (tfrecords.RecordFileError, OSError):  # no manifest
         return None
 

@@ -19,9 +19,9 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_int, check_on_bad
 from datakit.core.errors import DataError
+from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
-from datakit.readers import tf_example, tfrecords
-from datakit.readers.tables.table_options import old_knob
+from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
@@ -107,13 +107,14 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         DataError: a video of ``write_video_shards`` shorter than a clip, under
             ``"raise"``; shards of an earlier ``write_video_shards`` (one record per
             video), named with the call that converts the videos again.
-        RecordFileError: a shard is damaged (see :func:`datakit.readers.tfrecords.read_records`).
+        RecordFileError: a shard is damaged (see
+            :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a video of ``write_video_records`` (no
             manifest of videos) shorter than a clip, or frames of another size than the
             first video's, naming the video.
     """
-    n_readers = old_knob("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
-                         2)
+    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers",
+                            n_readers, 2)
     opts = video_options(options, clip_options, where="clip_dataset")
     _check_shard_options(opts)
     check_clip_counts(batch_size, shuffle_buffer_size, n_readers)

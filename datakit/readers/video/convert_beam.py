@@ -128,7 +128,7 @@ def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from datakit.readers.transform import no_interactive_labels
+    from datakit.readers.tf_transform.transform import no_interactive_labels
 
     if not isinstance(pipeline_args, PipelineOptions):
         pipeline_args = PipelineOptions(list(pipeline_args))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.readers.tables.table_options import old_knob
+from datakit.core.keywords import old_keyword
 from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
@@ -48,8 +48,8 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
             than a clip, naming it.
     """
     VideoOptions(clip_len=clip_len)  # the one clip_len rule
-    n_readers = old_knob("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
-                         n_readers, 2)
+    n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
+                            n_readers, 2)
     check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from datakit.core import manifest
 from datakit.core.atomic import Staging
-from datakit.readers.tfrecords import record_offsets
+from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
 
 __all__ = ["ShardSets", "shard_names"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.readers import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.video.clip_options import check_one_frame_size, check_quality
 
 __all__ = ["write_video_records"]

@@ -51,13 +51,18 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.readers.parquet_columns import column_dtype, columns_with_nulls, row_group_reader
+from datakit.core.keywords import keywords
+from datakit.readers.parquet_files.parquet_columns import (
+    column_dtype,
+    columns_with_nulls,
+    row_group_reader,
+)
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.file_facts import file_facts, opened
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 from datakit.readers.tables.running_stats import add_numbers, finish_column
-from datakit.readers.tables.table_options import TableOptions, renamed_knobs
+from datakit.readers.tables.table_options import TableOptions
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
 __all__ = ["ROW_GROUP_ROWS", "write_parquet_shards", "check_parquet_files", "parquet_file_set",
@@ -81,7 +86,9 @@ def _as_table(table_or_csvs) -> pa.Table:
     if isinstance(table_or_csvs, (str, os.PathLike, list, tuple)):
         import pyarrow.csv as pacsv
 
-        from datakit.readers.csv_files import csv_file_set  # the CSV reader's own checks
+        from datakit.readers.csv_files.file_checks import (
+            csv_file_set,  # the CSV reader's own checks
+        )
         # csv_file_set takes any path or a list/tuple of them; its annotation names only some
         files = csv_file_set(table_or_csvs).files  # type: ignore[arg-type]
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
@@ -251,10 +258,8 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     given = dict(old_names)
     if n_parse_threads is not None:
         given["n_parse_threads"] = n_parse_threads
-    knobs = renamed_knobs(given, "parquet_dataset", {"num_parallel_calls": "n_parse_threads"})
-    if set(knobs) - {"n_parse_threads"}:
-        raise TypeError(f"parquet_dataset() got an unexpected keyword argument "
-                        f"{sorted(set(knobs) - {'n_parse_threads'})[0]!r}")
+    knobs = keywords("parquet_dataset", given, renamed={"num_parallel_calls": "n_parse_threads"},
+                     allowed={"n_parse_threads"})
     n_parse_threads = knobs.get("n_parse_threads")
     options = TableOptions(repeat=repeat, batch_size=batch_size,
                            shuffle_buffer_size=shuffle_buffer_size, seed=seed,

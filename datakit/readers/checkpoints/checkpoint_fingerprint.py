@@ -16,8 +16,9 @@ not change:
 - the checkpoint's own files (bytes and sha256), so a truncated or corrupted
   checkpoint is named before TensorFlow fails on it.
 
-:func:`differences` compares a fingerprint with the present and returns what
-changed, as sentences that name the op or the file.
+:func:`pipeline_change` compares the saved ops with the rebuilt pipeline's, and
+:func:`input_changes` the saved files with the present ones; each returns the
+first change, in words that name the op or the file (``None``: nothing changed).
 
 >>> import tensorflow as tf
 >>> a = pipeline_ops(tf.data.Dataset.range(10).batch(4))

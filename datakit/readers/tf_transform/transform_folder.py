@@ -1,7 +1,10 @@
 """The folder of a tf.Transform run: one generation, switched to in one step, and its record.
 
-:func:`datakit.readers.transform.run_transform` has Beam write the transform graph and
-the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``); :func:`commit_run`
+The record (the plan file) holds the :class:`TransformJob` the run computed.
+
+:func:`datakit.readers.tf_transform.transform.run_transform` has Beam write the transform graph and
+the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``, staged by
+:class:`datakit.core.atomic.Staging`, which removes it and names a full disk); :func:`commit_run`
 renames it to ``run-<N>/`` and then rewrites the plan file (:data:`JOB_FILE`) to name it,
 in one atomic write: before that write a reader sees the earlier run whole, after it the
 new one. The plan file also records what the run was made from (each source file's
@@ -16,18 +19,42 @@ import json
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
 from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_atomic
 from datakit.core.errors import DataError
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
-__all__ = ["JOB_FILE", "RUN_FORMAT", "check_output_folder", "source_facts", "check_unchanged",
-           "commit_run", "read_plan_file"]
+__all__ = ["JOB_FILE", "RUN_FORMAT", "MEAN", "STD", "TransformJob", "check_output_folder",
+           "source_facts", "check_unchanged", "commit_run", "read_plan_file"]
 
 #: The job's description and the run it names (its name from the first version, kept so
 #: earlier outputs still load: there it held the job alone, the run beside it).
 JOB_FILE = "datakit_transform_plan.json"
 #: The plan file's format tag since runs are committed as one generation (``run-<N>/``).
 RUN_FORMAT = "datakit-transform-run"
+
+#: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
+MEAN, STD = "__mean", "__std"
+@dataclass
+class TransformJob:
+    """What :func:`run_transform` computes: files, kinds, kept columns, label, vocabulary caps."""
+
+    files: list[str]
+    header: list[str]
+    kinds: dict[str, str]
+    columns: list[str]
+    label: str
+    max_vocabulary: dict[str, int | None]
+    rows: int
+
+    @property
+    def numbers(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == NUMBER]
+
+    @property
+    def texts(self) -> list[str]:
+        return [c for c in self.columns if c != self.label and self.kinds[c] == TEXT]
 
 
 def check_output_folder(output_dir: str) -> None:
@@ -73,8 +100,11 @@ def check_unchanged(made_from: list[dict]) -> None:
 def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) -> None:
     """Make the staged run the folder's run in one step: rename it in, switch the plan file.
 
-    Before the switch (the plan file's atomic rewrite) readers see the earlier run whole;
-    after it, the new one. Then the earlier run's files go.
+    ``stage`` is the run's folder staged by the writer's :class:`datakit.core.atomic.Staging`
+    (``stage.subfolder("run")``). Before the switch (the plan file's atomic rewrite)
+    readers see the earlier run whole; after it, the new one. Then the earlier run's
+    files go. A switch that fails puts the run back under its staged name, for the
+    Staging to remove.
     """
     with folder_lock(output_dir):
         old = read_plan_file(output_dir)
@@ -91,8 +121,8 @@ def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) ->
                     "job": job, "transformed": transformed,
                     "made_from": {"files": made_from, "seed": None}}  # nothing drawn at random
             write_atomic(os.path.join(output_dir, JOB_FILE), json.dumps(plan, indent=1) + "\n")
-        except BaseException:
-            shutil.rmtree(os.path.join(output_dir, folder), ignore_errors=True)
+        except BaseException:  # back to its staged name: the writer's Staging removes it
+            os.rename(os.path.join(output_dir, folder), stage)
             raise
         for name in os.listdir(output_dir):  # the earlier run, in any layout
             path = os.path.join(output_dir, name)

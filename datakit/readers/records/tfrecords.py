@@ -3,7 +3,7 @@
 TensorFlow reads a TFRecord file cut at a record boundary, or even in the middle of
 a record, as a shorter file *without any error*, and its ``DataLossError`` for a
 flipped byte says ``corrupted record at 48`` without naming the file. So the
-writer (:class:`ShardWriter`, from :mod:`datakit.readers.tfrecord_writer`) leaves a
+writer (:class:`ShardWriter`, from :mod:`datakit.readers.records.tfrecord_writer`) leaves a
 ``manifest.json`` (per shard: records, bytes, sha256) and the reader checks every
 shard *before* TensorFlow sees it:
 
@@ -22,8 +22,9 @@ Inside an interleaved ``tf.data`` graph an error cannot be caught and renamed, s
 whatever these checks cannot see (a file changed after the check) still surfaces as
 TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
 
-What goes inside a record (usually a ``tf.train.Example``) is :mod:`datakit.readers.tf_example`;
-writing shards is :mod:`datakit.readers.tfrecord_writer`. (About 340 lines: the checks
+What goes inside a record (usually a ``tf.train.Example``) is
+:mod:`datakit.readers.records.tf_example`; writing shards is
+:mod:`datakit.readers.records.tfrecord_writer`. (About 340 lines: the checks
 and the reader share one walk over the files, kept together so that what is checked is
 what is read.)
 
@@ -53,11 +54,11 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import interleave_lengths
 from datakit.core.errors import DataError
+from datakit.core.keywords import keywords
+from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.tables.file_set import check_file_set
-from datakit.readers.tables.table_options import renamed_knobs
-from datakit.readers.tfrecord_writer import ShardWriter
 
-__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "read_manifest", "record_offsets",
+__all__ = ["MANIFEST", "RecordFileError", "ShardWriter", "record_shards", "record_offsets",
            "count_records", "check_shards", "read_records"]
 
 MANIFEST = manifest.MANIFEST
@@ -79,7 +80,7 @@ class RecordFileError(DataError):
         super().__init__(path, reason, offset=offset)
 
 
-def read_manifest(directory) -> dict:
+def record_shards(directory) -> dict:
     """The TFRecord shards ``directory``'s manifest lists (:mod:`datakit.core.manifest`).
 
     Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",
@@ -291,9 +292,10 @@ def read_records(source, compression="auto", check_manifest: bool = True,
             (:func:`datakit.core.arguments.default_cycle_length`).
         n_read_threads: reading threads (``TFRecordDataset``'s ``num_parallel_reads``;
             ``None``: one; try ``tf.data.AUTOTUNE`` and measure); at most an explicit
-            ``n_readers``. The names every reader of the kit gives these knobs; the
-            first ones, ``cycle_length`` and ``num_parallel_reads``, still work for one
-            version, with a ``DeprecationWarning``.
+            ``n_readers``. The names every reader of the kit gives these knobs;
+            ``num_parallel_reads`` (``TFRecordDataset``'s name) is taken as
+            ``n_read_threads``, and ``cycle_length``, the old name of ``n_readers``,
+            still works for one version, with a ``DeprecationWarning``.
         shuffle_files: shuffle the file order each epoch, with ``seed``.
         seed: seeds the file shuffle.
 
@@ -305,7 +307,7 @@ def read_records(source, compression="auto", check_manifest: bool = True,
             ``n_readers``, or files that mix GZIP and uncompressed.
 
     >>> import tempfile
-    >>> from datakit.readers.tf_example import parse_example, to_example
+    >>> from datakit.readers.records.tf_example import parse_example, to_example
     >>> d = tempfile.mkdtemp()
     >>> with ShardWriter(d, num_shards=3) as w:
     ...     for i in range(7):
@@ -317,11 +319,9 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     given = dict(old_names)
     given.update({k: v for k, v in (("n_readers", n_readers), ("n_read_threads", n_read_threads))
                   if v is not None})
-    knobs = renamed_knobs(given, "read_records", {"cycle_length": "n_readers",
-                                                  "num_parallel_reads": "n_read_threads"})
-    unknown = sorted(set(knobs) - {"n_readers", "n_read_threads"})
-    if unknown:
-        raise TypeError(f"read_records() got an unexpected keyword argument {unknown[0]!r}")
+    knobs = keywords("read_records", given, renamed={"cycle_length": "n_readers"},
+                     aliases={"num_parallel_reads": "n_read_threads"},
+                     allowed={"n_readers", "n_read_threads"})
     n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
     names = ("n_readers", "n_read_threads")
     interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)

@@ -1,6 +1,6 @@
 """Parquet columns as tensors: each column's type, and a row group's columns read as NumPy.
 
-:mod:`datakit.readers.parquet` builds its reader from these: :func:`column_dtype`
+:mod:`datakit.readers.parquet_files.parquet` builds its reader from these: :func:`column_dtype`
 says what tensor a column becomes (an integer or boolean column holding a
 missing value becomes floats, so the value stays missing, as pandas reads it),
 :func:`columns_with_nulls` finds those columns in the files' metadata, and

@@ -4,7 +4,7 @@
 them as one set (:func:`datakit.core.manifest.write_set`): a reader sees the
 previous shards or these, never a mix, and the manifest records each shard's
 records, bytes and sha256. A full disk is named and its temporary files removed.
-Reading them back, checked, is :mod:`datakit.readers.tfrecords`.
+Reading them back, checked, is :mod:`datakit.readers.records.tfrecords`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.readers.tf_example import serialize
+from datakit.readers.records.tf_example import serialize
 
 __all__ = ["ShardWriter", "check_compression"]
 

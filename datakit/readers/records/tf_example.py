@@ -6,7 +6,7 @@ word). :func:`to_example` and :func:`to_sequence_example` take plain Python and 
 values, :func:`serialize` writes them the same way in every process, and
 :func:`parse_example` / :func:`parse_sequence_example` read them back with a short spec
 (a dtype, ``(dtype, shape)``, or ``(dtype, None)`` for variable length). Writing them
-into files is :mod:`datakit.readers.tfrecords`.
+into files is :mod:`datakit.readers.records.tfrecords`.
 
 >>> ex = to_example({"id": 7, "name": "seven", "xy": [0.5, 1.5]})
 >>> sorted(ex.features.feature)

@@ -1,6 +1,3 @@
-# About 440 lines on purpose: one Beam pipeline in its three phases (the job from the kit's
-# statistics, the run on a runner, the result read back and served) whose pieces share one
-# job and its private names; split, each half would reach into the other.
 """tf.Transform on Apache Beam over the kit's CSV shards: the full pass, its graph in the model.
 
 :func:`column_stats` makes the full pass on one machine; tf.Transform makes the
@@ -22,11 +19,10 @@ model carries so it takes raw rows. Needs the ``transform`` extra
   checked files, writes the transform graph and the transformed rows (TFRecord),
   and checks that every row came out. A bad line is named by file and line. The
   graph and the rows are committed as one generation
-  (:mod:`datakit.readers.transform_folder`): a rerun into the same folder replaces
+  (:mod:`datakit.readers.tf_transform.transform_folder`): a rerun into the same folder replaces
   the earlier run whole, or, if it fails, leaves it whole.
-- :class:`TransformRun` reads it back: ``dataset()`` for ``fit()``,
-  ``statistics()``, and ``serving_model(model)``, which puts
-  ``transform_features_layer()`` in front of a Keras model: it takes raw CSV lines.
+- :class:`~datakit.readers.tf_transform.transform_run.TransformRun` reads it back: ``dataset()`` for
+  ``fit()``, ``statistics()``, and ``serving_model(model)``, which takes raw CSV lines.
 """
 
 from __future__ import annotations
@@ -36,57 +32,35 @@ import contextlib
 import gc
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
-from datakit.core.atomic import temporary_path
+from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.readers.csv_files import OOV, bad_lines_in, csv_file_set, infer_kinds
+from datakit.readers.csv_files.file_checks import csv_file_set
+from datakit.readers.csv_files.grammar import bad_lines_in
+from datakit.readers.csv_files.stats import infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
-from datakit.readers.transform_folder import (
+from datakit.readers.tf_transform.transform_folder import (
     JOB_FILE,
-    RUN_FORMAT,
+    MEAN,
+    STD,
+    TransformJob,
     check_output_folder,
     check_unchanged,
     commit_run,
-    read_plan_file,
     source_facts,
 )
+from datakit.readers.tf_transform.transform_run import TransformRun
 
-__all__ = ["JOB_FILE", "PLAN_FILE", "MEAN", "STD", "TransformJob", "TransformPlan",
-           "transform_job", "plan_transform", "make_preprocessing_fn", "run_transform",
-           "TransformRun", "beam_args", "no_interactive_labels"]
+__all__ = ["PLAN_FILE", "TransformPlan", "transform_job", "plan_transform",
+           "make_preprocessing_fn", "run_transform", "beam_args", "no_interactive_labels"]
 
 PLAN_FILE = JOB_FILE  # the plan file's first name
-#: Extra outputs of the preprocessing_fn that expose each number's mean and std (not features).
-MEAN, STD = "__mean", "__std"
-
-
-@dataclass
-class TransformJob:
-    """What :func:`run_transform` computes: files, kinds, kept columns, label, vocabulary caps."""
-
-    files: list[str]
-    header: list[str]
-    kinds: dict[str, str]
-    columns: list[str]
-    label: str
-    max_vocabulary: dict[str, int | None]
-    rows: int
-
-    @property
-    def numbers(self) -> list[str]:
-        return [c for c in self.columns if c != self.label and self.kinds[c] == NUMBER]
-
-    @property
-    def texts(self) -> list[str]:
-        return [c for c in self.columns if c != self.label and self.kinds[c] == TEXT]
-
-
 def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
                   text_columns=()) -> TransformJob:
     """Check the shards up front and choose the columns, as :func:`column_stats` does."""
@@ -238,6 +212,8 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
         DataError: a bad line (named by file, line and column, with tf.Transform's own
             error as the cause), a row count that differs from the files', or a file
             changed while Beam read it.
+        OSError: (``ENOSPC``) the disk is full, naming ``output_dir``; nothing of this run
+            is left there and the earlier run is as it was.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -251,9 +227,8 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
     made_from = source_facts(job.files)
-    stage = os.fspath(temporary_path(os.path.join(output_dir, "run")))  # hidden, PID in it
-    os.mkdir(stage)
-    try:
+    with Staging(output_dir) as staging:  # a full disk: named; the hidden folder goes either way
+        stage = os.fspath(staging.subfolder("run"))  # hidden, this process's PID in its name
         pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
         try:
             with no_interactive_labels():
@@ -271,8 +246,6 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
         check_unchanged(made_from)
         shutil.rmtree(os.path.join(stage, "tmp"), ignore_errors=True)  # Beam's scratch space
         commit_run(stage, output_dir, asdict(job), made_from)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return TransformRun(output_dir)
 
 
@@ -324,133 +297,3 @@ def _raise_bad_line(job: TransformJob, error: Exception) -> None:
         raise DataError(bad[0].file, f"{bad[0].reason} ({len(bad)} bad line(s); raw line: "
                         f"`{bad[0].raw[:200]}`). tf.Transform's CSV decoding failed with: "
                         f"{first}", line=bad[0].line, column=bad[0].column) from error
-
-
-def _glob_escaped(path):
-    """``path`` as a pattern that matches only itself: ``*``, ``?`` and ``[`` in a class."""
-    for c in ("[", "*", "?"):
-        path = tf.strings.regex_replace(path, "\\" + c, "[" + c + "]")
-    return path
-
-
-class TransformRun:
-    """What :func:`run_transform` wrote to ``output_dir``, read back.
-
-    ``feature_names`` says what each column of :meth:`dataset`'s matrix is: numbers,
-    then a one-hot block ``[UNK] + vocabulary`` per text column, as the kit's reader.
-    """
-
-    def __init__(self, output_dir):
-        import tensorflow_transform as tft
-
-        self.output_dir = os.fspath(output_dir)
-        record = read_plan_file(self.output_dir)
-        if record is None:
-            raise FileNotFoundError(f"{self.output_dir}: no tf.Transform run here ({JOB_FILE} "
-                                    "is missing); pass the folder run_transform wrote.")
-        if record.get("format") == RUN_FORMAT:  # one generation, named by the plan file
-            self.folder = os.path.join(self.output_dir, record["folder"])
-            self.job, self.made_from = TransformJob(**record["job"]), record["made_from"]
-            self._transformed = record["transformed"]
-        else:  # written before generations: the plan file is the job, the run beside it
-            self.folder, self.job, self.made_from = self.output_dir, TransformJob(**record), None
-            self._transformed = None
-        self.plan = self.job  # its first name
-        self.output = tft.TFTransformOutput(self.folder)
-        assets = os.path.join(self.folder, "transform_fn", "assets")
-        self.vocabularies = {}
-        for c in self.job.texts + ([self.job.label] if self.job.kinds[self.job.label] == TEXT
-                                    else []):
-            with open(os.path.join(assets, f"vocabulary_{c}"), "rb") as f:
-                self.vocabularies[c] = [v.decode() for v in f.read().splitlines()]
-        self.feature_names = self.job.numbers + [
-            f"{c}={v}" for c in self.job.texts for v in [OOV] + self.vocabularies[c]]
-
-    def matrix(self, features):
-        """The transformed features as one float32 matrix (see ``feature_names``)."""
-        x = [tf.stack([features[c] for c in self.job.numbers], axis=-1)] \
-            if self.job.numbers else []
-        x += [tf.one_hot(features[c], len(self.vocabularies[c]) + 1) for c in self.job.texts]
-        return tf.concat(x, axis=-1)
-
-    def dataset(self, batch_size: int = 32):
-        """The transformed rows as ``(matrix, label)`` batches, in the files' order of Beam."""
-        keep = self.job.numbers + self.job.texts + [self.job.label]
-        spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
-        files = self._transformed_files()
-        label = self.job.label
-
-        def parse(records):
-            row = tf.io.parse_example(records, spec)
-            return self.matrix(row), row[label]
-
-        gone = (f"is gone: a later run_transform into {self.output_dir} replaced this run "
-                "(or the file was removed); build TransformRun(output_dir).dataset() again")
-
-        def still_there(path):  # checked as each epoch reaches the file, not only now
-            there = tf.size(tf.io.matching_files(_glob_escaped(path))) > 0
-            said = tf.strings.join([path, gone], separator=" ")
-            with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
-                return tf.identity(path)
-
-        return (tf.data.Dataset.from_tensor_slices(files).map(still_there)
-                .flat_map(tf.data.TFRecordDataset).batch(batch_size).map(parse))
-
-    def _transformed_files(self) -> list[str]:
-        """The files of this run's rows, as the plan file lists them, each checked by size."""
-        if self._transformed is None:  # an older run: its folder holds one run only
-            return sorted(tf.io.gfile.glob(os.path.join(self.folder, "transformed-*")))
-        files = []
-        for e in self._transformed:
-            path = os.path.join(self.output_dir, e["file"])
-            size = os.path.getsize(path) if os.path.isfile(path) else None
-            if size != e["bytes"]:
-                raise DataError(path, f"{'missing' if size is None else f'{size} bytes'}, the "
-                                f"run wrote {e['bytes']}: this run's rows were changed or "
-                                "removed; run run_transform again")
-            files.append(path)
-        return files
-
-    def statistics(self) -> dict[str, dict]:
-        """The means and stds the graph applies (float32), and the vocabularies, per column."""
-        empty = {c: tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros(
-            [0], tf.float32 if self.job.kinds[c] == NUMBER and c in self.job.columns
-            else tf.string), [1, 1]) for c in self.job.header}  # one row, every field empty
-        out = self.output.transform_features_layer()(empty)
-        stats = {c: {"mean": float(out[c + MEAN][0]), "std": float(out[c + STD][0])}
-                 for c in self.job.numbers}
-        return stats | {c: {"vocabulary": v} for c, v in self.vocabularies.items()}
-
-    def serving_model(self, model):
-        """``model`` behind ``transform_features_layer()``: it takes raw CSV lines (header order).
-
-        Save it with ``tf.saved_model.save(served, path)``; ``tf.saved_model.load(path)``
-        gives a callable on a batch of lines, the label field ignored (it may be empty).
-        """
-        return _RawLinesModel(self, model)
-
-
-class _RawLinesModel(tf.Module):
-    def __init__(self, run: TransformRun, model):
-        super().__init__()
-        self.model, self.tft_layer = model, run.output.transform_features_layer()
-        self._run = run
-        job = run.job
-        self._columns = [(c, job.kinds[c] == NUMBER) for c in job.numbers + job.texts]
-        self._index = {c: job.header.index(c) for c, _ in self._columns}
-        self._width = len(job.header)
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="lines")])
-    def __call__(self, lines):
-        fields = tf.io.decode_csv(lines, [[""]] * self._width)
-        raw = {}
-        for c, is_number in self._columns:
-            value = fields[self._index[c]]
-            present = tf.strings.length(value) > 0  # an empty field: no value, as in training
-            values = tf.boolean_mask(value, present)
-            where = tf.where(present)
-            raw[c] = tf.SparseTensor(
-                tf.concat([where, tf.zeros_like(where)], axis=1),
-                tf.strings.to_number(values) if is_number else values,
-                tf.stack([tf.size(lines, out_type=tf.int64), 1]))
-        return self.model(self._run.matrix(self.tft_layer(raw)))

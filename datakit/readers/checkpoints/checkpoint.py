@@ -15,7 +15,7 @@ that process read; :func:`checkpoint_bytes` is what the checkpoint costs on
 disk (a shuffle buffer is saved element by element).
 
 >>> import tempfile
->>> recipe = "datakit.readers.checkpoint:shuffled_range"
+>>> recipe = "datakit.readers.checkpoints.checkpoint:shuffled_range"
 >>> kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
 >>> whole = [int(x) for x in shuffled_range(**kwargs)]
 >>> first, path = save_midway(shuffled_range(**kwargs), 3, tempfile.mkdtemp())
@@ -34,7 +34,7 @@ rebuilds the function from its own code).
 The kit's readers resume as they are (checked by ``tests/test_checkpoint.py``,
 saved mid-epoch and restored in another process, every record once):
 ``video.clip_dataset``, its random clip starts included (``Dataset.random``
-state is saved), and ``csv.csv_reader_dataset`` in every parse mode (its
+state is saved), and ``csv_files.csv_reader_dataset`` in every parse mode (its
 bad-line message is a ``tf.numpy_function`` declared ``stateful=False``).
 """
 
@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import Any
 
 from datakit.core.arguments import check_count, check_int
-from datakit.core.atomic import fsync_folder, process_alive, temporary_path
+from datakit.core.atomic import Staging, fsync_folder, process_alive
 from datakit.core.errors import DataError
 from datakit.glassbox.shuffle_buffer import check_buffer_size
-from datakit.readers.checkpoint_fingerprint import (
+from datakit.readers.checkpoints.checkpoint_fingerprint import (
     SUFFIX,
     check_checkpoint_files,
     checkpoint_files,
@@ -110,8 +110,9 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
 
     Each save into ``directory`` gets the next free name (``iterator-1``,
     ``iterator-2``, ...): a second save never replaces the first. Beside the
-    checkpoint goes what a resume checks (:mod:`datakit.readers.checkpoint_fingerprint`):
-    the pipeline's ops and constants, the files it reads and their generation.
+    checkpoint goes what a resume checks
+    (:mod:`datakit.readers.checkpoints.checkpoint_fingerprint`): the pipeline's ops
+    and constants, the files it reads and their generation.
     The new checkpoint is written in a hidden folder beside the others and moved to
     its name only when whole (its ``.index`` last): a save that fails or is killed
     leaves the earlier checkpoints restorable and no half checkpoint under a name.
@@ -125,6 +126,8 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
         ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
             or the pipeline holds Python state TensorFlow cannot save, or a file cache
             still being written (the message says what to do).
+        OSError: (``ENOSPC``) the disk is full, naming ``directory``; nothing of this save
+            is left there and the earlier checkpoints are as they were.
     """
     import tensorflow as tf
 
@@ -143,18 +146,14 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     os.makedirs(directory, exist_ok=True)
     _clean_dead_stages(directory)
     prefix = _next_prefix(directory)
-    stage = temporary_path(prefix)  # a hidden folder beside it, this process's PID in its name
-    os.mkdir(stage)
-    try:
-        staged = os.path.join(stage, os.path.basename(prefix))
+    with Staging(directory) as stage:  # a full disk: named; the hidden folder goes either way
+        staged = os.path.join(stage.subfolder(os.path.basename(prefix)), os.path.basename(prefix))
         try:
             tf.train.Checkpoint(iterator=it).write(staged)
         except tf.errors.FailedPreconditionError as e:
             raise ValueError(_unsaveable(dataset, e)) from e
         save_fingerprint(dataset, staged)
         _switch(staged, prefix)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return taken, prefix
 
 
@@ -202,13 +201,14 @@ def _unsaveable(dataset, error) -> str:
     if b"GeneratorDataset" in graph:
         return ("this pipeline reads a Python generator (Dataset.from_generator): where the "
                 "generator is lives in Python, which no checkpoint can hold. Write its elements "
-                "to files first (datakit.readers.tfrecords.ShardWriter) and read those, or "
+                "to files first (datakit.readers.records.tfrecords.ShardWriter) and read those, or "
                 "resume by rebuilding the pipeline and skipping what was read (.skip(n)).")
     return ("this pipeline calls Python (a tf.py_function, or a tf.numpy_function created "
             "stateful=True), and TensorFlow cannot know what state that function keeps "
             f"({getattr(error, 'message', error)}). If it keeps none, say so: "
             "tf.numpy_function(..., stateful=False) where you create it, or "
-            "datakit.readers.checkpoint.ignore_external_state(dataset) for the whole pipeline.")
+            "datakit.readers.checkpoints.checkpoint.ignore_external_state(dataset) for the whole "
+            "pipeline.")
 
 
 def checkpoint_bytes(path: str) -> int:
@@ -227,8 +227,8 @@ def checkpoint_bytes(path: str) -> int:
 def dataset_from_recipe(recipe: str, kwargs: dict):
     """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the child runs).
 
-    >>> [int(x) for x in dataset_from_recipe("datakit.readers.checkpoint:shuffled_range",
-    ...                                      {"n": 3, "buffer_size": 1})]
+    >>> recipe = "datakit.readers.checkpoints.checkpoint:shuffled_range"
+    >>> [int(x) for x in dataset_from_recipe(recipe, {"n": 3, "buffer_size": 1})]
     [0, 1, 2]
     """
     module, sep, name = recipe.partition(":")
@@ -279,10 +279,10 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
             pickle.dump({"recipe": recipe, "kwargs": kwargs or {}, "path": path,
                          "max_elements": max_elements}, f)
         # the child imports what this process can: same sys.path (the kit, the caller's folder)
-        here = [os.getcwd(), str(Path(__file__).resolve().parent.parent)]
+        here = [os.getcwd(), str(Path(__file__).resolve().parents[3])]  # the kit's folder
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(here + [p for p in sys.path if p])}
-        done = subprocess.run([sys.executable, "-m", "datakit.readers.checkpoint", job, out],
-                              env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-m", __name__, job, out], env=env,
+                              capture_output=True, text=True, timeout=timeout)
         if done.returncode == _REFUSED:  # a checked problem: the child pickled the error
             with open(out, "rb") as f:
                 raise pickle.load(f)
@@ -329,10 +329,11 @@ def _refusal(job: dict, dataset) -> Exception | None:
 
 
 def main(argv: list[str]) -> None:
-    """The fresh process: ``python -m datakit.readers.checkpoint job.pkl out.pkl``."""
-    import tensorflow as tf
+    """The fresh process: ``python -m datakit.readers.checkpoints.checkpoint job.pkl out.pkl``.
 
-    import datakit  # noqa: F401  (quiets TensorFlow before it loads)
+    (``-m`` imports the package ``datakit`` first, which quiets TensorFlow's start-up lines.)
+    """
+    import tensorflow as tf
 
     with open(argv[0], "rb") as f:
         job = pickle.load(f)
