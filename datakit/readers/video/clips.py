@@ -1,11 +1,11 @@
 """Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
-:func:`clip_dataset` reads the shards of
-:func:`datakit.readers.video.convert.write_video_shards` (records of 64 frames;
-the manifest says where each starts), reading only the records each clip spans
-and decoding only its frames; and those of
-:func:`datakit.readers.video.video_records.write_video_records` (one record per
-video). The baselines it replaces: MP4 files decoded whole
+:func:`clip_dataset` reads the one layout of the converter's shards, written by
+:func:`datakit.readers.video.convert.write_video_shards` (video files) or
+:func:`datakit.readers.video.video_records.write_video_records` (videos in
+memory): records of 64 frames, the manifest saying where each starts. It reads
+only the records each clip spans and decodes only its frames. The baselines it
+replaces: MP4 files decoded whole
 (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and every frame in
 memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
@@ -21,18 +21,16 @@ from datakit.core.arguments import check_int, check_on_bad
 from datakit.core.errors import DataError
 from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
-from datakit.readers.records import tf_example, tfrecords
+from datakit.readers.records import tfrecords
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
     clip_frames,
-    clip_span,
     epoch_keys,
     video_key,
 )
 from datakit.readers.video.clip_shards import (
     check_one_run,
-    record_count,
     shard_class_names,
     shard_frame_size,
     video_set,
@@ -50,43 +48,40 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
                  cycle_length: int | None = None, on_bad_file: str = "raise", **clip_options):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
-    On shards of ``write_video_shards`` (records of 64 frames, their places in
-    the manifest): videos in a new seeded order each epoch -> choose the clip's
-    frames from the video's length (the sampler) -> read only the records the
-    clip spans (``TFRecordDatasetV2``'s ``byte_offsets``) -> decode only the
-    clip's JPEGs -> the clip tail the direct reader ends with too (count, shuffle,
-    batch, prefetch: :mod:`~datakit.readers.video.clip_tail`). On shards with one
-    record per video (``write_video_records``): shards -> interleave -> parse ->
-    choose -> decode -> the same tail. A new clip each epoch.
+    Videos in a new seeded order each epoch -> choose the clip's frames from the
+    video's length (the sampler) -> read only the records (of 64 frames, their
+    places in the manifest) the clip spans (``TFRecordDatasetV2``'s
+    ``byte_offsets``) -> decode only the clip's JPEGs -> the clip tail the direct
+    reader ends with too (count, shuffle, batch, prefetch:
+    :mod:`~datakit.readers.video.clip_tail`). A new clip each epoch.
 
     Args:
         directory: the shards, from
-            :func:`~datakit.readers.video.video_records.write_video_records` or
-            :func:`~datakit.readers.video.convert.write_video_shards`.
+            :func:`~datakit.readers.video.convert.write_video_shards` or
+            :func:`~datakit.readers.video.video_records.write_video_records`.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
-        n_readers: videos (or, for one record per video, shards) read at once,
-            each by its own thread (the name every reader of the kit uses; the old
-            ``cycle_length=`` still works for one version and warns).
-        seed: seeds the video (or file) order, the clip starts and the shuffle
+        n_readers: videos read at once, each by its own thread (the name every
+            reader of the kit uses; the old ``cycle_length=`` still works for one
+            version and warns).
+        seed: seeds the video order, the clip starts and the shuffle
             (``None``: other ones at each build).
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
             first frame ``start`` and ``frames`` (the indices chosen); otherwise
             ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8.
         trace: add a :mod:`datakit.perf.timeline` trace (stage "decode") to each element.
-        training: ``False`` for validation: files in order, no shuffling, and
+        training: ``False`` for validation: videos in order, no shuffling, and
             the ``"center"`` sampler (one clip per video) unless another is asked.
-        class_names: the label names, for shards whose manifest holds none
-            (those of ``write_video_records``); shards from
-            ``write_video_shards`` carry their own.
+        class_names: leave out: the shards carry their own (the manifest's);
+            names that differ from them are a ``ValueError``.
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
         **clip_options: its clip fields as keywords (``clip_len``, ``frame_step``,
             ``sampler``, ``clips_per_video``, ``prefetch``; see
             :mod:`~datakit.readers.video.clip_sampling`), not both for one field
-            (the frame size and fps were fixed when the shards were written). On
-            shards from ``write_video_shards`` a random clip depends on the video
-            and the epoch only, so it is the clip the direct reader picks.
+            (the frame size and fps were fixed when the shards were written). A
+            random clip depends on the video and the epoch only, so it is the clip
+            the direct reader picks.
         on_bad_file: a video shorter than one clip (the converter keeps every
             video: it does not know your clip length) is refused by name when the
             dataset is built (``"raise"``), or left out (``"skip"``) and listed in
@@ -94,9 +89,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
             (:mod:`~datakit.readers.video.video_index`); ``len(ds)`` stays known.
 
     Returns:
-        The dataset, with ``class_names``: the manifest's, else the
-        ``class_names`` passed; otherwise using them raises a ``ValueError``
-        that says how to name the classes.
+        The dataset, with ``class_names`` (the manifest's) and ``skipped``.
         Into ``fit()``: ``fit(ds.repeat(), steps_per_epoch=len(ds))``, one
         iterator for the run (a new one each epoch can stall at the epoch's end
         in TensorFlow 2.21; see the README).
@@ -104,14 +97,13 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
-        DataError: a video of ``write_video_shards`` shorter than a clip, under
-            ``"raise"``; shards of an earlier ``write_video_shards`` (one record per
-            video), named with the call that converts the videos again.
+        DataError: a video shorter than a clip, under ``"raise"``; a folder with no
+            manifest of videos, or shards of an earlier layout (one record per
+            video), named with the call that writes them again.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
-        InvalidArgumentError (while reading): a video of ``write_video_records`` (no
-            manifest of videos) shorter than a clip, or frames of another size than the
-            first video's, naming the video.
+        InvalidArgumentError (while reading): a shard changed after it was written,
+            naming the video.
     """
     n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers",
                             n_readers, 2)
@@ -123,42 +115,29 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     asked = Path(directory)
     directory = generations.current(directory)  # mid-switch: the new generation's copy
     meta = video_set(directory)
+    if meta is None or not _indexed(meta):
+        raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
+                        if meta is not None else _NO_VIDEOS)
     check_one_run(asked, meta)
     names = shard_class_names(directory, meta, class_names)
-    if meta is not None and not _indexed(meta):
-        raise DataError(str(directory), "was written by an earlier write_video_shards (one "
-                        "record per video, no chunk offsets in its manifest), which this "
-                        "clip_dataset no longer reads; convert the videos again: "
-                        f"write_video_shards(<the class folders>, {str(asked.parent)!r})")
-    index = None if meta is None else index_manifest(directory, meta, opts, on_bad_file)
+    index = index_manifest(directory, meta, opts, on_bad_file)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
-    decode = _clip_decoder(directory, opts, k, shard_frame_size(directory, meta))
-
-    total: int | None
-    if meta is not None and index is not None:  # converted: where each chunk starts
-        by_id = {int(v["id"]): v for v in meta["videos"]}
-        ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
-                              int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
-                              training=training, n_readers=n_readers)
-        total = len(index.kept)
-    else:  # shards of write_video_records: one whole record per video
-        raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                                     n_readers=n_readers, n_read_threads=n_readers)
-        ds = tf.data.Dataset.zip(raw, tf.data.Dataset.random(  # a random key per record
-            seed=seed, rerandomize_each_iteration=True))
-        ds = ds.map(_whole_record_picker(directory, opts, sampler, k))
-        total = record_count(directory)
+    decode = _clip_decoder(opts, k, shard_frame_size(meta))
+    by_id = {int(v["id"]): v for v in meta["videos"]}
+    ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
+                          int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
+                          training=training, n_readers=n_readers)
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
-    ds = clip_tail(ds, count=None if total is None else total * k, batch_size=batch_size,
+    ds = clip_tail(ds, count=len(index.kept) * k, batch_size=batch_size,
                    shuffle_buffer_size=shuffle_buffer_size if training else 0, seed=seed,
                    prefetch=opts.prefetch, drop_remainder=drop_remainder,
                    label=None if with_ids else _with_trace(trace, lambda d: (d["clip"],
                                                                             d["label"])))
     ds.class_names = names
-    ds.skipped = [] if index is None else index.skipped
+    ds.skipped = index.skipped
     return ds
 
 
@@ -175,37 +154,14 @@ def _check_shard_options(opts: VideoOptions) -> None:
                          "pass these to write_video_shards, not to clip_dataset")
 
 
-_CONTEXT = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
-_SOURCE = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
-_SEQUENCE = {"frames": tf.string}  # one JPEG per step
-
-
-def _name_of(directory, ctx):
-    """The video's file if the writer knew it, else its id."""
-    by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]), f" of {directory}"])
-    return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
-
-
-def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int):
-    """``pick(serialized, key)``: the JPEGs of one whole-video record's clip(s)."""
-    clip_len, frame_step = opts.clip_len, opts.frame_step
-    span = clip_span(clip_len, frame_step)
-
-    def pick(serialized, key):
-        ctx, seq = tf_example.parse_sequence_example(serialized, _CONTEXT, _SEQUENCE)
-        ctx.update(tf.io.parse_single_sequence_example(serialized, _SOURCE)[0])
-        n = tf.shape(seq["frames"], out_type=tf.int64)[0]
-        short = tf.debugging.Assert(n >= span, [
-            _name_of(directory, ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs "
-            f"({span} frames at frame_step={frame_step}): pass a smaller clip_len or leave the "
-            "video out"], name="short_video")
-        with tf.control_dependencies([short]):
-            frames = clip_frames(n, key, clip_len, frame_step=frame_step, sampler=sampler,
-                                 clips_per_video=k)
-        return {"jpegs": tf.gather(seq["frames"], frames), "frames": frames,
-                "label": ctx["label"], "id": ctx["id"], "name": _name_of(directory, ctx)}
-
-    return pick
+_NO_VIDEOS = ("holds no manifest of videos (shards of an earlier write_video_records, one "
+              "record per video, are no longer read): write the shards with write_video_shards "
+              "(video files) or write_video_records (videos in memory)")
+_NOT_INDEXED = ("was written by an earlier write_video_shards or write_video_records (one "
+                "record per video, no chunk offsets in its manifest), which this clip_dataset "
+                "no longer reads; write the shards again: write_video_shards(<the class "
+                "folders>, {parent!r}), or write_video_records(<the videos>, <this folder>, "
+                "overwrite=True)")
 
 
 def _indexed(meta: dict) -> bool:
@@ -283,7 +239,7 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
 _FRAMES = {"frames": tf.io.RaggedFeature(tf.string)}  # a video's last chunk is shorter
 
 
-def _clip_decoder(directory, opts: VideoOptions, k: int, size):
+def _clip_decoder(opts: VideoOptions, k: int, size):
     """``decode(picked)``: the picked JPEGs decoded into ``(k, clip_len, H, W, 3)`` (or one
     clip), checked to be the first video's frame size."""
     clip_len, (height, width) = opts.clip_len, size
