@@ -145,9 +145,8 @@ def gb_trace_negative(d):
 
 
 # ------------------------------------------------------------------ pictures' helpers
-@case("see", "shuffled_orders(10**5, 10, runs=10**5): 80 GB of output", ("runs", "GB",
-                                                                          "memory"),
-      timeout=90)
+@case("see", "shuffled_orders(10**5, 10, runs=10**5): 80 GB of output",
+      ("runs", "GB", "memory"))
 def see_orders_huge(d):
     return resolve("mixing", "shuffled_orders")(10**5, 10, runs=10**5)
 

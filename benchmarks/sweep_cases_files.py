@@ -729,7 +729,7 @@ def ex_2d(d):
     return resolve("tf_example", "to_example")({"a": np.ones((2, 3))})
 
 
-@case("example", "to_example given a list of pairs", ("features",))
+@case("example", "to_example given a list of pairs", ("features", "dict of feature"))
 def ex_list(d):
     return resolve("tf_example", "to_example")([("a", 1)])
 
