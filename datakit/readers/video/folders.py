@@ -36,8 +36,7 @@ from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
-__all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
-           "require_pyav", "check_classes_kept"]
+__all__: list[str] = []
 
 
 @dataclass

@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABEL_MODES", "check_choice", "check_class_names", "check_labels", "check_seed",
-           "check_split_seed", "to_grayscale", "with_label_mode"]
+__all__: list[str] = []
 
-LABEL_MODES = ("int", "categorical", "binary", None)
+_LABEL_MODES = ("int", "categorical", "binary", None)
 
 
 def check_choice(name: str, value, allowed: tuple) -> None:
@@ -57,7 +56,7 @@ def check_labels(labels, label_mode, class_names):
             raise ValueError('You can only pass `class_names` if `labels="inferred"`. '
                              f"Received: labels={labels!r}, and class_names={class_names!r}; "
                              "the class names are then the sorted labels")
-    check_choice("label_mode", label_mode, LABEL_MODES)
+    check_choice("label_mode", label_mode, _LABEL_MODES)
     check_class_names(class_names)
     if labels is None:
         if class_names is not None:

@@ -29,7 +29,7 @@ from datakit.readers.video.clip_sampling import clip_span
 from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.folders import list_videos
 
-__all__ = ["VideoIndex", "index_folder", "index_manifest", "short_reason", "SHORT_FIX"]
+__all__: list[str] = []
 
 #: What to change when a video is shorter than one clip.
 SHORT_FIX = "pass a smaller clip_len or frame_step"
