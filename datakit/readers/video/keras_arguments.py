@@ -9,6 +9,10 @@ the kit's fix:
 'binary'
 >>> check_labels(None, "int", None) is None  # no labels: no label mode
 True
+>>> check_labels([0, 1, -1], "int", None)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: labels: label -1 at position 2 is negative: each label must be a class id 0, 1, ...
 >>> check_labels(None, "int", ["a"])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
@@ -30,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from datakit.core.class_ids import check_class_ids
+
 __all__: list[str] = []
 
 _LABEL_MODES = ("int", "categorical", "binary", None)
@@ -42,7 +48,12 @@ def check_choice(name: str, value, allowed: tuple) -> None:
 
 
 def check_labels(labels, label_mode, class_names):
-    """The label mode to use (``None`` when there are no labels), Keras' rules checked."""
+    """The label mode to use (``None`` when there are no labels), Keras' rules checked.
+
+    A list of labels holds class ids (:func:`~datakit.core.class_ids.check_class_ids`):
+    a negative one is refused by its position, as is one past 1 with
+    ``label_mode="binary"``; the classes are then ``0..max(labels)``.
+    """
     if labels not in ("inferred", None):
         if not isinstance(labels, (list, tuple)) or not all(
                 isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in labels):
@@ -57,6 +68,9 @@ def check_labels(labels, label_mode, class_names):
                              f"Received: labels={labels!r}, and class_names={class_names!r}; "
                              "the class names are then the sorted labels")
     check_choice("label_mode", label_mode, _LABEL_MODES)
+    if isinstance(labels, (list, tuple)):  # class ids: none negative; 0 or 1 when binary
+        check_class_ids(labels, 2 if label_mode == "binary" else None,
+                        classes_from="label_mode='binary'")
     check_class_names(class_names)
     if labels is None:
         if class_names is not None:
