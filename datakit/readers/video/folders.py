@@ -187,10 +187,15 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
 def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
     """A class whose every video was skipped is an error naming it (never an empty class)."""
     emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
-    if emptied:
-        raise DataError(directory / emptied[0], f"class {emptied[0]!r} has no video left: all "
-                        f"of its videos were skipped ({len(skipped)} skipped in all, see "
-                        "`skipped`); fix or replace them, or pass class_names without it")
+    if emptied:  # (the listing is never returned, and may not be printed: name the files)
+        folder = directory / emptied[0]
+        mine = [f"{Path(p).relative_to(directory)}: {reason}" for p, reason in skipped
+                if Path(p).is_relative_to(folder)]
+        first = mine[0] if mine else f"{len(skipped)} skipped in all"
+        more = f"; and {len(mine) - 1} more" if len(mine) > 1 else ""
+        raise DataError(folder, f"class {emptied[0]!r} has no video left: all of its videos "
+                        f"were skipped ({first}{more}); fix or replace them, or pass "
+                        "class_names without it")
 
 
 def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
