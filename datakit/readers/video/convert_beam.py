@@ -179,7 +179,7 @@ def _check_call(workers, pipeline_args) -> None:
 
 
 def write_video_shards_beam(directory, out, *, validation_split: float | None = None,
-                            seed: int = 0, class_names=None, quality: int = 90,
+                            seed: int | None = None, class_names=None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2, pipeline_args=None,
                             on_bad_file: str = "raise", options: VideoOptions | None = None,
                             **frame_options) -> dict:

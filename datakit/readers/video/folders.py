@@ -276,6 +276,7 @@ def split_indices(n: int, validation_split: float | None, seed: int | None,
     ([0, 1, 2], [3, 4])
     """
     seed = check_split_seed(validation_split, shuffle, seed)  # a split is drawn from a seed
-    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
+    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle and validation_split \
+        else list(range(n))  # (no split: nothing to draw)
     return order[:n - n_val], order[n - n_val:]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from datakit.core.arguments import check_seed
 from datakit.core.class_ids import check_class_ids
 
 __all__: list[str] = []
@@ -101,29 +102,26 @@ def check_class_names(class_names) -> None:
                          "in label order")
 
 
-def check_split_seed(validation_split, shuffle: bool, seed):
-    """The seed to use: Keras refuses a shuffled split without one, and draws one otherwise."""
-    if seed is not None:
-        return check_seed(seed)
-    if validation_split and shuffle:
-        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
-                         "a `seed` argument, to make sure that there is no overlap between the "
-                         "training and validation subset; pass seed=<an int> (e.g. seed=42), "
-                         "the same for both subsets")
-    return int(np.random.randint(1_000_000))
+def check_split_seed(validation_split, shuffle: bool, seed) -> int | None:
+    """The seed checked (:func:`~datakit.core.arguments.check_seed`, and >= 0: NumPy, which
+    draws a split, takes no negative seed); ``None`` stays ``None`` (TensorFlow draws the
+    readers' seeds), except that Keras refuses a shuffled split without a seed.
 
-
-def check_seed(seed) -> int:
-    """``seed`` as an int >= 0: NumPy, which draws the split, takes no negative seed.
-
-    >>> check_seed(-1)  # doctest: +ELLIPSIS
+    >>> check_split_seed(None, True, None) is None, check_split_seed(0.2, True, 7)
+    (True, 7)
+    >>> check_split_seed(None, True, -1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
     ValueError: seed=-1: pass an int >= 0 (e.g. seed=42)...
     """
-    from datakit.core.arguments import check_int
-
-    seed = check_int("seed", seed)
+    seed = check_seed(seed)
+    if seed is None:
+        if validation_split and shuffle:
+            raise ValueError("If using `validation_split` and shuffling the data, you must "
+                             "provide a `seed` argument, to make sure that there is no overlap "
+                             "between the training and validation subset; pass seed=<an int> "
+                             "(e.g. seed=42), the same for both subsets")
+        return None
     if seed < 0:
         raise ValueError(f"seed={seed}: pass an int >= 0 (e.g. seed=42); the split is drawn "
                          "by NumPy, which takes no negative seed")
