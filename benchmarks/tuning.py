@@ -47,9 +47,11 @@ def video_folder() -> Path:
     """TFRecord shards of 48 synthetic 64x64 videos (written once, fixed seed)."""
     from datakit.readers import video
     folder = HERE / "work" / "doctor_videos"
-    if not (folder / "manifest.json").exists():
+    made = folder / "manifest.json"
+    if not made.exists() or "chunk_frames" not in made.read_text():  # none, or an old layout
         video.write_video_records(video.make_videos(48, size=64, min_frames=24, max_frames=48,
-                                                    seed=0), folder, num_shards=4, overwrite=True)
+                                                    seed=0), folder, class_names=video.CLASSES,
+                                  num_shards=4, overwrite=True)
     return folder
 
 

@@ -72,7 +72,7 @@ def _make_data(n: int, size: int) -> None:
     """MP4 files for 1x and 4x (nested: 1x is the first n videos) and the same as shards."""
     from datakit.readers import video
 
-    stamp = WORK / f"done-{n}-{size}"
+    stamp = WORK / f"done-{n}-{size}-chunked"  # (shards of the one layout clip_dataset reads)
     if stamp.exists():
         return
     import shutil
@@ -81,7 +81,8 @@ def _make_data(n: int, size: int) -> None:
     for scale in (1, 4):
         kw = dict(size=size, seed=0)
         video.write_mp4_videos(video.iter_videos(scale * n, **kw), WORK / f"mp4_{scale}x")
-        video.write_video_records(video.iter_videos(scale * n, **kw), WORK / f"records_{scale}x")
+        video.write_video_records(video.iter_videos(scale * n, **kw), WORK / f"records_{scale}x",
+                                  class_names=video.CLASSES)
     stamp.touch()
 
 

@@ -96,7 +96,7 @@ def test_a_py_function_is_refused_unless_declared_stateless(tmp_path):
 
 def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):
     shards = tmp_path / "shards"
-    video.write_video_records(videos, shards, num_shards=3)
+    video.write_video_records(videos, shards, class_names=video.CLASSES, num_shards=3)
     kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer_size=5, seed=2,
                   with_ids=True)
     whole, _ = check_resumes("datakit.readers.video.clips:clip_dataset", kwargs, 2, tmp_path)

@@ -87,8 +87,12 @@ def test_options_or_keywords_not_both(broken, tmp_path):
     keyword = {"video_dataset_from_directory": {"frame_step": 2},
                "write_video_shards": {"fps": 10}, "clip_dataset": {"clip_len": 4}}
     for name, kw in keyword.items():
-        with pytest.raises(ValueError, match="both as keywords and in options="):
+        (key, value), = kw.items()
+        with pytest.raises(TypeError, match=f"{name}\\(\\) got {key} twice: {key}={value} "
+                           "beside options="):
             _call(name, broken, tmp_path, options=VideoOptions(clip_len=4), **kw)
+        with pytest.raises(TypeError, match="twice"):  # the same value twice is still twice
+            _call(name, broken, tmp_path, options=VideoOptions(**kw), **kw)
         with pytest.raises(TypeError, match="VideoOptions"):
             _call(name, broken, tmp_path, options={"clip_len": 4})
 

@@ -143,8 +143,15 @@ def test_no_import_cycle_between_modules_type_checking_imports_included():
             visit(m, [])
 
 
+def _is_kit_module(dotted: str) -> bool:
+    """``datakit.a.b`` is a module or package of the kit (not a name defined in one)."""
+    where = ROOT.joinpath(*dotted.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+
 def _private_uses(path: Path) -> list[str]:
-    """``from datakit.x import _y`` and ``alias._y`` where alias is a kit module."""
+    """``from datakit.x import _y``, and ``alias._y`` where alias is a kit module: imported
+    as ``import datakit.x as alias`` or ``from datakit.x import module`` (``convert._record``)."""
     tree = ast.parse(path.read_text())
     found, aliases = [], set()
     for node in ast.walk(tree):
@@ -152,7 +159,7 @@ def _private_uses(path: Path) -> list[str]:
             for a in node.names:
                 if a.name.startswith("_"):
                     found.append(f"{path.name}:{node.lineno} imports {node.module}.{a.name}")
-                elif node.module == "datakit":
+                elif _is_kit_module(f"{node.module}.{a.name}"):
                     aliases.add(a.asname or a.name)
         elif isinstance(node, ast.Import):
             aliases |= {a.asname for a in node.names if a.name.startswith("datakit.") and a.asname}
@@ -162,6 +169,14 @@ def _private_uses(path: Path) -> list[str]:
                 and not node.attr.startswith("__")):
             found.append(f"{path.name}:{node.lineno} uses {node.value.id}.{node.attr}")
     return found
+
+
+def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
+    user = tmp_path / "user.py"
+    user.write_text("from datakit.readers.video import conversion\n"
+                    "from datakit.readers.video.conversion import convert_videos\n"
+                    "conversion._record(None)\nconvert_videos._x\n")
+    assert _private_uses(user) == ["user.py:3 uses conversion._record"]
 
 
 @pytest.mark.parametrize("folder", ["datakit", "benchmarks"])

@@ -645,13 +645,13 @@ def video_huge_buffer(d, st):
 
 def video_short_tfrecord(d, st):
     video.write_video_records(video.make_videos(3, size=16, min_frames=4, max_frames=6), d,
-                              num_shards=1)
+                              class_names=video.CLASSES, num_shards=1)
     return [len(b[0]) for b in video.clip_dataset(d, clip_len=8, batch_size=3)]
 
 
 def video_buffer_capped(d, st):
     video.write_video_records(video.make_videos(3, size=16, min_frames=9, max_frames=9), d,
-                              num_shards=1)
+                              class_names=video.CLASSES, num_shards=1)
     ds = video.clip_dataset(d, clip_len=8, batch_size=3, shuffle_buffer_size=10**8, with_ids=True)
     return sorted(int(i) for b in ds for i in b["id"].numpy())
 
@@ -775,7 +775,7 @@ CASES = [
     (video_clip_len_float, E(TypeError, "clip_len", "2.5")),
     (video_n_readers_str, E(TypeError, "n_readers", "'2'")),
     (video_huge_buffer, E(ValueError, "2147483648")),
-    (video_short_tfrecord, E(INV, "video id", "fewer than clip_len=8")),
+    (video_short_tfrecord, E(DataError, "video id", "fewer than the 8 one clip spans")),
     (video_buffer_capped, [0, 1, 2]),
     (gb_trace_keeps_first_pass, [True, True]),
     (gb_shuffle_seed_minus_one, list(range(6))),

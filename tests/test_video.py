@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 from video_cases import KW, MAX_F, MIN_F, SIZE, N
 
+from datakit.core.errors import DataError
 from datakit.readers import video
 
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
@@ -18,7 +19,7 @@ JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these fr
 @pytest.fixture(scope="module")
 def shards(videos, tmp_path_factory):
     d = tmp_path_factory.mktemp("shards")
-    video.write_video_records(videos, d, num_shards=3)
+    video.write_video_records(videos, d, class_names=video.CLASSES, num_shards=3)
     return d
 
 
@@ -139,24 +140,23 @@ def test_validation_clips_are_fixed_middle_clips_in_file_order(videos, shards):
     lengths = {v.id: len(v.frames) for v in videos}
     assert all(s == (lengths[i] - 4) // 2 for i, s in first)
     assert sorted(i for i, _ in first) == list(range(N))
-    # round robin wrote video i to shard i % 3; shards 0 and 1 are read first, in order
-    assert [i for i, _ in first][:4] == [0, 1, 3, 4]
+    # in the manifest's order (by id), not the shards' (round robin put video i in shard i % 3)
+    assert [i for i, _ in first] == list(range(N))
 
 
 @pytest.mark.timeout(120)
 def test_clip_longer_than_a_video_is_an_error(shards):
-    ds = video.clip_dataset(shards, clip_len=MAX_F + 1, batch_size=2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="clip_len"):
-        list(ds)
+    with pytest.raises(DataError, match="fewer than the .* one clip spans.*clip_len"):
+        video.clip_dataset(shards, clip_len=MAX_F + 1, batch_size=2)
 
 
 @pytest.mark.timeout(120)
 def test_a_short_video_is_named_by_its_file(tmp_path):
     vs = [video.Video(i, 0, video.make_video(i, **KW).frames[:n], source=f"/videos/v{i}.mp4")
           for i, n in enumerate((12, 3))]
-    video.write_video_records(vs, tmp_path, num_shards=1)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="/videos/v1.mp4"):
-        list(video.clip_dataset(tmp_path, clip_len=4, shuffle_buffer_size=0))
+    video.write_video_records(vs, tmp_path, class_names=video.CLASSES, num_shards=1)
+    with pytest.raises(DataError, match="/videos/v1.mp4: 3 frames"):  # when it is built
+        video.clip_dataset(tmp_path, clip_len=4, shuffle_buffer_size=0)
 
 
 def test_the_writer_refuses_two_frame_sizes_naming_the_video(tmp_path):
@@ -164,23 +164,42 @@ def test_the_writer_refuses_two_frame_sizes_naming_the_video(tmp_path):
     big = video.make_video(1, **{**KW, "size": SIZE * 2})
     big.source = "/videos/big.mp4"
     with pytest.raises(ValueError, match="big.mp4.*resize"):
-        video.write_video_records([small, big], tmp_path)
+        video.write_video_records([small, big], tmp_path, class_names=video.CLASSES)
     assert not list(tmp_path.glob("*.tfrecord"))  # nothing half-written
 
 
 @pytest.mark.timeout(120)
-def test_the_reader_names_a_video_of_another_frame_size(tmp_path):
+def test_shards_of_one_record_per_video_are_refused_by_name(tmp_path):
     from datakit.readers.records import tf_example, tfrecords
 
     with tfrecords.ShardWriter(tmp_path, prefix="videos", num_shards=1) as w:
-        for i, size in enumerate((SIZE, SIZE * 2)):  # written by hand, past the writer's check
-            v = video.make_video(i, **{**KW, "size": size})
+        for i in range(2):  # the layout an earlier write_video_records wrote: a record a video
+            v = video.make_video(i, **KW)
             jpegs = [tf.io.encode_jpeg(f).numpy() for f in v.frames]
             w.write(tf_example.to_sequence_example(
-                {"id": i, "label": v.label, "length": len(jpegs), "source": f"/v/{i}.avi"},
-                {"frames": jpegs}))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="/v/1.avi"):
-        list(video.clip_dataset(tmp_path, clip_len=4, shuffle_buffer_size=0, training=False))
+                {"id": i, "label": v.label, "length": len(jpegs)}, {"frames": jpegs}))
+    with pytest.raises(DataError, match="earlier write_video_records.*write_video_records"):
+        video.clip_dataset(tmp_path, clip_len=4)
+
+
+def test_the_records_writer_writes_the_converters_layout(videos, shards):
+    from datakit.core import manifest
+    from datakit.readers.video.part_files import CHUNK_FRAMES
+
+    meta = manifest.read_manifest(shards)["sets"]["videos"]
+    assert meta["chunk_frames"] == CHUNK_FRAMES and meta["class_names"] == list(video.CLASSES)
+    by_id = {v["id"]: v for v in meta["videos"]}
+    for v in videos:  # a record per 64 frames, where the manifest says, holding those frames
+        row = by_id[v.id]
+        assert (row["frames"], row["label"]) == (len(v.frames), v.label)
+        assert len(row["chunks"]) == -(-len(v.frames) // CHUNK_FRAMES)
+        with open(shards / row["shard"], "rb") as f:
+            f.seek(row["chunks"][0])
+            n = int.from_bytes(f.read(8), "little")
+            f.read(4)
+            se = tf.train.SequenceExample.FromString(f.read(n))
+        assert se.context.feature["id"].int64_list.value == [v.id]
+        assert se.context.feature["first"].int64_list.value == [0]
 
 
 @pytest.mark.timeout(180)
@@ -215,15 +234,15 @@ def test_the_lazy_names_are_the_public_names():
         assert getattr(package, name) is getattr(module, name)
 
 
-def test_class_names_come_from_the_shards_or_the_call_never_the_demo_set(shards):
-    ds = video.clip_dataset(shards, clip_len=4)
-    assert not ds.class_names
-    with pytest.raises(ValueError, match="carry no class names.*class_names="):
-        ds.class_names[0]
-    with pytest.raises(ValueError, match="write_video_shards"):
-        list(ds.class_names)
-    named = video.clip_dataset(shards, clip_len=4, class_names=("a", "b", "c", "d"))
-    assert named.class_names == ["a", "b", "c", "d"]
+def test_class_names_are_the_writers_never_a_default(videos, shards, tmp_path):
+    assert video.clip_dataset(shards, clip_len=4).class_names == list(video.CLASSES)
+    with pytest.raises(ValueError, match="leave class_names out"):
+        video.clip_dataset(shards, clip_len=4, class_names=("a", "b", "c", "d"))
+    with pytest.raises(TypeError, match="class_names"):
+        video.write_video_records(videos, tmp_path)  # no default: a wrong one would mislabel
+    with pytest.raises(ValueError, match="label 3.*2 names"):
+        video.write_video_records([v for v in videos if v.label == 3], tmp_path,
+                                  class_names=["a", "b"])
 
 
 def test_clip_dataset_old_cycle_length_name_warns_and_gives_the_same_clips(shards):

@@ -42,7 +42,7 @@ def runs(tmp_path_factory):
     bad = _damaged_mjpeg(d / "up" / "up_damaged.mov")
     local = video.write_video_shards(d, root / "local", processes=2, progress=False, **KW)
     with pytest.MonkeyPatch.context() as m:  # job files of 4 videos: several, one partly full
-        m.setattr(convert_beam, "JOB_CHUNK", 4)
+        m.setattr(convert_beam, "_JOB_CHUNK", 4)
         beam = convert_beam.write_video_shards_beam(d, root / "beam", workers=2, **KW)
     return d, bad, local, beam
 

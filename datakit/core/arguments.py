@@ -193,6 +193,19 @@ def check_seconds(name: str, value: Any, *, positive: bool = False,
     return seconds
 
 
+def check_on_bad(name: str, value: Any) -> str:
+    """The one ``on_bad_*`` rule (``on_bad_file``, ``on_bad_line``): ``"raise"`` or ``"skip"``.
+
+    >>> check_on_bad("on_bad_file", "ignore")
+    Traceback (most recent call last):
+    ...
+    ValueError: on_bad_file='ignore': pass 'raise' or 'skip'
+    """
+    if value not in ("raise", "skip"):
+        raise ValueError(f"{name}={value!r}: pass 'raise' or 'skip'")
+    return value
+
+
 def check_shuffle_buffer(value: int, elements: int | None = None, *,
                          what: str = "elements") -> int:
     """A checked shuffle buffer size, capped at the ``elements`` it can ever hold.

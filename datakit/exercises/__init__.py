@@ -10,8 +10,9 @@ another order: a seed, or ``shuffle`` in another place).
 The references are the kit's production helpers, so your plain ``tf.data``
 code is checked against them: ``"csv_reader"`` (notebook 05, the numeric
 columns of :func:`datakit.readers.csv_files.reader.csv_reader_dataset`), ``"example"`` (notebook
-07, :func:`datakit.readers.records.tf_example.to_example`) and ``"clip_pipeline"`` (notebook 09,
-:func:`datakit.readers.video.clips.clip_dataset`). :func:`compare` works on any two
+07, :func:`datakit.readers.records.tf_example.to_example`) and ``"clip_pipeline"``
+(:func:`datakit.readers.video.clips.clip_dataset` on the shards of ``write_video_records``
+or ``write_video_shards``). :func:`compare` works on any two
 datasets or lists:
 
 >>> from datakit.exercises import compare

@@ -3,13 +3,14 @@
 :func:`~datakit.readers.video.directory.video_dataset_from_directory`,
 :func:`~datakit.readers.video.convert.write_video_shards` and
 :func:`~datakit.readers.video.clips.clip_dataset` take these as keywords (or
-as ``options=VideoOptions(...)``) and build one object from them, so a bad
+as ``options=VideoOptions(...)``, never both for one field) and build one object
+from them (:func:`video_options`), so a bad
 value is refused before any file is opened, with the same message whichever
 entry point was called:
 
 >>> VideoOptions(clip_len=8, frame_size=(32, 32), fps=25)  # doctest: +NORMALIZE_WHITESPACE
 VideoOptions(clip_len=8, frame_step=1, fps=25, frame_size=(32, 32), crop_to_aspect_ratio=False,
-             pad_to_aspect_ratio=False, sampler=None, clips_per_video=1)
+             pad_to_aspect_ratio=False, sampler=None, clips_per_video=1, prefetch=-1)
 >>> VideoOptions(frame_size=(32, 0))
 Traceback (most recent call last):
     ...
@@ -36,11 +37,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
 from datakit.readers.video.clip_sampling import check_sampler
 
 __all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
-           "crop_size", "RESIZE_FIX"]
+           "crop_size", "RESIZE_FIX", "FRAME_FIELDS", "check_quality"]
 
 #: How to make a set's frames one size, as every message about sizes says it.
 RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
@@ -59,6 +61,7 @@ class VideoOptions:
         sampler: ``"random"``, ``"uniform"``, ``"center"``, or ``None`` (the
             default for training or validation).
         clips_per_video: clips per video per epoch (one for ``"center"``).
+        prefetch: batches the readers prepare ahead (``-1``: ``tf.data.AUTOTUNE``; 0: none).
     """
 
     clip_len: int = 16
@@ -69,11 +72,17 @@ class VideoOptions:
     pad_to_aspect_ratio: bool = False
     sampler: str | None = None
     clips_per_video: int = 1
+    prefetch: int = -1
 
     def __post_init__(self):
         if self.frame_size is not None:
             object.__setattr__(self, "frame_size", _check_frame_size(self.frame_size))
         _check_fps(self.fps)
+        if isinstance(self.prefetch, bool) or not isinstance(self.prefetch, int):
+            raise TypeError(f"prefetch must be an int, got {self.prefetch!r}")
+        if self.prefetch < -1:
+            raise ValueError(f"prefetch={self.prefetch}: pass an int >= 0, or -1 "
+                             "(tf.data.AUTOTUNE)")
         for name in ("crop_to_aspect_ratio", "pad_to_aspect_ratio"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -170,19 +179,54 @@ def _check_fps(fps) -> None:
         raise ValueError(message)
 
 
-def video_options(options: VideoOptions | None, **keywords) -> VideoOptions:
-    """The options of a call: ``options`` if given (then no keyword may differ from its
-    default), else a :class:`VideoOptions` built, and so checked, from the keywords."""
+#: The fields the converters take: how frames are stored (clips are the reader's business).
+FRAME_FIELDS = ("frame_size", "fps", "crop_to_aspect_ratio", "pad_to_aspect_ratio")
+
+
+def video_options(options: VideoOptions | None, given: dict, *, where: str,
+                  takes: tuple[str, ...] | None = None) -> VideoOptions:
+    """The options of a call to ``where``: ``options``, or a :class:`VideoOptions` built (and so
+    checked) from the keywords ``given`` beside it, which then may not be in ``options`` too.
+
+    ``takes``: the fields ``where`` accepts as keywords (default: all of them).
+
+    >>> video_options(VideoOptions(clip_len=8), {"clip_len": 8},
+    ...               where="clip_dataset")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    TypeError: clip_dataset() got clip_len twice: clip_len=8 beside options=VideoOptions(clip_...
+    >>> video_options(None, {"clip_lenn": 8}, where="clip_dataset")
+    Traceback (most recent call last):
+        ...
+    TypeError: clip_dataset() got an unexpected keyword argument 'clip_lenn'
+    """
+    allowed = takes if takes is not None else tuple(f.name for f in fields(VideoOptions))
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
     if options is None:
-        return VideoOptions(**keywords)
+        return VideoOptions(**given)
     if not isinstance(options, VideoOptions):
         raise TypeError(f"options must be a VideoOptions, got {type(options).__name__}")
-    defaults = {f.name: f.default for f in fields(VideoOptions)}
-    both = sorted(k for k, v in keywords.items() if v != defaults[k])
-    if both:
-        raise ValueError(f"{', '.join(both)} passed both as keywords and in options=: pass "
-                         "each once (in options=VideoOptions(...) or as a keyword)")
+    if given:
+        name = sorted(given)[0]
+        raise TypeError(f"{where}() got {name} twice: {name}={given[name]!r} beside options="
+                        f"VideoOptions({name}={getattr(options, name)!r}); pass it once, as a "
+                        "keyword or in options=")
     return options
+
+
+def check_quality(quality) -> int:
+    """The one JPEG ``quality`` rule: an int in 1..100.
+
+    >>> check_quality(101)
+    Traceback (most recent call last):
+        ...
+    ValueError: quality=101: pass a JPEG quality in 1..100
+    """
+    if not 1 <= check_count("quality", quality) <= 100:
+        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
+    return quality
 
 
 def check_one_frame_size(path, size, first_path, first_size, *, fix: str = RESIZE_FIX) -> None:

@@ -1,14 +1,13 @@
 """Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
-:func:`clip_dataset` reads TFRecord shards of ``SequenceExample`` s
-(one JPEG per frame, written by
-:func:`datakit.readers.video.convert.write_video_shards` in records of 64
-frames, or by :func:`datakit.readers.video.video_records.write_video_records`
-one record per video), reads only the records each clip spans where the
-manifest says where they are, and decodes only the frames of each clip. The
-baselines it replaces: decoding MP4 files whole
+:func:`clip_dataset` reads the one layout of the converter's shards, written by
+:func:`datakit.readers.video.convert.write_video_shards` (video files) or
+:func:`datakit.readers.video.video_records.write_video_records` (videos in
+memory): records of 64 frames, the manifest saying where each starts. It reads
+only the records each clip spans and decodes only its frames. The baselines it
+replaces: MP4 files decoded whole
 (:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and every frame in
-one NumPy array (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
+memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
@@ -18,96 +17,79 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from datakit.core import manifest
-from datakit.core.arguments import check_count, check_int, check_shuffle_buffer
+from datakit.core.arguments import check_int, check_on_bad
 from datakit.core.errors import DataError
 from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
-from datakit.readers.records import tf_example, tfrecords
+from datakit.readers.records import tfrecords
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
     clip_frames,
-    clip_span,
     epoch_keys,
     video_key,
 )
+from datakit.readers.video.clip_shards import (
+    check_one_run,
+    shard_class_names,
+    shard_frame_size,
+    video_set,
+)
+from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
+from datakit.readers.video.video_index import index_manifest
 
-__all__ = ["clip_dataset", "check_pipeline_args", "shuffle_and_batch"]
-
-
-def shuffle_and_batch(ds, batch_size: int, shuffle_buffer_size: int, seed: int | None,
-                      drop_remainder: bool, known: int | None = None):
-    """The clip pipelines' tail: shuffle (a buffer of 0 or 1: none) -> batch -> prefetch."""
-    shuffle_buffer_size = check_shuffle_buffer(shuffle_buffer_size, known, what="videos")
-    if shuffle_buffer_size > 1:
-        ds = ds.shuffle(shuffle_buffer_size, seed=seed)
-    return ds.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
-
-
-def check_pipeline_args(batch_size, shuffle_buffer_size, n_readers) -> None:
-    """The batching, shuffling and reading counts of a clip pipeline, checked."""
-    check_count("batch_size", batch_size)
-    check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle
-    check_count("n_readers", n_readers)
-    check_shuffle_buffer(shuffle_buffer_size, what="videos")
+__all__ = ["clip_dataset"]
 
 
-def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                 shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int | None = 0,
-                 drop_remainder: bool = False, with_ids: bool = False, trace: bool = False,
-                 training: bool = True, sampler: str | None = None, frame_step: int = 1,
-                 clips_per_video: int = 1, class_names=None,
-                 options: VideoOptions | None = None, cycle_length: int | None = None,
-                 on_bad_file: str = "raise"):
+def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_size: int = 64,
+                 n_readers: int = 2, seed: int | None = 0, drop_remainder: bool = False,
+                 with_ids: bool = False, trace: bool = False, training: bool = True,
+                 class_names=None, options: VideoOptions | None = None,
+                 cycle_length: int | None = None, on_bad_file: str = "raise", **clip_options):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
-    On shards of ``write_video_shards`` (records of 64 frames, their places in
-    the manifest): videos in a new seeded order each epoch -> choose the clip's
-    frames from the video's length (the sampler) -> read only the records the
-    clip spans (``TFRecordDatasetV2``'s ``byte_offsets``) -> decode only the
-    clip's JPEGs -> shuffle -> batch -> prefetch. On shards with one record per
-    video (``write_video_records``, or converted by an earlier version): shards ->
-    interleave -> parse -> choose -> decode -> ... A new clip each epoch.
+    Videos in a new seeded order each epoch -> choose the clip's frames from the
+    video's length (the sampler) -> read only the records (of 64 frames, their
+    places in the manifest) the clip spans (``TFRecordDatasetV2``'s
+    ``byte_offsets``) -> decode only the clip's JPEGs -> the clip tail the direct
+    reader ends with too (count, shuffle, batch, prefetch:
+    :mod:`~datakit.readers.video.clip_tail`). A new clip each epoch.
 
     Args:
         directory: the shards, from
-            :func:`~datakit.readers.video.video_records.write_video_records` or
-            :func:`~datakit.readers.video.convert.write_video_shards`.
-        clip_len: frames per clip; frame_step: frames between a clip's frames.
+            :func:`~datakit.readers.video.convert.write_video_shards` or
+            :func:`~datakit.readers.video.video_records.write_video_records`.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
-        n_readers: videos (or, for one record per video, shards) read at once,
-            each by its own thread (the name every reader of the kit uses; the old
-            ``cycle_length=`` still works for one version and warns).
-        seed: seeds the video (or file) order, the clip starts and the shuffle
+        n_readers: videos read at once, each by its own thread (the name every
+            reader of the kit uses; the old ``cycle_length=`` still works for one
+            version and warns).
+        seed: seeds the video order, the clip starts and the shuffle
             (``None``: other ones at each build).
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
             first frame ``start`` and ``frames`` (the indices chosen); otherwise
             ``(clips, labels)`` with clips ``(batch, clip_len, H, W, 3)`` uint8.
         trace: add a :mod:`datakit.perf.timeline` trace (stage "decode") to each element.
-        training: ``False`` for validation: files in order, no shuffling, and
+        training: ``False`` for validation: videos in order, no shuffling, and
             the ``"center"`` sampler (one clip per video) unless another is asked.
-        sampler, clips_per_video: see :mod:`datakit.readers.video.clip_sampling`
-            (default ``"random"`` when training). On shards from
-            ``write_video_shards`` a random clip depends on the video and the
-            epoch only, so it is the clip the direct reader picks.
-        class_names: the label names, for shards whose manifest holds none
-            (those of ``write_video_records``); shards from
-            ``write_video_shards`` carry their own.
-        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`
-            instead of clip_len, frame_step, sampler and clips_per_video (the
-            frame size and fps were fixed when the shards were written).
-        on_bad_file: a video of ``write_video_shards`` shorter than one clip (the
-            converter keeps every video: it does not know your clip length) is
-            refused by name when the dataset is built (``"raise"``), or left out
-            (``"skip"``) and listed in the dataset's ``skipped``.
+        class_names: leave out: the shards carry their own (the manifest's);
+            names that differ from them are a ``ValueError``.
+        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
+        **clip_options: its clip fields as keywords (``clip_len``, ``frame_step``,
+            ``sampler``, ``clips_per_video``, ``prefetch``; see
+            :mod:`~datakit.readers.video.clip_sampling`), not both for one field
+            (the frame size and fps were fixed when the shards were written). A
+            random clip depends on the video and the epoch only, so it is the clip
+            the direct reader picks.
+        on_bad_file: a video shorter than one clip (the converter keeps every
+            video: it does not know your clip length) is refused by name when the
+            dataset is built (``"raise"``), or left out (``"skip"``) and listed in
+            ``skipped``, with the direct reader's message
+            (:mod:`~datakit.readers.video.video_index`); ``len(ds)`` stays known.
 
     Returns:
-        The dataset, with ``class_names``: the manifest's, else the
-        ``class_names`` passed; otherwise using them raises a ``ValueError``
-        that says how to name the classes.
+        The dataset, with ``class_names`` (the manifest's) and ``skipped``.
         Into ``fit()``: ``fit(ds.repeat(), steps_per_epoch=len(ds))``, one
         iterator for the run (a new one each epoch can stall at the epoch's end
         in TensorFlow 2.21; see the README).
@@ -115,80 +97,53 @@ def clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int =
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
-        DataError: a video of ``write_video_shards`` shorter than a clip, under ``"raise"``.
+        DataError: a video shorter than a clip, under ``"raise"``; a folder with no
+            manifest of videos, or shards of an earlier layout (one record per
+            video), named with the call that writes them again.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
-        InvalidArgumentError (while reading): a video of ``write_video_records`` (no
-            manifest of videos) shorter than a clip, or frames of another size than the
-            first video's, naming the video.
+        InvalidArgumentError (while reading): a shard changed after it was written,
+            naming the video.
     """
-    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers", n_readers,
-                         2)
-    opts = video_options(options, clip_len=clip_len, frame_step=frame_step, sampler=sampler,
-                         clips_per_video=clips_per_video)
+    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers",
+                            n_readers, 2)
+    opts = video_options(options, clip_options, where="clip_dataset")
     _check_shard_options(opts)
-    check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
+    check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
+    check_on_bad("on_bad_file", on_bad_file)
     seed = None if seed is None else check_int("seed", seed)  # None: TensorFlow draws one
+    asked = Path(directory)
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
-    meta = _video_set(directory)
-    _check_one_run(directory, meta)  # the other set of the generation read, not a newer one
-    names = _class_names(directory, meta, class_names)
-    skipped = _too_short(meta, clip_span(opts.clip_len, opts.frame_step), on_bad_file)
+    meta = video_set(directory)
+    if meta is None or not _indexed(meta):
+        raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
+                        if meta is not None else _NO_VIDEOS)
+    check_one_run(directory, meta)  # the other set of the generation read, not a newer one
+    names = shard_class_names(directory, meta, class_names)
+    index = index_manifest(directory, meta, opts, on_bad_file)
     sampler = opts.sampler_for(training)
     k = opts.clips_for(sampler)
-    decode = _clip_decoder(directory, opts, k, _frame_size_of(directory, meta))
-
-    def stage(picked):
-        d = decode(picked)
-        return d if with_ids else (d["clip"], d["label"])
-
-    total: int | None
-    if meta is not None and _indexed(meta):  # converted: the manifest says where chunks start
-        ds = _spanned_records(directory, meta, opts, sampler, k, skipped, seed=seed,
-                              training=training, n_readers=n_readers)
-        total = len(meta["videos"]) - len(skipped)
-    else:  # shards of write_video_records, or converted by an earlier kit: whole records
-        ds = _keyed_records(directory, seed=seed, training=training, n_readers=n_readers,
-                            per_video=meta is not None)
-        if skipped:
-            left_out = tf.constant(sorted(skipped), tf.int64)
-            ds = ds.filter(lambda serialized, key: tf.reduce_all(tf.not_equal(
-                tf.io.parse_single_sequence_example(serialized, _ID)[0]["id"], left_out)))
-        ds = ds.map(_whole_record_picker(directory, opts, sampler, k,
-                                         per_video=meta is not None))
-        total = _record_count(directory)
-        total = total - len(skipped) if total is not None else None
-    if total is not None:  # the count tells fit() how many steps an epoch has
-        ds = ds.apply(tf.data.experimental.assert_cardinality(total))
-    ds = timeline.tag(ds).map(timeline.timed("decode", stage)) if trace else ds.map(stage)
+    decode = _clip_decoder(opts, k, shard_frame_size(meta))
+    by_id = {int(v["id"]): v for v in meta["videos"]}
+    ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
+                          int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
+                          training=training, n_readers=n_readers)
+    ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
-        if total:
-            ds = ds.apply(tf.data.experimental.assert_cardinality(total * k))
-    ds = shuffle_and_batch(ds, batch_size, shuffle_buffer_size if training else 0, seed,
-                           drop_remainder, total * k if total else None)
+    ds = clip_tail(ds, count=len(index.kept) * k, batch_size=batch_size,
+                   shuffle_buffer_size=shuffle_buffer_size if training else 0, seed=seed,
+                   prefetch=opts.prefetch, drop_remainder=drop_remainder,
+                   label=None if with_ids else _with_trace(trace, lambda d: (d["clip"],
+                                                                            d["label"])))
     ds.class_names = names
-    ds.skipped = sorted(skipped.values())
+    ds.skipped = index.skipped
     return ds
 
 
-_ID = {"id": tf.io.FixedLenFeature((), tf.int64)}
-
-
-def _too_short(meta: dict | None, span: int, on_bad_file: str) -> dict[int, tuple]:
-    """``{video id: (source, reason)}`` of the manifest's videos shorter than ``span``
-    frames, to leave out under ``"skip"``; under ``"raise"`` a :class:`DataError` naming them."""
-    if on_bad_file not in ("raise", "skip"):
-        raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
-    short = {int(v["id"]): (v.get("source", f"video id {v['id']}"),
-                            f"{v['frames']} frames, fewer than the {span} one clip spans")
-             for v in (meta or {}).get("videos", []) if "frames" in v and v["frames"] < span}
-    if short and on_bad_file == "raise":
-        source, reason = next(iter(short.values()))
-        more = f" (and {len(short) - 1} more)" if len(short) > 1 else ""
-        raise DataError(source, f"{reason}{more}; pass a smaller clip_len or frame_step, or "
-                        "on_bad_file='skip' to leave such videos out (listed in .skipped)")
-    return short
+def _with_trace(trace: bool, fn):
+    """``fn`` for ``map``, on the element beside its timeline trace when ``trace``."""
+    return (lambda d, t: (fn(d), t)) if trace else fn
 
 
 def _check_shard_options(opts: VideoOptions) -> None:
@@ -199,85 +154,14 @@ def _check_shard_options(opts: VideoOptions) -> None:
                          "pass these to write_video_shards, not to clip_dataset")
 
 
-class _NoClassNames:
-    """The ``class_names`` of shards that carry none: any use raises, naming the fix."""
-
-    def __init__(self, directory):
-        self.directory = str(directory)
-
-    def _fail(self, *args):
-        raise ValueError(f"{self.directory}: these shards carry no class names "
-                         "(write_video_records does not store them); pass clip_dataset(..., "
-                         "class_names=[...]) in label order, or convert the videos with "
-                         "write_video_shards, which stores them")
-
-    __getitem__ = __iter__ = __len__ = __contains__ = _fail
-
-    def __bool__(self):
-        return False
-
-    def __repr__(self):
-        return f"<no class names in {self.directory}: pass clip_dataset(..., class_names=...)>"
-
-
-def _class_names(directory, meta: dict | None, class_names):
-    """The manifest's class names, else the caller's; never another set's."""
-    given = None if class_names is None else [str(c) for c in class_names]
-    if meta is None:
-        return _NoClassNames(directory) if given is None else given
-    if given is not None and given != list(meta["class_names"]):
-        raise ValueError(f"class_names={given}, but the shards of {directory} were written "
-                         f"with {meta['class_names']}: leave class_names out")
-    return list(meta["class_names"])
-
-
-def _frame_size_of(directory, meta: dict | None) -> tuple[int, int]:
-    """The first frame's size, for static shapes Keras can use: the manifest's, else a peek.
-
-    Peeks with a reader of its own: iterating the pipeline's would use up the
-    first shuffle of the file order.
-    """
-    if meta is not None and meta["videos"] and "height" in meta["videos"][0]:
-        return int(meta["videos"][0]["height"]), int(meta["videos"][0]["width"])
-    first = next(iter(tfrecords.read_records(directory, check_manifest=False, verify=False)
-                      .take(1)))
-    _, seq = tf_example.parse_sequence_example(first, _CONTEXT, _SEQUENCE)
-    height, width, _ = tf.io.decode_jpeg(seq["frames"][0], channels=3).shape
-    return height, width
-
-
-_CONTEXT = {"id": tf.int64, "label": tf.int64, "length": tf.int64}
-_SOURCE = {"source": tf.io.FixedLenFeature((), tf.string, default_value="")}
-_SEQUENCE = {"frames": tf.string}  # one JPEG per step
-
-
-def _name_of(directory, ctx):
-    """The video's file if the writer knew it, else its id."""
-    by_id = tf.strings.join(["video id ", tf.strings.as_string(ctx["id"]), f" of {directory}"])
-    return tf.where(tf.equal(ctx["source"], ""), by_id, ctx["source"])
-
-
-def _whole_record_picker(directory, opts: VideoOptions, sampler: str, k: int, *,
-                         per_video: bool):
-    """``pick(serialized, key)``: the JPEGs of one whole-video record's clip(s)."""
-    clip_len, frame_step = opts.clip_len, opts.frame_step
-    span = clip_span(clip_len, frame_step)
-
-    def pick(serialized, key):
-        ctx, seq = tf_example.parse_sequence_example(serialized, _CONTEXT, _SEQUENCE)
-        ctx.update(tf.io.parse_single_sequence_example(serialized, _SOURCE)[0])
-        n = tf.shape(seq["frames"], out_type=tf.int64)[0]
-        short = tf.debugging.Assert(n >= span, [
-            _name_of(directory, ctx), "has", n, f"frames, fewer than clip_len={clip_len} needs "
-            f"({span} frames at frame_step={frame_step}): pass a smaller clip_len or leave the "
-            "video out"], name="short_video")
-        with tf.control_dependencies([short]):
-            frames = clip_frames(n, video_key(key, ctx["id"]) if per_video else key, clip_len,
-                                 frame_step=frame_step, sampler=sampler, clips_per_video=k)
-        return {"jpegs": tf.gather(seq["frames"], frames), "frames": frames,
-                "label": ctx["label"], "id": ctx["id"], "name": _name_of(directory, ctx)}
-
-    return pick
+_NO_VIDEOS = ("holds no manifest of videos (shards of an earlier write_video_records, one "
+              "record per video, are no longer read): write the shards with write_video_shards "
+              "(video files) or write_video_records (videos in memory)")
+_NOT_INDEXED = ("was written by an earlier write_video_shards or write_video_records (one "
+                "record per video, no chunk offsets in its manifest), which this clip_dataset "
+                "no longer reads; write the shards again: write_video_shards(<the class "
+                "folders>, {parent!r}), or write_video_records(<the videos>, <this folder>, "
+                "overwrite=True)")
 
 
 def _indexed(meta: dict) -> bool:
@@ -292,8 +176,8 @@ _READ_BUFFER = 1 << 16  # bytes read at a time from a record's offset (a record 
 #                         at 112x112 is about 300 KB): little is read past the records needed
 
 
-def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k: int,
-                     skipped: dict, *, seed: int | None, training: bool, n_readers: int):
+def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: VideoOptions,
+                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int):
     """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
 
     The manifest gives each video's shard and where each of its chunks starts;
@@ -302,8 +186,7 @@ def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k:
     chunk it spans. Videos come in a seeded new order each epoch when training.
     """
     tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
-    videos = [v for v in meta["videos"] if int(v["id"]) not in skipped]
-    chunk_frames, clip_len, frame_step = int(meta["chunk_frames"]), opts.clip_len, opts.frame_step
+    clip_len, frame_step = opts.clip_len, opts.frame_step
     starts = np.cumsum([0] + [len(v["chunks"]) for v in videos])[:-1]
     offsets = tf.constant([o for v in videos for o in v["chunks"]] or [0], tf.int64)
     table = tf.data.Dataset.from_tensor_slices({
@@ -356,7 +239,7 @@ def _spanned_records(directory, meta: dict, opts: VideoOptions, sampler: str, k:
 _FRAMES = {"frames": tf.io.RaggedFeature(tf.string)}  # a video's last chunk is shorter
 
 
-def _clip_decoder(directory, opts: VideoOptions, k: int, size):
+def _clip_decoder(opts: VideoOptions, k: int, size):
     """``decode(picked)``: the picked JPEGs decoded into ``(k, clip_len, H, W, 3)`` (or one
     clip), checked to be the first video's frame size."""
     clip_len, (height, width) = opts.clip_len, size
@@ -377,54 +260,3 @@ def _clip_decoder(directory, opts: VideoOptions, k: int, size):
         return d if k > 1 else {key_: v[0] for key_, v in d.items()}
 
     return decode
-
-
-def _keyed_records(directory, *, seed: int | None, training: bool, n_readers: int,
-                   per_video: bool):
-    """The serialized records, each with the random key its clip is drawn with."""
-    raw = tfrecords.read_records(directory, shuffle_files=training, seed=seed,
-                                 n_readers=n_readers, n_read_threads=n_readers)
-    if per_video:  # one key per epoch, mixed with each video's id (as the direct reader)
-        return epoch_keys(seed).flat_map(lambda e: raw.map(lambda s: (s, e)))
-    # shards of write_video_records: a random number per record, in reading order
-    return tf.data.Dataset.zip(raw, tf.data.Dataset.random(seed=seed,
-                                                           rerandomize_each_iteration=True))
-
-
-def _record_count(directory) -> int | None:
-    try:
-        return tfrecords.record_shards(directory)["records"]
-    except (tfrecords.RecordFileError, OSError):  # no manifest
-        return None
-
-
-def _check_one_run(directory: Path, meta: dict | None) -> None:
-    """A :class:`DataError` when ``train/`` and ``validation/`` beside it come from two
-    conversions (copied together by hand, or written by a kit that committed them one after
-    the other): their videos may overlap. ``write_video_shards`` switches both as one
-    generation (:mod:`~datakit.readers.video.generations`)."""
-    if meta is None or "run" not in meta or directory.name not in ("train", "validation"):
-        return
-    other = directory.parent / ("validation" if directory.name == "train" else "train")
-    try:
-        other = generations.current(other)  # mid-switch: the new generation's copy in .next/
-    except DataError:  # the committed generation has no such set: nothing to compare with
-        return
-    theirs = _video_set(other) if (other / manifest.MANIFEST).exists() else None
-    if theirs is not None and theirs.get("run") != meta["run"]:
-        raise DataError(str(directory), f"and {other} were written by two different runs of "
-                        "write_video_shards (one stopped between the two sets): their videos "
-                        "may overlap. Run write_video_shards again into "
-                        f"{directory.parent} (the videos already converted are reused).")
-
-
-def _video_set(directory) -> dict | None:
-    """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
-    try:
-        man = manifest.read_manifest(directory)
-    except (DataError, OSError):
-        return None
-    for s in (man or {"sets": {}})["sets"].values():
-        if "videos" in s and "class_names" in s:
-            return s
-    return None

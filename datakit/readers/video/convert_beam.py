@@ -7,11 +7,12 @@ processes. What runs where:
 
 1. Here, before the pipeline: the folder is listed and probed, the class names
    and labels chosen, and the parts already converted by an earlier run (of
-   these files and options) found, exactly as the local converter does.
+   these files and options) found, by the converter core both converters call
+   (:func:`~datakit.readers.video.conversion.convert_videos`).
 2. In the pipeline, one element per video still to convert: a worker decodes
    it, encodes its JPEGs and writes its part into ``out/.parts/`` itself
    (atomically, so a runner that retries an element just writes it again).
-   The videos' probed facts reach the workers in job files of ``JOB_CHUNK``
+   The videos' probed facts reach the workers in job files of 256
    videos, written there too: only their names are in the pipeline's graph,
    which a runner receives whole and limits in size.
    A video that fails is written down there as ``<part>.failed`` (its reason),
@@ -50,18 +51,17 @@ from pathlib import Path
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
-from datakit.readers.video import convert, generations
-from datakit.readers.video.clip_options import VideoOptions, video_options
-from datakit.readers.video.folders import check_split
-from datakit.readers.video.keras_arguments import check_split_seed
+from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
+from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.part_files import PartJob, convert_part
+from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["write_video_shards_beam", "direct_runner_args", "JOB_CHUNK"]
+__all__ = ["write_video_shards_beam", "direct_runner_args"]
 
 _FAILED = ".failed"  # a part's name + this: the reason its video failed, written by its worker
 #: Videos per job file: the elements' probed facts (timestamps of every frame) are read
 #: by the workers from these files, not sent in the pipeline's graph.
-JOB_CHUNK = 256
+_JOB_CHUNK = 256
 
 
 def direct_runner_args(workers: int = 2) -> list[str]:
@@ -106,13 +106,13 @@ def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_fil
 
 
 def _write_job(parts: Path, items: list) -> list[str]:
-    """``items`` in job files of :data:`JOB_CHUNK` each, in ``parts``; their paths."""
+    """``items`` in job files of ``_JOB_CHUNK`` each, in ``parts``; their paths."""
     for old in parts.glob("job-*.pkl"):  # an earlier run's job
         old.unlink()
     files = []
-    for k in range(0, len(items), JOB_CHUNK):
-        path = parts / f"job-{k // JOB_CHUNK:06d}.pkl"
-        write_atomic(path, pickle.dumps(items[k:k + JOB_CHUNK]))
+    for k in range(0, len(items), _JOB_CHUNK):
+        path = parts / f"job-{k // _JOB_CHUNK:06d}.pkl"
+        write_atomic(path, pickle.dumps(items[k:k + _JOB_CHUNK]))
         files.append(str(path))
     return files
 
@@ -165,13 +165,8 @@ def _raise_failure(parts: Path, folder, todo: list[int], names: list[str], error
             raise DataError(folder.infos[i].path, reason) from error
 
 
-def _check_call(quality, num_shards, validation_split, workers,
-                pipeline_args) -> None:
-    if not 1 <= check_count("quality", quality) <= 100:
-        raise ValueError(f"quality={quality}: pass a JPEG quality in 1..100")
-    check_count("num_shards", num_shards)
+def _check_call(workers, pipeline_args) -> None:
     check_count("workers", workers, fix="pass an int >= 1 (threads of the DirectRunner)")
-    check_split(validation_split, "both" if validation_split is not None else None)
     if pipeline_args is None or (isinstance(pipeline_args, (list, tuple))
                                  and all(isinstance(a, str) for a in pipeline_args)):
         return
@@ -183,13 +178,11 @@ def _check_call(quality, num_shards, validation_split, workers,
                         f"PipelineOptions; got {pipeline_args!r}")
 
 
-def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | None = None,
-                            validation_split: float | None = None, seed: int = 0,
-                            class_names=None, crop_to_aspect_ratio: bool = False,
-                            pad_to_aspect_ratio: bool = False, quality: int = 90,
+def write_video_shards_beam(directory, out, *, validation_split: float | None = None,
+                            seed: int = 0, class_names=None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2, pipeline_args=None,
-                            on_bad_file: str = "raise",
-                            options: VideoOptions | None = None) -> dict:
+                            on_bad_file: str = "raise", options: VideoOptions | None = None,
+                            **frame_options) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
     The arguments and the result are :func:`~datakit.readers.video.convert.write_video_shards`'s
@@ -205,44 +198,40 @@ def write_video_shards_beam(directory, out, *, frame_size=None, fps: float | Non
     workers), so on one machine the local converter is faster for a small set;
     Beam pays off when the videos need more cores than one machine has.
     """
-    opts = video_options(options, frame_size=frame_size, fps=fps,
-                         crop_to_aspect_ratio=crop_to_aspect_ratio,
-                         pad_to_aspect_ratio=pad_to_aspect_ratio)
-    _check_call(quality, num_shards, validation_split, workers, pipeline_args)
-    seed = check_split_seed(validation_split, True, seed)
-    out = Path(out).absolute()
-    with generations.conversion_lock(out):
-        folder, made_with, parts = convert.list_for_conversion(directory, out, opts, quality,
-                                                               class_names, on_bad_file)
-        size, fit, fps = opts.frame_size, opts.fit, opts.fps
-        for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
-            note.unlink()
-        records = [convert._record(info, i, folder.labels[i], folder.class_names, made_with)
-                   for i, info in enumerate(folder.infos)]
-        names, todo = convert._reusable_parts(parts, [convert._key(r) for r in records])
-        items = [(i, folder.infos[i], folder.labels[i], names[i]) for i in todo]
-        work = dict(parts=str(parts), fps=fps, quality=quality, fit=dict(fit),
-                    on_bad_file=on_bad_file)
-        if items:
-            job = _write_job(parts, items)
-            try:
-                _run_pipeline(job, direct_runner_args(workers) if pipeline_args is None
-                              else pipeline_args, **work)
-            except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
-                if on_bad_file == "raise":  # (under "skip" a video's failure never stops the run)
-                    _raise_failure(parts, folder, todo, names, e)
-                raise
-        failed = _failures(parts, folder, todo, names)
-        for i, reason in failed.items():
-            print(f"skipped {folder.infos[i].path}: {reason}")
-        reused = sorted(set(range(len(records))) - set(todo))
-        with convert.shard_sets(out, folder, names, seed=seed, validation_split=validation_split,
-                                num_shards=num_shards, reused=reused) as sets:
-            for i in range(len(records)):
-                if i in failed:
-                    sets.failed(i)
-                else:
-                    sets.ready(i)
-            return convert.commit_run(directory, out, folder, failed, records, names, sets,
-                                      size=size, fps=fps, made_with=made_with, seed=seed,
-                                      converted=len(todo) - len(failed), reused=len(reused))
+    opts = video_options(options, frame_options, where="write_video_shards_beam",
+                         takes=FRAME_FIELDS)
+    _check_call(workers, pipeline_args)
+    args = direct_runner_args(workers) if pipeline_args is None else pipeline_args
+
+    def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
+        return _run(job, sets, args)
+
+    return convert_videos(directory, Path(out).absolute(), opts, quality=quality,
+                          num_shards=num_shards, seed=seed, validation_split=validation_split,
+                          class_names=class_names, on_bad_file=on_bad_file, convert=convert)
+
+
+def _run(job: Conversion, sets: ShardSets, pipeline_args) -> dict[int, str]:
+    """The converter core's middle step on Beam: the ``todo`` videos converted by the
+    pipeline's workers, then each marked ready or failed in ``sets``."""
+    folder, parts, names, todo = job.folder, job.parts, job.names, job.todo
+    for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
+        note.unlink()
+    items = [(i, folder.infos[i], folder.labels[i], names[i]) for i in todo]
+    if items:
+        try:
+            _run_pipeline(_write_job(parts, items), pipeline_args, parts=str(parts),
+                          fps=job.options.fps, quality=job.quality, fit=dict(job.options.fit),
+                          on_bad_file=job.on_bad_file)
+        except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
+            if job.on_bad_file == "raise":  # (under "skip" a video's failure never stops it)
+                _raise_failure(parts, folder, todo, names, e)
+            raise
+    failed = _failures(parts, folder, todo, names)
+    for i in todo:
+        if i in failed:
+            print(f"skipped {folder.infos[i].path}: {failed[i]}")
+            sets.failed(i)
+        else:
+            sets.ready(i)
+    return failed

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datakit.core.arguments import check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
@@ -199,8 +200,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
     """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
     (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
     is then ``None``) or one int per file, as Keras takes them."""
-    if on_bad_file not in ("raise", "skip"):
-        raise ValueError(f"on_bad_file={on_bad_file!r}: pass 'raise' or 'skip'")
+    check_on_bad("on_bad_file", on_bad_file)
     check_class_names(class_names)
     require_pyav()
     directory = Path(directory)

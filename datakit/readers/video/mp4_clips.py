@@ -15,11 +15,12 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.keywords import old_keyword
-from datakit.readers.video.clip_options import video_options
+from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import random_start
-from datakit.readers.video.clips import check_pipeline_args, shuffle_and_batch
+from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
 from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+from datakit.readers.video.video_index import SHORT_FIX, short_reason
 
 __all__ = ["mp4_clip_dataset"]
 
@@ -46,10 +47,10 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         InvalidArgumentError (while reading): a file that is damaged or shorter
             than a clip, naming it.
     """
-    video_options(None, clip_len=clip_len)
+    VideoOptions(clip_len=clip_len)  # the one clip_len rule
     n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
-                         n_readers, 2)
-    check_pipeline_args(batch_size, shuffle_buffer_size, n_readers)
+                            n_readers, 2)
+    check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
@@ -59,8 +60,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         try:
             n = mp4_frame_count(path)
             if n < clip_len:
-                raise ValueError(f"{n} frames, shorter than clip_len={clip_len}: pass a "
-                                 "smaller clip_len or leave the video out")
+                raise ValueError(f"{short_reason(n, clip_len, None)}; {SHORT_FIX}")
             start = random_start(r, n, clip_len)
             clip = read_mp4(path, start, start + clip_len)
             if clip.shape != (clip_len, height, width, 3):
@@ -84,5 +84,6 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     ds = tf.data.Dataset.zip(files, rand).map(lambda pl, r: load(pl[0], pl[1], r),
                                               num_parallel_calls=n_readers,
                                               deterministic=True)
-    ds = ds.apply(tf.data.experimental.assert_cardinality(len(paths)))  # one clip per file
-    return shuffle_and_batch(ds, batch_size, shuffle_buffer_size, seed, drop_remainder, len(paths))
+    return clip_tail(ds, count=len(paths), batch_size=batch_size,  # one clip per file
+                     shuffle_buffer_size=shuffle_buffer_size, seed=seed, prefetch=-1,
+                     drop_remainder=drop_remainder)

@@ -31,7 +31,7 @@ from datakit.readers.video.decoding import encode_jpegs
 from datakit.readers.video.video_info import VideoInfo
 
 __all__ = ["CHUNK_FRAMES", "PartJob", "convert_part", "sequence_example_bytes", "tfrecord_bytes",
-           "write_part"]
+           "chunk_records", "write_part"]
 
 CHUNK_FRAMES = 64
 
@@ -121,10 +121,17 @@ def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes
 
     One record per ``chunk_frames`` frames, each with the video's context and its ``first``.
     """
-    n = len(jpegs)
-    records = (sequence_example_bytes(
-        {"id": i, "label": label, "length": n, "first": first, "source": source.encode()},
-        jpegs[first:first + chunk_frames]) for first in range(0, max(n, 1), chunk_frames))
     with atomic_file(path) as tmp:
-        Path(tmp).write_bytes(b"".join(tfrecord_bytes(r) for r in records))
+        Path(tmp).write_bytes(b"".join(chunk_records(source=source, i=i, label=label,
+                                                     jpegs=jpegs, chunk_frames=chunk_frames)))
+
+
+def chunk_records(*, source: str, i: int, label: int, jpegs: list[bytes],
+                  chunk_frames: int = CHUNK_FRAMES) -> list[bytes]:
+    """Video ``i`` as the framed TFRecords of its chunks: one per ``chunk_frames`` frames, each
+    with the video's context and its ``first`` frame (the layout ``clip_dataset`` reads)."""
+    n = len(jpegs)
+    return [tfrecord_bytes(sequence_example_bytes(
+        {"id": i, "label": label, "length": n, "first": first, "source": source.encode()},
+        jpegs[first:first + chunk_frames])) for first in range(0, max(n, 1), chunk_frames)]
 

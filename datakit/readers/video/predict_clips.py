@@ -32,25 +32,25 @@ from datakit.core.errors import DataError
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import clip_frames, clip_span
 from datakit.readers.video.keras_arguments import check_choice, to_grayscale
+from datakit.readers.video.video_index import short_reason
 
 __all__ = ["clips_to_predict"]
 
 
-def clips_to_predict(path, like=None, *, sampler: str = "uniform", clips_per_video: int = 1,
-                     clip_len: int = 16, frame_size=None, fps: float | None = None,
-                     frame_step: int = 1, crop_to_aspect_ratio: bool = False,
-                     pad_to_aspect_ratio: bool = False, color_mode: str = "rgb",
-                     dtype: str = "uint8", options: VideoOptions | None = None) -> np.ndarray:
+def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "uint8",
+                     options: VideoOptions | None = None, **clip_options) -> np.ndarray:
     """``(clips_per_video, clip_len, height, width, channels)`` clips of the video ``path``.
 
     Args:
         path: one video file (any format PyAV opens).
         like: a dataset made by ``video_dataset_from_directory``: its frame size,
             fps, clip length, step, crop or pad, color mode and dtype are used
-            (then pass none of those here).
-        sampler: ``"uniform"`` (``clips_per_video`` clips evenly spread) or
-            ``"center"`` (one, the middle clip).
-        the others: as ``video_dataset_from_directory`` takes them.
+            (then pass none of those here: one given beside ``like=`` is a
+            ``TypeError`` naming both).
+        color_mode, dtype, options, **clip_options: as
+            ``video_dataset_from_directory`` takes them; ``sampler``: ``"uniform"``
+            (the default: ``clips_per_video`` clips evenly spread) or ``"center"``
+            (one, the middle clip).
 
     Returns:
         A NumPy array, a batch for ``model.predict``.
@@ -62,20 +62,24 @@ def clips_to_predict(path, like=None, *, sampler: str = "uniform", clips_per_vid
     from datakit.readers.video.decoding import decode_frames, output_frames, probe
     from datakit.readers.video.folders import require_pyav
 
+    sampler = clip_options.pop("sampler", "uniform")
+    clips_per_video = clip_options.pop("clips_per_video", 1)
     check_choice("sampler", sampler, ("uniform", "center"))
     if like is not None:
         if not hasattr(like, "clip_options"):
             raise TypeError("like must be a dataset made by video_dataset_from_directory, got "
                             f"{type(like).__name__}; or pass clip_len, frame_size, ... instead")
+        beside = sorted(clip_options) + (["options"] if options is not None else []) + [
+            name for name, value, default in (("color_mode", color_mode, "rgb"),
+                                              ("dtype", dtype, "uint8")) if value != default]
+        if beside:
+            raise TypeError(f"clips_to_predict() got {beside[0]} beside like=: like= gives "
+                            f"{beside[0]} already (the training set's); pass one of them")
         opts, color_mode, dtype = like.clip_options, like.color_mode, like.clip_dtype
-        if options is not None:
-            raise ValueError("pass like= or options=, not both")
     else:
         check_choice("color_mode", color_mode, ("rgb", "grayscale"))
         check_choice("dtype", dtype, ("uint8", "float32"))
-        opts = video_options(options, clip_len=clip_len, frame_step=frame_step, fps=fps,
-                             frame_size=frame_size, crop_to_aspect_ratio=crop_to_aspect_ratio,
-                             pad_to_aspect_ratio=pad_to_aspect_ratio)
+        opts = video_options(options, clip_options, where="clips_to_predict")
     opts = dataclasses.replace(opts, sampler=sampler,
                                clips_per_video=1 if sampler == "center" else clips_per_video)
     require_pyav()
@@ -83,10 +87,8 @@ def clips_to_predict(path, like=None, *, sampler: str = "uniform", clips_per_vid
     timeline = output_frames(info, opts.fps)
     span = clip_span(opts.clip_len, opts.frame_step)
     if len(timeline) < span:
-        raise DataError(info.path, f"{len(timeline)} frames"
-                        + (f" at fps={opts.fps}" if opts.fps else "")
-                        + f", fewer than the {span} one clip spans; the model takes clips of "
-                        f"clip_len={opts.clip_len}: pass a longer video")
+        raise DataError(info.path, f"{short_reason(len(timeline), span, opts.fps)}; the model "
+                        f"takes clips of clip_len={opts.clip_len}: pass a longer video")
     k = opts.clips_per_video
     wanted = clip_frames(len(timeline), 0, opts.clip_len, frame_step=opts.frame_step,
                          sampler=sampler, clips_per_video=k).numpy()

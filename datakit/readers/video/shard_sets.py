@@ -25,13 +25,24 @@ from datakit.core.atomic import Staging
 from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
 
-__all__ = ["ShardSets", "shard_names"]
+__all__ = ["ShardSets", "shard_names", "write_video_set"]
 
 
 def shard_names(n_videos: int, num_shards: int) -> list[str]:
     """The shard files of a set of ``n_videos``: ``num_shards`` at most, one at least."""
     n = min(num_shards, n_videos) or 1
     return [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
+
+
+def write_video_set(folder: Path, staged: dict, counts: dict, *, class_names, videos: list[dict],
+                    **options) -> list[str]:
+    """Commit the shards ``staged`` (name -> temporary path) as ``folder``'s set of videos:
+    the one manifest layout ``clip_dataset`` reads (``videos``: each one's ``id``, ``label``,
+    ``frames``, ``height``, ``width``, ``shard`` and its records' offsets, ``chunks``)."""
+    return manifest.write_set(folder, "videos", staged, counts, kind="tfrecord", unit="records",
+                              pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
+                              compression=None, class_names=list(class_names), videos=videos,
+                              **options)
 
 
 class _Shard:
@@ -139,12 +150,9 @@ class ShardSets:
             staged = {new: self.stages[name].files[f] for new, f in renamed.items()}
             shard_of = {i: new for new, f in renamed.items() for i in shards[f].ids}
             counts = {new: shards[f].records for new, f in renamed.items()}
-            manifest.write_set(self.next / name, "videos", staged, counts,
-                               kind="tfrecord", unit="records",
-                               pattern="videos-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord",
-                               compression=None, class_names=list(class_names),
-                               videos=[dict(entry[i], shard=shard_of[i], chunks=self.chunks[i])
-                                       for i in ids], **options)
+            write_video_set(self.next / name, staged, counts, class_names=class_names,
+                            videos=[dict(entry[i], shard=shard_of[i], chunks=self.chunks[i])
+                                    for i in ids], **options)
             written.append(name)
         for name in self.sets:
             if name not in written:

@@ -1,0 +1,219 @@
+"""The converter core: "convert these videos" once, for the local and the Beam converters.
+
+:func:`convert_videos` is the one procedure both
+:func:`~datakit.readers.video.convert.write_video_shards` (worker processes on this
+machine) and :func:`~datakit.readers.video.convert_beam.write_video_shards_beam`
+(an Apache Beam pipeline) run: check the call, take the lock, list and probe the
+folder, find the parts an earlier run already converted (each finished video is
+its own small file in ``out/.parts/``, named by a digest of its source path, size,
+modification time and the options), relabel the reused ones, fill the shard sets
+and commit them as one generation. Only the step in the middle differs: the
+``convert`` callable each converter passes, which turns the videos still to do
+into their parts and says which failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import tensorflow as tf
+
+from datakit.core.arguments import check_count, check_on_bad
+from datakit.core.atomic import atomic_file, write_atomic
+from datakit.readers.video import generations
+from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
+from datakit.readers.video.decoding import output_frames
+from datakit.readers.video.folders import (
+    VideoFolder,
+    check_classes_kept,
+    check_split,
+    list_videos,
+    split_indices,
+)
+from datakit.readers.video.keras_arguments import check_split_seed
+from datakit.readers.video.part_files import CHUNK_FRAMES
+from datakit.readers.video.shard_sets import ShardSets
+
+__all__ = ["PARTS", "Conversion", "convert_videos"]
+
+PARTS = ".parts"
+
+
+@dataclass
+class Conversion:
+    """What a converter's ``convert`` step is given: the listed videos, where each one's
+    part goes (``parts / names[i]``), the ones ``todo``, and the options to convert with."""
+
+    folder: VideoFolder
+    parts: Path
+    names: list[str]
+    todo: list[int]
+    options: VideoOptions
+    quality: int
+    on_bad_file: str
+
+
+def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_shards: int,
+                   seed, validation_split, class_names, on_bad_file: str,
+                   convert: Callable[[Conversion, ShardSets], dict[int, str]]) -> dict:
+    """List ``directory``, convert what no earlier run left (with ``convert``), commit.
+
+    ``convert(job, sets)`` turns ``job.todo``'s videos into their parts, calls
+    ``sets.ready(i)`` (or ``sets.failed(i)``) for each, and returns the reason of
+    each video that failed (under ``on_bad_file="skip"``). The result is the
+    converters': ``{"train", "validation", "class_names", "converted", "reused",
+    "skipped"}``.
+    """
+    check_quality(quality)
+    check_on_bad("on_bad_file", on_bad_file)
+    check_count("num_shards", num_shards)
+    check_split(validation_split, "both" if validation_split is not None else None)
+    seed = check_split_seed(validation_split, True, seed)
+    out = Path(out)
+    with generations.conversion_lock(out):
+        folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+        options.check_videos(folder.infos)
+        for path, reason in folder.skipped:
+            print(f"skipped {path}: {reason}")
+        if options.frame_size is None:  # one shape per set: clips batch, Keras needs it static
+            one_frame_size(folder.infos)
+        made_with = dict(fps=options.fps, quality=quality, chunk_frames=CHUNK_FRAMES,
+                         **{k: (list(v) if k == "frame_size" and v else v)
+                            for k, v in options.fit.items()})
+        parts = _parts_folder(out, made_with)
+        records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
+                   for i, info in enumerate(folder.infos)]
+        names, todo = _reusable_parts(parts, [_key(r) for r in records])
+        reused = sorted(set(range(len(records))) - set(todo))
+        for i in reused:  # a reused part may carry an earlier run's id or label
+            _relabel(parts / names[i], i, folder.labels[i])
+        train, val = split_indices(len(folder.infos), validation_split, seed)
+        with ShardSets(out, {"train": sorted(train), "validation": sorted(val)}, parts, names,
+                       num_shards) as sets:
+            for i in reused:
+                sets.ready(i)
+            job = Conversion(folder, parts, names, todo, options, quality, on_bad_file)
+            failed = convert(job, sets)
+            return _commit(directory, out, job, failed, records, sets, made_with=made_with,
+                           seed=seed, reused=len(reused))
+
+
+def _parts_folder(out: Path, options: dict) -> Path:
+    parts = out / PARTS
+    sig = parts / "options.json"
+    if parts.exists() and _made_with(sig) != options:
+        shutil.rmtree(parts)  # converted with other options: nothing can be reused
+    parts.mkdir(parents=True, exist_ok=True)
+    if not sig.exists():
+        write_atomic(sig, json.dumps(options))
+    return parts
+
+
+def _made_with(sig: Path) -> dict | None:
+    """The options the parts were made with; ``None`` if not recorded or unreadable."""
+    try:
+        return json.loads(sig.read_text())
+    except (OSError, ValueError):  # missing, or cut by a kill: the parts cannot be trusted
+        return None
+
+
+def _part_key(part: Path) -> str:
+    """The digest in a part's name, ``<id>-<digest>.tfrecord`` ("" for another name)."""
+    return part.stem.split("-", 1)[1] if "-" in part.stem else ""
+
+
+def _record(info, i: int, label: int, class_names, options: dict) -> dict:
+    """What part ``i`` is made from: its source file as it is now, its label and the options."""
+    st = os.stat(info.path)
+    return {"source": info.path, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "id": i,
+            "label": label, "class_name": class_names[label], "options": options}
+
+
+def _key(record: dict) -> str:
+    """A part's name carries the digest of its source and options: reused only if unchanged.
+
+    The id, label and class name are not in it: a video added before it or
+    class names reordered change them, and :func:`_relabel` sets them anew.
+    """
+    made_of = {k: record[k] for k in ("source", "size", "mtime_ns", "options")}
+    text = json.dumps(made_of, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def _relabel(part: Path, i: int, label: int) -> None:
+    """Part ``part`` rewritten in place with this run's ``id`` and ``label``, if they changed.
+
+    Its name (the digest of its source and options) still holds: id and label are not in it.
+    In place, so that a set never needs the disk space of its parts twice.
+    """
+    chunks = [tf.train.SequenceExample.FromString(r.numpy())
+              for r in tf.data.TFRecordDataset(str(part))]
+    if all(list(se.context.feature["id"].int64_list.value) == [i] and
+           list(se.context.feature["label"].int64_list.value) == [label] for se in chunks):
+        return
+    with atomic_file(part) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
+        for se in chunks:
+            se.context.feature["id"].int64_list.value[:] = [i]
+            se.context.feature["label"].int64_list.value[:] = [label]
+            w.write(se.SerializeToString())
+
+
+def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]:
+    """Each video's part name, and the videos to convert: those with no part of their key.
+
+    Parts of a removed or edited video (or of other options) are deleted.
+    """
+    found = {_part_key(p): p for p in parts.glob("[0-9]*-*.tfrecord")}
+    for p in parts.glob("*.tfrecord"):
+        if found.get(_part_key(p)) != p or _part_key(p) not in keys:
+            p.unlink()
+    names = [found[k].name if k in found else f"{i:06d}-{k}.tfrecord"
+             for i, k in enumerate(keys)]
+    return names, [i for i, k in enumerate(keys) if k not in found]
+
+
+def _entries(folder, options: VideoOptions, records, names) -> dict[int, dict]:
+    """Each video's row of the manifest."""
+    entry = {}
+    for i, info in enumerate(folder.infos):
+        h, w = options.frame_size or (info.height, info.width)
+        entry[i] = {"id": i, "label": folder.labels[i], "source": info.path,
+                    "frames": len(output_frames(info, options.fps)),
+                    "fps": options.fps or round(info.fps, 3), "height": h, "width": w,
+                    "size": records[i]["size"], "mtime_ns": records[i]["mtime_ns"],
+                    "class_name": records[i]["class_name"], "part": names[i]}
+    return entry
+
+
+def _commit(directory, out: Path, job: Conversion, failed: dict, records, sets: ShardSets, *,
+            made_with: dict, seed, reused: int) -> dict:
+    """Commit a conversion whose parts are all in ``out/.parts/`` and in ``sets``.
+
+    The two sets are one generation (:mod:`~datakit.readers.video.generations`):
+    written whole into ``out/.next/``, then switched in at one commit point, so a
+    reader gets the whole old pair or the whole new one, never one of each.
+    """
+    folder, names = job.folder, job.names
+    skipped = list(folder.skipped) + [(folder.infos[i].path, r) for i, r in failed.items()]
+    entry = _entries(folder, job.options, records, names)
+    keep = set(range(len(folder.infos))) - set(failed)
+    if folder.class_names is not None:  # a class whose every video failed: an error, by name
+        check_classes_kept(Path(directory), folder.class_names, folder.labels,
+                           [folder.labels[i] for i in keep], skipped)
+    train, val = sets.kept("train"), sets.kept("validation")
+    run = hashlib.sha256(json.dumps([names, seed, train, val, os.getpid(),
+                                     time.time_ns()]).encode()).hexdigest()[:16]
+    set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
+    written = sets.commit(entry, folder.class_names, set_options)
+    shutil.rmtree(job.parts)
+    return {"train": out / "train",
+            "validation": out / "validation" if "validation" in written else None,
+            "class_names": folder.class_names, "converted": len(job.todo) - len(failed),
+            "reused": reused, "skipped": skipped}
