@@ -8,6 +8,8 @@ refused before any work.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import tensorflow as tf
 
@@ -20,6 +22,11 @@ from datakit.readers.csv_files import column_stats, split_into_shards, write_sha
 from datakit.readers.parquet_files import parquet
 from datakit.readers.records.tfrecords import ShardWriter
 from datakit.readers.small_sources.sqlite import write_sqlite
+from datakit.readers.video.convert import write_video_shards
+from datakit.readers.video.directory import video_dataset_from_directory
+from datakit.readers.video.folders import list_videos
+from datakit.readers.video.moving_squares import CLASSES, iter_videos
+from datakit.readers.video.video_records import write_video_records
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -110,3 +117,46 @@ def test_run_transform_shows_its_phases_when_asked_and_nothing_when_not(tmp_path
     assert "tf.Transform:" in err and "4/4" in err, err
     transform.run_transform(plan, tmp_path / "quiet", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def _beam(videos, out, progress):
+    pytest.importorskip("apache_beam", reason="needs the transform extra (Apache Beam)")
+    from datakit.readers.video.convert_beam import write_video_shards_beam
+
+    return write_video_shards_beam(videos, out, workers=1, frame_size=(16, 16), progress=progress)
+
+
+VIDEO_HELPERS = {  # name: (run it on the tiny MP4 folder, into out; the bars it shows)
+    "list_videos": (lambda d, out, p: list_videos(d, progress=p), ["probing videos"]),
+    "video_dataset_from_directory": (lambda d, out, p: video_dataset_from_directory(
+        d, clip_len=4, verbose=False, progress=p), ["probing videos"]),
+    "write_video_shards": (lambda d, out, p: write_video_shards(
+        d, out, frame_size=(16, 16), processes=1, progress=p), ["probing videos", "videos"]),
+    "write_video_shards_beam": (_beam, ["probing videos", "videos"]),
+    "write_video_records": (lambda d, out, p: write_video_records(
+        iter_videos(3, size=16, min_frames=12, max_frames=16), out, class_names=CLASSES,
+        progress=p), ["video records"]),
+}
+
+
+@pytest.mark.parametrize("name", VIDEO_HELPERS)
+def test_the_video_helpers_show_a_bar_when_asked_and_nothing_when_not(name, mp4_dir, tmp_path,
+                                                                       capsys):
+    run, bars = VIDEO_HELPERS[name]
+    capsys.readouterr()
+    run(mp4_dir, tmp_path / "shown", True)
+    err = capsys.readouterr().err
+    for bar in bars:  # a bar's line starts with its name ("videos" is not "probing videos")
+        assert re.search(rf"(^|[\r\n]){bar}: ", err), f"{name}: no {bar!r} bar: {err!r}"
+    if "videos" in bars:  # the converted videos counted to the end, here 12 of 12
+        assert re.search(r"(^|[\r\n])videos: 100%.*12/12", err), err
+    run(mp4_dir, tmp_path / "quiet", False)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", VIDEO_HELPERS)
+def test_a_video_helper_refuses_a_progress_that_is_not_a_switch(name, mp4_dir, tmp_path):
+    run, _ = VIDEO_HELPERS[name]
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        run(mp4_dir, tmp_path / "out", "yes")
+    assert not (tmp_path / "out").exists()  # refused before anything is written
