@@ -8,6 +8,7 @@ refused before any work.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -51,10 +52,10 @@ def _diagnosed(progress):
     return diagnose(_pipeline(), seconds=0.05, repeats=1, advise=False, progress=progress)
 
 
-def _memory_advice(progress):
-    ds = _pipeline()
-    report = memory_report(ds, seconds=0.1, progress=False)
-    return memory_advice(report, ds, seconds=0.1, progress=progress)
+@functools.cache
+def _reports():
+    """The doctor's reports of ``_pipeline()``, made once: each call advises a new copy."""
+    return _diagnosed(False), memory_report(_pipeline(), seconds=0.1, progress=False)
 
 
 HELPERS = {  # name: (run it with progress=..., in tmp_path; the bars' names it shows)
@@ -73,11 +74,12 @@ HELPERS = {  # name: (run it with progress=..., in tmp_path; the bars' names it 
     "write_sqlite": (lambda d, p: write_sqlite(d / "t.db", "t", TABLE, progress=p),
                      ["sqlite rows"]),
     "diagnose": (lambda d, p: _diagnosed(p), ["diagnose"]),
-    "advise": (lambda d, p: advise(_diagnosed(False), _pipeline(), seconds=0.05, rounds=1,
+    "advise": (lambda d, p: advise(_reports()[0], _pipeline(), seconds=0.05, rounds=1,
                                    progress=p), ["advise"]),
     "memory_report": (lambda d, p: memory_report(_pipeline(), seconds=0.1, progress=p),
                       ["memory_report"]),
-    "memory_advice": (lambda d, p: _memory_advice(p), ["memory_advice"]),
+    "memory_advice": (lambda d, p: memory_advice(_reports()[1], _pipeline(), seconds=0.1,
+                                                 progress=p), ["memory_advice"]),
     "tune": (lambda d, p: tune(lambda batch_size=4: _pipeline().unbatch().batch(batch_size),
                                {"batch_size": [4, 8]}, budget_s=1, seconds=0.05, rounds=1,
                                progress=p), ["tune"]),
