@@ -41,9 +41,9 @@ from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.part_files import CHUNK_FRAMES
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["PARTS", "Conversion", "convert_videos"]
+__all__: list[str] = []
 
-PARTS = ".parts"
+_PARTS = ".parts"
 
 
 @dataclass
@@ -109,7 +109,7 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
 
 
 def _parts_folder(out: Path, options: dict) -> Path:
-    parts = out / PARTS
+    parts = out / _PARTS
     sig = parts / "options.json"
     if parts.exists() and _made_with(sig) != options:
         shutil.rmtree(parts)  # converted with other options: nothing can be reused

@@ -49,9 +49,10 @@ from datakit.readers.video.workers import convert_all
 __all__ = ["write_video_shards"]
 
 
-def write_video_shards(directory, out, *, validation_split: float | None = None, seed: int = 0,
-                       class_names=None, quality: int = 90, num_shards: int = 4,
-                       processes: int | None = None, on_bad_file: str = "raise",
+def write_video_shards(directory, out, *, validation_split: float | None = None,
+                       seed: int | None = None, class_names=None, quality: int = 90,
+                       num_shards: int = 4, processes: int | None = None,
+                       on_bad_file: str = "raise",
                        progress: bool | None = None, options: VideoOptions | None = None,
                        **frame_options) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
@@ -62,7 +63,9 @@ def write_video_shards(directory, out, *, validation_split: float | None = None,
         out: where ``train/`` and ``validation/`` go.
         class_names: as for the direct reader.
         validation_split, seed: the split by video, the same as the direct
-            reader's for the same ``seed`` (``None``: everything in ``train/``).
+            reader's for the same ``seed`` (an int >= 0, which a split needs, as
+            in Keras); ``validation_split=None``: everything in ``train/``, and
+            no seed is needed.
         quality: JPEG quality, 1..100; num_shards: TFRecord files per set.
         processes: worker processes (default: the cores; 1: in this process).
         on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or

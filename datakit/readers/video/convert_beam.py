@@ -23,7 +23,7 @@ processes. What runs where:
    kept, so the next run converts only the rest.
 
 Beam's flags choose the runner (``pipeline_args``). Here the DirectRunner runs
-``workers`` threads on this machine (:func:`direct_runner_args`). On a cluster, ``directory`` and
+``workers`` threads on this machine (:func:`_direct_runner_args`). On a cluster, ``directory`` and
 ``out`` must be one folder every worker and this process see under the same
 absolute path (an NFS share, or a bucket mounted with gcsfuse), because workers
 write the parts there and the commit renames files atomically (``gs://`` URLs
@@ -59,7 +59,7 @@ from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["write_video_shards_beam", "direct_runner_args"]
+__all__ = ["write_video_shards_beam"]
 
 _FAILED = ".failed"  # a part's name + this: the reason its video failed, written by its worker
 #: Videos per job file: the elements' probed facts (timestamps of every frame) are read
@@ -67,7 +67,7 @@ _FAILED = ".failed"  # a part's name + this: the reason its video failed, writte
 _JOB_CHUNK = 256
 
 
-def direct_runner_args(workers: int = 2) -> list[str]:
+def _direct_runner_args(workers: int = 2) -> list[str]:
     """The DirectRunner's flags for ``workers`` threads on this machine (1: in this thread).
 
     Threads, not processes: FFmpeg decodes and libjpeg-turbo encodes JPEGs with
@@ -79,7 +79,7 @@ def direct_runner_args(workers: int = 2) -> list[str]:
     37.8 and 15.9 s, 15.9 and 14.7 CPU s; the local converter 5.6 and 3.6 s,
     3.3 and 3.1 CPU s.
 
-    >>> direct_runner_args(2)
+    >>> _direct_runner_args(2)
     ['--runner=DirectRunner', '--direct_running_mode=multi_threading', '--direct_num_workers=2']
     """
     check_count("workers", workers, fix="pass an int >= 1 (threads of the DirectRunner)")
@@ -208,7 +208,7 @@ def _check_call(workers, pipeline_args) -> None:
 
 
 def write_video_shards_beam(directory, out, *, validation_split: float | None = None,
-                            seed: int = 0, class_names=None, quality: int = 90,
+                            seed: int | None = None, class_names=None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2, pipeline_args=None,
                             on_bad_file: str = "raise", progress: bool | None = None,
                             options: VideoOptions | None = None, **frame_options) -> dict:
@@ -218,7 +218,7 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
     (the same set for the same ones), with Beam's in place of ``processes``:
 
     Args:
-        workers: threads of the DirectRunner on this machine (:func:`direct_runner_args`).
+        workers: threads of the DirectRunner on this machine (:func:`_direct_runner_args`).
         pipeline_args: Beam's flags (a list of strings, or a ``PipelineOptions``)
             instead: ``["--runner=FlinkRunner", ...]`` runs the same conversion on a
             cluster (see the module's docstring for Dataflow, Flink and Spark).
@@ -235,7 +235,7 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
                          takes=FRAME_FIELDS)
     _check_call(workers, pipeline_args)
     check_progress(progress)
-    args = direct_runner_args(workers) if pipeline_args is None else pipeline_args
+    args = _direct_runner_args(workers) if pipeline_args is None else pipeline_args
 
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
         return _run(job, sets, args, progress)

@@ -66,7 +66,7 @@ __all__ = ["video_dataset_from_directory"]
 def video_dataset_from_directory(
         directory, labels="inferred", label_mode: str | None = "int", class_names=None,
         color_mode: str = "rgb", batch_size: int | None = 8, *, dtype: str = "uint8",
-        shuffle: bool = True, seed: int | None = 0, validation_split: float | None = None,
+        shuffle: bool = True, seed: int | None = None, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
         crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
         num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
@@ -102,7 +102,11 @@ def video_dataset_from_directory(
         shuffle, seed: shuffle the videos each epoch; ``seed`` also seeds the
             split and the random clips (the same frames per seed, epoch by epoch).
             ``shuffle=False``: the listing's order, and the last videos are the
-            validation set, as Keras does. A split needs a seed (as in Keras).
+            validation set, as Keras does. A shuffled split needs a seed (an int
+            >= 0, as in Keras); otherwise ``None`` (the default, as the table
+            readers take it) lets TensorFlow draw the seeds, new ones at each
+            build, the same again under ``tf.random.set_seed`` or
+            ``keras.utils.set_random_seed``.
         validation_split, subset: split *by video*: ``"training"``,
             ``"validation"`` or ``"both"`` (a pair of datasets).
         follow_links: follow symbolic links to folders, as Keras does.
@@ -215,7 +219,7 @@ class _Reading:
 
     options: VideoOptions
     batch_size: int | None
-    seed: int
+    seed: int | None
     seek: bool
     with_ids: bool
     label_mode: str | None

@@ -37,8 +37,7 @@ from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
-__all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
-           "require_pyav", "check_classes_kept"]
+__all__: list[str] = []
 
 
 @dataclass
@@ -189,10 +188,15 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
 def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
     """A class whose every video was skipped is an error naming it (never an empty class)."""
     emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
-    if emptied:
-        raise DataError(directory / emptied[0], f"class {emptied[0]!r} has no video left: all "
-                        f"of its videos were skipped ({len(skipped)} skipped in all, see "
-                        "`skipped`); fix or replace them, or pass class_names without it")
+    if emptied:  # (the listing is never returned, and may not be printed: name the files)
+        folder = directory / emptied[0]
+        mine = [f"{Path(p).relative_to(directory)}: {reason}" for p, reason in skipped
+                if Path(p).is_relative_to(folder)]
+        first = mine[0] if mine else f"{len(skipped)} skipped in all"
+        more = f"; and {len(mine) - 1} more" if len(mine) > 1 else ""
+        raise DataError(folder, f"class {emptied[0]!r} has no video left: all of its videos "
+                        f"were skipped ({first}{more}); fix or replace them, or pass "
+                        "class_names without it")
 
 
 def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
@@ -277,6 +281,7 @@ def split_indices(n: int, validation_split: float | None, seed: int | None,
     ([0, 1, 2], [3, 4])
     """
     seed = check_split_seed(validation_split, shuffle, seed)  # a split is drawn from a seed
-    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
+    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle and validation_split \
+        else list(range(n))  # (no split: nothing to draw)
     return order[:n - n_val], order[n - n_val:]
