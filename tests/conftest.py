@@ -9,8 +9,6 @@ os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 # Notebook kernels (nbval) inherit this environment: let them draw with the
 # inline backend, as in JupyterLab, whatever the caller's MPLBACKEND says.
 os.environ.pop("MPLBACKEND", None)
-# No progress bar in a stored or compared output: a bar's text changes from run to run.
-os.environ["DATAKIT_PROGRESS"] = "0"
 
 collect_ignore = ["run_notebooks.py"]
 

@@ -62,14 +62,16 @@ class Conversion:
 
 def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_shards: int,
                    seed, validation_split, class_names, on_bad_file: str,
-                   convert: Callable[[Conversion, ShardSets], dict[int, str]]) -> dict:
+                   convert: Callable[[Conversion, ShardSets], dict[int, str]],
+                   progress: bool | None = None) -> dict:
     """List ``directory``, convert what no earlier run left (with ``convert``), commit.
 
     ``convert(job, sets)`` turns ``job.todo``'s videos into their parts, calls
     ``sets.ready(i)`` (or ``sets.failed(i)``) for each, and returns the reason of
     each video that failed (under ``on_bad_file="skip"``). The result is the
     converters': ``{"train", "validation", "class_names", "converted", "reused",
-    "skipped"}``.
+    "skipped"}``. ``progress``: a bar over the videos probed while the folder is
+    listed (:func:`~datakit.readers.video.folders.list_videos`); ``convert`` shows its own.
     """
     check_quality(quality)
     check_on_bad("on_bad_file", on_bad_file)
@@ -78,7 +80,8 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
     seed = check_split_seed(validation_split, True, seed)
     out = Path(out)
     with generations.conversion_lock(out):
-        folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+        folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
+                             progress=progress)
         options.check_videos(folder.infos)
         for path, reason in folder.skipped:
             print(f"skipped {path}: {reason}")

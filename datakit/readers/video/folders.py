@@ -33,6 +33,7 @@ import numpy as np
 from datakit.core.arguments import check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
@@ -200,11 +201,14 @@ def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> 
 
 def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
                 workers: int | None = None, labels="inferred",
-                follow_links: bool = False) -> VideoFolder:
+                follow_links: bool = False, progress: bool | None = None) -> VideoFolder:
     """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
     (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
-    is then ``None``) or one int per file, as Keras takes them."""
+    is then ``None``) or one int per file, as Keras takes them. ``progress``: a bar over
+    the files probed (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
+    terminal once probing lasts a second, ``True`` always, ``False`` never)."""
     check_on_bad("on_bad_file", on_bad_file)
+    check_progress(progress)
     check_class_names(class_names)
     require_pyav()
     directory = Path(directory)
@@ -222,7 +226,8 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
             return head if head and "on_bad_file" in fix else reason  # the readers print it
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
-        probed = list(pool.map(probe_or_reason, paths))
+        probed = list(with_progress(pool.map(probe_or_reason, paths), "probing videos",
+                                    progress=progress, total=len(paths), unit="video"))
     infos, kept = [], []
     for path, label, p in zip(paths, labels_in, probed, strict=True):
         if isinstance(p, str):

@@ -109,11 +109,12 @@ def _too_short(lengths: list[int], fps: float | None) -> str:
 
 
 def index_folder(directory, options: VideoOptions, *, class_names, labels, follow_links: bool,
-                 on_bad_file: str) -> VideoIndex:
-    """The class folder ``directory`` listed and probed (bad files raise or are skipped),
-    each video's frames at ``options.fps``, and the short ones refused or skipped."""
+                 on_bad_file: str, progress: bool | None = None) -> VideoIndex:
+    """The class folder ``directory`` listed and probed (bad files raise or are skipped;
+    a bar over the probes, by ``progress``), each video's frames at ``options.fps``, and
+    the short ones refused or skipped."""
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
-                         labels=labels, follow_links=follow_links)
+                         labels=labels, follow_links=follow_links, progress=progress)
     options.check_videos(folder.infos)
     timelines = [output_frames(info, options.fps) for info in folder.infos]
     index = VideoIndex(folder.class_names, [info.path for info in folder.infos],
