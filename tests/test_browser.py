@@ -78,13 +78,14 @@ STATE_JS = """() => {
   const session = panel.sessionContext.session;
   const kernel = session && session.kernel;
   const errors = [];
-  let busy = 0, unrun = 0, outputs = 0, firstCode = -1, widgetsUnrun = 0;
+  let busy = 0, unrun = 0, outputs = 0, firstCode = -1, installCode = -1, widgetsUnrun = 0;
   const widgetCells = [];
   panel.content.widgets.forEach((cell, i) => {
     if (cell.model.type !== 'code') return;
-    if (firstCode < 0) firstCode = i;
-    outputs += cell.model.outputs.length;
     const tags = cell.model.getMetadata('tags') || [];
+    if (tags.includes('install-kit')) { if (installCode < 0) installCode = i; }
+    else if (firstCode < 0) firstCode = i;  // the setup cell
+    outputs += cell.model.outputs.length;
     const count = cell.model.executionCount;
     if (cell.promptNode && cell.promptNode.textContent.includes('*')) busy += 1;
     if (count === null) unrun += 1;
@@ -98,6 +99,7 @@ STATE_JS = """() => {
     }
   });
   return {kernel: kernel ? kernel.status : 'none', busy, unrun, errors, outputs, firstCode,
+          installCode,
           firstCount: firstCode < 0 ? null : panel.content.widgets[firstCode].model.executionCount,
           cells: panel.content.widgets.length, widgetCells, widgetsUnrun};
 }"""
@@ -189,22 +191,27 @@ def _start_run_all(page) -> None:
 
 
 def _start_first_code_cell(page) -> None:
-    """Keep the stored outputs; run the first code cell only (without waiting for it)."""
-    page.evaluate(f"""() => {{
+    """Keep the stored outputs; run the install cell (which finds the kit and does nothing),
+    then the setup cell, the first code cell after it (without waiting for them)."""
+    page.evaluate(f"""async () => {{
       const state = ({STATE_JS})();
       const panel = window.jupyterapp.shell.currentWidget;
-      panel.content.activeCellIndex = state.firstCode;
-      panel.content.widgets[state.firstCode].model.executionCount = null;  // unrun until it runs
-      window.jupyterapp.commands.execute('notebook:run-cell');
+      const cells = [state.installCode, state.firstCode].filter(i => i >= 0);
+      for (const i of cells) panel.content.widgets[i].model.executionCount = null;  // unrun
+      for (const i of cells) {{
+        panel.content.activeCellIndex = i;
+        await window.jupyterapp.commands.execute('notebook:run-cell');
+      }}
     }}""")
 
 
 def _start_widget_cells(page) -> None:
-    """Keep the stored outputs; run the first code cell, then each widget cell, in order."""
+    """Keep the stored outputs; run the install and setup cells, then each widget cell."""
     page.evaluate(f"""async () => {{
       const state = ({STATE_JS})();
       const panel = window.jupyterapp.shell.currentWidget;
-      const cells = [state.firstCode, ...state.widgetCells];
+      const cells = [state.installCode, state.firstCode, ...state.widgetCells]
+        .filter(i => i >= 0);
       for (const i of cells) panel.content.widgets[i].model.executionCount = null;  // unrun
       for (const i of cells) {{
         panel.content.activeCellIndex = i;
@@ -220,7 +227,7 @@ def _widgets_ran(page) -> dict | None:
 
 
 def _setup_ran(page) -> dict | None:
-    """The notebook's state once its first code cell has run in this kernel."""
+    """The notebook's state once its setup cell (the first after the install cell) has run."""
     state = page.evaluate(STATE_JS)
     done = state and state["kernel"] == "idle" and state["busy"] == 0 and (
         state["firstCount"] is not None or state["errors"])
