@@ -193,6 +193,46 @@ def check_seconds(name: str, value: Any, *, positive: bool = False,
     return seconds
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """The one yes/no rule: ``True`` or ``False`` (a numpy bool too); ``"yes"``, ``"no"`` or
+    ``1`` are refused, since ``"no"`` is truthy and would switch the option on.
+
+    >>> check_flag("trace", False)
+    False
+    >>> check_flag("skip_header", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: skip_header must be True or False, got 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_number(name: str, value: Any, *, positive: bool = False, fix: str = "") -> float:
+    """``value`` as a finite float (> 0 if ``positive``); ``bool`` and text are refused.
+
+    >>> check_number("label_scale", 2, positive=True)
+    2.0
+    >>> check_number("label_scale", "2")
+    Traceback (most recent call last):
+    ...
+    TypeError: label_scale must be a number, got '2'
+    >>> check_number("fractions[1]", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: fractions[1]=nan is invalid: pass a finite number.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    x = float(value)
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise ValueError(f"{name}={x} is invalid: "
+                         f"{fix or 'pass a finite number' + (' > 0' if positive else '')}.")
+    return x
+
+
 def check_on_bad(name: str, value: Any) -> str:
     """The one ``on_bad_*`` rule (``on_bad_file``, ``on_bad_line``): ``"raise"`` or ``"skip"``.
 
