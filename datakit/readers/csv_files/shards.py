@@ -180,6 +180,13 @@ def _table_lines(table: Any, columns: list[str] | None,
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"Cannot write a {type(table).__name__}: pass a DataFrame, a dict of "
                         "columns, a 2-D array with columns=..., or a CSV path.")
+    _refuse_line_breaks(table)
+    text = table.to_csv(index=False, lineterminator="\n", sep=delimiter).split("\n")[:-1]
+    return text[0], text[1:]
+
+
+def _refuse_line_breaks(table) -> None:
+    """A ``ValueError`` naming the first text value holding a line break (one row per line)."""
     for c in table.columns:
         if table[c].dtype == object or str(table[c].dtype).startswith("str"):
             breaks = table[c].str.contains("[\r\n]", regex=True, na=False).to_numpy(bool)
@@ -188,5 +195,3 @@ def _table_lines(table: Any, columns: list[str] | None,
                                  f"break ({table[c].iloc[int(breaks.argmax())]!r}); the kit's "
                                  "readers read one row per line, so replace line breaks "
                                  f"first (table[{c!r}].str.replace('\\n', ' ')).")
-    text = table.to_csv(index=False, lineterminator="\n", sep=delimiter).split("\n")[:-1]
-    return text[0], text[1:]
