@@ -249,7 +249,8 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
     name -> rows or records found by the caller, compared with the entries.
     Raises :class:`DataError` naming the file: totals that disagree with the
     entries, a listed file missing or of another size, sha256 or count, an
-    unlisted file matching a set's pattern.
+    unlisted file matching a set's pattern. A ``sets`` that is not a list, or names a set
+    the manifest has not, is a ``TypeError`` / ``ValueError`` listing its sets.
     """
     folder = Path(folder)
     man = man if man is not None else read_manifest(folder)
@@ -262,6 +263,12 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
         sets = [n for n, s in all_sets.items()
                 if (files is not None and any(e["file"] in files for e in s["files"]))
                 or (files is None and (kind is None or s.get("kind") == kind))]
+    elif isinstance(sets, str) or not isinstance(sets, (list, tuple)):
+        raise TypeError(f"sets must be a list of set names, got {sets!r}: e.g. sets=['train']")
+    unknown = [n for n in sets if n not in all_sets]
+    if unknown:
+        raise ValueError(f"sets={list(sets)!r}: {where} has no set {unknown[0]!r}; its sets are "
+                         f"{sorted(all_sets)}.")
     ignored = ignored_names(man)
     present = sorted(e.name for e in os.scandir(folder) if not e.name.startswith("."))
     out = []
