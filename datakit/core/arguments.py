@@ -233,6 +233,31 @@ def check_number(name: str, value: Any, *, positive: bool = False, fix: str = ""
     return x
 
 
+def check_ordered(name: str, value: Any, what: str = "values") -> list:
+    """``value`` as a list, once it is an ordered sequence (a list, tuple, array or range).
+
+    A set (no order: the result would follow its hash order), a dict, a generator (read
+    once, no length) or a lone string is a ``TypeError`` naming ``name``.
+
+    >>> check_ordered("buffer_sizes", (5, 2))
+    [5, 2]
+    >>> check_ordered("buffer_sizes", {5, 2})  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    TypeError: buffer_sizes must be a list of values, got set: a set has no order, so the
+    result's order would follow its hash order; pass a list.
+    """
+    if isinstance(value, (set, frozenset)):
+        why = "a set has no order, so the result's order would follow its hash order"
+    elif isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") \
+            or not hasattr(value, "__getitem__"):
+        why = f"a {type(value).__name__} is not a sequence of {what}"
+    else:
+        return list(value)
+    raise TypeError(f"{name} must be a list of {what}, got {type(value).__name__}: {why}; "
+                    "pass a list.")
+
+
 def check_on_bad(name: str, value: Any) -> str:
     """The one ``on_bad_*`` rule (``on_bad_file``, ``on_bad_line``): ``"raise"`` or ``"skip"``.
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_number, check_seed
+from datakit.core.arguments import check_number, check_ordered, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.elements import Step, leaves, pack
 from datakit.glassbox.recording import Op, check_name
@@ -80,11 +80,8 @@ def sample_order(weights: list[float], rng: np.random.Generator, alive: list[boo
 
 def check_datasets(method: str, datasets: Any, dataset_type: type) -> list[Any]:
     """The datasets of a tuple, dict or list, each a ``dataset_type`` (``TypeError`` otherwise)."""
-    if isinstance(datasets, (set, frozenset)) or not hasattr(datasets, "__len__"):
-        raise TypeError(f"{method}() datasets must be a list (or tuple) of Datasets, got "
-                        f"{type(datasets).__name__}: it has no order, so the weights or "
-                        "indices could not follow the inputs; pass a list.")
-    flat = leaves(datasets) if isinstance(datasets, (tuple, dict)) else list(datasets)
+    flat = leaves(datasets) if isinstance(datasets, (tuple, dict)) else check_ordered(
+        f"{method}() datasets", datasets, "Datasets")
     if not flat or not all(isinstance(d, dataset_type) for d in flat):
         raise TypeError(f"{method}() takes a non-empty list of glass-box Datasets, got "
                         f"{[type(d).__name__ for d in flat]}.")
