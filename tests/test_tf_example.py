@@ -85,3 +85,6 @@ def test_parse_example_takes_tf_io_features_and_refuses_a_list_spec():
         tf_example.parse_example(s, {"b": tf.io.FixedLenFeature([], tf.int64)})
     with pytest.raises(TypeError, match="spec must be a dict of feature name"):
         tf_example.parse_example(s, ["a"])
+    with pytest.raises(ValueError, match=r"serialized \(9 bytes, .*\) is not a serialized "
+                       "tf.train.Example"):
+        tf_example.parse_example(b"\xff\x00garbage", {"a": tf.int64})

@@ -220,10 +220,25 @@ def parse_example(serialized, spec: Mapping):
     >>> int(out["id"]), out["xs"].numpy().tolist()
     (3, [1, 2, 3])
     """
+    spec = _spec(spec)
+    if isinstance(serialized, bytes):  # eager, one record: TensorFlow's error on garbage
+        _check_parses(serialized)       # holds the raw bytes and fails to print
     serialized = tf.convert_to_tensor(serialized, tf.string)
     if serialized.shape.rank == 0:
-        return tf.io.parse_single_example(serialized, _spec(spec))
-    return tf.io.parse_example(serialized, _spec(spec))
+        return tf.io.parse_single_example(serialized, spec)
+    return tf.io.parse_example(serialized, spec)
+
+
+def _check_parses(serialized: bytes) -> None:
+    """A ``ValueError`` naming ``serialized`` when its bytes are no ``tf.train.Example``."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        tf.train.Example.FromString(serialized)
+    except DecodeError:
+        raise ValueError(f"serialized ({len(serialized)} bytes, starting {serialized[:8]!r}) is "
+                         "not a serialized tf.train.Example: pass example.SerializeToString(), "
+                         "or records read from a TFRecord file of Examples") from None
 
 
 def parse_sequence_example(serialized, context_spec: Mapping, sequence_spec: Mapping):
