@@ -36,7 +36,8 @@ CASES = [(n, k, mode, comp) for n in (1, 37) for k in (1, 3)
 @pytest.mark.parametrize("n,k,mode,comp", [
     pytest.param(*c, id=f"{c[0]}records-{c[1]}shards-{c[2]}-{c[3] or 'plain'}") for c in CASES])
 def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
-    w = write_ids(tmp_path, n, num_shards=k, mode=mode, max_bytes=25 * k, compression=comp)
+    size = {"max_bytes": 25 * k} if mode == "by_size" else {}  # round_robin refuses it (#47)
+    w = write_ids(tmp_path, n, num_shards=k, mode=mode, compression=comp, **size)
     man = tfrecords.record_shards(tmp_path)
     assert [tmp_path / s["file"] for s in man["shards"]] == w.paths
     assert man["records"] == n and man["compression"] == comp
