@@ -59,6 +59,14 @@ def test_write_shards_refuses_what_it_would_ignore_or_misplace(tmp_path, kwargs,
     assert not (tmp_path / "out").exists()  # refused before anything is written
 
 
+def test_an_empty_table_is_one_shard_of_its_header(tmp_path):
+    """Notebook 04 shows an empty file in an interleave: one shard, never more."""
+    [path] = shards.write_shards({"id": np.arange(0)}, tmp_path, num_shards=1)
+    assert open(path).read() == "id\n"
+    with pytest.raises(ValueError, match="num_shards=2 is more than the table's 0 row"):
+        shards.write_shards({"id": np.arange(0)}, tmp_path / "two", num_shards=2)
+
+
 def test_truncated_shard_is_caught_by_the_manifest(tmp_path):
     paths = shards.write_shards({"a": np.arange(10.0), "b": np.arange(10.0)}, tmp_path,
                                 num_shards=2)

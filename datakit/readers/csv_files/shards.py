@@ -49,8 +49,8 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
         table: a pandas DataFrame, a dict of columns, a 2-D array (give
             ``columns``), or the path of a CSV file (its lines are copied verbatim).
         folder: where the shards go (created if needed).
-        num_shards: how many files (1 to the number of rows); rows are split evenly,
-            in order.
+        num_shards: how many files (1 to the number of rows; an empty table makes one
+            file of its header); rows are split evenly, in order.
         prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ... (letters,
             digits, ``_``, ``-``, ``.``)
         columns: column names for a 2-D array, or for a CSV file without a
@@ -69,10 +69,10 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     check_count("num_shards", num_shards)
     _check_prefix("prefix", prefix)
     header, lines = _table_lines(table, columns, delimiter)
-    if len(lines) < num_shards:  # the extra shards would hold a header and no row
+    if num_shards > max(1, len(lines)):  # extra shards would hold a header and no row
         raise ValueError(f"num_shards={num_shards} is more than the table's {len(lines)} "
-                         f"row(s), so {num_shards - len(lines)} shard(s) would hold no row: "
-                         f"pass num_shards <= {max(1, len(lines))}.")
+                         f"row(s), so {num_shards - max(1, len(lines))} shard(s) would hold no "
+                         f"row: pass num_shards <= {max(1, len(lines))}.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
