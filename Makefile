@@ -9,7 +9,7 @@ JUPYTER_PORT ?= 8888
 BENCH_ARGS ?=
 NB     ?= notebooks/*.ipynb
 
-.PHONY: lab test test-wheel bench notebooks clean
+.PHONY: lab test bench notebooks clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,12 +38,6 @@ test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m ruff check .
 	$(PY) -m mypy --config-file pyproject.toml datakit
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-
-# The wheel as a user gets it: built, installed with the video and notebook extras into a fresh
-# venv (pip fetches TensorFlow and the rest), notebooks 01 and 10 run with that venv's kernel
-# from a folder outside the repository (tests/test_wheel.py; `make test` skips this part).
-test-wheel: $(VENV)/.installed-test+video+transform+backends
-	DATAKIT_WHEEL_TEST=1 $(PY) -m pytest -n 0 tests/test_wheel.py
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness;
 # BENCH_ARGS="--video-peers-only" runs only the video comparison against torchcodec, decord and

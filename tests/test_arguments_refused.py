@@ -14,10 +14,9 @@ TOO_BIG = 2**64
 
 def _seed_calls():
     """Every public call that takes a seed, with a seed outside int64."""
-    from datakit.readers.checkpoint import shuffled_range
-
     from datakit.glassbox import Dataset
     from datakit.perf.shuffle_runs import shuffled_orders
+    from datakit.readers.checkpoints.checkpoint import shuffled_range
     from datakit.readers.tables.table_options import TableOptions
     from datakit.see import mixing, sampling, shuffle, widget_data
 
@@ -51,8 +50,9 @@ def test_a_seed_outside_int64_is_refused_everywhere(call, seed):
 
 
 def test_read_records_refuses_a_seed_outside_int64(tmp_path):
-    from datakit.readers.tf_example import to_example
-    from datakit.readers.tfrecords import ShardWriter, read_records
+    from datakit.readers.records.tf_example import to_example
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+    from datakit.readers.records.tfrecords import read_records
     with ShardWriter(tmp_path, num_shards=1) as w:
         w.write(to_example({"id": 1}).SerializeToString())
     with pytest.raises(ValueError, match="seed=18446744073709551616 is outside"):
@@ -64,9 +64,9 @@ def test_the_table_readers_refuse_a_seed_outside_int64(tmp_path, parse):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from datakit.readers import parquet
     from datakit.readers.csv_files import csv_reader_dataset
     from datakit.readers.csv_files.stats import column_stats
+    from datakit.readers.parquet_files import parquet
     path = tmp_path / "t.csv"
     path.write_text("a,b\n1,2\n3,4\n")
     pq.write_table(pa.table({"a": [1, 3], "b": [2, 4]}), tmp_path / "t.parquet")
@@ -138,7 +138,7 @@ def test_parquet_columns_must_be_a_list(tmp_path, columns, why):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from datakit.readers import parquet
+    from datakit.readers.parquet_files import parquet
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"a": [1, 2], "b": [3, 4]}), path)
     with pytest.raises(TypeError, match=f"columns=.*{why}"):
@@ -161,8 +161,9 @@ def test_shuffled_orders_too_big_for_memory_is_refused_before_any_work():
 ])
 def test_read_records_names_the_keyword_as_passed(tmp_path, kwargs, said):
     # read_records(cycle_length=0) said "n_readers=0 is invalid", a name the caller never wrote
-    from datakit.readers.tf_example import to_example
-    from datakit.readers.tfrecords import ShardWriter, read_records
+    from datakit.readers.records.tf_example import to_example
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+    from datakit.readers.records.tfrecords import read_records
     with ShardWriter(tmp_path, num_shards=1) as w:
         w.write(to_example({"id": 1}).SerializeToString())
     with pytest.warns(DeprecationWarning) if "n_readers" not in kwargs else _nothing():
@@ -174,7 +175,7 @@ def test_parquet_names_num_parallel_calls_as_passed(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from datakit.readers import parquet
+    from datakit.readers.parquet_files import parquet
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"a": [1, 2]}), path)
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError,
@@ -206,7 +207,8 @@ def test_outputs_too_big_for_memory_are_refused_before_any_work(name):
     pytest.param("generator", id="generator")])
 def test_sql_dataset_output_types_must_be_a_list(tmp_path, types):
     import tensorflow as tf
-    from datakit.readers.sqlite import sql_dataset, write_sqlite
+
+    from datakit.readers.small_sources.sqlite import sql_dataset, write_sqlite
     path = write_sqlite(tmp_path / "t.db", "t", {"a": [1, 2], "b": [0.5, 1.5]})
     given = {"set": {tf.int64, tf.float64}, "dict": {"a": tf.int64, "b": tf.float64},
              "generator": (t for t in (tf.int64, tf.float64))}[types]
@@ -215,6 +217,6 @@ def test_sql_dataset_output_types_must_be_a_list(tmp_path, types):
 
 
 def test_write_sqlite_columns_must_be_a_dict(tmp_path):
-    from datakit.readers.sqlite import write_sqlite
+    from datakit.readers.small_sources.sqlite import write_sqlite
     with pytest.raises(TypeError, match="columns must be a dict of column name -> values, got set"):
         write_sqlite(tmp_path / "t.db", "t", {"a", "b"})

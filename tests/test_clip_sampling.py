@@ -59,14 +59,6 @@ def test_in_memory_clips_are_pinned():
     assert labels.tolist() == [0, 0, 0, 3, 0]
 
 
-def test_the_renamed_modules_still_load_under_their_old_names():
-    from datakit.readers import video
-
-    assert video.sampling is clip_sampling  # notebook 10 calls video.sampling.clip_frames
-    assert video.synthetic.CLASSES == video.CLASSES
-    assert video.shards.write_video_records is video.write_video_records
-
-
 @pytest.mark.parametrize("key, n, clip_len, step", [(12345, 40, 8, 3), (987654321, 30, 5, 1),
                                                     (-5, 25, 3, 4), (7, 16, 16, 1)])
 def test_the_numpy_random_start_is_clip_frames_one_random_clip(key, n, clip_len, step):

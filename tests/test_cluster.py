@@ -21,6 +21,9 @@ import pytest
 import tensorflow as tf
 
 from datakit import cluster as C
+from datakit.cluster import local as cluster_local
+from datakit.cluster.measure import check_dispatcher
+from datakit.cluster.process import HOST
 
 SP = tf.data.experimental.service.ShardingPolicy
 N = 40
@@ -35,7 +38,7 @@ def gone(pids, ports, within=10.0) -> bool:
         listening = []
         for port in ports:
             with socket.socket() as s:
-                if s.connect_ex((C.HOST, port)) == 0:
+                if s.connect_ex((HOST, port)) == 0:
                     listening.append(port)
         if not alive and not listening:
             return True
@@ -216,7 +219,7 @@ def test_the_servers_listen_where_the_docstring_says(cluster):
                 listening[conn.laddr.port] = conn.laddr.ip
     assert sorted(listening) == sorted(cluster.ports()), listening
     assert set(listening.values()) <= {"::", "0.0.0.0"}, listening
-    assert "every interface" in C.local.__doc__
+    assert "every interface" in cluster_local.__doc__
 
 
 def test_a_worker_index_out_of_range_is_named(cluster):
@@ -261,7 +264,7 @@ def test_a_port_where_another_program_listens_is_an_error_not_a_hang(cluster):
         address = f"127.0.0.1:{listener.getsockname()[1]}"
         with pytest.raises(ConnectionError, match=f"no tf.data service dispatcher answers at "
                                                   f"{address} .*after 1 s"):
-            C.check_dispatcher(f"grpc://{address}", timeout=1)
+            check_dispatcher(f"grpc://{address}", timeout=1)
     worker = cluster.worker_addresses[0]
     with pytest.raises(ConnectionError, match=f"answers at {worker} .*not a tf.data service "
                                               "dispatcher"):
@@ -287,7 +290,7 @@ def test_the_worker_command_says_it_waits_then_gives_up():
 def test_a_dispatcher_wait_that_could_not_end_or_has_ended_is_refused(timeout):
     error = TypeError if timeout is True else ValueError
     with pytest.raises(error, match="timeout"):  # nan never passes a deadline: it waited forever
-        C.check_dispatcher(f"127.0.0.1:{C.free_port()}", timeout=timeout)
+        check_dispatcher(f"127.0.0.1:{C.free_port()}", timeout=timeout)
 
 
 @pytest.mark.parametrize("args, said", [

@@ -233,17 +233,10 @@ def _faced() -> set[tuple[str, str]]:
     for face in FACES:
         path = ROOT / (face.replace(".", "/") + "/__init__.py")
         found |= {(m, n) for n, m in _type_checking_imports(ast.parse(path.read_text())).items()}
-        found |= {(f"{face}.{m}", n) for n, m in getattr(importlib.import_module(face), "_HOME",
-                                                          {}).items()}
     return found
 
 
-#: The video folder lists its internals still; its __all__ shrinks with the video core.
-NOT_YET = "datakit.readers.video."
-
-
-@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if not m.startswith(NOT_YET)
-                                  and MODULES[m].name != "__init__.py"])
+@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if MODULES[m].name != "__init__.py"])
 def test_all_lists_only_what_a_user_calls(name):
     """A module's __all__ is its face to a user: each name is used in a notebook, named in the
     README, or re-exported by a package face. Helpers shared inside the kit stay public
@@ -316,10 +309,7 @@ def _writes_a_table(tree: ast.Module) -> bool:
         n.targets[0] if isinstance(n, ast.Assign) else n.target) == "_HOME" for n in tree.body)
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="the video face still writes "
-                                            "its table; it moves with the video core"))
-    if f == "datakit.readers.video" else f for f in FACES])
+@pytest.mark.parametrize("name", FACES)
 def test_every_face_writes_each_name_once_and_is_made_lazy_by_the_shared_helper(name):
     """A face writes each name it re-exports once, as an import under TYPE_CHECKING (for
     mypy); core.faces.lazy_face makes its __all__, __getattr__ and __dir__ from them. A
@@ -333,8 +323,8 @@ def test_every_face_writes_each_name_once_and_is_made_lazy_by_the_shared_helper(
     extra = set(face.__all__) - set(home)  # names the face defines itself (the top level)
     assert set(home) <= set(face.__all__) and len(set(face.__all__)) == len(face.__all__)
     assert all(n in vars(face) for n in extra), f"{path}: __all__ names {extra - set(vars(face))}"
-    assert "lazy_names" in face.__getattr__.__qualname__, f"{path}: not made by lazy_names"
-    assert "lazy_names" in face.__dir__.__qualname__
+    assert face.__getattr__.__qualname__.startswith("_lazy_names."), f"{path}: not lazy_face's"
+    assert face.__dir__.__qualname__.startswith("_lazy_names.")
     assert not [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
                 and name != "datakit"], f"{path}: a face holds no code; move it to a module"
     for n, module in home.items():

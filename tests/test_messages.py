@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datakit.readers import checkpoint_fingerprint as fp
+from datakit.readers.checkpoints import checkpoint_fingerprint as fp
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -88,7 +88,7 @@ def test_a_kit_installed_from_a_wheel_finds_its_shipped_data(tmp_path):
     shutil.copytree(root / "datakit", src / "datakit",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(root / "data" / "housing", src / "data" / "housing")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"):
         shutil.copy(root / name, src / name)
     run = {"capture_output": True, "text": True, "timeout": 300}
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",

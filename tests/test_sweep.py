@@ -597,12 +597,13 @@ VIDEO = """
     import sys
     from pathlib import Path
     from datakit.readers import video
+    from datakit.readers.video.mp4 import write_mp4
     d = Path({d!r})
     paths = sorted(video.write_mp4_videos(video.make_videos(6, size=16, min_frames=12,
                                                             max_frames=14, seed=0), d))
     victim = paths[3]
     if {short}:
-        video.write_mp4(video.make_video(9, size=16, min_frames=3, max_frames=3).frames, victim)
+        write_mp4(video.make_video(9, size=16, min_frames=3, max_frames=3).frames, victim)
     else:
         victim.write_bytes(victim.read_bytes()[:300])
     print("VICTIM", victim, flush=True)

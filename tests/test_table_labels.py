@@ -14,8 +14,8 @@ import tensorflow as tf
 from csv_cases import five_files, read_all
 
 from datakit.readers import csv_files as dc
-from datakit.readers import parquet
 from datakit.readers.csv_files.stats import column_stats
+from datakit.readers.parquet_files import parquet
 
 pytestmark = pytest.mark.timeout(300)
 

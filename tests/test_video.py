@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 
 import numpy as np
@@ -12,6 +11,7 @@ from video_cases import KW, MAX_F, MIN_F, SIZE, N
 
 from datakit.core.errors import DataError
 from datakit.readers import video
+from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
 
@@ -61,15 +61,15 @@ def test_bad_arguments_say_how_to_fix():
 
 @pytest.mark.timeout(120)
 def test_mp4_round_trip(videos, mp4_dir):
-    paths, labels = video.list_mp4(mp4_dir)
+    paths, labels = list_mp4(mp4_dir)
     assert len(paths) == N and sorted(labels) == sorted(v.label for v in videos)
     for p, label in zip(paths, labels, strict=True):
         v = videos[int(p.rsplit("_", 1)[1][:-4])]
         assert label == v.label
-        frames = video.read_mp4(p)
-        assert frames.shape == v.frames.shape == (video.mp4_frame_count(p), SIZE, SIZE, 3)
+        frames = read_mp4(p)
+        assert frames.shape == v.frames.shape == (mp4_frame_count(p), SIZE, SIZE, 3)
         assert np.abs(frames.astype(int) - v.frames).mean() < JPEG_TOL
-        part = video.read_mp4(p, 2, 5)
+        part = read_mp4(p, 2, 5)
         assert np.array_equal(part, frames[2:5])
 
 
@@ -223,15 +223,6 @@ def test_small_video_model_trains_one_step():
     x = np.zeros((2, 4, SIZE, SIZE, 3), np.uint8)
     assert np.isfinite(model.train_on_batch(x, np.array([0, 3])))
     assert model.output_shape == (None, 4)
-
-
-def test_the_lazy_names_are_the_public_names():
-    from datakit.readers import video as package
-
-    assert sorted(package._HOME) == sorted(package.__all__)
-    for name in package.__all__:  # each resolves to the module _HOME names
-        module = importlib.import_module(f"datakit.readers.video.{package._HOME[name]}")
-        assert getattr(package, name) is getattr(module, name)
 
 
 def test_class_names_are_the_writers_never_a_default(videos, shards, tmp_path):

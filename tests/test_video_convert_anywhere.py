@@ -306,7 +306,8 @@ def test_a_class_whose_every_video_fails_to_convert_is_an_error_naming_it(tmp_pa
     with pytest.raises(DataError, match="class 'b' has no video left") as e:
         video.write_video_shards(d, tmp_path / "o", frame_size=(16, 16), processes=1,
                                  progress=False, on_bad_file="skip")
-    assert e.value.path.endswith("b")
+    assert e.value.path.endswith("b") and "b0.mp4: " in str(e.value)  # the file, and why
+    assert "see `skipped`" not in str(e.value)  # (the call returned no listing to see)
     out = capsys.readouterr().out
     assert "b0.mp4" in out and "b1.mp4" in out  # each skip printed with its file
     assert not (tmp_path / "o" / "train").exists()  # nothing committed

@@ -361,7 +361,7 @@ def test_a_converted_video_shorter_than_a_clip_is_named_or_skipped_and_listed(sh
     longest = max(v["frames"] for v in videos)
     with pytest.raises(DataError, match="no video is long enough for one clip") as e:
         video.clip_dataset(shards["train"], clip_len=longest + 1, on_bad_file="skip")
-    assert f"({len(videos)} too short" in str(e.value)  # as the direct reader says it
+    assert f"({len(videos)} too short, the longest {longest} frames" in str(e.value)
 
 
 @pytest.fixture(scope="module")

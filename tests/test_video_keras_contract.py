@@ -99,6 +99,20 @@ def test_labels_as_a_list_and_none_on_a_flat_folder(folder, tmp_path):
 
 
 @pytest.mark.timeout(120)
+def test_a_negative_or_out_of_range_label_in_a_list_is_refused_by_position(folder):
+    with pytest.raises(ValueError, match="label -1 at position 2 is negative"):
+        video.video_dataset_from_directory(folder, labels=[0, 1, -1, 0, 0, 1], **KW)
+    with pytest.raises(ValueError, match=r"label 5 at position 3 is outside "
+                                         r"label_mode='binary''s 2 classes"):
+        video.video_dataset_from_directory(folder, labels=[0, 1, 1, 5, 0, 1],
+                                           label_mode="binary", **KW)
+    binary = video.video_dataset_from_directory(folder, labels=[0, 1, 1, 0, 0, 1],
+                                                label_mode="binary", batch_size=6,
+                                                shuffle=False, **KW)
+    assert next(iter(binary))[1].numpy().ravel().tolist() == [0, 1, 1, 0, 0, 1]
+
+
+@pytest.mark.timeout(120)
 def test_batch_size_none_grayscale_and_float32(folder):
     ds = video.video_dataset_from_directory(folder, batch_size=None, color_mode="grayscale",
                                             dtype="float32", **KW)
@@ -164,6 +178,8 @@ def test_short_videos_that_empty_a_class_are_an_error_naming_it(tmp_path, capsys
     with pytest.raises(DataError, match="class 'short' has no video long enough") as e:
         video.video_dataset_from_directory(tmp_path, clip_len=8, on_bad_file="skip")
     assert e.value.path.endswith("short") and "on_bad_file" not in str(e.value)
+    # nothing was printed (the error comes before Keras' lines): the message says it all
+    assert "(1 too short, the longest 4 frames)" in str(e.value) and not capsys.readouterr().out
     _write(tmp_path / "short" / "b.mp4", n=12)
     ds = video.video_dataset_from_directory(tmp_path, clip_len=8, on_bad_file="skip")
     out = capsys.readouterr().out

@@ -243,12 +243,28 @@ def folder_lock(folder: str | os.PathLike, *, busy: str | None = None) -> Iterat
 @contextlib.contextmanager
 def file_lock(path: str | os.PathLike, *, busy: str | None = None,
               what: str | os.PathLike | None = None) -> Iterator[None]:
-    """Hold the lock file ``path`` (the ``filelock`` package: Linux, macOS and Windows).
+    """Hold the lock file ``path``: ``flock`` on it where the system has it (Linux, macOS),
+    else the ``filelock`` package (Windows).
 
     Waits while another process holds it; with ``busy``, refuses at once instead:
     :class:`FolderBusy`, naming ``what`` (default: ``path``). The file may stay when the
     lock is released (on POSIX it does): its presence means nothing, only the lock does.
     """
+    try:
+        import fcntl  # POSIX only: imported here, so that the kit imports on Windows
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is not None:
+        fd = os.open(os.fspath(path), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+            except BlockingIOError:
+                raise FolderBusy(f"{os.fspath(what or path)}: {busy}") from None
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+        return
     import filelock
 
     lock = filelock.FileLock(os.fspath(path), timeout=0 if busy else -1)

@@ -12,18 +12,6 @@ face never load TensorFlow by themselves)::
 
     __all__ = lazy_face(__name__)
 
-:func:`lazy_names` does the same from a table of ``{name: module}``:
-
->>> import sys
->>> getattr_, dir_ = lazy_names("datakit.core", {"DataError": "errors"})
->>> getattr_("DataError").__module__, "DataError" in dir_()
-('datakit.core.errors', True)
->>> getattr_("nope")
-Traceback (most recent call last):
-...
-AttributeError: module 'datakit.core' has no attribute 'nope'
->>> del sys.modules["datakit.core"].DataError  # (this example's name, not core's)
-
 This module imports nothing from the kit.
 """
 
@@ -42,13 +30,13 @@ __all__: list[str] = []
 def lazy_face(package: str, *, own: tuple[str, ...] = ()) -> list[str]:
     """The face's ``__all__``: the names its ``if TYPE_CHECKING:`` block imports, loaded lazily.
 
-    Installs the face's ``__getattr__`` and ``__dir__`` (:func:`lazy_names`) and keeps
+    Installs the face's ``__getattr__`` and ``__dir__`` (:func:`_lazy_names`) and keeps
     the table of name -> module as the face's ``_HOME``. ``own`` names what the face
     defines itself (the top level's ``data_path``), listed first.
     """
     face = sys.modules[package]
     table = _face_table(package, face.__file__ or "")
-    getattr_, dir_ = lazy_names(package, table)
+    getattr_, dir_ = _lazy_names(package, table)
     for name, value in (("__getattr__", getattr_), ("__dir__", dir_), ("_HOME", table)):
         setattr(face, name, value)
     return [*own, *table]
@@ -70,30 +58,26 @@ def _face_table(package: str, path: str) -> dict[str, str]:
     return table
 
 
-def lazy_names(package: str, table: Mapping[str, str], modules: Mapping[str, str] | None = None
-               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def _lazy_names(package: str, table: Mapping[str, str]
+                ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of the face of ``package``.
 
     ``table`` maps each re-exported name to the module it lives in, relative to the
     package (``{"clip_dataset": "clips"}``); the name is imported from there on first
-    use and kept in the package, so later uses skip ``__getattr__``. ``modules`` maps
-    old module names to the submodule now holding them (a renamed module stays
-    reachable by its old name). Any other name is an ``AttributeError``, so that
-    ``from package import submodule`` still imports the submodule.
+    use and kept in the package, so later uses skip ``__getattr__``. Any other name is
+    an ``AttributeError``, so that ``from package import submodule`` still imports the
+    submodule.
 
     A name that is also the name of the submodule it lives in (the doctor's
     ``memory_advice``) stays the name: loading a submodule binds it on its package,
     which would hide the name once anything imported the submodule, so the package
     refuses that one binding (``import_module`` still finds the submodule).
     """
-    renamed = dict(modules or {})
     shadowed = {name for name, module in table.items() if name == module}
     if shadowed:
         sys.modules[package].__class__ = _face_keeping(shadowed)
 
     def __getattr__(name: str) -> Any:
-        if name in renamed:
-            return importlib.import_module(f"{package}.{renamed[name]}")
         if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{table[name]}"), name)

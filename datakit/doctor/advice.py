@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from datakit.core.cores import cpu_cores
+from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, uses_py_function
 from datakit.perf.throughput import consumer_wait, measure
@@ -194,7 +195,7 @@ def _candidates(chain, k):
 
 
 def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
-           chain: list | None = None) -> list[Advice]:
+           chain: list | None = None, progress: bool | None = None) -> list[Advice]:
     """Changes for the bottleneck and runner-up of ``report``, each measured on a copy.
 
     Every change tried is returned; one measured slower has ``advised`` False
@@ -202,27 +203,34 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
 
     ``chain``: ``chain_of(dataset)`` when it was read already (:func:`diagnose
     <datakit.doctor.diagnosis.diagnose>` passes its own down: a chain is read once).
+    ``progress``: a bar over the changes tried (:mod:`datakit.core.progress`): ``None``
+    (default) shows it in a notebook or a terminal once the advice lasts a second,
+    ``True`` always, ``False`` never.
     """
+    check_progress(progress)
     chain = chain_of(dataset) if chain is None else chain
     options = dataset.options()
     rows = _batched(chain)
     targets = [s for s in (report.bottleneck, report.runner_up) if s is not None]
+    tries = [(stage, c) for stage in targets for c in _candidates(chain, stage.index)]
+    end = kind_of(chain[-1]) != "prefetch"  # the final prefetch: one more change tried
+    bar = progress_bar(len(tries) + end, "advise", progress=progress, unit="change")
     advice: list[Advice] = []
-    for stage in targets:
-        for c in _candidates(chain, stage.index):
-            a = Advice(stage.name, c.change, c.alters, None, c.note or c.requires)
-            if c.make is not None:
-                try:
-                    a.dataset = c.make().with_options(options)
-                    a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
-                                     rows=rows, fill=min(60.0, 20 * seconds) if c.fill else 0.0)
-                    a.note = c.note
-                except Exception as e:  # a change that does not apply to this pipeline
-                    a.note = (f"{c.note or c.requires}: {type(e).__name__}: "
-                              f"{str(e).splitlines()[0][:120]}")
-                    a.dataset = None
-            advice.append(a)
-    if kind_of(chain[-1]) != "prefetch":
+    for stage, c in tries:
+        a = Advice(stage.name, c.change, c.alters, None, c.note or c.requires)
+        if c.make is not None:
+            try:
+                a.dataset = c.make().with_options(options)
+                a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
+                                 rows=rows, fill=min(60.0, 20 * seconds) if c.fill else 0.0)
+                a.note = c.note
+            except Exception as e:  # a change that does not apply to this pipeline
+                a.note = (f"{c.note or c.requires}: {type(e).__name__}: "
+                          f"{str(e).splitlines()[0][:120]}")
+                a.dataset = None
+        advice.append(a)
+        bar.update()
+    if end:
         a = Advice(f"{kind_of(chain[-1])} #{len(chain) - 1} (the end)",
                    "add a final prefetch(1)", "", None,
                    "pass step_time to measure it" if not report.step_time else
@@ -234,6 +242,8 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
             a.gain = (1 - after) / (1 - before)  # rate = (1 - waiting fraction) / step
             a.note += f": waiting {before:.0%} -> {after:.0%} of the time"
         advice.append(a)
+        bar.update()
+    bar.close()
     return advice
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from datakit.core.arguments import check_count, check_seconds
+from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.deadline import call_with_deadline, stalled_error
 from datakit.doctor.prefixes import fan, group_size, overhead, time_run
@@ -175,36 +176,44 @@ def _fill_caches(chain, seconds: float, budget: float) -> dict[int, str]:
 
 
 def _fastest_runs(chain, groups: list, seconds: float, repeats: int, *, start: float,
-                  budget: float, report_notes: list[str]) -> list[Run]:
+                  budget: float, report_notes: list[str], bar) -> list[Run]:
     """Each prefix's fastest of ``repeats`` timed runs, in rounds over all prefixes (a busy
-    moment hits them alike); no new round once half the budget is used (noted)."""
-    runs = [time_run(d, seconds, groups[k]) for k, d in enumerate(chain)]
+    moment hits them alike); no new round once half the budget is used (noted). Each run
+    is counted on ``bar``."""
+    runs = []
+    for k, d in enumerate(chain):
+        runs.append(time_run(d, seconds, groups[k]))
+        bar.update()
     for r in range(1, repeats):
         if time.perf_counter() - start > budget / 2:
             report_notes.append(f"{r} of {repeats} rounds: the budget of {budget:g} s was "
                                 "half used (pass budget_s= for more)")
+            bar.total -= (repeats - r) * len(chain)  # the rounds left out: not to come
             break
         for k, d in enumerate(chain):
             run = time_run(d, seconds, groups[k])
+            bar.update()
             if run.elements_per_s > runs[k].elements_per_s:
                 runs[k] = run
     return runs
 
 
 def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
-                start: float) -> None:
+                start: float, progress: bool | None) -> None:
     """Measured advice in ``report``, or a note when the diagnosis used its budget already."""
     if time.perf_counter() - start > budget:
         report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
                             "(pass budget_s= for more)")
     else:
-        tried = measured_advice(report, dataset, seconds=seconds, chain=chain)
+        tried = measured_advice(report, dataset, seconds=seconds, chain=chain,
+                                progress=progress)
         report.advice = [a for a in tried if a.advised]
         report.not_advised = [a for a in tried if not a.advised]
 
 
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
-             advise: bool = True, memory: bool = False, budget_s: float | None = None) -> Report:
+             advise: bool = True, memory: bool = False, budget_s: float | None = None,
+             progress: bool | None = None) -> Report:
     """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
 
     Args:
@@ -222,13 +231,18 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
             past it, no more repeats and no advice, and ``report.notes`` says so
             (a stage whose first element is slow, e.g. a shuffle buffer that refills for
             every prefix, can use it up).
+        progress: a bar over the timed runs (each prefix, ``repeats`` times, then the
+            whole pipeline and the consumer's wait), and the bars of the memory report
+            and of the advice, one after the other (:mod:`datakit.core.progress`):
+            ``None`` (default) shows them in a notebook or a terminal once a part lasts
+            a second, ``True`` always, ``False`` never.
 
     ``repeat`` is never the bottleneck: its cost is the start-up of each new epoch of
     the stages above it, which its detail says.
 
     Raises:
         TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text;
-            ``repeats`` not an int.
+            ``repeats`` not an int; ``progress`` not ``True``, ``False`` or ``None``.
         ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
             or a dataset without elements.
         Stalled: (a ``TimeoutError``) no element came in half of ``budget_s``; it names
@@ -241,11 +255,13 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
                 "more")
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
+    check_progress(progress)
     start = time.perf_counter()
     held = None
     if memory:  # first, in a fresh state: the timing below fills caches and grows the process
         from datakit.doctor.memory_use import memory_report
-        held = memory_report(dataset, seconds=max(4 * seconds, 1.0), chain=chain)
+        held = memory_report(dataset, seconds=max(4 * seconds, 1.0), chain=chain,
+                             progress=progress)
     first, stalled = call_with_deadline(lambda: measure(serial(dataset), seconds, limit=2),
                                         patience=budget / 2)
     if stalled:
@@ -254,11 +270,13 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     if not first.count:
         raise ValueError("diagnose(): the dataset delivered no element: nothing to diagnose "
                          "(check its files, its filter, or a take()/skip() that empties it)")
+    # a bar over the timed runs (an error leaves it to be closed when it is collected)
+    bar = progress_bar(len(chain) * repeats + 2, "diagnose", progress=progress, unit="run")
     notes = _fill_caches(chain, seconds, budget)
     groups = [group_size(d, seconds) for d in chain]
     report_notes: list[str] = []
     runs = _fastest_runs(chain, groups, seconds, repeats, start=start, budget=budget,
-                         report_notes=report_notes)
+                         report_notes=report_notes, bar=bar)
     slow = max(range(len(chain)), key=lambda k: runs[k].first_s)
     if runs[slow].first_s > seconds:
         report_notes.append(f"the first element of {name_of(chain[slow]) or kind_of(chain[slow])}"
@@ -267,11 +285,14 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     stages = _stages(chain, runs, fans, groups, notes, seconds)
     ranked = sorted((s for s in stages if s.kind != "repeat"), key=lambda s: -s.cost_s) or stages
     whole = measure(dataset, seconds, repeats=repeats)
+    bar.update()
     wait = consumer_wait(dataset, step_time, seconds)
+    bar.update()
+    bar.close()
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
                     whole.elements_per_s, step_time, wait, notes=report_notes)
     if advise:
-        _add_advice(report, dataset, chain, seconds, budget, start)
+        _add_advice(report, dataset, chain, seconds, budget, start, progress)
     report.memory_report = held
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:

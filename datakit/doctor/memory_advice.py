@@ -32,6 +32,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_seconds
+from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.deadline import Stalled, call_with_deadline
 from datakit.doctor.memory_use import MemoryReport, memory_report
 from datakit.doctor.rebuild import Candidate, assemble, reapply
@@ -166,7 +167,7 @@ def _clear(folder: Path, k: int) -> None:
 
 
 def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
-                  chain: list | None = None) -> list[MemoryAdvice]:
+                  chain: list | None = None, progress: bool | None = None) -> list[MemoryAdvice]:
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
 
     Args:
@@ -177,25 +178,34 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
             in the temporary folder, :func:`cache_folder`: a second call reuses it).
         chain: ``chain_of(dataset)`` when it was read already (it is read once, and passed
             down to the memory reports of ``dataset``; each copy is a pipeline of its own).
+        progress: a bar over the changes tried (:mod:`datakit.core.progress`; the memory
+            reports it makes show none of their own): ``None`` (default) shows it in a
+            notebook or a terminal once the advice lasts a second, ``True`` always,
+            ``False`` never.
 
     Raises:
         TypeError: ``report`` not a MemoryReport, ``dataset`` not a dataset, ``seconds`` not
-            a number (a bool is not), ``folder`` not a path.
+            a number (a bool is not), ``folder`` not a path, ``progress`` not ``True``,
+            ``False`` or ``None``.
         ValueError: ``seconds`` not > 0 (or not finite), ``folder=""``.
     """
     chain, folder = _checked(report, dataset, seconds, folder, chain)
+    check_progress(progress)
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
+    tries = [(stage, c) for stage in targets for c in _candidates(chain, stage.index, folder)]
+    bar = progress_bar(len(tries) + 1, "memory_advice", progress=progress, unit="change")
     was_rate = _rate(dataset, seconds)
     out = []
-    for stage in targets:
-        for c in _candidates(chain, stage.index, folder):
-            a = MemoryAdvice(stage.name, c.change, c.alters, None, report.measured_growth_bytes,
-                             None, was_rate, c.note)
-            a.dataset = c.make().with_options(dataset.options())
-            a.growth_bytes = memory_report(a.dataset, seconds=seconds).measured_growth_bytes
-            a.rows_per_s = _rate(a.dataset, seconds)
-            out.append(a)
+    for stage, c in tries:
+        a = MemoryAdvice(stage.name, c.change, c.alters, None, report.measured_growth_bytes,
+                         None, was_rate, c.note)
+        a.dataset = c.make().with_options(dataset.options())
+        a.growth_bytes = memory_report(a.dataset, seconds=seconds,
+                                       progress=False).measured_growth_bytes
+        a.rows_per_s = _rate(a.dataset, seconds)
+        out.append(a)
+        bar.update()
     budget = int(max(report.predicted_bytes / 4, 16e6))
     options = tf.data.Options()
     options.autotune.ram_budget = budget
@@ -204,9 +214,11 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
                      "the budget bounds what AUTOTUNE may buffer, not your own buffers")
     a.dataset = dataset.with_options(options)
     a.was_bytes = memory_report(dataset, seconds=seconds, as_built=True,
-                                chain=chain).measured_growth_bytes
+                                chain=chain, progress=False).measured_growth_bytes
     a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True,  # same chain
-                                   chain=chain).measured_growth_bytes
+                                   chain=chain, progress=False).measured_growth_bytes
     a.rows_per_s, a.was_rows_per_s = _rate(a.dataset, seconds), was_rate
     out.append(a)
+    bar.update()
+    bar.close()
     return out

@@ -47,6 +47,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_seconds
+from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.cache_fill import fill_note, fill_target
 from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stalled_error
 from datakit.doctor.holdings import element_bytes, holding, without_shuffles
@@ -153,9 +154,11 @@ def _built(build, sampler) -> tf.data.Dataset:
     return dataset
 
 
-def _predict(chain, build, seconds, patience, counted) -> list[MemoryStage]:
-    sizes = [element_bytes(d, without_shuffles(chain, k), patience=patience)
-             for k, d in enumerate(chain)]
+def _predict(chain, build, seconds, patience, counted, bar) -> list[MemoryStage]:
+    sizes = []
+    for k, d in enumerate(chain):  # each stage's element measured, counted on the bar
+        sizes.append(element_bytes(d, without_shuffles(chain, k), patience=patience))
+        bar.update()
     stages = []
     for k, d in enumerate(chain):
         pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds,
@@ -167,7 +170,8 @@ def _predict(chain, build, seconds, patience, counted) -> list[MemoryStage]:
 
 def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                   as_built: bool = False, every: float = 0.002,
-                  chain: list | None = None, budget: float | None = None) -> MemoryReport:
+                  chain: list | None = None, budget: float | None = None,
+                  progress: bool | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
 
     Args:
@@ -186,16 +190,21 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         budget: the most seconds the run takes to fill an in-memory cache; when no element
             comes for half of it, the report stops and names the stage that waits (default:
             30 s, or twice ``seconds`` if that is more).
+        progress: a bar over the stages (each one's element size measured), then the
+            measured run as one step (:mod:`datakit.core.progress`): ``None`` (default)
+            shows it in a notebook or a terminal once the report lasts a second, ``True``
+            always, ``False`` never.
 
     Raises:
         TypeError: ``dataset`` is neither a dataset nor a function; a number given as text
-            or as a bool (``seconds=True``).
+            or as a bool (``seconds=True``); ``progress`` not ``True``, ``False`` or ``None``.
         ValueError: ``seconds``, ``every`` or ``budget`` not > 0, ``step_time`` < 0 (or not
             finite), ``budget`` < ``seconds``.
         Stalled: (a ``TimeoutError``) no element came for ``budget / 2`` seconds; it names
             the first stage that yields nothing.
     """
     budget = _check(seconds, every, step_time, budget)
+    check_progress(progress)
     if not callable(dataset) and not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"memory_report() takes a tf.data.Dataset or a function that builds "
                         f"one, got {type(dataset).__name__}")
@@ -209,8 +218,9 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
         samplers.append(start_sampler(every, fixed, collect=False))
         dataset = _built(build, samplers[0])
     chain = chain_of(dataset) if chain is None or build is not None else chain
+    bar = progress_bar(len(chain) + 1, "memory_report", progress=progress, unit="step")
     try:
-        stages = _predict(chain, build, seconds, patience, counted)
+        stages = _predict(chain, build, seconds, patience, counted, bar)
         target, labels = fill_target(chain, counted, seconds=seconds, patience=patience)
         run = bounded_run(dataset if as_built else serial(dataset), patience=patience,
                           step_time=step_time, paced_for=seconds, fast=True,
@@ -220,9 +230,11 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                           fill_pause=min(seconds / 3, 1.0))
         if run.stalled:
             raise Stalled(f"no element came in {patience:g} s (after {run.count} elements)")
+        bar.update()  # the measured run
     except Stalled as e:
         raise stalled_error("memory_report", e, chain, patience, deadline) from None
     finally:
+        bar.close()
         for sampler in samplers:
             sampler.stop.set()
     sampler = samplers[0]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_seconds
+from datakit.core.progress import check_progress, progress_bar
 from datakit.perf.throughput import Run, consumer_wait, measure
 
 __all__ = ["AUTOTUNE", "Run", "consumer_wait", "measure", "tune"]
@@ -129,9 +130,9 @@ def _check_value(knob: str, value) -> None:
                       f"cannot be ({e}). Remove it from space[{knob!r}].") from None
 
 
-def _rate(build, knobs: dict, seconds: float, skipped: list) -> float | None:
+def _rate(build, knobs: dict, seconds: float, skipped: list, bar) -> float | None:
     """Rows/s of ``build(**knobs)``, or None (noted in ``skipped``) for a combination that
-    tf.data refuses."""
+    tf.data refuses; each configuration measured is counted on ``bar``."""
     try:
         ds = build(**knobs)
         if not isinstance(ds, tf.data.Dataset):
@@ -141,11 +142,15 @@ def _rate(build, knobs: dict, seconds: float, skipped: list) -> float | None:
     except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError) as e:
         text = re.sub(r"^\{\{[^}]*\}\}\s*", "", e.message).splitlines()[0]
         skipped.append({"knobs": dict(knobs), "error": text[:200]})
+        bar.update()  # measured, and refused
         return None
     if not run.count:
         raise ValueError(f"tune(): build({_label(knobs)}) gave a dataset without elements: "
                          "nothing to measure")
-    return run.rows_per_s if run.elements else 0.0
+    r = run.rows_per_s if run.elements else 0.0
+    bar.set_postfix_str(f"{_label(knobs)}: {r:,.0f} rows/s", refresh=False)
+    bar.update()
+    return r
 
 
 def _defaults(build, params: list[str], space: dict) -> dict:
@@ -176,14 +181,14 @@ def _one_knob_at_a_time(space: dict, best: dict, rate, until: float) -> dict:
 
 
 def _selected(build, trials: list[dict], autotune: dict, defaults: dict,
-              seconds: float) -> dict | None:
+              seconds: float, bar) -> dict | None:
     """The fastest of the search's three fastest, AUTOTUNE everywhere and the defaults,
     measured again side by side (None: only one of them, nothing to choose)."""
     ranked = [t["knobs"] for t in sorted(trials, key=lambda t: -t["rows_per_s"])]
     top = list({_label(k): k for k in [*ranked[:3], autotune, defaults]}.values())
     if len(top) < 2:
         return None
-    again = [_rate(build, knobs, seconds, []) or -1.0 for knobs in top]
+    again = [_rate(build, knobs, seconds, [], bar) or -1.0 for knobs in top]
     return top[max(range(len(again)), key=again.__getitem__)]
 
 
@@ -198,7 +203,7 @@ def _compared(space: dict, best: dict, autotune: dict, defaults: dict) -> dict[s
 
 
 def _side_by_side(build, knobs_of: dict[str, dict], distinct: list[str], seconds: float,
-                  rounds: int, until: float) -> dict[str, list[float]]:
+                  rounds: int, until: float, bar) -> dict[str, list[float]]:
     """Rows/s of each configuration per round, in rotated order; >= 2 rounds even past
     ``until``."""
     runs: dict[str, list[float]] = {lab: [] for lab in distinct}
@@ -206,12 +211,12 @@ def _side_by_side(build, knobs_of: dict[str, dict], distinct: list[str], seconds
         if r >= 2 and time.perf_counter() > until:
             break
         for lab in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
-            runs[lab].append(_rate(build, knobs_of[lab], seconds, []) or 0.0)
+            runs[lab].append(_rate(build, knobs_of[lab], seconds, [], bar) or 0.0)
     return runs
 
 
 def _confirmation(build, configs: dict[str, dict], skipped: list[dict], seconds: float,
-                  rounds: int, until: float, ref_labels: tuple[str, str]) -> list[dict]:
+                  rounds: int, until: float, ref_labels: tuple[str, str], bar) -> list[dict]:
     """The table: every distinct configuration (named by all its names) measured side by
     side, each round's rate relative to AUTOTUNE everywhere (else to the tuned one)."""
     names: dict[str, list[str]] = {}  # one row per distinct configuration, named by all
@@ -220,7 +225,7 @@ def _confirmation(build, configs: dict[str, dict], skipped: list[dict], seconds:
     knobs_of = {_label(k): k for k in configs.values()}
     refused = {_label(t["knobs"]) for t in skipped}
     distinct = [lab for lab in names if lab not in refused]
-    runs = _side_by_side(build, knobs_of, distinct, seconds, rounds, until)
+    runs = _side_by_side(build, knobs_of, distinct, seconds, rounds, until, bar)
     ref = runs.get(ref_labels[0]) or runs[ref_labels[1]]
     table = []
     for lab in distinct:
@@ -249,7 +254,9 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
             configuration that coincides with another is one row, named by both.
         seconds: how long each measurement runs (default: from the budget, 0.3-2 s).
         rounds: alternating rounds of the final comparison.
-        progress: print one line per trial (None or False: quiet).
+        progress: a bar over the configurations measured, the last one's rate beside
+            it (:mod:`datakit.core.progress`): ``None`` (default) shows it in a notebook
+            or a terminal once tuning lasts a second, ``True`` always, ``False`` never.
 
     Combinations that tf.data refuses (``cycle_length=1`` with ``num_parallel_calls=2``)
     are skipped and listed in ``result.skipped``. The values of the knobs named in
@@ -259,7 +266,8 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
 
     Raises:
         TypeError: ``build`` is not callable or returns no dataset; a number as text;
-        ``rounds`` not an int; ``space`` not a dict of lists.
+        ``rounds`` not an int; ``space`` not a dict of lists; ``progress`` not ``True``,
+        ``False`` or ``None``.
         ValueError: a knob that ``build`` does not take, an empty list of values, a
         value its argument cannot take (``batch_size`` 0),
         ``budget_s`` or ``seconds`` not > 0, ``rounds < 1``, or a dataset without elements.
@@ -269,6 +277,7 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
     if seconds is not None:
         check_seconds("seconds", seconds, positive=True, func="tune")
     check_count("rounds", rounds, fix="tune() compares at least one round: pass 1 or more")
+    check_progress(progress)
     start = time.perf_counter()
     n_configs = sum(len(v) for v in space.values())
     n_table = 2 + sum(AUTOTUNE in v for v in space.values()) + 5
@@ -279,26 +288,29 @@ def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = No
     skipped: list[dict] = []
     seen: dict[str, float] = {}
 
+    bar = progress_bar(None, "tune", progress=progress, unit="config")
+
     def rate(knobs: dict) -> float:
-        r = _rate(build, knobs, seconds, skipped)
+        r = _rate(build, knobs, seconds, skipped, bar)
         if r is None:
             return -1.0
         seen[_label(knobs)] = max(seen.get(_label(knobs), 0.0), r)
         trials.append({"knobs": dict(knobs), "rows_per_s": r})
-        if progress:
-            print(f"{_label(knobs)}: {r:,.0f} rows/s", flush=True)
         return seen[_label(knobs)]
 
-    best = _one_knob_at_a_time(space, dict(defaults), rate, start + 0.5 * budget_s)
-    if not trials:
-        raise ValueError(f"tune(): tf.data refused every configuration tried: {skipped[:3]}")
-
-    # selection: the three fastest configurations of the search, AUTOTUNE everywhere and the
-    # defaults, measured again side by side; the fastest of this round is the result
-    best = _selected(build, trials, autotune, defaults, seconds) or best
-    # confirmation, apart from the selection: every configuration in rotated order, >= 2 rounds
-    table = _confirmation(build, _compared(space, best, autotune, defaults), skipped, seconds,
-                          rounds, start + budget_s, (_label(autotune), _label(best)))
+    with bar:
+        best = _one_knob_at_a_time(space, dict(defaults), rate, start + 0.5 * budget_s)
+        if not trials:
+            raise ValueError(f"tune(): tf.data refused every configuration tried: "
+                             f"{skipped[:3]}")
+        # selection: the three fastest configurations of the search, AUTOTUNE everywhere and
+        # the defaults, measured again side by side; the fastest of this round is the result
+        best = _selected(build, trials, autotune, defaults, seconds, bar) or best
+        # confirmation, apart from the selection: every configuration in rotated order,
+        # >= 2 rounds
+        table = _confirmation(build, _compared(space, best, autotune, defaults), skipped,
+                              seconds, rounds, start + budget_s,
+                              (_label(autotune), _label(best)), bar)
     return TuneResult(best, defaults, autotune, table, trials, time.perf_counter() - start,
                       skipped)
 

@@ -85,7 +85,8 @@ class _Tally:
 
 
 def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
-                dialect: Dialect = COMMA, columns=None, number_columns=()) -> dict[str, str]:
+                dialect: Dialect = COMMA, columns=None, number_columns=(),
+                bar=None) -> dict[str, str]:
     """Each header column's kind, from every row of every file (see the module docstring).
 
     ``paths`` is one file or a list of them (all with the first one's header, as
@@ -102,6 +103,8 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
     one. ``n_rows`` reads at most that many rows per file (a quick guess). A
     UTF-8 byte order mark at the start of a file is stripped, as
     :func:`~datakit.readers.csv_files.file_checks.check_files` does.
+    ``bar``: a progress bar (:func:`datakit.core.progress.progress_bar`) that counts the
+    rows read, or ``None``.
     """
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     text_columns = name_list("text_columns", text_columns)
@@ -122,7 +125,7 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             chosen = header if columns is None else list(columns)
             tallies = {j: _Tally() for j, c in enumerate(header) if c in chosen
                        and c not in text_columns and c not in number_columns}
-        for line, row in rows:
+        for line, row in _counted(rows, bar):
             for j, tally in tallies.items():
                 v = row[j] if j < len(row) else ""
                 if v not in markers:
@@ -135,6 +138,21 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             _refuse_strays(header, j, tally, bool(dialect.column_names))
     return {c: NUMBER if c in number_columns or (j in tallies and not tallies[j].others)
             else TEXT for j, c in enumerate(header)}
+
+
+def _counted(rows, bar, every: int = 1024):
+    """``rows``, counted on ``bar`` (if not ``None``) ``every`` rows at a time."""
+    if bar is None:
+        yield from rows
+        return
+    n = 0
+    try:
+        for n, row in enumerate(rows, 1):
+            yield row
+            if n % every == 0:
+                bar.update(every)
+    finally:
+        bar.update(n % every)
 
 
 def _refuse_strays(header: list[str], j: int, tally: _Tally, named: bool) -> NoReturn:

@@ -27,6 +27,7 @@ import numpy as np
 from datakit.core import manifest
 from datakit.core.arguments import check_count, check_number, check_seed
 from datakit.core.atomic import Staging
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.dialect import Dialect
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
 
@@ -36,7 +37,8 @@ __all__ = ["write_shards", "split_into_shards"]
 
 
 def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str = "part",
-                 columns: list[str] | None = None, delimiter: str = ",") -> list[str]:
+                 columns: list[str] | None = None, delimiter: str = ",",
+                 progress: bool | None = None) -> list[str]:
     """Write the rows of ``table`` into ``num_shards`` CSV files, a header line each.
 
     The files are committed as one set (:func:`datakit.core.manifest.write_set`):
@@ -59,13 +61,17 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
         delimiter: the one character between fields: what the shards are
             written with (read them with ``column_stats(..., delimiter=...)``),
             or for a CSV file, what it is written with (its lines are copied).
+        progress: a bar over the shards written (:mod:`datakit.core.progress`): ``None``
+            (default) shows it in a notebook or a terminal once writing lasts a second,
+            ``True`` always, ``False`` never.
 
     Raises:
-        TypeError: ``num_shards`` is not an int.
+        TypeError: ``num_shards`` is not an int; ``progress`` not a bool or ``None``.
         ValueError: ``num_shards < 1`` or more than the rows, a ``prefix`` that is not a
             plain name, ``columns`` beside a table that names its own, or a table
             without a header.
     """
+    check_progress(progress)
     check_count("num_shards", num_shards)
     _check_prefix("prefix", prefix)
     header, lines = _table_lines(table, columns, delimiter)
@@ -75,15 +81,17 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
                          f"row: pass num_shards <= {max(1, len(lines))}.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
-        spec = _stage(stage, prefix, header, lines, range(len(lines)), num_shards)
+    bar = progress_bar(num_shards, "csv shards", progress=progress, unit="shard")
+    with Staging(folder) as stage, bar:  # the set commit: nothing of it stays but the new set
+        spec = _stage(stage, prefix, header, lines, range(len(lines)), num_shards, bar)
         written = manifest.write_sets(folder, {prefix: spec})
     return [str(folder / n) for n in written[prefix]]
 
 
 def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
-           num_shards: int) -> dict:
-    """Write one part's shards as complete temporary files of ``stage``; the set's keywords."""
+           num_shards: int, bar) -> dict:
+    """Write one part's shards as complete temporary files of ``stage``, each counted on
+    ``bar``; the set's keywords."""
     staged: dict[str, Path] = {}
     counts: dict[str, int] = {}
     for chunk in np.array_split(np.asarray(order, dtype=np.int64), num_shards):
@@ -91,6 +99,7 @@ def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
         with open(tmp := stage.file(name), "w", newline="", encoding="utf-8") as f:
             f.write("".join([header + "\n"] + [lines[j] + "\n" for j in chunk]))
         staged[name], counts[name] = tmp, len(chunk)
+        bar.update()
     return dict(staged=staged, counts=counts, kind="csv", unit="rows",
                 pattern=f"{prefix}_[0-9][0-9]*.csv")
 
@@ -98,7 +107,8 @@ def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
 def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
                       num_shards=(20, 10, 10), names=("train", "valid", "test"),
                       seed: int = 42, columns: list[str] | None = None,
-                      delimiter: str = ",") -> dict[str, list[str]]:
+                      delimiter: str = ",", progress: bool | None = None
+                      ) -> dict[str, list[str]]:
     """Shuffle the rows with ``seed``, split them by ``fractions``, write each part as shards.
 
     Returns ``{"train": [paths], "valid": [...], "test": [...]}``; every row
@@ -112,9 +122,10 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         num_shards: files per part, one int >= 1 each.
         names: the parts' names (and file prefixes), each once.
         seed: seeds the row shuffle (any int64, as every seed of the kit).
+        progress: a bar over all parts' shards, as in :func:`write_shards`.
 
     Raises:
-        TypeError: a shard count is not an int.
+        TypeError: a shard count is not an int; ``progress`` not a bool or ``None``.
         ValueError: parts of different lengths, bad fractions or shard counts
             (all checked before anything is written).
     """
@@ -132,14 +143,16 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         raise ValueError(f"names={tuple(names)} names the part {twice[0]!r} twice, so one "
                          "part's rows would be lost: give each part its own name.")
     seed = check_seed(seed)
+    check_progress(progress)
     header, lines = _table_lines(table, columns, delimiter)
     # the one seed rule (any int64, TensorFlow's): numpy takes it as the same bits, unsigned
     order = np.random.default_rng(seed % 2**64).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new sets
-        specs = {name: _stage(stage, name, header, lines, order[lo:hi], n)  # one switch
+    bar = progress_bar(sum(num_shards), "csv shards", progress=progress, unit="shard")
+    with Staging(folder) as stage, bar:  # the set commit: nothing of it stays but the new sets
+        specs = {name: _stage(stage, name, header, lines, order[lo:hi], n, bar)  # one switch
                  for name, n, lo, hi in zip(names, num_shards, bounds[:-1], bounds[1:],
                                             strict=True)}
         written = manifest.write_sets(folder, specs)

@@ -31,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import csv_file_set
@@ -65,7 +66,7 @@ def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int
 def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
                  text_columns=(), number_columns=(), batch_size: int = 4096,
                  delimiter: str = ",", na_values=DEFAULT_NA_VALUES,
-                 column_names=None) -> CsvStats:
+                 column_names=None, progress: bool | None = None) -> CsvStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -76,7 +77,8 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     a column with values that are not numbers is text, as pandas reads it, but a
     number column with a few strays (a typo, an unknown marker) is refused by name.
     Declare a kind with ``text_columns`` or ``number_columns``. ``batch_size``
-    lines are decoded at a time.
+    lines are decoded at a time. Both passes (the kinds', then the statistics') show
+    a bar over the rows (``progress``).
 
     Args:
         columns: the columns to keep, in that order (default: all). The others are
@@ -100,8 +102,12 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
             a text column it stays a value.
         column_names: the column names of files *without* a header line (then
             line 1 is a row); by default line 1 is the header.
+        progress: a progress bar over the rows of each pass
+            (:mod:`datakit.core.progress`): ``None`` (default) shows it in a notebook or
+            a terminal once the pass lasts a second, ``True`` always, ``False`` never.
 
     Raises:
+        TypeError: ``progress`` is not ``True``, ``False`` or ``None``.
         ValueError: a name in ``columns`` is not in the header (the message lists it),
             or ``label`` is not a kept column.
 
@@ -118,13 +124,15 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     ValueError: columns=['town']: ['town'] not in the header ['id', ...] of ....
     """
     check_count("batch_size", batch_size)  # lines decoded per call
+    check_progress(progress)
     choose_columns(columns)  # its form, before any file is opened
     dialect = Dialect(delimiter, na_values, column_names)
     checked = csv_file_set(filepaths, dialect=dialect)
     files, header = checked.files, checked.shape
     chosen = choose_columns(columns, header, files[0])
-    kinds = infer_kinds(files, text_columns=text_columns, number_columns=number_columns,
-                        dialect=dialect, columns=chosen)
+    with progress_bar(checked.total, "column kinds", progress=progress, unit="row") as bar:
+        kinds = infer_kinds(files, text_columns=text_columns, number_columns=number_columns,
+                            dialect=dialect, columns=chosen, bar=bar)
     if list(kinds) != header:
         raise ValueError(f"{files[0]}: could not read its header with the csv module; check "
                          "that fields are separated by commas and that line 1 is the header.")
@@ -146,18 +154,20 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     moments = {c: (0, 0.0, 0.0) for c in chosen if kinds[c] == NUMBER}
     vocab: dict[str, Counter] = {c: Counter() for c in chosen if kinds[c] == TEXT}
     rows = 0
-    for batch in chunks.prefetch(1).as_numpy_iterator():
-        rows += len(batch[0])
-        for c, values in zip(columns, batch, strict=True):
-            if c not in acc:
-                continue
-            s = acc[c]
-            if kinds[c] == NUMBER:
-                add_numbers(s, values, moments)
-            else:
-                keys, counts = np.unique(values, return_counts=True)
-                vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist(),
-                                         strict=True)))
+    with progress_bar(checked.total, "column stats", progress=progress, unit="row") as bar:
+        for batch in chunks.prefetch(1).as_numpy_iterator():
+            rows += len(batch[0])
+            bar.update(len(batch[0]))
+            for c, values in zip(columns, batch, strict=True):
+                if c not in acc:
+                    continue
+                s = acc[c]
+                if kinds[c] == NUMBER:
+                    add_numbers(s, values, moments)
+                else:
+                    keys, counts = np.unique(values, return_counts=True)
+                    vocab[c].update(dict(zip((k.decode() for k in keys), counts.tolist(),
+                                             strict=True)))
     for c in chosen:
         if kinds[c] == TEXT:
             _warn_dates(c, vocab[c])

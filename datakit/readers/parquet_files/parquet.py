@@ -52,6 +52,7 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
+from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
     column_dtype,
     columns_with_nulls,
@@ -104,7 +105,8 @@ def _as_table(table_or_csvs) -> pa.Table:
 
 
 def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: int,
-                         prefix: str = "part", row_group_rows: int = ROW_GROUP_ROWS) -> list[str]:
+                         prefix: str = "part", row_group_rows: int = ROW_GROUP_ROWS,
+                         progress: bool | None = None) -> list[str]:
     """Write the rows of a table into ``num_shards`` Parquet files, committed as one set.
 
     Rows are split evenly, in order; each file is written under a temporary
@@ -118,7 +120,11 @@ def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: in
         num_shards: files to write (>= 1).
         prefix: file names are ``{prefix}_00.parquet``, ...
         row_group_rows: rows per row group, the unit :func:`parquet_dataset` reads.
+        progress: a bar over the shards written (:mod:`datakit.core.progress`): ``None``
+            (default) shows it in a notebook or a terminal once writing lasts a second,
+            ``True`` always, ``False`` never.
     """
+    check_progress(progress)
     check_count("num_shards", num_shards)
     check_count("row_group_rows", row_group_rows)
     table = _as_table(table_or_csvs)
@@ -126,12 +132,14 @@ def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: in
     folder.mkdir(parents=True, exist_ok=True)
     counts = {}
     bounds = np.linspace(0, table.num_rows, num_shards + 1).round().astype(int)
-    with Staging(folder) as stage:  # the set commit: nothing of it stays but the new set
+    bar = progress_bar(num_shards, "parquet shards", progress=progress, unit="shard")
+    with Staging(folder) as stage, bar:  # the set commit: nothing of it stays but the new set
         for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             name = f"{prefix}_{k:02d}.parquet"
             pq.write_table(table.slice(lo, hi - lo), stage.file(name),
                            row_group_size=row_group_rows)
             counts[name] = int(hi - lo)
+            bar.update()
         names = manifest.write_set(folder, prefix, stage.files, counts, kind="parquet",
                                    unit="rows", pattern=f"{prefix}_[0-9][0-9]*.parquet")
     return [str(folder / n) for n in names]
@@ -311,15 +319,19 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
 # -- statistics ------------------------------------------------------------------------
 
 
-def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> TableStats:
+def column_stats(filepaths, *, columns=None, max_vocabulary=None,
+                 progress: bool | None = None) -> TableStats:
     """Per-column statistics of Parquet files, a row group at a time, as the CSV pass gives.
 
     Numbers (``nan``, ``inf`` and nulls count as missing): count, missing,
     mean, std (ddof=0), min, max, combined row group by row group in float64
     (Chan's formula). Strings: vocabulary with counts (most frequent first,
     ties by value; at most ``max_vocabulary``, the rest counted as
-    ``unknown``); an empty or null string counts as missing.
+    ``unknown``); an empty or null string counts as missing. ``progress``: a bar
+    over the files (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
+    terminal once the pass lasts a second, ``True`` always, ``False`` never).
     """
+    check_progress(progress)
     choose_columns(columns)  # its form, before any file is opened
     if max_vocabulary is not None:
         check_count("max_vocabulary", max_vocabulary)
@@ -331,7 +343,7 @@ def column_stats(filepaths, *, columns=None, max_vocabulary=None) -> TableStats:
     acc = {c: ColumnStats(c, kinds[c]) for c in keep}
     vocab: dict[str, Counter[str]] = {c: Counter() for c in keep if kinds[c] == TEXT}
     rows = 0
-    for path in files:
+    for path in with_progress(files, "column stats", progress=progress, unit="file"):
         f = pq.ParquetFile(path)
         for g in range(f.metadata.num_row_groups):
             table = f.read_row_group(g, columns=keep)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import tensorflow as tf
 
@@ -18,6 +19,7 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.records.tf_example import serialize
 
 __all__ = ["ShardWriter"]
@@ -37,7 +39,9 @@ class ShardWriter:
     would push the current one past ``max_bytes`` (uncompressed, 16 bytes of framing per
     record included). Shards are written as hidden ``.name.tmp`` files and renamed only when
     the ``with`` block ends cleanly; on an exception they are deleted and no manifest is
-    written. ``paths`` lists the final files.
+    written. ``paths`` lists the final files. ``progress`` shows a bar that counts the
+    records written (:mod:`datakit.core.progress`): ``None`` (default) in a notebook or a
+    terminal once writing lasts a second, ``True`` always, ``False`` never.
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
@@ -52,7 +56,9 @@ class ShardWriter:
 
     def __init__(self, directory, prefix: str = "shard", num_shards: int = 4,
                  mode: str = "round_robin", max_bytes: int | None = None,
-                 compression: str | None = None, overwrite: bool = False):
+                 compression: str | None = None, overwrite: bool = False,
+                 progress: bool | None = None):
+        self.progress = check_progress(progress)
         if mode not in ("round_robin", "by_size"):
             raise ValueError(f"mode={mode!r}: use 'round_robin' or 'by_size'")
         if mode == "round_robin" and (not isinstance(num_shards, int) or num_shards < 1):
@@ -84,9 +90,11 @@ class ShardWriter:
         self._sizes: list[int] = []
         self._n = 0
         self._open = False
+        self._bar: Any = None  # the progress bar, from __enter__ on
 
     def __enter__(self):
         self._open = True
+        self._bar = progress_bar(None, "tfrecord shards", progress=self.progress, unit="record")
         if self.mode == "round_robin":
             for _ in range(self.num_shards):
                 self._new_shard()
@@ -125,6 +133,7 @@ class ShardWriter:
         self._counts[i] += 1
         self._sizes[i] += len(record) + 16
         self._n += 1
+        self._bar.update()
 
     def _failed(self, error: Exception) -> Exception:
         """Close and delete every temporary shard; the error to raise (a full disk, said so)."""
@@ -140,6 +149,8 @@ class ShardWriter:
             except Exception as e:  # noqa: BLE001 (kept: raised once every file is gone)
                 first = first or e
         self._writers = []
+        if self._bar is not None:
+            self._bar.close()
         return first
 
     def __exit__(self, exc_type, exc, tb):

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from datakit.core.atomic import atomic_file
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, with_progress
 
 __all__ = ["write_sqlite", "sql_dataset"]
 
@@ -27,14 +28,20 @@ _SQL_TYPES = {"i": "INTEGER", "u": "INTEGER", "b": "INTEGER", "f": "REAL", "U": 
               "S": "BLOB", "O": "TEXT"}
 
 
-def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
+def write_sqlite(path, table: str, columns: Mapping[str, Iterable], *,
+                 progress: bool | None = None) -> Path:
     """Write ``columns`` (name -> equal-length values) as table ``table`` of a new SQLite file.
+
+    ``progress``: a bar over the rows written (:mod:`datakit.core.progress`): ``None``
+    (default) shows it in a notebook or a terminal once writing lasts a second, ``True``
+    always, ``False`` never.
 
     >>> import tempfile
     >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "name": ["a", "b"]})
     >>> p.read_bytes()[:15]
     b'SQLite format 3'
     """
+    check_progress(progress)
     if not isinstance(columns, Mapping):
         raise TypeError(f"columns must be a dict of column name -> values, got "
                         f"{type(columns).__name__}")
@@ -51,7 +58,9 @@ def write_sqlite(path, table: str, columns: Mapping[str, Iterable]) -> Path:
             decl = ", ".join(f"{c} {_SQL_TYPES.get(v.dtype.kind, 'BLOB')}"
                              for c, v in cols.items())
             con.execute(f"CREATE TABLE {table} ({decl})")
-            rows = zip(*(v.tolist() for v in cols.values()), strict=True)
+            rows = with_progress(zip(*(v.tolist() for v in cols.values()), strict=True),
+                                 "sqlite rows", progress=progress, unit="row",
+                                 total=len(next(iter(cols.values()))))
             con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
             con.commit()
         finally:

@@ -40,6 +40,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in
 from datakit.readers.csv_files.stats import infer_kinds
@@ -204,7 +205,7 @@ def beam_args(workers: int = 1) -> list[str]:
 
 
 def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
-                  pipeline_args=None) -> TransformRun:
+                  pipeline_args=None, progress: bool | None = None) -> TransformRun:
     """Run tf.Transform over ``job.files`` with Beam; write the graph and the transformed rows.
 
     ``pipeline_args`` (default :func:`beam_args` of ``workers``) are Beam's flags: pass
@@ -219,7 +220,13 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     earlier one stays as it was and :class:`TransformRun` reads only it. A folder holding
     anything else is refused by name: nothing of yours is deleted.
 
+    ``progress`` shows a bar over the run's phases (building the pipeline, running it,
+    checking its rows, committing the run; :mod:`datakit.core.progress`): ``None``
+    (default) in a notebook or a terminal once the run lasts a second, ``True`` always,
+    ``False`` never. Beam's run is the long phase.
+
     Raises:
+        TypeError: ``progress`` is not ``True``, ``False`` or ``None``.
         FileExistsError: ``output_dir`` holds files that are not a tf.Transform run's.
         DataError: a bad line (named by file, line and column, with tf.Transform's own
             error as the cause), a row count that differs from the files', or a file
@@ -227,6 +234,7 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
         OSError: (``ENOSPC``) the disk is full, naming ``output_dir``; nothing of this run
             is left there and the earlier run is as it was.
     """
+    check_progress(progress)
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -239,17 +247,24 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
     made_from = source_facts(job.files)
-    with Staging(output_dir) as staging:  # a full disk: named; the hidden folder goes either way
+    bar = progress_bar(4, "tf.Transform", progress=progress, unit="phase")
+    # A full disk: named by the Staging; its hidden folder goes either way.
+    with Staging(output_dir) as staging, bar:
         stage = os.fspath(staging.subfolder("run"))  # hidden, this process's PID in its name
+        bar.set_postfix_str("building the pipeline")
         pipeline = beam.Pipeline(options=PipelineOptions(pipeline_args or beam_args(workers)))
         try:
             with no_interactive_labels():
                 _build(pipeline, job, stage)
+                bar.update()
+                bar.set_postfix_str("running it (Beam)")
                 result = pipeline.run()
             result.wait_until_finish()
+            bar.update()
         except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
             _raise_bad_line(job, e)
             raise
+        bar.set_postfix_str("checking its rows")
         counters = result.metrics().query(MetricsFilter().with_name("rows"))["counters"]
         rows = sum(c.committed for c in counters)
         if rows != job.rows:
@@ -257,7 +272,10 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
                             f"{job.rows} (checked up front): rows were lost or added")
         check_unchanged(made_from)
         shutil.rmtree(os.path.join(stage, "tmp"), ignore_errors=True)  # Beam's scratch space
+        bar.update()
+        bar.set_postfix_str("committing the run")
         commit_run(stage, output_dir, asdict(job), made_from)
+        bar.update()
     return TransformRun(output_dir)
 
 

@@ -41,11 +41,10 @@ from datakit.core.arguments import check_count
 from datakit.core.errors import DataError
 from datakit.readers.video.clip_sampling import check_sampler
 
-__all__ = ["VideoOptions", "video_options", "check_one_frame_size", "one_frame_size",
-           "crop_size", "RESIZE_FIX", "FRAME_FIELDS", "check_quality"]
+__all__ = ["VideoOptions"]
 
 #: How to make a set's frames one size, as every message about sizes says it.
-RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
+_RESIZE_FIX = "pass frame_size=(height, width) to resize every video to one size"
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ class VideoOptions:
         th, tw = self.frame_size
         for info in infos:
             h, w = info.height, info.width
-            ch, cw = crop_size(h, w, self.frame_size)
+            ch, cw = _crop_size(h, w, self.frame_size)
             if ch < 1 or cw < 1:
                 raise ValueError(
                     f"crop_to_aspect_ratio=True, frame_size={self.frame_size}: {info.path} is "
@@ -145,10 +144,10 @@ class VideoOptions:
                     pad_to_aspect_ratio=self.pad_to_aspect_ratio)
 
 
-def crop_size(height: int, width: int, frame_size) -> tuple[int, int]:
+def _crop_size(height: int, width: int, frame_size) -> tuple[int, int]:
     """The centre ``crop_to_aspect_ratio`` keeps of a ``height`` x ``width`` frame.
 
-    >>> crop_size(480, 640, (112, 112)), crop_size(16, 16, (1, 100))
+    >>> _crop_size(480, 640, (112, 112)), _crop_size(16, 16, (1, 100))
     ((480, 480), (0, 16))
     """
     th, tw = frame_size
@@ -229,7 +228,7 @@ def check_quality(quality) -> int:
     return quality
 
 
-def check_one_frame_size(path, size, first_path, first_size, *, fix: str = RESIZE_FIX) -> None:
+def check_one_frame_size(path, size, first_path, first_size, *, fix: str = _RESIZE_FIX) -> None:
     """The one frame-size rule: frames of ``size`` beside a set whose first video
     (``first_path``) has ``first_size``; a :class:`DataError` naming ``path`` and the fix.
 

@@ -39,10 +39,9 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count
 
-__all__ = ["SAMPLERS", "check_sampler", "clip_span", "clip_frames", "epoch_keys", "video_key",
-           "random_start", "random_starts"]
+__all__ = ["clip_frames"]
 
-SAMPLERS = ("random", "uniform", "center")
+_SAMPLERS = ("random", "uniform", "center")
 
 
 def check_sampler(sampler: str, clip_len: int, frame_step: int, clips_per_video: int) -> None:
@@ -50,8 +49,8 @@ def check_sampler(sampler: str, clip_len: int, frame_step: int, clips_per_video:
     check_count("clip_len", clip_len)
     check_count("frame_step", frame_step)
     check_count("clips_per_video", clips_per_video)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler={sampler!r}: pass one of {SAMPLERS}")
+    if sampler not in _SAMPLERS:
+        raise ValueError(f"sampler={sampler!r}: pass one of {_SAMPLERS}")
     if sampler == "center" and clips_per_video != 1:
         raise ValueError(f"sampler='center' takes one clip per video, not clips_per_video="
                          f"{clips_per_video}; use sampler='uniform' for several")

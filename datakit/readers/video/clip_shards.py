@@ -13,7 +13,7 @@ from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.readers.video import generations
 
-__all__ = ["video_set", "check_one_run", "shard_class_names", "shard_frame_size"]
+__all__: list[str] = []
 
 
 def shard_class_names(directory, meta: dict, class_names):

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_shuffle_buffer
 
-__all__ = ["clip_tail", "check_clip_counts"]
+__all__: list[str] = []
 
 
 def clip_tail(ds: tf.data.Dataset, *, count: int | None, batch_size: int | None,

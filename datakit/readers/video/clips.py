@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_int, check_on_bad
+from datakit.core.arguments import check_count, check_on_bad, check_seed
 from datakit.core.errors import DataError
 from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
@@ -42,7 +42,7 @@ __all__ = ["clip_dataset"]
 
 
 def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_size: int = 64,
-                 n_readers: int | None = None, seed: int | None = 0,
+                 n_readers: int | None = None, seed: int | None = None,
                  drop_remainder: bool = False,
                  with_ids: bool = False, trace: bool = False, training: bool = True,
                  class_names=None, options: VideoOptions | None = None,
@@ -65,8 +65,10 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         n_readers: videos read at once, each by its own thread (``None``: 2; the name
             every reader of the kit uses; the old ``cycle_length=`` still works for one
             version and warns; both given is a ``TypeError``).
-        seed: seeds the video order, the clip starts and the shuffle
-            (``None``: other ones at each build).
+        seed: seeds the video order, the clip starts and the shuffle (an int in
+            the int64 range); ``None`` (the default, as the table readers take it):
+            TensorFlow draws them, new ones at each build, the same again under
+            ``tf.random.set_seed`` or ``keras.utils.set_random_seed``.
         drop_remainder: drop a last, smaller batch.
         with_ids: elements are dicts that also hold each clip's video ``id``,
             first frame ``start`` and ``frames`` (the indices chosen); otherwise
@@ -116,7 +118,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     _check_shard_options(opts)
     check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
     check_on_bad("on_bad_file", on_bad_file)
-    seed = None if seed is None else check_int("seed", seed)  # None: TensorFlow draws one
+    seed = check_seed(seed)  # None: TensorFlow draws one
     asked = Path(directory)
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = video_set(directory)

@@ -41,9 +41,9 @@ from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.part_files import CHUNK_FRAMES
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["PARTS", "Conversion", "convert_videos"]
+__all__: list[str] = []
 
-PARTS = ".parts"
+_PARTS = ".parts"
 
 
 @dataclass
@@ -62,14 +62,16 @@ class Conversion:
 
 def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_shards: int,
                    seed, validation_split, class_names, on_bad_file: str,
-                   convert: Callable[[Conversion, ShardSets], dict[int, str]]) -> dict:
+                   convert: Callable[[Conversion, ShardSets], dict[int, str]],
+                   progress: bool | None = None) -> dict:
     """List ``directory``, convert what no earlier run left (with ``convert``), commit.
 
     ``convert(job, sets)`` turns ``job.todo``'s videos into their parts, calls
     ``sets.ready(i)`` (or ``sets.failed(i)``) for each, and returns the reason of
     each video that failed (under ``on_bad_file="skip"``). The result is the
     converters': ``{"train", "validation", "class_names", "converted", "reused",
-    "skipped"}``.
+    "skipped"}``. ``progress``: a bar over the videos probed while the folder is
+    listed (:func:`~datakit.readers.video.folders.list_videos`); ``convert`` shows its own.
     """
     check_quality(quality)
     check_on_bad("on_bad_file", on_bad_file)
@@ -79,7 +81,8 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
     out = Path(out)
     _check_out_outside(directory, out)
     with generations.conversion_lock(out):
-        folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file)
+        folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
+                             progress=progress)
         options.check_videos(folder.infos)
         for path, reason in folder.skipped:
             print(f"skipped {path}: {reason}")
@@ -121,7 +124,7 @@ def _check_out_outside(directory, out: Path) -> None:
 
 
 def _parts_folder(out: Path, options: dict) -> Path:
-    parts = out / PARTS
+    parts = out / _PARTS
     sig = parts / "options.json"
     if parts.exists() and _made_with(sig) != options:
         shutil.rmtree(parts)  # converted with other options: nothing can be reused

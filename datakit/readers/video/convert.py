@@ -36,11 +36,10 @@ from __future__ import annotations
 import sys
 from functools import partial
 
-from tqdm.auto import tqdm
-
 from datakit.core.arguments import check_count
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
 from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.part_files import PartJob, convert_part
@@ -50,10 +49,11 @@ from datakit.readers.video.workers import convert_all
 __all__ = ["write_video_shards"]
 
 
-def write_video_shards(directory, out, *, validation_split: float | None = None, seed: int = 0,
-                       class_names=None, quality: int = 90, num_shards: int = 4,
-                       processes: int | None = None, on_bad_file: str = "raise",
-                       progress: bool = True, options: VideoOptions | None = None,
+def write_video_shards(directory, out, *, validation_split: float | None = None,
+                       seed: int | None = None, class_names=None, quality: int = 90,
+                       num_shards: int = 4, processes: int | None = None,
+                       on_bad_file: str = "raise",
+                       progress: bool | None = None, options: VideoOptions | None = None,
                        **frame_options) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
 
@@ -63,13 +63,17 @@ def write_video_shards(directory, out, *, validation_split: float | None = None,
         out: where ``train/`` and ``validation/`` go.
         class_names: as for the direct reader.
         validation_split, seed: the split by video, the same as the direct
-            reader's for the same ``seed`` (``None``: everything in ``train/``).
+            reader's for the same ``seed`` (an int >= 0, which a split needs, as
+            in Keras); ``validation_split=None``: everything in ``train/``, and
+            no seed is needed.
         quality: JPEG quality, 1..100; num_shards: TFRecord files per set.
         processes: worker processes (default: the cores; 1: in this process).
         on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or
             while converting is left out, printed with its reason and listed
             in the result's and the manifest's ``skipped``.
-        progress: show a tqdm progress bar.
+        progress: a bar over the videos probed, then one over the videos converted
+            (:mod:`datakit.core.progress`): ``None`` (default) shows them in a notebook
+            or a terminal once a step lasts a second, ``True`` always, ``False`` never.
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
         **frame_options: its frame fields as keywords (``frame_size``, ``fps``,
             ``crop_to_aspect_ratio``, ``pad_to_aspect_ratio``; ``frame_size=None``
@@ -82,6 +86,7 @@ def write_video_shards(directory, out, *, validation_split: float | None = None,
     """
     opts = video_options(options, frame_options, where="write_video_shards", takes=FRAME_FIELDS)
     check_count("processes", processes, none=True)
+    check_progress(progress)
 
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
         work = partial(convert_part, fps=job.options.fps, quality=job.quality,
@@ -91,10 +96,10 @@ def write_video_shards(directory, out, *, validation_split: float | None = None,
 
     return convert_videos(directory, out, opts, quality=quality, num_shards=num_shards,
                           seed=seed, validation_split=validation_split, class_names=class_names,
-                          on_bad_file=on_bad_file, convert=convert)
+                          on_bad_file=on_bad_file, convert=convert, progress=progress)
 
 
-def _convert(work, job: Conversion, processes: int, progress: bool,
+def _convert(work, job: Conversion, processes: int, progress: bool | None,
              sets: ShardSets) -> dict[int, str]:
     """Convert the ``todo`` videos into their parts, each joining its shard in ``sets`` when
     written; the reason of each that failed (skipped)."""
@@ -102,7 +107,7 @@ def _convert(work, job: Conversion, processes: int, progress: bool,
                                                job.on_bad_file)
     n = len(folder.infos)
     failed: dict[int, str] = {}
-    bar = tqdm(total=n, initial=n - len(todo), desc="videos", unit="video", disable=not progress)
+    bar = progress_bar(n, "videos", progress=progress, unit="video", initial=n - len(todo))
     jobs = {i: PartJob(folder.infos[i], str(parts / names[i]), i, folder.labels[i])
             for i in todo}
     try:

@@ -23,7 +23,7 @@ processes. What runs where:
    kept, so the next run converts only the rest.
 
 Beam's flags choose the runner (``pipeline_args``). Here the DirectRunner runs
-``workers`` threads on this machine (:func:`direct_runner_args`). On a cluster, ``directory`` and
+``workers`` threads on this machine (:func:`_direct_runner_args`). On a cluster, ``directory`` and
 ``out`` must be one folder every worker and this process see under the same
 absolute path (an NFS share, or a bucket mounted with gcsfuse), because workers
 write the parts there and the commit renames files atomically (``gs://`` URLs
@@ -46,17 +46,20 @@ from __future__ import annotations
 
 import json
 import pickle
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
 from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 
-__all__ = ["write_video_shards_beam", "direct_runner_args"]
+__all__ = ["write_video_shards_beam"]
 
 _FAILED = ".failed"  # a part's name + this: the reason its video failed, written by its worker
 #: Videos per job file: the elements' probed facts (timestamps of every frame) are read
@@ -64,7 +67,7 @@ _FAILED = ".failed"  # a part's name + this: the reason its video failed, writte
 _JOB_CHUNK = 256
 
 
-def direct_runner_args(workers: int = 2) -> list[str]:
+def _direct_runner_args(workers: int = 2) -> list[str]:
     """The DirectRunner's flags for ``workers`` threads on this machine (1: in this thread).
 
     Threads, not processes: FFmpeg decodes and libjpeg-turbo encodes JPEGs with
@@ -76,7 +79,7 @@ def direct_runner_args(workers: int = 2) -> list[str]:
     37.8 and 15.9 s, 15.9 and 14.7 CPU s; the local converter 5.6 and 3.6 s,
     3.3 and 3.1 CPU s.
 
-    >>> direct_runner_args(2)
+    >>> _direct_runner_args(2)
     ['--runner=DirectRunner', '--direct_running_mode=multi_threading', '--direct_num_workers=2']
     """
     check_count("workers", workers, fix="pass an int >= 1 (threads of the DirectRunner)")
@@ -142,6 +145,32 @@ def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
     result.wait_until_finish()
 
 
+@contextmanager
+def _following_parts(bar, parts: Path, every: float = 0.5):
+    """While the block runs, ``bar`` counts the videos done: the parts and failure notes
+    in ``parts``, which the workers write there (a folder this process sees too)."""
+    def follow():
+        done = len(list(parts.glob("[0-9]*-*.tfrecord"))) + len(list(parts.glob("*" + _FAILED)))
+        bar.update(max(0, min(done, bar.total) - bar.n))
+
+    def watch():
+        while not stop.wait(every):
+            follow()
+
+    if bar.disable:  # no bar shown: nothing to follow
+        yield
+        return
+    stop = threading.Event()
+    thread = threading.Thread(target=watch, daemon=True, name="datakit-beam-progress")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        follow()
+
+
 def _failures(parts: Path, folder, todo: list[int], names: list[str]) -> dict[int, str]:
     """The reason of each ``todo`` video that failed, from the notes its worker left."""
     failed = {}
@@ -179,20 +208,24 @@ def _check_call(workers, pipeline_args) -> None:
 
 
 def write_video_shards_beam(directory, out, *, validation_split: float | None = None,
-                            seed: int = 0, class_names=None, quality: int = 90,
+                            seed: int | None = None, class_names=None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2, pipeline_args=None,
-                            on_bad_file: str = "raise", options: VideoOptions | None = None,
-                            **frame_options) -> dict:
+                            on_bad_file: str = "raise", progress: bool | None = None,
+                            options: VideoOptions | None = None, **frame_options) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
     The arguments and the result are :func:`~datakit.readers.video.convert.write_video_shards`'s
-    (the same set for the same ones), with Beam's in place of ``processes`` and ``progress``:
+    (the same set for the same ones), with Beam's in place of ``processes``:
 
     Args:
-        workers: threads of the DirectRunner on this machine (:func:`direct_runner_args`).
+        workers: threads of the DirectRunner on this machine (:func:`_direct_runner_args`).
         pipeline_args: Beam's flags (a list of strings, or a ``PipelineOptions``)
             instead: ``["--runner=FlinkRunner", ...]`` runs the same conversion on a
             cluster (see the module's docstring for Dataflow, Flink and Spark).
+        progress: a bar over the videos probed, then one over the videos converted,
+            which follows the parts the workers write (:mod:`datakit.core.progress`):
+            ``None`` (default) shows them in a notebook or a terminal once a step lasts
+            a second, ``True`` always, ``False`` never.
 
     Beam's startup costs seconds (the pipeline's construction and the runner's
     workers), so on one machine the local converter is faster for a small set;
@@ -201,32 +234,39 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
     opts = video_options(options, frame_options, where="write_video_shards_beam",
                          takes=FRAME_FIELDS)
     _check_call(workers, pipeline_args)
-    args = direct_runner_args(workers) if pipeline_args is None else pipeline_args
+    check_progress(progress)
+    args = _direct_runner_args(workers) if pipeline_args is None else pipeline_args
 
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
-        return _run(job, sets, args)
+        return _run(job, sets, args, progress)
 
     return convert_videos(directory, Path(out).absolute(), opts, quality=quality,
                           num_shards=num_shards, seed=seed, validation_split=validation_split,
-                          class_names=class_names, on_bad_file=on_bad_file, convert=convert)
+                          class_names=class_names, on_bad_file=on_bad_file, convert=convert,
+                          progress=progress)
 
 
-def _run(job: Conversion, sets: ShardSets, pipeline_args) -> dict[int, str]:
+def _run(job: Conversion, sets: ShardSets, pipeline_args,
+         progress: bool | None) -> dict[int, str]:
     """The converter core's middle step on Beam: the ``todo`` videos converted by the
     pipeline's workers, then each marked ready or failed in ``sets``."""
     folder, parts, names, todo = job.folder, job.parts, job.names, job.todo
     for note in parts.glob("*" + _FAILED):  # an earlier run's failures: tried again now
         note.unlink()
     items = [(i, folder.infos[i], folder.labels[i], names[i]) for i in todo]
+    n = len(folder.infos)
+    bar = progress_bar(n, "videos", progress=progress, unit="video", initial=n - len(todo))
     if items:
         try:
-            _run_pipeline(_write_job(parts, items), pipeline_args, parts=str(parts),
-                          fps=job.options.fps, quality=job.quality, fit=dict(job.options.fit),
-                          on_bad_file=job.on_bad_file)
+            with bar, _following_parts(bar, parts):
+                _run_pipeline(_write_job(parts, items), pipeline_args, parts=str(parts),
+                              fps=job.options.fps, quality=job.quality,
+                              fit=dict(job.options.fit), on_bad_file=job.on_bad_file)
         except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
             if job.on_bad_file == "raise":  # (under "skip" a video's failure never stops it)
                 _raise_failure(parts, folder, todo, names, e)
             raise
+    bar.close()
     failed = _failures(parts, folder, todo, names)
     for i in todo:
         if i in failed:

@@ -35,8 +35,7 @@ from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTI
 from datakit.readers.video.video_info import VideoInfo
 from datakit.readers.video.video_info import open_video as _open
 
-__all__ = ["VIDEO_EXTENSIONS", "VideoInfo", "probe", "output_frames", "decode_frames",
-           "fit_frame", "encode_jpegs"]
+__all__: list[str] = []
 
 #: The file name endings read as videos (any container FFmpeg opens would do).
 VIDEO_EXTENSIONS = (".mp4", ".m4v", ".avi", ".webm", ".mkv", ".mov")

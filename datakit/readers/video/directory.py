@@ -44,6 +44,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_fits_in_memory
 from datakit.core.cores import cpu_cores
+from datakit.core.progress import check_progress
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.clip_sampling import clip_frames, epoch_keys, video_key
 from datakit.readers.video.clip_tail import clip_tail
@@ -65,12 +66,12 @@ __all__ = ["video_dataset_from_directory"]
 def video_dataset_from_directory(
         directory, labels="inferred", label_mode: str | None = "int", class_names=None,
         color_mode: str = "rgb", batch_size: int | None = 8, *, dtype: str = "uint8",
-        shuffle: bool = True, seed: int | None = 0, validation_split: float | None = None,
+        shuffle: bool = True, seed: int | None = None, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
         crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
         num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
-        with_ids: bool = False, verbose: bool = True, options: VideoOptions | None = None,
-        **clip_options):
+        with_ids: bool = False, verbose: bool = True, progress: bool | None = None,
+        options: VideoOptions | None = None, **clip_options):
     """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
 
     Args:
@@ -101,7 +102,11 @@ def video_dataset_from_directory(
         shuffle, seed: shuffle the videos each epoch; ``seed`` also seeds the
             split and the random clips (the same frames per seed, epoch by epoch).
             ``shuffle=False``: the listing's order, and the last videos are the
-            validation set, as Keras does. A split needs a seed (as in Keras).
+            validation set, as Keras does. A shuffled split needs a seed (an int
+            >= 0, as in Keras); otherwise ``None`` (the default, as the table
+            readers take it) lets TensorFlow draw the seeds, new ones at each
+            build, the same again under ``tf.random.set_seed`` or
+            ``keras.utils.set_random_seed``.
         validation_split, subset: split *by video*: ``"training"``,
             ``"validation"`` or ``"both"`` (a pair of datasets).
         follow_links: follow symbolic links to folders, as Keras does.
@@ -119,6 +124,10 @@ def video_dataset_from_directory(
             ``write_video_shards`` gives it), ``file`` (its index in this dataset's
             ``file_paths``: ``ds.file_paths[file]`` is the clip's video) and
             ``frames`` (the indices chosen).
+        verbose: print what was found (Keras' lines), and each skipped file.
+        progress: a bar over the videos probed while the folder is listed
+            (:mod:`datakit.core.progress`): ``None`` (default) shows it in a notebook or
+            a terminal once listing lasts a second, ``True`` always, ``False`` never.
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
         **clip_options: its fields as keywords (``clip_len``, ``frame_step``,
             ``fps``, ``frame_size``, ``sampler``, ``clips_per_video``, ``prefetch``,
@@ -154,6 +163,7 @@ def video_dataset_from_directory(
     check_choice("dtype", dtype, ("uint8", "float32"))
     check_count("batch_size", batch_size, none=True)
     check_count("num_parallel_calls", num_parallel_calls, none=True)
+    check_progress(progress)
     if opts.frame_size is not None:  # one batch must fit, or the first element kills the process
         h, w = opts.frame_size
         check_fits_in_memory(
@@ -166,7 +176,8 @@ def video_dataset_from_directory(
     seed = check_split_seed(validation_split, shuffle, seed)
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     index = index_folder(directory, opts, class_names=class_names, labels=labels,
-                         follow_links=follow_links, on_bad_file=on_bad_file)
+                         follow_links=follow_links, on_bad_file=on_bad_file,
+                         progress=progress)
     # (class_names is None only with labels=None, and then label_mode is None)
     if label_mode == "binary" and len(index.class_names or ()) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
@@ -216,7 +227,7 @@ class _Reading:
 
     options: VideoOptions
     batch_size: int | None
-    seed: int
+    seed: int | None
     seek: bool
     with_ids: bool
     label_mode: str | None

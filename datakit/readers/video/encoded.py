@@ -19,7 +19,7 @@ from datakit.core.atomic import atomic_file
 from datakit.core.made_once import make_folder_once
 from datakit.readers.video.moving_squares import CLASSES, make_video
 
-__all__ = ["CODECS", "write_video", "make_video_folder"]
+__all__ = ["write_video", "make_video_folder"]
 
 #: (encoder, container format, file ending) for each codec the lessons use.
 CODECS = {"h264": ("libx264", "mp4", ".mp4"), "mpeg4": ("mpeg4", "avi", ".avi"),

@@ -17,7 +17,7 @@ import atexit
 import gc
 import sys
 
-__all__ = ["release_iterators_at_exit"]
+__all__: list[str] = []
 
 _REGISTERED: list = []
 

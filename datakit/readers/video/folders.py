@@ -33,11 +33,11 @@ import numpy as np
 from datakit.core.arguments import check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
+from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
 
-__all__ = ["VideoFolder", "list_videos", "video_files", "split_indices", "check_split",
-           "require_pyav", "check_classes_kept"]
+__all__: list[str] = []
 
 
 @dataclass
@@ -188,19 +188,27 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
 def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
     """A class whose every video was skipped is an error naming it (never an empty class)."""
     emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
-    if emptied:
-        raise DataError(directory / emptied[0], f"class {emptied[0]!r} has no video left: all "
-                        f"of its videos were skipped ({len(skipped)} skipped in all, see "
-                        "`skipped`); fix or replace them, or pass class_names without it")
+    if emptied:  # (the listing is never returned, and may not be printed: name the files)
+        folder = directory / emptied[0]
+        mine = [f"{Path(p).relative_to(directory)}: {reason}" for p, reason in skipped
+                if Path(p).is_relative_to(folder)]
+        first = mine[0] if mine else f"{len(skipped)} skipped in all"
+        more = f"; and {len(mine) - 1} more" if len(mine) > 1 else ""
+        raise DataError(folder, f"class {emptied[0]!r} has no video left: all of its videos "
+                        f"were skipped ({first}{more}); fix or replace them, or pass "
+                        "class_names without it")
 
 
 def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
                 workers: int | None = None, labels="inferred",
-                follow_links: bool = False) -> VideoFolder:
+                follow_links: bool = False, progress: bool | None = None) -> VideoFolder:
     """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
     (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
-    is then ``None``) or one int per file, as Keras takes them."""
+    is then ``None``) or one int per file, as Keras takes them. ``progress``: a bar over
+    the files probed (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
+    terminal once probing lasts a second, ``True`` always, ``False`` never)."""
     check_on_bad("on_bad_file", on_bad_file)
+    check_progress(progress)
     check_class_names(class_names)
     require_pyav()
     directory = Path(directory)
@@ -218,7 +226,8 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
             return head if head and "on_bad_file" in fix else reason  # the readers print it
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
-        probed = list(pool.map(probe_or_reason, paths))
+        probed = list(with_progress(pool.map(probe_or_reason, paths), "probing videos",
+                                    progress=progress, total=len(paths), unit="video"))
     infos, kept = [], []
     for path, label, p in zip(paths, labels_in, probed, strict=True):
         if isinstance(p, str):
@@ -272,6 +281,7 @@ def split_indices(n: int, validation_split: float | None, seed: int | None,
     ([0, 1, 2], [3, 4])
     """
     seed = check_split_seed(validation_split, shuffle, seed)  # a split is drawn from a seed
-    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle else list(range(n))
     n_val = int(validation_split * n) if validation_split else 0
+    order = np.random.default_rng(seed).permutation(n).tolist() if shuffle and validation_split \
+        else list(range(n))  # (no split: nothing to draw)
     return order[:n - n_val], order[n - n_val:]

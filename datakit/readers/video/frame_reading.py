@@ -48,17 +48,16 @@ import numpy as np
 from datakit.core.errors import DataError
 from datakit.readers.video.video_info import WHILE_READING, VideoInfo, open_video
 
-__all__ = ["read_frames", "frame_converter", "yuv420_planes", "check_unchanged",
-           "DECODER_THREADS", "SKIP_UNNEEDED"]
+__all__: list[str] = []
 
 #: PyAV's decoder threading for the reader. "SLICE" (or none) keeps decoding to
 #: the frames asked for; "FRAME"/"AUTO" decodes several frames ahead on other
 #: threads, frames thrown away at each seek, so clips decode in parallel instead.
-DECODER_THREADS = None
+_DECODER_THREADS = None
 
 #: Let the decoder skip frames shown before the next frame wanted that no other
 #: frame refers to (B-frames, mostly).
-SKIP_UNNEEDED = True
+_SKIP_UNNEEDED = True
 
 
 class _OutOfOrder(Exception):
@@ -199,8 +198,8 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, counting: bool,
     wanted, got = set(need), {}
     with open_video(info.path, WHILE_READING) as container:
         stream = container.streams.video[0]
-        if DECODER_THREADS:
-            stream.thread_type = DECODER_THREADS
+        if _DECODER_THREADS:
+            stream.thread_type = _DECODER_THREADS
         index = {p: k for k, p in enumerate(info.pts)}
         target = [0]  # the timestamp of the next frame wanted
         try:
@@ -245,7 +244,7 @@ def _frames_from(container, stream, facts: tuple, start: int, counting: bool, st
     last, n = -1, 0
     for packet in container.demux(stream):
         stats["packets"] += bool(packet.size)
-        if not counting and SKIP_UNNEEDED:
+        if not counting and _SKIP_UNNEEDED:
             context.skip_frame = "NONREF" if packet.pts is not None and \
                 packet.pts < target[0] else "DEFAULT"
         for frame in packet.decode():

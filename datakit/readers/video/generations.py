@@ -40,9 +40,9 @@ from pathlib import Path
 from datakit.core.atomic import folder_lock, write_atomic
 from datakit.core.errors import DataError
 
-__all__ = ["SETS", "conversion_lock", "next_folder", "switch", "finish_switch", "current"]
+__all__: list[str] = []
 
-SETS = ("train", "validation")
+_SETS = ("train", "validation")
 _NEXT, _PREVIOUS, _COMMITTED = ".next", ".previous", "COMMITTED"
 _PINNED, _ORDER = ".generations", "ORDER"
 #: Pinned generations always kept: the current one and the one before it.
@@ -79,7 +79,7 @@ def next_folder(out: Path) -> Path:
     A switch an earlier run left half done is finished first; a ``.next/`` that was
     never committed (a run killed while writing it) is removed.
     """
-    finish_switch(out)
+    _finish_switch(out)
     nxt = Path(out) / _NEXT
     shutil.rmtree(nxt, ignore_errors=True)
     nxt.mkdir(parents=True)
@@ -90,10 +90,10 @@ def switch(out: Path, sets: list[str]) -> None:
     """Make the sets written in ``out/.next/`` the current generation, the others gone."""
     _pin(Path(out) / _NEXT, Path(out))  # pinned first: readers sent there mid-switch keep it
     write_atomic(Path(out) / _NEXT / _COMMITTED, json.dumps(sorted(sets)))  # the commit point
-    finish_switch(out)
+    _finish_switch(out)
 
 
-def finish_switch(out: Path) -> None:
+def _finish_switch(out: Path) -> None:
     """Move a committed ``.next/`` into place (a no-op when no switch is under way)."""
     out = Path(out)
     nxt, previous = out / _NEXT, out / _PREVIOUS
@@ -101,7 +101,7 @@ def finish_switch(out: Path) -> None:
     if sets is None:
         return
     previous.mkdir(exist_ok=True)
-    for name in SETS:
+    for name in _SETS:
         staged = nxt / name
         if (staged.exists() or name not in sets) and (out / name).exists():
             shutil.rmtree(previous / name, ignore_errors=True)  # (a switch cut short before)
@@ -139,7 +139,7 @@ def _pin(holder: Path, out: Path) -> None:
     links cannot be made (some network or FAT file systems), nothing is pinned and readers
     read ``out/<set>``."""
     pinned = out / _PINNED
-    runs = {name: _run_of(holder / name) for name in SETS if (holder / name).is_dir()}
+    runs = {name: _run_of(holder / name) for name in _SETS if (holder / name).is_dir()}
     run = next(iter(set(runs.values())), None) if len(set(runs.values())) == 1 else None
     if run is None:
         return
@@ -196,8 +196,8 @@ def current(directory) -> Path:
     itself, or, while a committed switch is under way, its copy in ``.next/``."""
     directory = Path(directory)
     sets = _committed(directory.parent / _NEXT)
-    if sets is None or directory.name not in SETS:
-        return _pinned_copy(directory, directory.parent) if directory.name in SETS \
+    if sets is None or directory.name not in _SETS:
+        return _pinned_copy(directory, directory.parent) if directory.name in _SETS \
             else directory
     if directory.name not in sets:
         raise DataError(str(directory), "is not part of the last conversion into "

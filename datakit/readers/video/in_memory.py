@@ -28,7 +28,7 @@ from datakit.perf.memory import rss_bytes
 from datakit.readers.video.clip_sampling import random_starts
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 
-__all__ = ["InMemoryVideos", "load_videos_in_memory", "plot_memory_vs_data"]
+__all__: list[str] = []
 
 
 @dataclass

@@ -9,6 +9,10 @@ the kit's fix:
 'binary'
 >>> check_labels(None, "int", None) is None  # no labels: no label mode
 True
+>>> check_labels([0, 1, -1], "int", None)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: labels: label -1 at position 2 is negative: each label must be a class id 0, 1, ...
 >>> check_labels(None, "int", ["a"])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
@@ -30,10 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABEL_MODES", "check_choice", "check_class_names", "check_labels", "check_seed",
-           "check_split_seed", "to_grayscale", "with_label_mode"]
+from datakit.core.arguments import check_seed
+from datakit.core.class_ids import check_class_ids
 
-LABEL_MODES = ("int", "categorical", "binary", None)
+__all__: list[str] = []
+
+_LABEL_MODES = ("int", "categorical", "binary", None)
 
 
 def check_choice(name: str, value, allowed: tuple) -> None:
@@ -43,7 +49,12 @@ def check_choice(name: str, value, allowed: tuple) -> None:
 
 
 def check_labels(labels, label_mode, class_names):
-    """The label mode to use (``None`` when there are no labels), Keras' rules checked."""
+    """The label mode to use (``None`` when there are no labels), Keras' rules checked.
+
+    A list of labels holds class ids (:func:`~datakit.core.class_ids.check_class_ids`):
+    a negative one is refused by its position, as is one past 1 with
+    ``label_mode="binary"``; the classes are then ``0..max(labels)``.
+    """
     if labels not in ("inferred", None):
         if not isinstance(labels, (list, tuple)) or not all(
                 isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in labels):
@@ -57,7 +68,10 @@ def check_labels(labels, label_mode, class_names):
             raise ValueError('You can only pass `class_names` if `labels="inferred"`. '
                              f"Received: labels={labels!r}, and class_names={class_names!r}; "
                              "the class names are then the sorted labels")
-    check_choice("label_mode", label_mode, LABEL_MODES)
+    check_choice("label_mode", label_mode, _LABEL_MODES)
+    if isinstance(labels, (list, tuple)):  # class ids: none negative; 0 or 1 when binary
+        check_class_ids(labels, 2 if label_mode == "binary" else None,
+                        classes_from="label_mode='binary'")
     check_class_names(class_names)
     if labels is None:
         if class_names is not None:
@@ -88,29 +102,26 @@ def check_class_names(class_names) -> None:
                          "in label order")
 
 
-def check_split_seed(validation_split, shuffle: bool, seed):
-    """The seed to use: Keras refuses a shuffled split without one, and draws one otherwise."""
-    if seed is not None:
-        return check_seed(seed)
-    if validation_split and shuffle:
-        raise ValueError("If using `validation_split` and shuffling the data, you must provide "
-                         "a `seed` argument, to make sure that there is no overlap between the "
-                         "training and validation subset; pass seed=<an int> (e.g. seed=42), "
-                         "the same for both subsets")
-    return int(np.random.randint(1_000_000))
+def check_split_seed(validation_split, shuffle: bool, seed) -> int | None:
+    """The seed checked (:func:`~datakit.core.arguments.check_seed`, and >= 0: NumPy, which
+    draws a split, takes no negative seed); ``None`` stays ``None`` (TensorFlow draws the
+    readers' seeds), except that Keras refuses a shuffled split without a seed.
 
-
-def check_seed(seed) -> int:
-    """``seed`` as an int >= 0: NumPy, which draws the split, takes no negative seed.
-
-    >>> check_seed(-1)  # doctest: +ELLIPSIS
+    >>> check_split_seed(None, True, None) is None, check_split_seed(0.2, True, 7)
+    (True, 7)
+    >>> check_split_seed(None, True, -1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
     ValueError: seed=-1: pass an int >= 0 (e.g. seed=42)...
     """
-    from datakit.core.arguments import check_int
-
-    seed = check_int("seed", seed)
+    seed = check_seed(seed)
+    if seed is None:
+        if validation_split and shuffle:
+            raise ValueError("If using `validation_split` and shuffling the data, you must "
+                             "provide a `seed` argument, to make sure that there is no overlap "
+                             "between the training and validation subset; pass seed=<an int> "
+                             "(e.g. seed=42), the same for both subsets")
+        return None
     if seed < 0:
         raise ValueError(f"seed={seed}: pass an int >= 0 (e.g. seed=42); the split is drawn "
                          "by NumPy, which takes no negative seed")

@@ -15,7 +15,7 @@ import numpy as np
 from datakit.core.atomic import atomic_file
 from datakit.readers.video.moving_squares import CLASSES
 
-__all__ = ["write_mp4", "read_mp4", "mp4_frame_count", "write_mp4_videos", "list_mp4"]
+__all__ = ["write_mp4_videos"]
 
 
 def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int = 18) -> Path:

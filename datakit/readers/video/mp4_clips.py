@@ -14,6 +14,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from datakit.core.arguments import check_seed
 from datakit.core.keywords import old_keyword
 from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import random_start
@@ -26,7 +27,7 @@ __all__ = ["mp4_clip_dataset"]
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int = 0,
+                     shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int | None = None,
                      drop_remainder: bool = False, cycle_length: int | None = None):
     """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
 
@@ -51,6 +52,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
                             n_readers, 2)
     check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
+    seed = check_seed(seed)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]

@@ -30,8 +30,7 @@ from datakit.core.atomic import atomic_file
 from datakit.readers.video.decoding import encode_jpegs
 from datakit.readers.video.video_info import VideoInfo
 
-__all__ = ["CHUNK_FRAMES", "PartJob", "convert_part", "sequence_example_bytes", "tfrecord_bytes",
-           "chunk_records", "write_part"]
+__all__: list[str] = []
 
 CHUNK_FRAMES = 64
 

@@ -32,7 +32,7 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["file_stamp", "load", "store", "cache_folder", "VERSION"]
+__all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
 VERSION = 3

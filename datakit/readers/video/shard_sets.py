@@ -25,7 +25,7 @@ from datakit.core.atomic import Staging
 from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
 
-__all__ = ["ShardSets", "shard_names", "write_video_set"]
+__all__ = ["write_video_set"]
 
 
 def shard_names(n_videos: int, num_shards: int) -> list[str]:

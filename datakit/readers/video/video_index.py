@@ -29,7 +29,7 @@ from datakit.readers.video.clip_sampling import clip_span
 from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.folders import list_videos
 
-__all__ = ["VideoIndex", "index_folder", "index_manifest", "short_reason", "SHORT_FIX"]
+__all__: list[str] = []
 
 #: What to change when a video is shorter than one clip.
 SHORT_FIX = "pass a smaller clip_len or frame_step"
@@ -79,14 +79,14 @@ class VideoIndex:
         self.skipped += [(self.paths[i], f"{short_reason(self.lengths[i], span, self.fps)}; "
                           f"{SHORT_FIX}") for i in short]
         self.kept = [i for i, n in enumerate(self.lengths) if n >= span]
-        if self.paths and not self.kept:
+        if self.paths and not self.kept:  # (raised before any line is printed: say it all)
             raise DataError(str(self.directory or self.paths[0]), "no video is long enough for "
-                            f"one clip of {span} frames ({len(short)} too short, listed in "
-                            f".skipped); {SHORT_FIX}")
-        self._check_classes_kept(len(short))
+                            f"one clip of {span} frames ({_too_short(self.lengths, self.fps)}); "
+                            f"{SHORT_FIX}")
+        self._check_classes_kept(span)
         return self
 
-    def _check_classes_kept(self, n_short: int) -> None:
+    def _check_classes_kept(self, span: int) -> None:
         if self.class_names is None:
             return
         left = {self.labels[i] for i in self.kept}
@@ -94,17 +94,27 @@ class VideoIndex:
         if emptied:
             name = self.class_names[emptied[0]]
             where = Path(self.directory) / name if self.directory else name
+            lengths = [n for n, c in zip(self.lengths, self.labels, strict=True)
+                       if c == emptied[0]]
             raise DataError(str(where), f"class {name!r} has no video long enough for one "
-                            f"clip ({n_short} videos too short, listed in .skipped); "
+                            f"clip of {span} frames ({_too_short(lengths, self.fps)}); "
                             f"{SHORT_FIX}, or class_names without it")
 
 
+def _too_short(lengths: list[int], fps: float | None) -> str:
+    """``"3 too short, the longest 9 frames"`` (at ``fps``): what a short-video error says
+    instead of pointing at a listing the failed call never returned or printed."""
+    at = f" at fps={fps}" if fps else ""
+    return f"{len(lengths)} too short, the longest {max(lengths)} frames{at}"
+
+
 def index_folder(directory, options: VideoOptions, *, class_names, labels, follow_links: bool,
-                 on_bad_file: str) -> VideoIndex:
-    """The class folder ``directory`` listed and probed (bad files raise or are skipped),
-    each video's frames at ``options.fps``, and the short ones refused or skipped."""
+                 on_bad_file: str, progress: bool | None = None) -> VideoIndex:
+    """The class folder ``directory`` listed and probed (bad files raise or are skipped;
+    a bar over the probes, by ``progress``), each video's frames at ``options.fps``, and
+    the short ones refused or skipped."""
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
-                         labels=labels, follow_links=follow_links)
+                         labels=labels, follow_links=follow_links, progress=progress)
     options.check_videos(folder.infos)
     timelines = [output_frames(info, options.fps) for info in folder.infos]
     index = VideoIndex(folder.class_names, [info.path for info in folder.infos],

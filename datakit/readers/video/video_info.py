@@ -14,7 +14,7 @@ import numpy as np
 
 from datakit.core.errors import DataError
 
-__all__ = ["VideoInfo", "open_video", "WHEN_LISTED", "WHILE_READING", "WHILE_CONVERTING"]
+__all__ = ["VideoInfo"]
 
 
 @dataclass(frozen=True)
@@ -54,14 +54,14 @@ class VideoInfo:
 #: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read or a
 #: conversion runs, a file that fails is dropped and counted under ``'skip'``
 #: (by the reader or the converter), so these fixes are for ``'raise'``.
-WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
+_WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
 WHILE_READING = ("remove or re-encode the file and build the dataset again (it broke after "
                  "the folder was listed)")
 WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
                     "already converted are kept)")
 
 
-def open_video(path: str, fix: str = WHEN_LISTED):
+def open_video(path: str, fix: str = _WHEN_LISTED):
     """``av.open(path)``; a file FFmpeg cannot open is a :class:`DataError` ending in ``fix``."""
     import av
 

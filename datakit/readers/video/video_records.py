@@ -18,6 +18,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
+from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.clip_options import check_one_frame_size, check_quality
 from datakit.readers.video.part_files import CHUNK_FRAMES, chunk_records
 from datakit.readers.video.shard_sets import shard_names, write_video_set
@@ -33,7 +34,8 @@ def _name(v) -> str:
 
 
 def write_video_records(videos, directory: str | Path, *, class_names, num_shards: int = 4,
-                        quality: int = 90, overwrite: bool = False) -> list[Path]:
+                        quality: int = 90, overwrite: bool = False,
+                        progress: bool | None = None) -> list[Path]:
     """Write videos as ``write_video_shards`` does: records of 64 frames, a JPEG per frame.
 
     Video ``k`` goes whole into shard ``k % num_shards``; the manifest lists each
@@ -49,6 +51,9 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
         num_shards: TFRecord files to spread the videos over (fewer if fewer videos).
         quality: JPEG quality, 1..100.
         overwrite: replace shards already in ``directory``.
+        progress: a bar over the videos written (:mod:`datakit.core.progress`): ``None``
+            (default) shows it in a notebook or a terminal once writing lasts a second,
+            ``True`` always, ``False`` never.
 
     Returns:
         The shard files.
@@ -61,6 +66,7 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
     """
     check_quality(quality)
     check_count("num_shards", num_shards)
+    check_progress(progress)
     names = [str(c) for c in class_names]
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -76,7 +82,8 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
         files = [open(p, "wb") for p in shards]  # noqa: SIM115 - closed below
         counts, entries, first = [0] * num_shards, [], None
         try:
-            for k, v in enumerate(videos):
+            for k, v in enumerate(with_progress(videos, "video records", progress=progress,
+                                                unit="video")):
                 first = first or v
                 entry = _write_video(v, files[k % num_shards], names, encode, first)
                 entries.append(entry | {"shard": k % num_shards})

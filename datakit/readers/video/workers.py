@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from datakit.core.errors import DataError
 
-__all__ = ["convert_all"]
+__all__: list[str] = []
 
 
 @contextmanager
