@@ -378,3 +378,14 @@ def test_a_file_listed_twice_is_refused_in_every_parse_mode(tmp_path, parse):
     with pytest.raises(ValueError, match=r"filepaths names .*part_0\.csv.* twice"):
         dc.csv_reader_dataset([paths[0], paths[1], paths[0]], stats=column_stats(paths[0]),
                               label="a", parse=parse)
+
+
+@pytest.mark.parametrize("parse", ["line", "chunk", "arrow"])
+def test_an_infinite_feature_counts_as_missing_as_in_the_statistics(tmp_path, parse):
+    """#47: column_stats counts inf as missing, but the reader passed inf to the model."""
+    path = tmp_path / "a.csv"
+    path.write_text("x,y\n1,2\ninf,3\n2,4\n-inf,5\n")
+    ds = dc.csv_reader_dataset([str(path)], stats=column_stats(str(path)), label="y",
+                               shuffle_buffer_size=None, parse=parse)
+    x, y = read_all(ds)
+    assert x.ravel().tolist() == [-1.0, 0.0, 1.0, 0.0] and y.tolist() == [2, 3, 4, 5]
