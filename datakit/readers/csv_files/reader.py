@@ -28,10 +28,11 @@ timeline or a benchmark of the traced reader measures this very chain.
 
 Numbers are standardized, ``(x - mean) / std``; a **missing number (an empty
 field, a missing-value marker such as ``NA``, ``nan`` or ``inf``, as
-``column_stats`` counts them) is filled with the training mean, so it becomes 0.0**; a text column becomes a one-hot block over
-``["[UNK]"] + vocabulary`` (unseen or empty: ``[UNK]``). The files are read in
-the statistics' dialect (``column_stats(delimiter=..., na_values=...,
-column_names=...)``): the same separator, markers and header (or none).
+``column_stats`` counts them) is filled with the training mean, so it becomes
+0.0**; a text column becomes a one-hot block over ``["[UNK]"] + vocabulary``
+(unseen or empty: ``[UNK]``). The files are read in the statistics' dialect
+(``column_stats(delimiter=..., na_values=..., column_names=...)``): the same
+separator, markers and header (or none).
 
 A bad line (wrong number of fields, text in a number column, an unterminated
 quote) raises an error naming the file, line number, column and raw line when
