@@ -265,6 +265,9 @@ def test_cache_needs_a_mode_that_parses_before_the_shuffle(tmp_path):
     with pytest.raises(NotADirectoryError, match="is a file"):
         dc.csv_reader_dataset(paths, stats=stats, label="a", parse="arrow",
                               cache=tmp_path / "afile")
+    with pytest.raises(NotADirectoryError, match=r"cache=.*afile/c' is under .*afile', a file"):
+        dc.csv_reader_dataset(paths, stats=stats, label="a", parse="chunk",
+                              cache=tmp_path / "afile" / "c")
     for empty in ("", "  "):  # a name for no folder: the files would land in the working folder
         with pytest.raises(ValueError, match="names no folder"):
             dc.csv_reader_dataset(paths, stats=stats, label="a", parse="arrow", cache=empty)

@@ -125,6 +125,13 @@ def test_shuffle_buffer_is_in_the_checkpoint(tmp_path):
                  "module:function", id="bad-recipe"),
     pytest.param(lambda p: ck.resume_in_fresh_process(RANGE, str(p / "nothing")),
                  FileNotFoundError, "nothing.index is missing", id="no-checkpoint-to-resume"),
+    # #47: a list failed on a TensorFlow attribute; kwargs=[1] and timeout=0 reached the child
+    pytest.param(lambda p: ck.save_midway([1, 2, 3], 1, p), TypeError,
+                 "dataset must be a tf.data.Dataset, got list", id="a-list"),
+    pytest.param(lambda p: ck.resume_in_fresh_process(RANGE, str(p), kwargs=[1]), TypeError,
+                 "kwargs must be a dict", id="kwargs-list"),
+    pytest.param(lambda p: ck.resume_in_fresh_process(RANGE, str(p), timeout=0), ValueError,
+                 r"timeout=0.0 is invalid: pass seconds > 0", id="timeout-zero"),
 ])
 def test_bad_calls_say_how_to_fix_them(tmp_path, call, error, match):
     with pytest.raises(error, match=match):

@@ -12,6 +12,7 @@ import dataclasses
 
 import pytest
 
+from datakit.core.errors import DataError
 from datakit.readers import video
 from datakit.readers.video.clip_options import VideoOptions
 
@@ -103,8 +104,6 @@ def test_shards_keep_the_frames_they_were_written_with(broken):
 
 
 def test_good_options_reach_the_files(broken, tmp_path):
-    from datakit.core.errors import DataError
-
     with pytest.raises(DataError, match="FFmpeg can open"):  # now the broken file is opened
         _call("video_dataset_from_directory", broken, tmp_path, clip_len=4, frame_size=(8, 8))
     with pytest.raises(DataError, match="FFmpeg can open"):
@@ -116,3 +115,47 @@ def test_options_are_frozen_and_normalized():
     assert opts.frame_size == (24, 32)
     with pytest.raises(dataclasses.FrozenInstanceError):
         opts.clip_len = 4  # type: ignore[misc]
+
+
+# ---- #47: arguments taken without a word, or named by the kit's knob instead of the caller's
+def test_a_knob_under_both_names_or_the_old_name_is_named_as_given(broken):
+    with pytest.raises(TypeError, match="got cycle_length= and n_readers=: pass only n_readers="):
+        video.clip_dataset(broken / "shards", n_readers=2, cycle_length=3)  # 2 is the default
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError,
+                                                         match="cycle_length=0 is invalid"):
+        video.clip_dataset(broken / "shards", cycle_length=0)
+
+
+def test_the_converter_refuses_an_out_folder_in_its_source(broken):
+    videos = broken / "videos"
+    with pytest.raises(ValueError, match=r"out=.* is the videos' folder \(directory="):
+        video.write_video_shards(videos, videos, processes=1, progress=False)
+    with pytest.raises(ValueError, match=r"out=.*cats/out' is inside the videos' folder"):
+        video.write_video_shards(videos, videos / "cats" / "out", processes=1, progress=False)
+    assert not (videos / "cats" / "out").exists() and not (videos / "train").exists()
+
+
+def test_a_frame_size_whose_batch_cannot_fit_is_refused_with_the_figure(broken):
+    with pytest.raises(ValueError, match=r"frame_size=\(1000000, 1000000\).* would build "
+                       r"[\d,]+ bytes \(\d+ GB\), more than this machine's"):
+        video.video_dataset_from_directory(broken / "videos", frame_size=(10**6, 10**6),
+                                           clip_len=4, verbose=False)
+
+
+def test_clips_to_predict_names_path_for_a_list_or_a_missing_file(tmp_path):
+    pytest.importorskip("av")
+    with pytest.raises(TypeError, match="path=.*: clips_to_predict takes one video file"):
+        video.clips_to_predict([str(tmp_path / "a.mp4"), str(tmp_path / "b.mp4")], clip_len=4)
+    with pytest.raises(FileNotFoundError, match=r"clips_to_predict\(path=...\): .*gone.mp4"):
+        video.clips_to_predict(str(tmp_path / "gone.mp4"), clip_len=4)
+
+
+@pytest.mark.timeout(120)
+def test_clip_dataset_on_the_converters_root_says_which_folder_to_pass(tmp_path):
+    video.write_mp4_videos(video.make_videos(3, size=16, min_frames=12, max_frames=12, seed=3),
+                           tmp_path / "v")
+    video.write_video_shards(tmp_path / "v", tmp_path / "s", num_shards=1, processes=1,
+                             progress=False)
+    with pytest.raises(DataError, match=r"is the converter's output folder, which holds the "
+                       r"sets \['train'\]: pass one of them, e.g. clip_dataset\(.*/s/train'\)"):
+        video.clip_dataset(tmp_path / "s", clip_len=4)

@@ -193,6 +193,20 @@ def test_arguments_are_checked_before_any_process_starts():
             C.LocalCluster(1, **{name: value})
 
 
+def test_the_measuring_helpers_name_a_bad_argument(tmp_path):
+    """#47: a file as work_dir was taken; the others failed on Python's own message."""
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(NotADirectoryError, match="work_dir=.*f.txt is a file"):
+        C.LocalCluster(1, fault_tolerant=True, work_dir=str(tmp_path / "f.txt"))
+    from datakit.cluster import measure
+    with pytest.raises(TypeError, match="service=5050 must be a str"):
+        measure.check_dispatcher(5050, timeout=1)
+    with pytest.raises(TypeError, match="tally\\(\\): received must be the elements"):
+        measure.tally(5, [1, 2])
+    with pytest.raises(ValueError, match="read_concurrently\\(\\): timeout=-1.0 is invalid"):
+        measure.read_concurrently([tf.data.Dataset.range(2)], timeout=-1)
+
+
 @pytest.mark.timeout(60)
 def test_the_servers_listen_where_the_docstring_says(cluster):
     # TensorFlow 2.21 gives its tf.data servers no bind address (server_lib.cc listens on

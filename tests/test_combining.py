@@ -88,6 +88,13 @@ def test_cache_to_a_file_is_found_by_another_dataset(tmp_path):
     assert all(s.from_cache for s in again[-1].steps) and again[0].steps == []
 
 
+def test_a_cache_filename_that_is_a_folder_is_refused(tmp_path):
+    """#47: the pickle landed beside the folder, as <folder>.glassbox."""
+    with pytest.raises(IsADirectoryError, match="is a folder: filename names the cache file"):
+        Dataset.range(2).cache(str(tmp_path))
+    assert list(tmp_path.parent.glob("*.glassbox")) == []
+
+
 def test_partly_read_cache_warns_and_keeps_nothing():
     ds = Dataset.range(5).cache()
     with pytest.warns(UserWarning, match="did not fully read"):
@@ -107,6 +114,23 @@ def test_partly_read_cache_warns_and_keeps_nothing():
         id="choice-out-of-range"),
     pytest.param(lambda: Dataset.range(2).concatenate([1]), TypeError, "Datasets",
                  id="concatenate-list"),
+    # #47: each of these was taken, or failed with NumPy's or Python's own message
+    pytest.param(lambda: Dataset.sample_from_datasets([Dataset.range(2)] * 2,
+                                                      weights=[float("nan"), 1.0]),
+                 ValueError, r"weights\[0\]=nan is invalid", id="nan-weight"),
+    pytest.param(lambda: Dataset.sample_from_datasets({Dataset.range(2), Dataset.range(3)}),
+                 TypeError, "datasets must be a list .* got set", id="datasets-set"),
+    pytest.param(lambda: list(Dataset.range(3).interleave(lambda x: [x, x], cycle_length=2)),
+                 TypeError, "interleave\\(\\) expects map_func to return a Dataset, got list",
+                 id="interleave-list"),
+    pytest.param(lambda: Dataset.range(3).map(5), TypeError,
+                 "map\\(\\) map_func must be a function, got 5", id="map-not-callable"),
+    pytest.param(lambda: Dataset.range(3).flat_map(5), TypeError,
+                 "flat_map\\(\\) map_func must be a function", id="flat_map-not-callable"),
+    pytest.param(lambda: Dataset.from_tensor_slices([[1, 2], [3]]), ValueError,
+                 "tensors holds rows of different lengths \\(ragged\\)", id="ragged-slices"),
+    pytest.param(lambda: Dataset.range(3).trace(max_elements=-1), ValueError,
+                 "max_elements=-1 is invalid", id="trace-negative"),
 ])
 def test_bad_calls_say_how_to_fix_them(call, error, match):
     with pytest.raises(error, match=match):

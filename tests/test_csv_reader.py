@@ -232,7 +232,9 @@ def test_bad_arguments_say_how_to_fix(tmp_path, kwargs, fix):
 @pytest.mark.parametrize("kwargs", [
     pytest.param({"batch_size": 2.5}, id="batch_size-float"),
     pytest.param({"n_readers": None}, id="n_readers-None"),
-    pytest.param({"n_parse_threads": "4"}, id="n_parse_threads-str")])
+    pytest.param({"n_parse_threads": "4"}, id="n_parse_threads-str"),
+    pytest.param({"label_scale": "2"}, id="label_scale-str"),
+    pytest.param({"trace": "yes"}, id="trace-str")])
 def test_wrong_types_raise_type_error(tmp_path, kwargs):
     paths = five_files(tmp_path, "1,2,x")
     with pytest.raises(TypeError, match=next(iter(kwargs))):
@@ -367,3 +369,23 @@ def test_dict_features_train_a_keras_model_with_preprocessing_layers(passengers)
                   metrics=["accuracy"])
     history = model.fit(train, validation_data=valid, epochs=5, verbose=0, shuffle=False)
     assert history.history["val_accuracy"][-1] > 0.75  # the fare tells the class; majority ~0.58
+
+
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized", "chunk", "arrow"])
+def test_a_file_listed_twice_is_refused_in_every_parse_mode(tmp_path, parse):
+    """Once or twice? The one rule of core.paths: refused naming the file, nothing read (#47)."""
+    paths = five_files(tmp_path, "1,2,x")
+    with pytest.raises(ValueError, match=r"filepaths names .*part_0\.csv.* twice"):
+        dc.csv_reader_dataset([paths[0], paths[1], paths[0]], stats=column_stats(paths[0]),
+                              label="a", parse=parse)
+
+
+@pytest.mark.parametrize("parse", ["line", "chunk", "arrow"])
+def test_an_infinite_feature_counts_as_missing_as_in_the_statistics(tmp_path, parse):
+    """#47: column_stats counts inf as missing, but the reader passed inf to the model."""
+    path = tmp_path / "a.csv"
+    path.write_text("x,y\n1,2\ninf,3\n2,4\n-inf,5\n")
+    ds = dc.csv_reader_dataset([str(path)], stats=column_stats(str(path)), label="y",
+                               shuffle_buffer_size=None, parse=parse)
+    x, y = read_all(ds)
+    assert x.ravel().tolist() == [-1.0, 0.0, 1.0, 0.0] and y.tolist() == [2, 3, 4, 5]

@@ -46,3 +46,30 @@ def test_a_folder_or_a_missing_file_is_named_before_reading(tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("h\na\nb\n")
     assert [int(n) for _, n, _ in numbered_lines(text).as_numpy_iterator()] == [2, 3]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("dtype", ["int33", "str"])
+def test_a_dtype_that_is_no_number_type_is_named(tmp_path, dtype):
+    """#47: TensorFlow's own TypeError named `type_value`, not the caller's dtype=."""
+    path = fixed_length.write_fixed_length(tmp_path / "r.bin", np.arange(4, dtype=np.int16))
+    with pytest.raises(TypeError, match=f"dtype='{dtype}' is not a number type: .* np.int16"):
+        fixed_length.fixed_length_dataset(path, [2], dtype)
+
+
+@pytest.mark.timeout(60)
+def test_numbered_lines_refuses_binary_files_and_a_flag_as_text(tmp_path):
+    """#47: a gzip file gave 0 lines without a word; skip_header='no' skipped the header."""
+    import gzip
+
+    from datakit.core.errors import DataError
+    from datakit.readers.small_sources.text_lines import numbered_lines
+    (tmp_path / "g.txt").write_bytes(gzip.compress(b"a\nb\n" * 10))
+    with pytest.raises(DataError, match=r"g\.txt: is gzip-compressed .* decompress it"):
+        numbered_lines(tmp_path / "g.txt")
+    (tmp_path / "u.txt").write_text("h\n1\n", encoding="utf-16")
+    with pytest.raises(DataError, match=r"u\.txt \(at byte \d+\): holds NUL bytes"):
+        numbered_lines(tmp_path / "u.txt")
+    (tmp_path / "a.txt").write_text("h\n1\n")
+    with pytest.raises(TypeError, match="skip_header must be True or False, got 'no'"):
+        numbered_lines(tmp_path / "a.txt", skip_header="no")

@@ -175,3 +175,12 @@ def test_plot_sources_draws_one_cell_per_element(tmp_path):
     assert len(ax.patches) == 5 and len(ax.get_legend().get_texts()) == 2
     import matplotlib.pyplot as plt
     plt.close(ax.figure)
+
+
+def test_trace_sources_refuses_a_set_of_files(tmp_path):
+    """#47: a set was read in its hash order, so the picture's file numbers followed it."""
+    from datakit.see.interleave import trace_sources
+    for n in "ab":
+        (tmp_path / f"{n}.txt").write_text("h\n1\n")
+    with pytest.raises(TypeError, match="files must be a list of paths, got set"):
+        trace_sources({str(tmp_path / "a.txt"), str(tmp_path / "b.txt")}, cycle_length=1)

@@ -51,6 +51,15 @@ def test_check_finds(tmp_path, damage, where, text):
     assert info.value.path.endswith(where)
 
 
+def test_check_names_an_unknown_set_and_its_sets(tmp_path):
+    """#47: sets=['nope'] was a bare KeyError; a str would be checked letter by letter."""
+    commit(tmp_path, "a", {"a_0.csv": "x\n1\n"})
+    with pytest.raises(ValueError, match=r"manifest.json has no set 'nope'; its sets are \['a'\]"):
+        manifest.check(tmp_path, sets=["nope"])
+    with pytest.raises(TypeError, match="sets must be a list of set names, got 'a'"):
+        manifest.check(tmp_path, sets="a")
+
+
 def edit(folder, change):
     man = json.loads((folder / manifest.MANIFEST).read_text())
     change(man)

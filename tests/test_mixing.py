@@ -94,3 +94,17 @@ def test_plot_mixing_draws_small_datasets():
 def test_bad_counts_are_refused_up_front_instead_of_running_forever(call):
     with pytest.raises(ValueError, match="invalid|is negative"):
         call()
+
+
+@pytest.mark.parametrize("call, error, text", [
+    pytest.param(lambda: mx.measure_mixing(20, buffer_sizes={5, 2}, runs=5), TypeError,
+                 "buffer_sizes must be a list of buffer sizes, got set", id="sizes-set"),
+    pytest.param(lambda: mx.mixing_stats(np.zeros((0, 0), dtype=int)), ValueError,
+                 "orders has shape \\(0, 0\\)", id="empty-orders"),
+    pytest.param(lambda: mx.mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 1], batch_size=2),
+                 ValueError, "labels has 2 values for orders of 4 positions", id="labels-short"),
+])
+def test_unordered_or_mismatched_inputs_are_named(call, error, text):
+    """#47: a set was taken in hash order; an empty array or short labels were NumPy's errors."""
+    with pytest.raises(error, match=text):
+        call()

@@ -22,8 +22,8 @@ def folder(tmp_path):
 
 
 @pytest.mark.parametrize("given, expected", [
-    pytest.param(["a.csv", "./a.csv"], ["a.csv"], id="two-spellings"),
-    pytest.param(["a.csv", "link.csv"], ["a.csv"], id="symlink"),
+    pytest.param(["*.csv", "./a.csv"], ["a.csv", "b.csv", "run1.csv", "run[1].csv"],
+                 id="a-pattern-and-a-name-overlap"),
     pytest.param(["run[1].csv"], ["run[1].csv"], id="glob-characters-literal"),
     pytest.param(["run[1]*.csv"], ["run1.csv"], id="a-real-pattern"),
     pytest.param(["b.csv", "*.csv"], ["b.csv", "a.csv", "run1.csv", "run[1].csv"],
@@ -42,6 +42,17 @@ def test_resolve(folder, given, expected):
 def test_resolve_errors(folder, given, error, text):
     with pytest.raises(error, match=text):
         resolve_files(str(folder / given))
+
+
+@pytest.mark.parametrize("given", [
+    pytest.param(["a.csv", "a.csv"], id="the-same-path"),
+    pytest.param(["a.csv", "./a.csv"], id="two-spellings"),
+    pytest.param(["a.csv", "link.csv"], id="symlink"),
+])
+def test_a_file_named_twice_is_refused_naming_it(folder, given):
+    """Once or twice? No reader can tell: the call is refused, naming the file (#47)."""
+    with pytest.raises(ValueError, match=r"filepaths names .*a\.csv.* twice: .* list it once"):
+        resolve_files([str(folder / g) for g in given])
 
 
 def test_resolve_rejects_non_paths_and_nothing():

@@ -63,3 +63,17 @@ def test_resampled_labels_are_balanced_and_silent(capfd):
     kept = sm.resampled_labels([0] * 1400 + [1] * 600, [0.5, 0.5], seed=1)
     assert 0.4 < kept.mean() < 0.6 and set(kept.tolist()) == {0, 1}
     assert "rejected by sampler" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("call, error, text", [
+    pytest.param(lambda: sm.trace_sample([], seed=0), ValueError, "datasets=\\[\\] holds no source",
+                 id="no-datasets"),
+    pytest.param(lambda: sm.resampled_labels([0, 1, 0, 1], [1.0, 1.0], seed=0), ValueError,
+                 "target_dist=\\[1.0, 1.0\\] must be probabilities .* sum to 2", id="sum-2"),
+    pytest.param(lambda: sm.resampled_labels([0, 1], [float("nan"), 1.0]), ValueError,
+                 "target_dist\\[0\\]=nan", id="nan"),
+])
+def test_bad_calls_name_the_argument(call, error, text):
+    """#47: an empty list named tag_sources(); a target_dist summing to 2 was taken."""
+    with pytest.raises(error, match=text):
+        call()

@@ -66,3 +66,25 @@ def test_a_missing_value_names_the_feature_and_says_what_to_pass(value, where):
 def test_a_dict_value_is_named():
     with pytest.raises(TypeError, match="feature 'meta' is a dict"):
         tf_example.to_example({"meta": {"a": 1}})
+
+
+def test_mixed_lists_and_int_keys_are_refused_by_name():
+    """#47: [1, 'x'] was stored as the text ['1', 'x']; the key 1 as the name '1'."""
+    with pytest.raises(ValueError, match="feature 'a' mixes text and numbers \\(1 and 'x'\\)"):
+        tf_example.to_example({"a": [1, "x"]})
+    with pytest.raises(TypeError, match="feature names must be str, got the key 1 \\(int\\)"):
+        tf_example.to_example({1: [1]})
+
+
+def test_parse_example_takes_tf_io_features_and_refuses_a_list_spec():
+    """#47: a tf.io.FixedLenFeature (a namedtuple) was unpacked as (dtype, shape)."""
+    s = tf_example.serialize(tf_example.to_example({"a": [7]}))
+    out = tf_example.parse_example(s, {"a": tf.io.FixedLenFeature([], tf.int64)})
+    assert int(out["a"]) == 7
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Feature: b .* is required"):
+        tf_example.parse_example(s, {"b": tf.io.FixedLenFeature([], tf.int64)})
+    with pytest.raises(TypeError, match="spec must be a dict of feature name"):
+        tf_example.parse_example(s, ["a"])
+    with pytest.raises(ValueError, match=r"serialized \(9 bytes, .*\) is not a serialized "
+                       "tf.train.Example"):
+        tf_example.parse_example(b"\xff\x00garbage", {"a": tf.int64})

@@ -36,7 +36,8 @@ CASES = [(n, k, mode, comp) for n in (1, 37) for k in (1, 3)
 @pytest.mark.parametrize("n,k,mode,comp", [
     pytest.param(*c, id=f"{c[0]}records-{c[1]}shards-{c[2]}-{c[3] or 'plain'}") for c in CASES])
 def test_every_record_read_back_exactly_once(tmp_path, n, k, mode, comp):
-    w = write_ids(tmp_path, n, num_shards=k, mode=mode, max_bytes=25 * k, compression=comp)
+    size = {"max_bytes": 25 * k} if mode == "by_size" else {}  # round_robin refuses it (#47)
+    w = write_ids(tmp_path, n, num_shards=k, mode=mode, compression=comp, **size)
     man = tfrecords.record_shards(tmp_path)
     assert [tmp_path / s["file"] for s in man["shards"]] == w.paths
     assert man["records"] == n and man["compression"] == comp
@@ -158,6 +159,15 @@ def test_missing_shard(shards):
 
 
 @pytest.mark.timeout(60)
+def test_a_file_listed_twice_or_a_flag_as_text_is_refused(shards):
+    """#47: [f, f] was read once without a word; shuffle_files='yes' was taken as True."""
+    with pytest.raises(ValueError, match=f"filepaths names .*{shards[0].name}.* twice"):
+        tfrecords.read_records([shards[0], shards[0]], check_manifest=False)
+    with pytest.raises(TypeError, match="shuffle_files must be True or False, got 'yes'"):
+        tfrecords.read_records(shards[0].parent, shuffle_files="yes")
+
+
+@pytest.mark.timeout(60)
 def test_empty_file(tmp_path):
     (tmp_path / "a.tfrecord").write_bytes(b"")
     raises_naming(tmp_path / "a.tfrecord", tfrecords.read_records, tmp_path / "a.tfrecord")
@@ -218,7 +228,9 @@ def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
     with pytest.raises(FileExistsError, match="overwrite=True"):
         tfrecords.ShardWriter(tmp_path)
     for kw, msg in [({"mode": "random"}, "round_robin"), ({"num_shards": 0}, ">= 1"),
-                    ({"mode": "by_size"}, "max_bytes"), ({"compression": "ZLIB"}, "GZIP")]:
+                    ({"mode": "by_size"}, "max_bytes"), ({"compression": "ZLIB"}, "GZIP"),
+                    ({"max_bytes": 0}, "max_bytes=0"),  # #47: taken and ignored before
+                    ({"max_bytes": 100}, "max_bytes=100 sizes shards only with mode='by_size'")]:
         with pytest.raises(ValueError, match=msg):
             tfrecords.ShardWriter(tmp_path / "new", **kw)
     with tfrecords.ShardWriter(tmp_path / "new") as w, pytest.raises(TypeError, match="bytes"):

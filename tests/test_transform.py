@@ -156,6 +156,16 @@ def test_a_stray_word_in_a_number_column_is_refused_by_the_plan(tmp_path):
     assert e.value.column == "y (3 of 3)" and "`oops` is not a number" in str(e.value)
 
 
+@pytest.mark.parametrize("label", ["nan", "-inf", ""])
+def test_a_nan_inf_or_empty_label_is_refused_by_the_plan(tmp_path, label):
+    """#47: the plan took it; the CSV reader refuses such a label by file, line and column."""
+    path = tmp_path / "a.csv"
+    path.write_text(f"x,y\n1.0,1.0\ninf,2.0\n3.0,{label}\n")  # an inf feature counts as missing
+    with pytest.raises(DataError) as e:
+        transform.plan_transform([str(path)], label="y")
+    assert e.value.path == str(path) and e.value.line == 4 and e.value.column.startswith("y")
+
+
 def test_the_plan_checks_its_arguments(tmp_path):
     files = write_shards({"x": [1.0, 2.0], "city": ["a", "b"]}, tmp_path, num_shards=1)
     with pytest.raises(ValueError, match=r"header \['x', 'city'\]"):

@@ -83,6 +83,13 @@ class LocalCluster:
         if work_dir is not None and not fault_tolerant:
             raise ValueError("work_dir is where fault-tolerant mode keeps its journal: "
                              "pass fault_tolerant=True too, or drop work_dir")
+        if work_dir is not None:
+            blocked = next((p for p in (Path(work_dir), *Path(work_dir).parents)
+                            if p.exists() and not p.is_dir()), None)
+            if blocked is not None:
+                raise NotADirectoryError(f"work_dir={str(work_dir)!r}: {blocked} is a file; pass "
+                                         "a folder for the dispatcher's journal (it is created "
+                                         "if needed)")
         worker_timeout = _seconds("worker_timeout", worker_timeout)
         start_timeout = _seconds("start_timeout", start_timeout)
         self.num_workers, self.static_sharding = workers, static_sharding

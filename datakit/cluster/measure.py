@@ -39,6 +39,9 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
     is refused at once). Returns
     ``"host:port"``. ``service`` is ``"grpc://host:port"`` or ``"host:port"``.
     """
+    if not isinstance(service, str):
+        raise TypeError(f"service={service!r} must be a str: pass 'grpc://HOST:PORT' "
+                        "(cluster.target), e.g. 'grpc://localhost:5050'")
     address = host_port(service)
     if address is None:
         raise ValueError(f"service={service!r}: pass 'grpc://HOST:PORT' (cluster.target), "
@@ -188,6 +191,7 @@ def _py(x):
 
 def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[list]:
     """Read several datasets at once, one :class:`Trainer` each; return what each received."""
+    timeout = check_seconds("timeout", timeout, positive=True, func="read_concurrently")
     trainers = [Trainer(ds) for ds in datasets]
     return [t.join(timeout) for t in trainers]
 
@@ -256,6 +260,10 @@ class Tally:
 
 def tally(received: Iterable, expected: Iterable) -> Tally:
     """Count what was delivered, missing and delivered more than once."""
+    for name, value in (("received", received), ("expected", expected)):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise TypeError(f"tally(): {name} must be the elements (a list), got {value!r}: "
+                            "e.g. tally(received=[0, 1, 1], expected=range(3))")
     got, want = Counter(received), set(expected)
     return Tally(delivered=sum(got.values()), distinct=len(got),
                  missing=sorted(want - set(got)),

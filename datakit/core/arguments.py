@@ -193,6 +193,71 @@ def check_seconds(name: str, value: Any, *, positive: bool = False,
     return seconds
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """The one yes/no rule: ``True`` or ``False`` (a numpy bool too); ``"yes"``, ``"no"`` or
+    ``1`` are refused, since ``"no"`` is truthy and would switch the option on.
+
+    >>> check_flag("trace", False)
+    False
+    >>> check_flag("skip_header", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: skip_header must be True or False, got 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_number(name: str, value: Any, *, positive: bool = False, fix: str = "") -> float:
+    """``value`` as a finite float (> 0 if ``positive``); ``bool`` and text are refused.
+
+    >>> check_number("label_scale", 2, positive=True)
+    2.0
+    >>> check_number("label_scale", "2")
+    Traceback (most recent call last):
+    ...
+    TypeError: label_scale must be a number, got '2'
+    >>> check_number("fractions[1]", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: fractions[1]=nan is invalid: pass a finite number.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    x = float(value)
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise ValueError(f"{name}={x} is invalid: "
+                         f"{fix or 'pass a finite number' + (' > 0' if positive else '')}.")
+    return x
+
+
+def check_ordered(name: str, value: Any, what: str = "values") -> list:
+    """``value`` as a list, once it is an ordered sequence (a list, tuple, array or range).
+
+    A set (no order: the result would follow its hash order), a dict, a generator (read
+    once, no length) or a lone string is a ``TypeError`` naming ``name``.
+
+    >>> check_ordered("buffer_sizes", (5, 2))
+    [5, 2]
+    >>> check_ordered("buffer_sizes", {5, 2})  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    TypeError: buffer_sizes must be a list of values, got set: a set has no order, so the
+    result's order would follow its hash order; pass a list.
+    """
+    if isinstance(value, (set, frozenset)):
+        why = "a set has no order, so the result's order would follow its hash order"
+    elif isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") \
+            or not hasattr(value, "__getitem__"):
+        why = f"a {type(value).__name__} is not a sequence of {what}"
+    else:
+        return list(value)
+    raise TypeError(f"{name} must be a list of {what}, got {type(value).__name__}: {why}; "
+                    "pass a list.")
+
+
 def check_on_bad(name: str, value: Any) -> str:
     """The one ``on_bad_*`` rule (``on_bad_file``, ``on_bad_line``): ``"raise"`` or ``"skip"``.
 

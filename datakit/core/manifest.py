@@ -239,6 +239,22 @@ def check_entry(path: str | os.PathLike, entry: dict, *, unit: str, count: int |
         raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
 
 
+def _sets_to_check(all_sets: dict, sets, files, kind, where: Path) -> list[str]:
+    """The names :func:`check` checks: ``sets`` as given (each one the manifest's), or the
+    sets listing one of ``files``, else every set of ``kind``, else all."""
+    if sets is None:
+        return [n for n, s in all_sets.items()
+                if (files is not None and any(e["file"] in files for e in s["files"]))
+                or (files is None and (kind is None or s.get("kind") == kind))]
+    if isinstance(sets, str) or not isinstance(sets, (list, tuple)):
+        raise TypeError(f"sets must be a list of set names, got {sets!r}: e.g. sets=['train']")
+    unknown = [n for n in sets if n not in all_sets]
+    if unknown:
+        raise ValueError(f"sets={list(sets)!r}: {where} has no set {unknown[0]!r}; its sets are "
+                         f"{sorted(all_sets)}.")
+    return list(sets)
+
+
 def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind=None,
           hash: bool = True, man: dict | None = None) -> list[dict]:
     """Check sets of ``folder`` against its manifest; return the entries, each with its ``path``.
@@ -249,7 +265,8 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
     name -> rows or records found by the caller, compared with the entries.
     Raises :class:`DataError` naming the file: totals that disagree with the
     entries, a listed file missing or of another size, sha256 or count, an
-    unlisted file matching a set's pattern.
+    unlisted file matching a set's pattern. A ``sets`` that is not a list, or names a set
+    the manifest has not, is a ``TypeError`` / ``ValueError`` listing its sets.
     """
     folder = Path(folder)
     man = man if man is not None else read_manifest(folder)
@@ -258,10 +275,7 @@ def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind
         raise DataError(where, "no manifest here; write the files with the kit's writers, or "
                         "pass the files themselves")
     all_sets = man["sets"]
-    if sets is None:
-        sets = [n for n, s in all_sets.items()
-                if (files is not None and any(e["file"] in files for e in s["files"]))
-                or (files is None and (kind is None or s.get("kind") == kind))]
+    sets = _sets_to_check(all_sets, sets, files, kind, where)
     ignored = ignored_names(man)
     present = sorted(e.name for e in os.scandir(folder) if not e.name.startswith("."))
     out = []

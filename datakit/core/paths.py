@@ -7,8 +7,12 @@
 - anything else with glob characters is a pattern, its matches sorted; a
   pattern that matches nothing is a ``FileNotFoundError``;
 - a directory gets its own message (pass the files in it, or a pattern);
-- the same file named twice (``d/a.csv`` and ``d/./a.csv``, or a symlink to
-  it) is kept once, in its first spelling: every row is read exactly once.
+- **each file once**: a file that two of the paths given name themselves
+  (``d/a.csv`` twice, ``d/a.csv`` and ``d/./a.csv``, or a symlink to it) is a
+  ``ValueError`` naming both spellings, since no reader can tell whether it was
+  meant once or twice (read more passes with ``repeat=``); a file a pattern
+  matches as well (``d/*.csv`` beside ``d/b.csv``), or two overlapping patterns
+  match, is kept once, in its first place: every row is read exactly once.
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
@@ -19,6 +23,12 @@
 ['a.csv', 'b.csv', 'run1.csv', 'run[1].csv']
 >>> [os.path.basename(p) for p in resolve_files(os.path.join(d, "run[1].csv"))]
 ['run[1].csv']
+>>> twice = [os.path.join(d, "a.csv"), os.path.join(d, ".", "a.csv")]
+>>> resolve_files(twice)  # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: filepaths names one file, as '.../a.csv' and '.../a.csv', twice: each file is
+read once; list it once (for more passes over it, pass repeat=).
 >>> resolve_files(d)  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
@@ -58,6 +68,7 @@ def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> li
                         "them")
     if not items:
         raise ValueError(f"No {what} given: pass a path, a glob pattern, or a list of them.")
+    _refuse_named_twice(items)
     files = [f for item in items for f in _files_of(item, suffix)]
     seen: set[str] = set()
     unique = []
@@ -67,6 +78,24 @@ def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> li
             seen.add(key)
             unique.append(f)
     return unique
+
+
+def _refuse_named_twice(items: list) -> None:
+    """A ``ValueError`` when two of ``items`` name one existing file themselves (not patterns)."""
+    named: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
+            continue  # _files_of refuses it, naming it
+        path = os.fspath(item)
+        if not os.path.isfile(path):
+            continue  # a pattern (or missing): its matches are kept once
+        key = os.path.realpath(path)
+        if key in named:
+            first = named[key]
+            how = repr(path) if first == path else f"one file, as {first!r} and {path!r},"
+            raise ValueError(f"filepaths names {how} twice: each file is read once; list it "
+                             "once (for more passes over it, pass repeat=).")
+        named[key] = path
 
 
 def one_file(path) -> str:

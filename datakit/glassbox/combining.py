@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_seed
+from datakit.core.arguments import check_number, check_ordered, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.elements import Step, leaves, pack
 from datakit.glassbox.recording import Op, check_name
@@ -80,7 +80,8 @@ def sample_order(weights: list[float], rng: np.random.Generator, alive: list[boo
 
 def check_datasets(method: str, datasets: Any, dataset_type: type) -> list[Any]:
     """The datasets of a tuple, dict or list, each a ``dataset_type`` (``TypeError`` otherwise)."""
-    flat = leaves(datasets) if isinstance(datasets, (tuple, dict)) else list(datasets)
+    flat = leaves(datasets) if isinstance(datasets, (tuple, dict)) else check_ordered(
+        f"{method}() datasets", datasets, "Datasets")
     if not flat or not all(isinstance(d, dataset_type) for d in flat):
         raise TypeError(f"{method}() takes a non-empty list of glass-box Datasets, got "
                         f"{[type(d).__name__ for d in flat]}.")
@@ -134,7 +135,8 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
         ...
     ValueError: weights has 2 values for 1 datasets: give one weight per dataset.
     """
-    w = [1.0] * len(flat) if weights is None else [float(v) for v in weights]
+    w = [1.0] * len(flat) if weights is None else [
+        check_number(f"weights[{i}]", v) for i, v in enumerate(weights)]
     if len(w) != len(flat):
         raise ValueError(f"weights has {len(w)} values for {len(flat)} datasets: give one "
                          "weight per dataset.")
@@ -220,6 +222,10 @@ def cache(filename: str = "", name: str | None = None) -> Op:
     """
     check_name("cache", name)
     path = os.fspath(filename)
+    if path and os.path.isdir(path):
+        raise IsADirectoryError(f"cache(filename={path!r}) is a folder: filename names the cache "
+                                f"file ({path + '.glassbox'!r} would land beside the folder); "
+                                f"pass a file name in it, e.g. {os.path.join(path, 'cache')!r}")
     store = _CacheStore(path)
 
     def run(parent, rec):

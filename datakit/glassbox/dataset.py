@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import AUTOTUNE
+from datakit.core.arguments import AUTOTUNE, check_count
 from datakit.glassbox import combining, sources, transformations, variable_length
 from datakit.glassbox.combining import check_datasets
 from datakit.glassbox.elements import Step, leaves
@@ -276,7 +276,8 @@ class Dataset:
         input; lower it or pass tf.data.AUTOTUNE.
         """
         return self._then(transformations.interleave(map_func, cycle_length, block_length,
-                                                     num_parallel_calls, deterministic, name))
+                                                     num_parallel_calls, deterministic, name,
+                                                     dataset_type=Dataset))
 
     def concatenate(self, dataset: Any, name: str | None = None) -> Dataset:
         """This dataset's elements, then ``dataset``'s.
@@ -413,6 +414,7 @@ class Dataset:
         ``max_elements`` stops after that many final elements (needed for an
         endless ``repeat()``).
         """
+        max_elements = check_count("max_elements", max_elements, 0, none=True)
         recorders = Recorders()
         for _ in itertools.islice(self._iter(recorders), max_elements):
             pass

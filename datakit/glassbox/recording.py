@@ -152,6 +152,13 @@ def warn_ignored(method: str, argument: str, value: Any, why: str, stacklevel: i
 _CALLER = 4
 
 
+def check_callable(method: str, arg: str, func: Any) -> None:
+    """A ``TypeError`` naming ``arg`` when ``func`` cannot be called (as tf.data refuses it)."""
+    if not callable(func):
+        raise TypeError(f"{method}() {arg} must be a function, got {func!r}: pass e.g. "
+                        f"lambda x: x * 2")
+
+
 def check_name(method: str, name: str | None) -> None:
     """Warn when ``name=`` is given: the glass box has no graph to name an op in."""
     if name is not None:

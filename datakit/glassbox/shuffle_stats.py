@@ -51,7 +51,13 @@ def mixing_stats(orders: np.ndarray, labels: Any = None, batch_size: int | None 
         size = check_count("batch_size", batch_size, none=False,
                               fix="with labels, pass batch_size >= 1 to count labels per batch")
     orders = np.atleast_2d(np.asarray(orders))
+    if orders.ndim != 2 or orders.size == 0:
+        raise ValueError(f"orders has shape {orders.shape}: pass [run, step] input positions, "
+                         "at least one run of one step (shuffled_orders(n, buffer_size, runs))")
     runs, n = orders.shape
+    if labels is not None and len(labels) != n:
+        raise ValueError(f"labels has {len(labels)} values for orders of {n} positions: pass "
+                         "one label per input position, in input order.")
     moved = np.arange(n) - orders              # > 0: came out later than it went in
     distance = np.abs(moved)
     rho = (1 - 6 * (moved.astype(float) ** 2).sum(axis=1) / (n * (n * n - 1)) if n > 1

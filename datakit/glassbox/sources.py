@@ -67,7 +67,14 @@ def _positions(n: int, value: Callable[[int], Any]) -> Run:
 def from_tensor_slices(tensors: Any, name: str | None = None) -> Op:
     """One element per row; tuples and dicts are structure (each component is sliced)."""
     check_name("from_tensor_slices", name)
-    data = to_numpy(tensors)
+    try:
+        data = to_numpy(tensors)
+    except ValueError as e:  # NumPy's "inhomogeneous shape": rows of several lengths
+        if "inhomogeneous" not in str(e):
+            raise
+        raise ValueError("from_tensor_slices(): tensors holds rows of different lengths "
+                         "(ragged), which one tensor cannot hold: pad them to one length, or "
+                         "slice a tf.ragged.constant(...) in tf.data") from None
     n = structure_len(data)
     return Op(_positions(n, lambda i: slice_element(data, i)), f"from_tensor_slices(<{n} rows>)",
               "from_tensor_slices", dict(tensors=data))

@@ -29,7 +29,7 @@ import numpy as np
 from datakit.core.arguments import check_count, check_int, interleave_lengths
 from datakit.glassbox.elements import Step, call, function_name, stack, to_numpy
 from datakit.glassbox.interleave_cycle import cycle_steps
-from datakit.glassbox.recording import Op, Run, check_deterministic, check_name
+from datakit.glassbox.recording import Op, Run, check_callable, check_deterministic, check_name
 
 __all__ = ["repeat", "batch", "take", "skip", "interleave"]
 
@@ -100,6 +100,7 @@ def batch(batch_size: int, drop_remainder: bool = False, num_parallel_calls: int
 def map_op(map_func: Callable, num_parallel_calls: int | None = None,
            deterministic: bool | None = None, name: str | None = None) -> Op:
     """``map_func`` applied to each element (a tuple is unpacked into arguments)."""
+    check_callable("map", "map_func", map_func)
     check_count("num_parallel_calls", num_parallel_calls, none=True, autotune=True)
     check_deterministic("map", deterministic, num_parallel_calls)
     check_name("map", name)
@@ -121,6 +122,7 @@ def map_op(map_func: Callable, num_parallel_calls: int | None = None,
 
 def filter_op(predicate: Callable, name: str | None = None) -> Op:
     """The elements for which ``predicate`` returns a scalar ``True``."""
+    check_callable("filter", "predicate", predicate)
     check_name("filter", name)
 
     def run(parent, rec):
@@ -185,14 +187,27 @@ def enumerate_op(start: int = 0, name: str | None = None) -> Op:
 
 def interleave(map_func: Callable, cycle_length: int | None = None,
                block_length: int | None = None, num_parallel_calls: int | None = None,
-               deterministic: bool | None = None, name: str | None = None) -> Op:
-    """``cycle_length`` datasets made by ``map_func``, read in turn ``block_length`` at a time."""
+               deterministic: bool | None = None, name: str | None = None,
+               dataset_type: type | None = None) -> Op:
+    """``cycle_length`` datasets made by ``map_func``, read in turn ``block_length`` at a time.
+
+    With ``dataset_type``, ``map_func`` must return one (as tf.data requires a Dataset).
+    """
+    check_callable("interleave", "map_func", map_func)
     cycle, block, _ = interleave_lengths(cycle_length, block_length, num_parallel_calls)
     check_deterministic("interleave", deterministic, num_parallel_calls)
     check_name("interleave", name)
 
+    def make(x):
+        inner = call(map_func, x)
+        if dataset_type is not None and not isinstance(inner, dataset_type):
+            raise TypeError("interleave() expects map_func to return a Dataset, got "
+                            f"{type(inner).__name__}; wrap the values, e.g. "
+                            "Dataset.from_tensor_slices(...), as tf.data requires.")
+        return inner
+
     def run(parent, rec):
-        for s in cycle_steps(parent(), lambda x: call(map_func, x), cycle, block):
+        for s in cycle_steps(parent(), make, cycle, block):
             rec.append(Step(s.value, (s.input,)))
             yield s.value
 

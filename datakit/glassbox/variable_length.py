@@ -33,7 +33,7 @@ from datakit.glassbox.elements import (
     slice_element,
     stack,
 )
-from datakit.glassbox.recording import Op, check_name, warn_ignored
+from datakit.glassbox.recording import Op, check_callable, check_name, warn_ignored
 from datakit.glassbox.transformations import batcher
 
 __all__ = ["windows", "padded_batch", "ragged_batch", "unbatch", "window", "flat_map"]
@@ -198,6 +198,7 @@ def window(make_dataset: Callable[..., Any], size: int, shift: int | None = None
 
 def flat_map(dataset_type: type[Iterable[Any]], map_func: Callable, name: str | None = None) -> Op:
     """Each element mapped to a ``dataset_type`` dataset, those chained one after another."""
+    check_callable("flat_map", "map_func", map_func)
     check_name("flat_map", name)
 
     def run(parent, rec):

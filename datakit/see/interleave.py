@@ -26,7 +26,7 @@ import tensorflow as tf
 from matplotlib.patches import Patch
 
 from datakit import plotting
-from datakit.core.arguments import default_cycle_length, interleave_lengths
+from datakit.core.arguments import check_ordered, default_cycle_length, interleave_lengths
 from datakit.glassbox.interleave_cycle import (
     SlotEvent,
     cycle_steps,
@@ -74,7 +74,7 @@ def trace_sources(files, *, cycle_length: int | None = None, block_length: int =
         FileNotFoundError: a file does not exist.
         TypeError, ValueError: bad interleave arguments.
     """
-    files = [str(f) for f in files]
+    files = [str(f) for f in check_ordered("files", files, "paths")]
     for f in files:
         if not os.path.isfile(f):
             raise FileNotFoundError(f"{f}: no such file.")

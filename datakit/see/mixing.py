@@ -34,7 +34,12 @@ import tensorflow as tf
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
-from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
+from datakit.core.arguments import (
+    check_count,
+    check_fits_in_memory,
+    check_ordered,
+    check_seed,
+)
 from datakit.core.class_ids import check_class_ids
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 from datakit.glassbox.shuffle_stats import mixing_stats
@@ -66,7 +71,8 @@ def measure_mixing(n: int = 100, buffer_sizes: Iterable[int] = (1, 10, 50, 100),
     >>> m.probs[1].sum(axis=1).round(9).tolist()   # each input lands somewhere (sums of tenths)
     [1.0, 1.0, 1.0, 1.0]
     """
-    sizes = [check_buffer_size(b) for b in buffer_sizes]
+    sizes = [check_buffer_size(b) for b in check_ordered("buffer_sizes", buffer_sizes,
+                                                         "buffer sizes")]
     seed = check_seed(seed)
     n = check_count("n", n)
     check_fits_in_memory(f"measure_mixing(n={n:,}) over {len(sizes)} buffer sizes",

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from datakit import plotting
-from datakit.core.arguments import check_count, check_seed
+from datakit.core.arguments import check_count, check_number, check_ordered, check_seed
 from datakit.core.class_ids import check_class_ids
 
 __all__ = ["trace_sample", "source_counts", "plot_source_batches", "resampled_labels"]
@@ -76,6 +76,10 @@ def trace_sample(datasets: Sequence[Any], weights: Sequence[float] | None = None
     import tensorflow as tf
 
     seed = check_seed(seed)
+    datasets = check_ordered("datasets", datasets, "tf.data.Dataset")
+    if not datasets:
+        raise ValueError("datasets=[] holds no source: pass a list of one or more "
+                         "tf.data.Dataset.")
     if weights is not None and len(weights) != len(datasets):
         raise ValueError(f"weights has {len(weights)} values for {len(datasets)} datasets: "
                          "give one weight per dataset.")
@@ -143,7 +147,12 @@ def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | N
     import tensorflow as tf
 
     seed = check_seed(seed)
-    labels = check_class_ids(labels, len(target_dist), classes_from="target_dist")
+    target = [check_number(f"target_dist[{i}]", p) for i, p in
+              enumerate(check_ordered("target_dist", target_dist, "probabilities"))]
+    if any(p < 0 for p in target) or abs(sum(target) - 1) > 1e-6:
+        raise ValueError(f"target_dist={target} must be probabilities >= 0 that sum to 1 "
+                         f"(they sum to {sum(target):g}): divide each by their sum.")
+    labels = check_class_ids(labels, len(target), classes_from="target_dist")
 
     logger = tf.get_logger()
     level = logger.level
@@ -151,7 +160,7 @@ def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | N
     try:
         ds = tf.data.Dataset.from_tensor_slices(labels)
         resampled = ds.rejection_resample(class_func=lambda y: y,
-                                          target_dist=list(target_dist), seed=seed)
+                                          target_dist=target, seed=seed)
         with _quiet_native_stderr():
             return np.array([y for _, y in resampled.as_numpy_iterator()], dtype=np.int64)
     finally:

@@ -48,11 +48,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from datakit.core.arguments import check_count, check_seed
+from datakit.core.arguments import check_count, check_seconds, check_seed
 from datakit.core.atomic import Staging, fsync_folder, process_alive
 from datakit.core.errors import DataError
 from datakit.glassbox.shuffle_buffer import check_buffer_size
@@ -122,7 +122,7 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     during that first pass it is refused, saying so.
 
     Raises:
-        TypeError: ``n`` is not an int.
+        TypeError: ``n`` is not an int, or ``dataset`` not a ``tf.data.Dataset``.
         ValueError: ``n`` is negative, or the dataset has fewer than ``n`` elements,
             or the pipeline holds Python state TensorFlow cannot save, or a file cache
             still being written (the message says what to do).
@@ -132,6 +132,10 @@ def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]
     import tensorflow as tf
 
     check_count("n", n, 0, fix="pass how many elements to read before saving (an int >= 0)")
+    if not isinstance(dataset, tf.data.Dataset):  # a list has no iterator TensorFlow can save
+        raise TypeError(f"dataset must be a tf.data.Dataset, got {type(dataset).__name__}: "
+                        "only a tf.data iterator can be saved; wrap the values with "
+                        "tf.data.Dataset.from_tensor_slices(...)")
     it = iter(dataset)
     taken = []
     for _ in range(n):
@@ -260,10 +264,11 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
         recipe: ``"package.module:function"``, importable from the current directory.
         path: the checkpoint prefix, as :func:`save_midway` returns it (not its ``.index``).
         kwargs: arguments for the recipe.
-        timeout: seconds before the process is killed (``subprocess.TimeoutExpired``).
+        timeout: seconds (> 0) before the process is killed (``subprocess.TimeoutExpired``).
         max_elements: stop after this many (for an endless pipeline).
 
     Raises:
+        TypeError: ``kwargs`` is not a dict, ``timeout`` not a number.
         FileNotFoundError: no checkpoint at ``path``.
         DataError: a checkpoint file or an input file is cut or changed, naming it.
         ValueError: a ``.index``/``.data`` path for the prefix; a rebuilt pipeline
@@ -272,6 +277,10 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
     """
     if not isinstance(recipe, str) or ":" not in recipe:
         raise ValueError(f"recipe={recipe!r}: write it 'package.module:function'.")
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"kwargs must be a dict of the recipe's arguments, got "
+                        f"{type(kwargs).__name__} {kwargs!r}: e.g. kwargs={{'seed': 1}}")
+    timeout = check_seconds("timeout", timeout, positive=True, func="resume_in_fresh_process")
     path = _check_prefix(os.fspath(path))
     with tempfile.TemporaryDirectory() as tmp:
         job, out = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")

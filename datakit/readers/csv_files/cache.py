@@ -83,8 +83,10 @@ def cache_prefix(folder, files, **options) -> str:
     finished caches beside it are kept.
     """
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise NotADirectoryError(f"cache={str(folder)!r} is a file: pass a folder for the "
+    blocked = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        where = "is a file" if blocked == folder else f"is under {str(blocked)!r}, a file"
+        raise NotADirectoryError(f"cache={str(folder)!r} {where}: pass a folder for the "
                                  "cache files (it is created if needed).")
     folder.mkdir(parents=True, exist_ok=True)
     prefix = str(folder / f"csv-{cache_key(files, **options)}")

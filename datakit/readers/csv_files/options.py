@@ -24,10 +24,10 @@ TypeError: batch_size must be an int, got 2.5
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
+from datakit.core.arguments import check_flag, check_number
 from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
 from datakit.readers.csv_files.schema import CsvStats, label_classes
 from datakit.readers.tables.table_options import TableOptions
@@ -64,12 +64,14 @@ class ReadOptions(TableOptions):
             names = [f"{k!r} ({m.about})" for k, m in PARSE_MODES.items()]
             raise ValueError(f"parse={self.parse!r}: use {', '.join(names[:-1])} or "
                              f"{names[-1]}.")
+        check_flag("trace", self.trace)
         if self.trace and not self.mode.traced:
             raise ValueError(f"trace=True traces rows; parse={self.parse!r} has no per-row "
                              "stage: use parse='batch' to trace the same readers.")
-        if not 0 < self.label_scale < math.inf:  # inf would make every label 0
-            raise ValueError(f"label_scale={self.label_scale!r}: labels are divided by it, so "
-                             "pass a finite number > 0 (1 keeps them as they are).")
+        # inf would make every label 0
+        check_number("label_scale", self.label_scale, positive=True,
+                     fix="labels are divided by it, so pass a finite number > 0 (1 keeps them "
+                     "as they are)")
         if self.on_bad_line not in ("raise", "skip"):
             raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
 

@@ -27,11 +27,12 @@ blocked by back-pressure is a gap, not a bar; ``parse``), so a
 timeline or a benchmark of the traced reader measures this very chain.
 
 Numbers are standardized, ``(x - mean) / std``; a **missing number (an empty
-field or a missing-value marker such as ``NA``) is filled with the training
-mean, so it becomes 0.0**; a text column becomes a one-hot block over
-``["[UNK]"] + vocabulary`` (unseen or empty: ``[UNK]``). The files are read in
-the statistics' dialect (``column_stats(delimiter=..., na_values=...,
-column_names=...)``): the same separator, markers and header (or none).
+field, a missing-value marker such as ``NA``, ``nan`` or ``inf``, as
+``column_stats`` counts them) is filled with the training mean, so it becomes
+0.0**; a text column becomes a one-hot block over ``["[UNK]"] + vocabulary``
+(unseen or empty: ``[UNK]``). The files are read in the statistics' dialect
+(``column_stats(delimiter=..., na_values=..., column_names=...)``): the same
+separator, markers and header (or none).
 
 A bad line (wrong number of fields, text in a number column, an unterminated
 quote) raises an error naming the file, line number, column and raw line when
@@ -124,7 +125,12 @@ def build_features(opts: ReadOptions, kinds: dict[str, str]):
     label_table = _lookup(classes[label], 0) if classes and label is not None else None
 
     def to_features(fields):
-        scaled = (tf.stack([fields[c] for c in nums], axis=-1) - mean) / std if nums else None
+        scaled = None
+        if nums:  # an infinite number counts as missing, as in column_stats: the mean, 0.0
+            stacked = tf.stack([fields[c] for c in nums], axis=-1)
+            stacked = tf.where(tf.math.is_finite(stacked), stacked,
+                               tf.broadcast_to(mean, tf.shape(stacked)))
+            scaled = (stacked - mean) / std
         if opts.output == "dict":
             x = {c: scaled[..., nums.index(c)] if scaled is not None and c in nums else fields[c]
                  for c in features}

@@ -18,13 +18,14 @@ files up front (:mod:`datakit.readers.csv_files.file_checks`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from datakit.core import manifest
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_number, check_seed
 from datakit.core.atomic import Staging
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.dialect import Dialect
@@ -50,8 +51,10 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
         table: a pandas DataFrame, a dict of columns, a 2-D array (give
             ``columns``), or the path of a CSV file (its lines are copied verbatim).
         folder: where the shards go (created if needed).
-        num_shards: how many files (>= 1); rows are split evenly, in order.
-        prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ...
+        num_shards: how many files (1 to the number of rows; an empty table makes one
+            file of its header); rows are split evenly, in order.
+        prefix: file names are ``{prefix}_00.csv``, ``{prefix}_01.csv``, ... (letters,
+            digits, ``_``, ``-``, ``.``)
         columns: column names for a 2-D array, or for a CSV file without a
             header line (then its line 1 is a row, and the shards get a header
             of these names).
@@ -64,11 +67,18 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
 
     Raises:
         TypeError: ``num_shards`` is not an int; ``progress`` not a bool or ``None``.
-        ValueError: ``num_shards < 1``, or a table without a header.
+        ValueError: ``num_shards < 1`` or more than the rows, a ``prefix`` that is not a
+            plain name, ``columns`` beside a table that names its own, or a table
+            without a header.
     """
     check_progress(progress)
-    header, lines = _table_lines(table, columns, delimiter)
     check_count("num_shards", num_shards)
+    _check_prefix("prefix", prefix)
+    header, lines = _table_lines(table, columns, delimiter)
+    if num_shards > max(1, len(lines)):  # extra shards would hold a header and no row
+        raise ValueError(f"num_shards={num_shards} is more than the table's {len(lines)} "
+                         f"row(s), so {num_shards - max(1, len(lines))} shard(s) would hold no "
+                         f"row: pass num_shards <= {max(1, len(lines))}.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     bar = progress_bar(num_shards, "csv shards", progress=progress, unit="shard")
@@ -110,8 +120,8 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
         folder: where all parts' shards go.
         fractions: the share of rows per part (>= 0, summing to 1).
         num_shards: files per part, one int >= 1 each.
-        names: the parts' names (and file prefixes).
-        seed: seeds the row shuffle.
+        names: the parts' names (and file prefixes), each once.
+        seed: seeds the row shuffle (any int64, as every seed of the kit).
         progress: a bar over all parts' shards, as in :func:`write_shards`.
 
     Raises:
@@ -121,13 +131,22 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
     """
     if not len(fractions) == len(num_shards) == len(names):
         raise ValueError("fractions, num_shards and names need one entry per part.")
-    if any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
+    shares = [check_number(f"fractions[{i}]", f) for i, f in enumerate(fractions)]
+    if any(f < 0 for f in shares) or abs(sum(shares) - 1) > 1e-9:
         raise ValueError(f"fractions={fractions} must be >= 0 and sum to 1.")
     for i, k in enumerate(num_shards):  # all checked before anything is written
         check_count(f"num_shards[{i}]", k)
+    for i, name in enumerate(names):
+        _check_prefix(f"names[{i}]", name)
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:  # the second part's shards would replace the first's
+        raise ValueError(f"names={tuple(names)} names the part {twice[0]!r} twice, so one "
+                         "part's rows would be lost: give each part its own name.")
+    seed = check_seed(seed)
     check_progress(progress)
     header, lines = _table_lines(table, columns, delimiter)
-    order = np.random.default_rng(seed).permutation(len(lines))
+    # the one seed rule (any int64, TensorFlow's): numpy takes it as the same bits, unsigned
+    order = np.random.default_rng(seed % 2**64).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -138,6 +157,14 @@ def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.
                                             strict=True)}
         written = manifest.write_sets(folder, specs)
     return {name: [str(folder / f) for f in files] for name, files in written.items()}
+
+
+def _check_prefix(name: str, prefix: Any) -> None:
+    """A file-name prefix: letters, digits, '_', '-' or '.' (no folder, no separator)."""
+    if not isinstance(prefix, str) or not re.fullmatch(r"[\w.-]+", prefix):
+        raise ValueError(f"{name}={prefix!r}: the shards are named {{{name}}}_00.csv, ...: use "
+                         "letters, digits, '_', '-' or '.' (no '/': pass the folder as "
+                         "folder=).")
 
 
 def _table_lines(table: Any, columns: list[str] | None,
@@ -152,6 +179,11 @@ def _table_lines(table: Any, columns: list[str] | None,
         header = delimiter.join(columns) if columns else text[0]
         return header, [line for line in text[dialect.header_lines:] if not is_blank(line)]
     import pandas as pd
+    if columns is not None and not isinstance(table, np.ndarray):
+        raise ValueError(f"columns={columns!r} names the columns of a 2-D array or of a CSV "
+                         f"file without a header; a {type(table).__name__} names its own: leave "
+                         "columns out (to write some columns, select them first: "
+                         "table[['x', 'y']]).")
     if isinstance(table, np.ndarray):
         if table.ndim != 2 or columns is None or len(columns) != table.shape[1]:
             raise ValueError("A NumPy table must be 2-D; pass columns=[one name per column].")
@@ -161,6 +193,13 @@ def _table_lines(table: Any, columns: list[str] | None,
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"Cannot write a {type(table).__name__}: pass a DataFrame, a dict of "
                         "columns, a 2-D array with columns=..., or a CSV path.")
+    _refuse_line_breaks(table)
+    text = table.to_csv(index=False, lineterminator="\n", sep=delimiter).split("\n")[:-1]
+    return text[0], text[1:]
+
+
+def _refuse_line_breaks(table) -> None:
+    """A ``ValueError`` naming the first text value holding a line break (one row per line)."""
     for c in table.columns:
         if table[c].dtype == object or str(table[c].dtype).startswith("str"):
             breaks = table[c].str.contains("[\r\n]", regex=True, na=False).to_numpy(bool)
@@ -169,5 +208,3 @@ def _table_lines(table: Any, columns: list[str] | None,
                                  f"break ({table[c].iloc[int(breaks.argmax())]!r}); the kit's "
                                  "readers read one row per line, so replace line breaks "
                                  f"first (table[{c!r}].str.replace('\\n', ' ')).")
-    text = table.to_csv(index=False, lineterminator="\n", sep=delimiter).split("\n")[:-1]
-    return text[0], text[1:]

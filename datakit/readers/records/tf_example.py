@@ -36,6 +36,7 @@ def _feature(name: str, value) -> tf.train.Feature:
             isinstance(v, (bytes, str)) for v in value):  # not via NumPy: it drops trailing b"\0"
         vals = [v.encode() if isinstance(v, str) else v for v in value]
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))
+    _check_one_kind(name, value)
     value, arr = _as_array(name, value)
     _check_int64(name, value)
     if arr.ndim != 1:
@@ -55,6 +56,18 @@ def _feature(name: str, value) -> tf.train.Feature:
         return tf.train.Feature(float_list=tf.train.FloatList(value=arr.astype(np.float32)))
     raise ValueError(f"feature {name!r}: cannot store dtype {arr.dtype}; use bytes/str, ints or "
                      "floats")
+
+
+def _check_one_kind(name: str, value) -> None:
+    """A list mixing text and numbers is refused: NumPy would turn the numbers into text."""
+    if not isinstance(value, (list, tuple)):
+        return
+    text = [isinstance(v, (bytes, str, np.str_, np.bytes_)) for v in value]
+    if any(text) and not all(text):
+        i = text.index(False) if text[0] else text.index(True)
+        raise ValueError(f"feature {name!r} mixes text and numbers ({value[0]!r} and "
+                         f"{value[i]!r}): a feature holds one kind of value; store the "
+                         "numbers and the text as two features")
 
 
 def _as_array(name: str, value) -> tuple:
@@ -108,6 +121,11 @@ def _check_int64(name: str, value) -> None:
 def _features(values: Mapping) -> tf.train.Features:
     if not isinstance(values, Mapping):
         raise TypeError(f"expected a dict of feature name -> value, got {type(values).__name__}")
+    keys = [k for k in values if not isinstance(k, str)]
+    if keys:  # str(1) would be stored as the name "1" without a word
+        raise TypeError(f"feature names must be str, got the key {keys[0]!r} "
+                        f"({type(keys[0]).__name__}): name each feature with a str, e.g. "
+                        f"{str(keys[0])!r}")
     return tf.train.Features(feature={str(k): _feature(str(k), v) for k, v in values.items()})
 
 
@@ -164,12 +182,21 @@ def serialize(message) -> bytes:
 
 
 # ---------------------------------------------------------------- parsing
+#: tf.io's feature specs: namedtuples, so they are told apart from ``(dtype, shape)`` first.
+_IO_FEATURES = (tf.io.FixedLenFeature, tf.io.FixedLenSequenceFeature, tf.io.VarLenFeature,
+                tf.io.RaggedFeature, tf.io.SparseFeature)
+
+
 def _spec(spec: Mapping, sequence: bool = False) -> dict:
     """Expand shorthand: a dtype is a scalar per record (per step); ``(dtype, shape)`` a fixed
     shape; ``(dtype, None)`` a variable length list (ragged). tf.io feature objects pass through."""
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"spec must be a dict of feature name -> dtype, (dtype, shape) or a "
+                        f"tf.io feature, got {type(spec).__name__} {spec!r}: e.g. "
+                        "{'id': tf.int64}")
     out = {}
     for name, s in spec.items():
-        if not isinstance(s, (tuple, tf.dtypes.DType)):
+        if isinstance(s, _IO_FEATURES) or not isinstance(s, (tuple, tf.dtypes.DType)):
             out[name] = s
             continue
         dtype, shape = (s, ()) if isinstance(s, tf.dtypes.DType) else s
@@ -193,10 +220,25 @@ def parse_example(serialized, spec: Mapping):
     >>> int(out["id"]), out["xs"].numpy().tolist()
     (3, [1, 2, 3])
     """
+    spec = _spec(spec)
+    if isinstance(serialized, bytes):  # eager, one record: TensorFlow's error on garbage
+        _check_parses(serialized)       # holds the raw bytes and fails to print
     serialized = tf.convert_to_tensor(serialized, tf.string)
     if serialized.shape.rank == 0:
-        return tf.io.parse_single_example(serialized, _spec(spec))
-    return tf.io.parse_example(serialized, _spec(spec))
+        return tf.io.parse_single_example(serialized, spec)
+    return tf.io.parse_example(serialized, spec)
+
+
+def _check_parses(serialized: bytes) -> None:
+    """A ``ValueError`` naming ``serialized`` when its bytes are no ``tf.train.Example``."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        tf.train.Example.FromString(serialized)
+    except DecodeError:
+        raise ValueError(f"serialized ({len(serialized)} bytes, starting {serialized[:8]!r}) is "
+                         "not a serialized tf.train.Example: pass example.SerializeToString(), "
+                         "or records read from a TFRecord file of Examples") from None
 
 
 def parse_sequence_example(serialized, context_spec: Mapping, sequence_spec: Mapping):

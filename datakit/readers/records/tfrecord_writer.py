@@ -16,6 +16,7 @@ from typing import Any
 import tensorflow as tf
 
 from datakit.core import manifest
+from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
@@ -62,8 +63,15 @@ class ShardWriter:
             raise ValueError(f"mode={mode!r}: use 'round_robin' or 'by_size'")
         if mode == "round_robin" and (not isinstance(num_shards, int) or num_shards < 1):
             raise ValueError(f"num_shards={num_shards!r}: pass an int >= 1")
-        if mode == "by_size" and (max_bytes is None or max_bytes < 1):
+        if mode == "by_size" and max_bytes is None:
             raise ValueError("mode='by_size' needs max_bytes >= 1 (e.g. max_bytes=100_000_000)")
+        if max_bytes is not None:
+            check_count("max_bytes", max_bytes, fix="a shard holds at least one byte: pass an "
+                        "int >= 1 (e.g. max_bytes=100_000_000)")
+            if mode != "by_size":  # round_robin would ignore it
+                raise ValueError(f"max_bytes={max_bytes} sizes shards only with "
+                                 "mode='by_size'; pass mode='by_size', or leave max_bytes out "
+                                 f"(mode={mode!r} deals records out to num_shards shards).")
         if not re.fullmatch(r"[\w.-]+", prefix):
             raise ValueError(f"prefix={prefix!r}: use letters, digits, '_', '-' or '.'")
         self.directory, self.prefix, self.mode = Path(directory), prefix, mode

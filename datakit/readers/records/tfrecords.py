@@ -52,7 +52,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_seed, interleave_lengths
+from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
 from datakit.readers.records.tfrecord_writer import ShardWriter
@@ -323,6 +323,7 @@ def read_records(source, compression="auto", check_manifest: bool = True,
                      allowed={"n_readers", "n_read_threads"})
     n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
     seed = check_seed(seed)
+    check_flag("shuffle_files", shuffle_files)
     # messages name each knob as the caller wrote it (cycle_length=0, not n_readers=0)
     names = ("cycle_length" if "cycle_length" in given else "n_readers",
              "num_parallel_reads" if "num_parallel_reads" in given else "n_read_threads")

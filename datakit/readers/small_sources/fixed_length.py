@@ -52,7 +52,11 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     >>> [r.tolist() for r in fixed_length_dataset(p, [2], np.int16).as_numpy_iterator()]
     [[0, 1], [2, 3], [4, 5]]
     """
-    dtype = tf.as_dtype(dtype)
+    try:
+        dtype = tf.as_dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype={dtype!r} is not a number type: a record holds numbers of one "
+                        "fixed size; pass one such as np.int16, 'uint8' or 'float32'") from None
     if not dtype.is_numpy_compatible or dtype == tf.string or dtype.size < 1:
         raise ValueError(f"dtype={dtype.name}: a record holds numbers of one fixed size; pass a "
                          "number type such as np.int16 or np.float32")

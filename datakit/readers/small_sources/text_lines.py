@@ -20,6 +20,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from datakit.core.arguments import check_flag
+from datakit.core.errors import DataError
 from datakit.core.paths import one_file
 
 __all__ = ["numbered_lines"]
@@ -34,16 +36,32 @@ def without_bom(lines: tf.Tensor) -> tf.Tensor:
     return tf.strings.regex_replace(lines, BOM_PATTERN, "", replace_global=False)
 
 
+def _refuse_binary(path: str) -> None:
+    """A ``DataError`` for a file whose first 4 KiB are not text: gzip, or NUL bytes."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(b"\x1f\x8b"):
+        raise DataError(path, "is gzip-compressed (starts with 1f 8b), not text lines: "
+                        "decompress it first (gunzip)")
+    if b"\x00" in head:
+        raise DataError(path, "holds NUL bytes, so it is not UTF-8 text (a binary file, or "
+                        "UTF-16): save it as UTF-8 text", offset=head.index(b"\x00"))
+
+
 def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
     """``(line, line number, path)`` for each line of a text file (numbers from 1).
 
     With ``skip_header`` (the default) line 1 is dropped and the first
     element is line 2. Without it, a byte order mark at the start of line 1 is
     dropped (one call, on line 1 only). A path given as text or a ``Path`` is checked
-    first (:func:`datakit.core.paths.one_file`: a missing file or a folder named).
+    first (:func:`datakit.core.paths.one_file`: a missing file or a folder named), and
+    so is its start: a gzip file, or NUL bytes (a binary or UTF-16 file), is a
+    :class:`~datakit.core.errors.DataError` naming it, never lines of bytes.
     """
+    check_flag("skip_header", skip_header)
     if isinstance(path, (str, os.PathLike)):
         path = one_file(path)
+        _refuse_binary(path)
     lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
     paths = tf.data.Dataset.from_tensors(path).repeat()

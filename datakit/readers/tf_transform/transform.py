@@ -64,7 +64,13 @@ __all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_arg
 PLAN_FILE = JOB_FILE  # the plan file's first name
 def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
                   text_columns=()) -> TransformJob:
-    """Check the shards up front and choose the columns, as :func:`column_stats` does."""
+    """Check the shards up front and choose the columns, as :func:`column_stats` does.
+
+    A label the kit's CSV reader would refuse (empty, ``nan`` or infinite) is a
+    :class:`DataError` naming its file, line and column, here rather than in the Beam run
+    (other bad lines are named when the run meets them). A ``nan`` or infinite *feature* counts as
+    missing, as in :func:`column_stats` (its z-score is 0.0).
+    """
     choose_columns(columns)  # its form, before any file is opened
     checked = csv_file_set(filepaths)
     files, header = checked.files, checked.shape
@@ -82,7 +88,13 @@ def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
         check_count(f"max_vocabulary[{c!r}]" if isinstance(max_vocabulary, dict)
                     else "max_vocabulary", n, none=True)
     caps = {c: caps.get(c) for c in texts}
-    return TransformJob(files, list(header), kinds, list(columns), label, caps, checked.total)
+    job = TransformJob(files, list(header), kinds, list(columns), label, caps, checked.total)
+    bad = [b for b in _bad_lines(job) if (b.column or "").split(" (")[0] == label]
+    if bad:  # a nan, inf or empty label: refused here, as the CSV reader refuses it
+        raise DataError(bad[0].file, f"{bad[0].reason} ({len(bad)} bad line(s); raw line: "
+                        f"`{bad[0].raw[:200]}`): fix or drop those lines before the run",
+                        line=bad[0].line, column=bad[0].column)
+    return job
 
 
 #: The first names of :class:`TransformJob` and :func:`transform_job`.
@@ -305,11 +317,17 @@ def _checked_row(row, keep, label, kind):
     return {k: row[k] for k in keep}
 
 
-def _raise_bad_line(job: TransformJob, error: Exception) -> None:
+def _bad_lines(job: TransformJob) -> list:
+    """The lines of ``job.files`` the kit's CSV grammar refuses (a number label never empty,
+    ``nan`` nor infinite), each with its file, line and column."""
     kinds = {c: ColumnStats(c, job.kinds[c]) for c in job.columns}
     stats = TableStats(job.columns, kinds, job.files, job.rows, job.header)
     label = job.label if job.kinds[job.label] == NUMBER else None
-    bad = bad_lines_in(job.files, job.header, stats, label=label)  # checked: not again
+    return bad_lines_in(job.files, job.header, stats, label=label)  # checked: not again
+
+
+def _raise_bad_line(job: TransformJob, error: Exception) -> None:
+    bad = _bad_lines(job)
     if bad:
         first = str(error).strip().splitlines()[0][:300]
         raise DataError(bad[0].file, f"{bad[0].reason} ({len(bad)} bad line(s); raw line: "

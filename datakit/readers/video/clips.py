@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_on_bad, check_seed
+from datakit.core.arguments import check_count, check_on_bad, check_seed
 from datakit.core.errors import DataError
 from datakit.core.keywords import old_keyword
 from datakit.perf import timeline
@@ -42,7 +42,8 @@ __all__ = ["clip_dataset"]
 
 
 def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_size: int = 64,
-                 n_readers: int = 2, seed: int | None = None, drop_remainder: bool = False,
+                 n_readers: int | None = None, seed: int | None = None,
+                 drop_remainder: bool = False,
                  with_ids: bool = False, trace: bool = False, training: bool = True,
                  class_names=None, options: VideoOptions | None = None,
                  cycle_length: int | None = None, on_bad_file: str = "raise", **clip_options):
@@ -61,9 +62,9 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
             :func:`~datakit.readers.video.video_records.write_video_records`.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
-        n_readers: videos read at once, each by its own thread (the name every
-            reader of the kit uses; the old ``cycle_length=`` still works for one
-            version and warns).
+        n_readers: videos read at once, each by its own thread (``None``: 2; the name
+            every reader of the kit uses; the old ``cycle_length=`` still works for one
+            version and warns; both given is a ``TypeError``).
         seed: seeds the video order, the clip starts and the shuffle (an int in
             the int64 range); ``None`` (the default, as the table readers take it):
             TensorFlow draws them, new ones at each build, the same again under
@@ -107,8 +108,12 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         InvalidArgumentError (while reading): a shard changed after it was written,
             naming the video.
     """
+    # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
     n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers",
-                            n_readers, 2)
+                            n_readers, None)
+    # a message names the knob as the caller wrote it (cycle_length=0, not n_readers=0)
+    n_readers = 2 if n_readers is None else check_count(
+        "cycle_length" if cycle_length is not None else "n_readers", n_readers)
     opts = video_options(options, clip_options, where="clip_dataset")
     _check_shard_options(opts)
     check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
@@ -117,6 +122,8 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     asked = Path(directory)
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = video_set(directory)
+    if meta is None:
+        _refuse_converter_root(asked)
     if meta is None or not _indexed(meta):
         raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
                         if meta is not None else _NO_VIDEOS)
@@ -141,6 +148,15 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     ds.class_names = names
     ds.skipped = index.skipped
     return ds
+
+
+def _refuse_converter_root(folder: Path) -> None:
+    """A ``DataError`` saying which subfolder to pass, for the converter's output root."""
+    sets = [n for n in ("train", "validation") if (folder / n).is_dir()
+            and video_set(generations.current(folder / n)) is not None]
+    if sets:
+        raise DataError(str(folder), f"is the converter's output folder, which holds the sets "
+                        f"{sets}: pass one of them, e.g. clip_dataset({str(folder / sets[0])!r})")
 
 
 def _with_trace(trace: bool, fn):

@@ -79,6 +79,7 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
     check_split(validation_split, "both" if validation_split is not None else None)
     seed = check_split_seed(validation_split, True, seed)
     out = Path(out)
+    _check_out_outside(directory, out)
     with generations.conversion_lock(out):
         folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
                              progress=progress)
@@ -106,6 +107,20 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
             failed = convert(job, sets)
             return _commit(directory, out, job, failed, records, sets, made_with=made_with,
                            seed=seed, reused=len(reused))
+
+
+def _check_out_outside(directory, out: Path) -> None:
+    """Refuse an ``out`` that is the videos' folder or inside it: the next listing of the
+    folder would meet the shards (a class named ``train``, or files inside a class)."""
+    if not isinstance(directory, (str, os.PathLike)):
+        return  # list_videos names it
+    src, dst = Path(directory).resolve(), out.resolve()
+    if dst == src or src in dst.parents:
+        where = "is the videos' folder" if dst == src else "is inside the videos' folder"
+        beside = str(src.parent / (src.name + "_shards"))
+        raise ValueError(f"out={str(out)!r} {where} (directory={str(directory)!r}): the "
+                         "shards would be listed as videos or classes on the next run; pass "
+                         f"an out folder outside it, e.g. {beside!r}")
 
 
 def _parts_folder(out: Path, options: dict) -> Path:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_fits_in_memory
 from datakit.core.cores import cpu_cores
 from datakit.core.progress import check_progress
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
@@ -164,6 +164,14 @@ def video_dataset_from_directory(
     check_count("batch_size", batch_size, none=True)
     check_count("num_parallel_calls", num_parallel_calls, none=True)
     check_progress(progress)
+    if opts.frame_size is not None:  # one batch must fit, or the first element kills the process
+        h, w = opts.frame_size
+        check_fits_in_memory(
+            f"video_dataset_from_directory(frame_size={opts.frame_size}, clip_len="
+            f"{opts.clip_len}, batch_size={batch_size})",
+            float(batch_size or 1) * opts.clip_len * h * w * (3 if color_mode == "rgb" else 1)
+            * (1 if dtype == "uint8" else 4),
+            fix="pass a smaller frame_size (e.g. (224, 224)) or batch_size")
     check_split(validation_split, subset)
     seed = check_split_seed(validation_split, shuffle, seed)
     release_iterators_at_exit()  # an error must not leave Python hanging at exit

@@ -29,6 +29,7 @@ import dataclasses
 import numpy as np
 
 from datakit.core.errors import DataError
+from datakit.core.paths import one_file
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import clip_frames, clip_span
 from datakit.readers.video.keras_arguments import check_choice, to_grayscale
@@ -83,7 +84,7 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
     opts = dataclasses.replace(opts, sampler=sampler,
                                clips_per_video=1 if sampler == "center" else clips_per_video)
     require_pyav()
-    info = probe(str(path))
+    info = probe(_one_video(path))
     timeline = output_frames(info, opts.fps)
     span = clip_span(opts.clip_len, opts.frame_step)
     if len(timeline) < span:
@@ -97,3 +98,15 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
         frames = to_grayscale(frames)
     clips = frames.reshape(k, opts.clip_len, *frames.shape[1:])
     return clips.astype(np.float32) if dtype == "float32" else clips
+
+
+def _one_video(path) -> str:
+    """``path`` as text once it names one file; else the error names ``path=`` (a list, a
+    missing file, a folder), before PyAV is asked."""
+    if isinstance(path, (list, tuple, set)):
+        raise TypeError(f"path={path!r}: clips_to_predict takes one video file; for several, "
+                        "call it once per file")
+    try:
+        return one_file(path)
+    except (FileNotFoundError, IsADirectoryError, TypeError) as e:
+        raise type(e)(f"clips_to_predict(path=...): {e}") from None
