@@ -412,5 +412,5 @@ print(round(report.memory_report.measured_growth_bytes / MB))
 @pytest.mark.timeout(180)
 def test_diagnose_measures_a_cache_as_memory_report_alone_does():
     # The timing phase fills the cache: measured after it, a 300 MB cache grew 32 MB (#47).
-    # Memory is measured first, on a fresh process (80 MB here keeps the suite light).
-    assert int(run_alone(DIAGNOSE_CACHE, "80")) >= 60
+    # Memory is measured first, on a fresh process, and agrees with memory_report's margin.
+    assert int(run_alone(DIAGNOSE_CACHE, "300")) >= 270

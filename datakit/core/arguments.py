@@ -1,3 +1,6 @@
+# About 360 lines on purpose: the one home of every argument rule the readers share (counts,
+# seeds, flags, ordered lists, sizes that must fit in memory, the interleave rule), so that a
+# rule is never written twice; each is a few lines.
 """The argument rules every reader and the glass box share, written once.
 
 A count is an ``int`` (a ``bool`` is not); a wrong type raises ``TypeError``,
