@@ -86,8 +86,12 @@ def test_notebooks_01_and_10_run_from_the_wheel_alone_outside_the_repository(dis
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
-    env = {k: v for k, v in os.environ.items()  # nothing of this checkout leaks in
-           if k not in ("PYTHONPATH", "DATAKIT_DATA_DIR", "VIRTUAL_ENV", "JUPYTER_PATH")}
+    # Nothing of this checkout or of this test process leaks in: importing tensorflow_transform
+    # (pytest's doctest collection imports datakit's tf.Transform modules) sets
+    # TF_USE_LEGACY_KERAS=1, which a venv without tf_keras cannot honour.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "DATAKIT_DATA_DIR", "VIRTUAL_ENV", "JUPYTER_PATH",
+                        "TF_USE_LEGACY_KERAS")}
     install = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet",
                               f"{dist['wheel']}[video,notebook]"], env=env, timeout=1200,
                              capture_output=True, text=True)
