@@ -222,22 +222,13 @@ def folder_lock(folder: str | os.PathLike, *, busy: str | None = None) -> Iterat
     process is doing, and the fix), refuses at once instead: :class:`FolderBusy`, naming
     the folder.
     """
-    try:
-        import fcntl  # POSIX only: imported here, so that the kit imports on Windows
-    except ImportError:
+    if not _has_flock():
         folder = Path(folder)
         with file_lock(folder.parent / f".{folder.name}.lock", busy=busy, what=folder):
             yield
         return
-    fd = os.open(os.fspath(folder), os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
-        except BlockingIOError:
-            raise FolderBusy(f"{os.fspath(folder)}: {busy}") from None
+    with _flock(os.open(os.fspath(folder), os.O_RDONLY), busy, folder):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @contextlib.contextmanager
@@ -250,20 +241,9 @@ def file_lock(path: str | os.PathLike, *, busy: str | None = None,
     :class:`FolderBusy`, naming ``what`` (default: ``path``). The file may stay when the
     lock is released (on POSIX it does): its presence means nothing, only the lock does.
     """
-    try:
-        import fcntl  # POSIX only: imported here, so that the kit imports on Windows
-    except ImportError:
-        fcntl = None  # type: ignore[assignment]
-    if fcntl is not None:
-        fd = os.open(os.fspath(path), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
-            except BlockingIOError:
-                raise FolderBusy(f"{os.fspath(what or path)}: {busy}") from None
+    if _has_flock():
+        with _flock(os.open(os.fspath(path), os.O_RDWR | os.O_CREAT, 0o644), busy, what or path):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
         return
     import filelock
 
@@ -276,6 +256,33 @@ def file_lock(path: str | os.PathLike, *, busy: str | None = None,
         yield
     finally:
         lock.release()
+
+
+def _has_flock() -> bool:
+    """Whether the system has ``flock`` (POSIX); imported here, so the kit imports on Windows."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _flock(fd: int, busy: str | None, what: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the open ``fd``; closing it at the end releases it.
+
+    With ``busy``, a lock held elsewhere is :class:`FolderBusy` naming ``what`` at once.
+    """
+    import fcntl
+
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+        except BlockingIOError:
+            raise FolderBusy(f"{os.fspath(what)}: {busy}") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def process_alive(pid: int) -> bool:
