@@ -252,7 +252,9 @@ def check_ordered(name: str, value: Any, what: str = "values") -> list:
     """
     if isinstance(value, (set, frozenset)):
         why = "a set has no order, so the result's order would follow its hash order"
-    elif isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") \
+    elif isinstance(value, dict):
+        why = "a dict is not a list (only its keys would be taken)"
+    elif isinstance(value, (str, bytes)) or not hasattr(value, "__len__") \
             or not hasattr(value, "__getitem__"):
         why = f"a {type(value).__name__} is not a sequence of {what}"
     else:

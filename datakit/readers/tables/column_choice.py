@@ -13,10 +13,11 @@ names once the files say what they hold:
 Traceback (most recent call last):
     ...
 ValueError: columns=['x', 'town']: ['town'] not in the header ['x', 'y'] of a.csv.
->>> choose_columns("x")
+>>> choose_columns("x")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
     ...
-TypeError: columns='x': pass a list of column names.
+TypeError: columns must be a list of column names, got str: a str is not a sequence of
+column names; pass a list.
 
 A set, a dict or a generator is refused too: the columns would come in its
 hash or iteration order, not an order you chose.
@@ -24,14 +25,16 @@ hash or iteration order, not an order you chose.
 >>> choose_columns({"x"})  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
     ...
-TypeError: columns={'x'}: a set has no order, so the columns' order would follow the names' hash;
-pass a list of column names.
+TypeError: columns must be a list of column names, got set: a set has no order, so the
+result's order would follow its hash order; pass a list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, overload
+
+from datakit.core.arguments import check_ordered
 
 __all__: list[str] = []
 
@@ -81,33 +84,13 @@ def name_list(name: str, value: Any) -> list[str]:
 
     >>> name_list("text_columns", ("town",))
     ['town']
-    >>> name_list("text_columns", "town")
+    >>> name_list("text_columns", "town")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
         ...
-    TypeError: text_columns='town': pass a list of column names.
+    TypeError: text_columns must be a list of column names, got str: a str is not a sequence
+    of column names; pass a list.
     """
-    why = _unordered(value)
-    if why:
-        raise TypeError(f"{name}={value!r}: {why}; pass a list of column names.")
-    names = None if isinstance(value, (str, bytes)) else _as_list(value)
-    if names is None or not all(isinstance(c, str) for c in names):
-        raise TypeError(f"{name}={value!r}: pass a list of column names.")
+    names = check_ordered(name, value, "column names")  # the kit's one rule for lists
+    if not all(isinstance(c, str) for c in names):
+        raise TypeError(f"{name}={value!r}: pass a list of column names (strings).")
     return names
-
-
-def _unordered(columns: Any) -> str:
-    """Why ``columns`` is no list of names ("" when it may be one)."""
-    if isinstance(columns, (set, frozenset)):
-        return "a set has no order, so the columns' order would follow the names' hash"
-    if isinstance(columns, Mapping):
-        return "a dict is not a list of names (only its keys would be taken)"
-    if isinstance(columns, Iterator):
-        return "a generator can be read only once and shows no names when printed"
-    return ""
-
-
-def _as_list(columns: Any) -> list | None:
-    try:
-        return list(columns)
-    except TypeError:  # not iterable
-        return None
