@@ -8,6 +8,9 @@ throughput run (default 131,072, after a ~10,000-row warm-up),
 the fit()-style reader comparison of ``benchmarks/tuning.py``), ``--fit-only``
 (run only the fit()-style comparison with the parse floor, the binary cache and
 memory at two sizes, ``benchmarks/fit_reader.py``, replacing its section of --out),
+``--arrow-only`` (run only ``parse="arrow"`` against pyarrow's own reader on the
+numeric and the housing-like table, ``benchmarks/arrow_tables.py``, replacing its
+section of --out; the full run writes it before the tuning sections),
 ``--video-peers-only`` (run only the kit's video paths against torchcodec, decord,
 the TF tutorial and the decode floor, ``benchmarks/video_peers.py``; with
 ``--quick``, its seconds-long check). The video part ends with
@@ -67,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only those, replacing their sections of --out")
     ap.add_argument("--fit-only", action="store_true",
                     help="run only benchmarks/fit_reader.py, replacing its section of --out")
+    ap.add_argument("--arrow-only", action="store_true",
+                    help="run only benchmarks/arrow_tables.py, replacing its section of --out")
     ap.add_argument("--video-peers-only", action="store_true",
                     help="run only benchmarks/video_peers.py (RESULTS_video_peers.md)")
     args = ap.parse_args(argv)
@@ -76,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit_only:
         from benchmarks import fit_reader
         fit_reader.update_results(Path(args.out), quick=args.quick, rounds=args.rounds, log=log)
+        return 0
+    if args.arrow_only:
+        from benchmarks import arrow_tables
+        arrow_tables.update_results(Path(args.out), quick=args.quick, rounds=args.rounds, log=log)
         return 0
     if args.doctor_only:
         from benchmarks import tuning
@@ -128,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
     text = report(speed, memory, mixing, overlap, rows=rows, rounds=rounds,
                   rows_timed=rows_timed, minutes=(time.time() - started) / 60)
+    from benchmarks import arrow_tables  # before the tuning sections (--doctor-only keeps it)
+    text += arrow_tables.section(quick=args.quick, rounds=rounds, log=log)
     if not args.no_doctor:
         from benchmarks import tuning
         text += tuning.sections(quick=args.quick, log=log)

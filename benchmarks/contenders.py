@@ -36,11 +36,34 @@ def kit_chunk(paths, stats, batch_size, seed):
                                    seed=seed, parse="chunk")
 
 
-def kit_arrow(paths, stats, batch_size, seed, cache=None):
+def kit_arrow(paths, stats, batch_size, seed, cache=None, label=LABEL):
     """The kit's reader with parse="arrow": pyarrow parses blocks, shuffled a block at a time."""
     from datakit.readers import csv_files as kcsv
-    return kcsv.csv_reader_dataset(paths, stats=stats, label=LABEL, batch_size=batch_size,
+    return kcsv.csv_reader_dataset(paths, stats=stats, label=label, batch_size=batch_size,
                                    seed=seed, parse="arrow", cache=cache)
+
+
+def kit_arrow_per_file(paths, stats, batch_size, seed, label=LABEL):
+    """parse="arrow" as it was before issue 49: a parse map per file, inside the interleave.
+
+    The same blocks, parser and tail (so the same batches); only where the parse
+    runs differs: each file's blocks are parsed by a map of its own, started when
+    the interleave first reaches the file.
+    """
+    from unittest import mock
+
+    from datakit.readers.csv_files import arrow, csv_reader_dataset
+    from datakit.readers.tables.block_reading import blocks_dataset
+
+    def per_file(files, parts, opts):
+        plan_of, parse = arrow.block_reading(parts, opts)
+        return blocks_dataset(
+            files, lambda p: plan_of(p).map(parse, num_parallel_calls=opts.n_parse_threads),
+            opts, parts.rows, cache=parts.cached)
+
+    with mock.patch.object(arrow, "arrow_batches", per_file):
+        return csv_reader_dataset(paths, stats=stats, label=label, batch_size=batch_size,
+                                  seed=seed, parse="arrow")
 
 
 def kit_classic(paths, stats, batch_size, seed):

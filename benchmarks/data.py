@@ -1,4 +1,9 @@
-"""The generated CSV data set: N rows of 9 numeric columns in 20 files, fixed seed."""
+"""The benchmark's CSV tables, written once under ``benchmarks/work/``, fixed seeds.
+
+- the numeric table (:func:`make_csv`): N generated rows of 9 number columns in 20 files;
+- the housing-like table (:func:`make_housing_like`): N rows drawn from ``data/housing``
+  (9 number columns, some empty, and the text column ``ocean_proximity``) in 20 files.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +42,34 @@ def make_csv(rows: int = 1_000_000, files: int = 20, *, seed: int = 2024,
     table.update({f"x{i + 1}": x[:, i] for i in range(7)})
     table["target"] = y
     paths = write_shards(table, folder, num_shards=files, prefix="part")
+    _write_stats(paths, stats_path)
+    return paths, stats_path
+
+
+#: The housing-like table's label (the usual regression target).
+HOUSING_LABEL = "median_house_value"
+
+
+def make_housing_like(rows: int = 400_000, files: int = 20, *,
+                      seed: int = 2024) -> tuple[list[str], Path]:
+    """Write (once) ``rows`` rows drawn from the housing table in ``files`` shards.
+
+    Rows are drawn with replacement (fixed seed), so the values, empty
+    ``total_bedrooms`` fields and the text column are the real table's.
+    """
+    import pandas as pd
+
+    from datakit import data_path
+    from datakit.readers.csv_files.shards import write_shards
+    folder = WORK / f"housing_{rows}"
+    stats_path = folder / "stats.pkl"
+    paths = sorted(str(p) for p in folder.glob("part_*.csv"))
+    if len(paths) == files and stats_path.exists():
+        return paths, stats_path
+    table = pd.read_csv(data_path("housing", "housing.csv"))
+    picked = np.random.default_rng(seed).integers(0, len(table), rows)
+    paths = write_shards(table.iloc[picked].reset_index(drop=True), folder, num_shards=files,
+                         prefix="part")
     _write_stats(paths, stats_path)
     return paths, stats_path
 

@@ -1,6 +1,6 @@
 """Where the kit's fast CSV reader loses time: one pipeline change at a time, in one process.
 
-    python -m benchmarks.profile_reader 32    (or 1024; needs the data `python -m benchmarks` makes)
+    python -m benchmarks.profile_reader 32    (or 1024; --rows N, --timeline)
 
 Variants run in one process, rounds interleaved (``--rounds N``, default 3);
 prints median and best rows/s. A is the kit's reader as it is; B is the plain
@@ -9,20 +9,23 @@ fast design (every line zipped with its line number and file); E-H the
 chunked design (each reader parses chunks of its file, rows are unbatched
 before the shuffle) with its knobs, and I a row as one tensor instead of an
 ``(x, y)`` pair; P is pandas in memory + from_tensor_slices; Q and R the kit's
-``parse="chunk"`` and ``parse="arrow"``.
+``parse="chunk"`` and ``parse="arrow"``; S is ``parse="arrow"`` as it was before
+issue 49 (a parse map per file inside the interleave: a file's first block is
+parsed only when the interleave reaches the file). ``--timeline`` prints, for R
+and S, when each parse call ran (ms from the drain's start, its thread and
+block): where the time between batches goes.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
 import statistics
 
 import tensorflow as tf
 
 import datakit  # noqa: F401  (quiets TensorFlow)
 from benchmarks import contenders as C
-from benchmarks.data import LABEL, WORK, load_stats
+from benchmarks.data import LABEL, load_stats, make_csv
 from datakit.perf import bench
 from datakit.readers.csv_files import line_decoding
 from datakit.readers.csv_files.file_checks import check_files
@@ -95,18 +98,59 @@ def variants(paths, stats, B):
             paths, stats, B, 42),
         "R kit parse=arrow (pyarrow blocks, shuffled a block at a time)": lambda: C.kit_arrow(
             paths, stats, B, 42),
+        "S kit parse=arrow before issue 49 (a parse map per file)": lambda: C.kit_arrow_per_file(
+            paths, stats, B, 42),
     }
+
+
+def parse_timeline(build, B):
+    """When each parse call of ``build()``'s first ~100 batches ran: (start ms, end ms,
+    thread, first line of the block, file), from the drain's start."""
+    import threading
+    import time
+
+    from datakit.perf.tune import measure
+    from datakit.readers.csv_files import arrow
+    calls, call = [], arrow.BlockParser.__call__
+
+    def timed(self, path, *args):
+        t = time.perf_counter()
+        try:
+            return call(self, path, *args)
+        finally:
+            calls.append((t, time.perf_counter(), threading.get_ident() % 1000, int(args[2]),
+                          path.decode().rsplit("/", 1)[-1]))
+
+    ds = build()
+    arrow.BlockParser.__call__ = timed
+    try:
+        t0 = time.perf_counter()
+        run = measure(ds.skip(10), seconds=600, limit=100)
+    finally:
+        arrow.BlockParser.__call__ = call
+    print(f"{run.rows_per_s:,.0f} rows/s; first batch after {run.first_s * 1e3:.0f} ms")
+    for s, e, thread, first, name in sorted(calls):
+        print(f"  {1e3 * (s - t0):7.1f} -> {1e3 * (e - t0):7.1f} ms  thread {thread:3d}  "
+              f"{name} from line {first}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.profile_reader")
     ap.add_argument("batch", type=int, nargs="?", default=32)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the numeric table")
+    ap.add_argument("--timeline", action="store_true",
+                    help="print when each parse call of R and S ran, and stop")
     args = ap.parse_args(argv)
-    paths = sorted(glob.glob(str(WORK / "csv_1000000" / "part_*.csv")))
-    stats = load_stats(WORK / "csv_1000000" / "stats.pkl")
+    paths, stats_path = make_csv(args.rows, 20)  # written once
+    stats = load_stats(stats_path)
     B = args.batch
     V = variants(paths, stats, B)
+    if args.timeline:
+        for k in [k for k in V if k[0] in "RS"]:
+            print(k)
+            parse_timeline(V[k], B)
+        return
     res = {k: [] for k in V}
     for _ in range(args.rounds):
         for k, f in V.items():

@@ -185,6 +185,8 @@ class BlockParser:
         return self.label_set is not None and not pc.all(pc.is_in(y, self.label_set)).as_py()
 
     def _column(self, table, c, rows):
+        """Column ``c`` as NumPy: numbers zero-copy from Arrow's buffer (unless a missing one
+        is filled), text as Python strings."""
         if self.kinds[c] == NUMBER:
             if not rows:
                 return np.zeros(0, np.float32)
@@ -194,7 +196,10 @@ class BlockParser:
             return col.to_numpy().astype(np.float32, copy=False)
         if not rows:
             return np.zeros(0, object)
-        return table.column(c).to_numpy(zero_copy_only=False).astype(object)
+        # A text column holds few distinct values (classes, categories): one Python string
+        # per distinct value, repeated by index, rather than one per row.
+        words = table.column(c).combine_chunks().dictionary_encode()
+        return np.array(words.dictionary.to_pylist(), object)[words.indices.to_numpy()]
 
     def _locate(self, path, data, first, lines, kept, why) -> NoReturn:
         """Raise the first bad line of the block, by the reader's rule."""
@@ -215,24 +220,26 @@ class BlockParser:
                          "follows the kit's rule; read it with parse='chunk'.")
 
 
-def arrow_chunks(path, ranges, parser: BlockParser, to_element, *, num_parallel_calls=None):
-    """The parsed blocks of one file, one ``parser`` call each, as ``to_element`` shapes them.
-
-    ``ranges``: ``(starts, ends, firsts, lines)`` tensors of this file's blocks
-    (:func:`block_ranges`); ``to_element(fields)`` turns ``{column: tensor}``
-    of a block into the reader's element (standardized, looked up).
-    """
+def block_parse(parser: BlockParser, to_element):
+    """``(path, start, end, first, lines) -> element``: one ``parser`` call, shaped by
+    ``to_element`` (``{column: tensor}`` of a block -> the reader's element: standardized,
+    looked up)."""
     dtypes = parser.dtypes()
 
-    def parse(start, end, first, lines):
+    def parse(path, start, end, first, lines):
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
                                 stateful=False, name=SERVICE_HINT)
         for t in out:
             t.set_shape([None])
         return to_element(dict(zip(parser.keep, out, strict=True)))
 
-    blocks = tf.data.Dataset.from_tensor_slices(ranges)
-    return blocks.map(parse, num_parallel_calls=num_parallel_calls)
+    return parse
+
+
+def block_plan(path, ranges) -> tf.data.Dataset:
+    """``(path, start, end, first, lines)`` of each block of one file: descriptions, no parse."""
+    starts = ranges[0]
+    return tf.data.Dataset.from_tensor_slices((tf.fill(tf.shape(starts), path), *ranges))
 
 
 def _ranges_by_file(files: list[str], header_lines: int = 1):
@@ -250,13 +257,12 @@ def _ranges_by_file(files: list[str], header_lines: int = 1):
     return ranges_of
 
 
-def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
-    """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
+def block_reading(parts, opts):
+    """``(plan_of, parse)``: ``plan_of(path)``, the descriptions of a file's blocks
+    (:func:`block_plan`), and ``parse``, one description -> the reader's element.
 
-    The reader's registry calls it with the checked files, the reader's parts
-    for them (:class:`~datakit.readers.csv_files.modes.ReaderParts`) and its
-    options; the tables' one reading tail
-    (:func:`~datakit.readers.tables.block_reading.blocks_dataset`) does the rest.
+    From the reader's parts for the checked files
+    (:class:`~datakit.readers.csv_files.modes.ReaderParts`) and its options.
     """
     stats, label = opts.stats, opts.label
     keep = opts.features + ([] if label is None else [label])  # label=None: never read it
@@ -270,9 +276,23 @@ def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
                          sizes=file_facts(parts.files), skip=skip,
                          blank=parts.blank, dialect=stats.dialect)
     ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
+    return (lambda path: block_plan(path, ranges_of(path))), block_parse(parser,
+                                                                         parts.to_features)
 
-    def blocks_of(path):
-        return arrow_chunks(path, ranges_of(path), parser, parts.to_features,
-                            num_parallel_calls=opts.n_parse_threads)
 
-    return blocks_dataset(files, blocks_of, opts, parts.rows, cache=parts.cached)
+def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
+    """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
+
+    The reader's registry calls it with the checked files, the reader's parts
+    for them (:class:`~datakit.readers.csv_files.modes.ReaderParts`) and its
+    options; the tables' one reading tail
+    (:func:`~datakit.readers.tables.block_reading.blocks_dataset`) does the rest:
+    its interleave orders the blocks' descriptions, and one parallel map after it
+    parses them, so parses run ahead across file boundaries. (A parse map per file,
+    inside the interleave, started a file's first parse only when the interleave
+    reached the file: a whole parse's stall per file, most of the time lost at
+    batch 1024; ``benchmarks/profile_reader.py`` measures both.)
+    """
+    plan_of, parse = block_reading(parts, opts)
+    return blocks_dataset(files, plan_of, opts, parts.rows, cache=parts.cached, parse=parse,
+                          parse_calls=opts.n_parse_threads)

@@ -5,8 +5,18 @@ A format gives one function, ``blocks_of(path) -> dataset of blocks of rows``
 the rest, the same way for each:
 
 ``file order (shuffled with the seed) -> repeat -> interleave(blocks_of) ->
-[cache] -> shuffle_chunks (a row buffer, capped at the rows it can ever hold)
--> rebatch -> cardinality -> prefetch``
+[parse] -> [cache] -> shuffle_chunks (a row buffer, capped at the rows it can
+ever hold) -> rebatch -> cardinality -> prefetch``
+
+A format whose parse is one costly call per block (Arrow) gives instead, from
+``blocks_of``, each block's description (a few numbers, no parse) and the
+``parse`` that turns a description into its block: the interleave then orders
+descriptions only, and one parallel ``map`` keeps ``parse_calls`` parses
+running ahead across file boundaries. Parsed inside the interleave (a ``map``
+per file), a file's first block is started only when the interleave first asks
+the file for a block, so every new file stalls the pipeline for one whole parse
+(``benchmarks/profile_reader.py``, variant S). The blocks, and their order, are
+the same either way.
 
 so every row comes once per pass, the dataset knows its length, and the same
 seed gives the same order.
@@ -63,7 +73,8 @@ def counted(batches: tf.data.Dataset, options: TableOptions, rows: int) -> tf.da
 
 
 def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions, rows: int, *,
-                   cache: Callable | None = None) -> tf.data.Dataset:
+                   cache: Callable | None = None, parse: Callable | None = None,
+                   parse_calls: int | None = None) -> tf.data.Dataset:
     """Batches of rows from ``blocks_of(path)`` of each file; see the module docstring.
 
     Args:
@@ -72,13 +83,18 @@ def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions,
             leading row dimension).
         options: the shared options (:class:`TableOptions`).
         rows: rows in one pass over ``files``.
-        cache: ``blocks -> blocks`` applied after the interleave (a
+        cache: ``blocks -> blocks`` applied after the interleave and ``parse`` (a
             ``Dataset.cache`` that repeats itself ``options.repeat`` times), or
             ``None``.
+        parse: ``description -> block``, mapped over what ``blocks_of`` gives,
+            after the interleave (in order), with ``parse_calls`` calls at
+            once; ``None``: ``blocks_of`` gives the blocks themselves.
     """
     names = file_order(files, options, repeat=cache is None)
     blocks = names.interleave(blocks_of, cycle_length=options.n_readers, block_length=1,
                               num_parallel_calls=options.n_read_threads)
+    if parse is not None:
+        blocks = blocks.map(parse, num_parallel_calls=parse_calls)  # in order (tf.data default)
     if cache is not None:
         blocks = cache(blocks)
     buffer = shuffle_buffer(options, rows)

@@ -1,0 +1,159 @@
+"""``parse="arrow"`` against pyarrow's own reader, on two tables, as ``fit()`` consumes (issue 49).
+
+    python -m benchmarks.arrow_tables [--rounds 3] [--quick]
+
+Two tables of 400,000 rows in 20 files (``--quick``: 100,000): the numeric
+table (9 number columns, :func:`benchmarks.data.make_csv`) and the
+housing-like table (rows drawn from ``data/housing``: 9 number columns, some
+empty, and a text column, :func:`benchmarks.data.make_housing_like`). On each,
+in its own process: the kit's reader (``parse="arrow"``, batch 1024, seed 42,
+drained inside a ``tf.function`` as Keras ``fit()`` pulls batches:
+``datakit.perf.tune.measure``, one epoch after a ~10,000-row warm-up, best of 3), the same reader
+as it was before issue 49 (a parse map per file inside the interleave:
+``contenders.kit_arrow_per_file``), and pyarrow's and polars' own CSV readers
+on the same files (``contenders.parse_floor``). Rounds alternate them; ratios
+to pyarrow are taken within a round. The load average is read before and
+after, since the machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.processes import cli, run_child
+
+TABLES = ("numeric", "housing-like")
+KITS = ("kit_arrow", "kit_arrow_per_file")
+FLOORS = ("pyarrow", "polars")
+BATCH = 1024
+WARMUP = max(2, 10_000 // BATCH)  # batches skipped before the clock starts
+ROWS = 400_000
+#: Where ``python -m benchmarks --arrow-only`` puts this file's section of RESULTS.md.
+TITLE = "## `parse=\"arrow\"` against pyarrow's own reader, per table"
+ABOUT = {"kit_arrow": "kit `parse=\"arrow\"` (parsed after the interleave)",
+         "kit_arrow_per_file": "the same before issue 49 (a parse map per file)"}
+
+
+def _table(name: str, rows: int):
+    from benchmarks.data import HOUSING_LABEL, LABEL, make_csv, make_housing_like
+    if name == "numeric":
+        return (*make_csv(rows, 20), LABEL)
+    return (*make_housing_like(rows, 20), HOUSING_LABEL)
+
+
+def one(job: dict) -> dict:
+    import datakit  # noqa: F401  (quiets TensorFlow)
+    from benchmarks import contenders
+    from benchmarks.data import load_stats
+    paths, stats_path, label = _table(job["table"], job["rows"])
+    if job["name"] in FLOORS:
+        return {"rows_per_s": contenders.parse_floor(job["name"], paths)}
+    from datakit.perf.tune import measure
+    build = getattr(contenders, job["name"])
+    ds = build(paths, load_stats(stats_path), BATCH, 42, label=label)
+    # Best of 3 drains (a new iterator each), as the floors are best of 3 reads.
+    run = measure(ds.skip(WARMUP), seconds=600, limit=job["steps"] + 1, repeats=3)
+    return {"rows_per_s": run.rows_per_s, "rows": run.rows}
+
+
+def run(rounds: int, rows: int = ROWS, log=print) -> dict:
+    from importlib.util import find_spec
+    floors = [f for f in FLOORS if find_spec(f) is not None]  # polars: where installed
+    load = [os.getloadavg()[0]]
+    for t in TABLES:  # write the tables first, outside the timings
+        _table(t, rows)
+    steps = rows // BATCH - WARMUP - 1  # the whole epoch after the warm-up
+    results: dict[tuple[str, str], list[dict]] = {}
+    for r in range(rounds):
+        for table in TABLES:
+            for name in (*KITS, *floors):
+                res = run_child("benchmarks.arrow_tables", json.dumps(
+                    {"table": table, "name": name, "rows": rows, "steps": steps}), timeout=900)
+                results.setdefault((table, name), []).append(res)
+                log(f"arrow round {r + 1} {table} {name}: "
+                    + (f"{res['rows_per_s']:,.0f} rows/s" if "error" not in res
+                       else f"ERROR {res['error']}"))
+    load.append(os.getloadavg()[0])
+    return {"results": results, "rows": rows, "rounds": rounds, "steps": steps, "load": load,
+            "missing": [f for f in FLOORS if f not in floors],
+            "when": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def _ratios(res, table, a, b="pyarrow"):
+    return [x["rows_per_s"] / y["rows_per_s"] for x, y in
+            zip(res.get((table, a), []), res.get((table, b), []), strict=False)
+            if "error" not in x and "error" not in y]
+
+
+def _median(runs):
+    ok = [r["rows_per_s"] for r in runs if "error" not in r]
+    return statistics.median(ok) if ok else float("nan")
+
+
+def report(out: dict) -> str:
+    res, (before, after) = out["results"], out["load"]
+    L = [f"\n{TITLE} (issue 49)\n",
+         f"Run {out['when']}, load average (1 min) {before:.1f} before and {after:.1f} after, "
+         f"on {os.cpu_count()} logical cores (shared). Each table: {out['rows']:,} rows in 20 "
+         f"files; *numeric*: 9 generated number columns; *housing-like*: rows drawn from "
+         f"`data/housing` (9 number columns, some empty, one text column, one-hot encoded). "
+         f"The kit's readers: batch {BATCH}, the epoch's {out['steps'] * BATCH:,} rows after a "
+         f"~10,000-row warm-up, drained inside a `tf.function` (as `fit()` pulls batches), "
+         f"best of 3 drains; "
+         f"pyarrow and polars: their own `read_csv` of the same files into their own table "
+         f"(all cores, best of 3 reads). Each in its own process, {out['rounds']} round(s) "
+         f"alternating them; *× pyarrow* is the per-round ratio, median (min).\n",
+         "| table | reader | rows/s (median) | × pyarrow, median (min) |", "|---|---|--:|--:|"]
+    for table in TABLES:
+        for name in [n for n in (*KITS, *FLOORS) if n not in out["missing"]]:
+            runs = res.get((table, name), [])
+            err = next((r["error"] for r in runs if "error" in r), None)
+            rs = _ratios(res, table, name)
+            ratio = f"{statistics.median(rs):.2f} ({min(rs):.2f})" if rs else "n/a"
+            L.append(f"| {table} | {ABOUT.get(name, name + ' `read_csv`')} | "
+                     + (f"error: {err} | |" if err and not rs else
+                        f"{_median(runs):,.0f} | {ratio} |"))
+    if out["missing"]:
+        L.append(f"\n(Not installed here, so not run: {', '.join(out['missing'])}.)")
+    L += ["\nIssue 49's target in this run (median of the per-round ratios):\n",
+          "| target | measured | met? |", "|---|--:|:-:|"]
+    for table in TABLES:
+        rs = _ratios(res, table, "kit_arrow")
+        v = statistics.median(rs) if rs else float("nan")
+        L.append(f"| {table}: kit `parse=\"arrow\"` >= 0.5x pyarrow at batch {BATCH} | {v:.2f} | "
+                 f"{'yes' if v >= 0.5 else 'no'} |")
+    return "\n".join(L) + "\n"
+
+
+def section(*, quick: bool = False, rounds: int = 3, log=print) -> str:
+    return report(run(1 if quick else rounds, 100_000 if quick else ROWS, log=log))
+
+
+def update_results(path: Path, *, quick: bool = False, rounds: int = 3, log=print) -> None:
+    """Replace this file's section of ``path`` (up to the next section or marker), or add it
+    before the tuning sections' marker (or at the end)."""
+    old = path.read_text() if path.exists() else ""
+    text = section(quick=quick, rounds=rounds, log=log)
+    head, sep, tail = old.partition("\n" + TITLE)
+    if sep:
+        ends = [i for i in (tail.find("\n## "), tail.find("\n<!--")) if i >= 0]
+        rest = tail[min(ends):] if ends else ""
+    else:
+        from benchmarks.tuning import MARKER
+        head, sep, rest = old.partition("\n" + MARKER)
+        rest = sep + rest
+    path.write_text(head.rstrip("\n") + "\n" + text + rest)
+
+
+def main(argv=None) -> int:
+    return cli("python -m benchmarks.arrow_tables", argv, lambda a: one(json.loads(a.one)),
+               lambda a: section(quick=a.quick, rounds=a.rounds), rounds=3)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
