@@ -6,11 +6,14 @@ well below pyarrow's CSV reader, which parses in C++ without holding the GIL
 file in blocks of :data:`BLOCK_LINES` lines (byte ranges found by one scan of
 the file when the dataset is built), parses a block with one Python call
 (``tf.numpy_function``, declared stateless, so iterators can still be
-checkpointed), applies the reader's standardization and lookups to the whole
-block, and shuffles blocks through the same row buffer as ``parse="chunk"``
+checkpointed; numbers come out of Arrow's buffers without a copy), applies the
+reader's standardization and lookups to the whole block, and shuffles blocks
+through the same row buffer as ``parse="chunk"``
 (:func:`~datakit.readers.tables.chunk_buffer.shuffle_chunks`, through the tables'
 one reading tail), a block at a time: the rows of every other mode, exactly once
-per epoch, in another order.
+per epoch, in another order. The interleave orders the blocks' descriptions
+only; one parallel map after it parses them, so the parses run ahead across
+file boundaries and no Python runs per batch.
 Unshuffled (one reader), they come in file order, equal to ``parse="batch"``'s
 bit for bit (``tests/test_arrow.py``).
 
