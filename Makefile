@@ -40,6 +40,8 @@ test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness;
+# BENCH_ARGS="--arrow-only" runs only parse="arrow" against pyarrow's (and polars') own reader
+# on the numeric and the housing-like table (benchmarks/arrow_tables.py, about 6 min);
 # BENCH_ARGS="--video-peers-only" runs only the video comparison against torchcodec, decord and
 # the TF tutorial (benchmarks/video_peers.py, about 30 min). torchcodec needs FFmpeg's shared
 # libraries from the system (Debian: apt-get install libavcodec59 libavformat59 libavutil57

@@ -140,6 +140,31 @@ def test_bad_line_error_names_file_line_column_and_raw_line(tmp_path, raw, colum
          'a quote inside a field must be doubled ("") and the field quoted')]
 
 
+def test_parsing_after_the_interleave_gives_the_batches_of_a_parse_map_per_file(tmp_path):
+    """The blocks' descriptions are interleaved, then parsed: the same blocks in the same order
+    as parsing each file's blocks inside the interleave, so the same seeded batches."""
+    from unittest import mock
+
+    from datakit.readers.tables.block_reading import blocks_dataset
+    n = 3 * 2 * arrow.BLOCK_LINES + 77  # 3 files of 2+ blocks each
+    paths = write_shards({"x": np.arange(n * 1.0), "y": np.arange(n * 1.0)}, tmp_path / "d",
+                         num_shards=3)
+    stats = column_stats(paths)
+
+    def per_file(files, parts, opts):
+        plan_of, parse = arrow.block_reading(parts, opts)
+        return blocks_dataset(files, lambda p: plan_of(p).map(parse, num_parallel_calls=2),
+                              opts, parts.rows)
+
+    kw = dict(stats=stats, label="y", parse="arrow", batch_size=1000, seed=7, repeat=2)
+    x, y = read_all(dc.csv_reader_dataset(paths, **kw))
+    with mock.patch.object(arrow, "arrow_batches", per_file):
+        x_before, y_before = read_all(dc.csv_reader_dataset(paths, **kw))
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_array_equal(y, y_before)
+    assert sorted(y.tolist()) == sorted(2 * list(range(n)))
+
+
 def test_bad_line_in_a_later_block_has_its_own_line_number(tmp_path):
     n = 2 * arrow.BLOCK_LINES + 50
     lines = [f"{i},{i * 0.5},t" for i in range(n)]
