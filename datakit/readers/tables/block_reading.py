@@ -8,6 +8,9 @@ the rest, the same way for each:
 [parse] -> [cache] -> shuffle_chunks (a row buffer, capped at the rows it can
 ever hold) -> rebatch -> cardinality -> prefetch``
 
+so every row comes once per pass, the dataset knows its length, and the same
+seed gives the same order.
+
 A format whose parse is one costly call per block (Arrow) gives instead, from
 ``blocks_of``, each block's description (a few numbers, no parse) and the
 ``parse`` that turns a description into its block: the interleave then orders
@@ -18,9 +21,6 @@ the file for a block, so every new file stalls the pipeline for one whole parse
 (``benchmarks/profile_reader.py``, variant S). The blocks, and their order, are
 the same either way.
 
-so every row comes once per pass, the dataset knows its length, and the same
-seed gives the same order.
-
 >>> import tensorflow as tf
 >>> def blocks_of(path):  # every "file" holds two blocks of three rows
 ...     return tf.data.Dataset.from_tensor_slices([[0, 1, 2], [3, 4, 5]])
@@ -28,6 +28,11 @@ seed gives the same order.
 >>> ds = blocks_dataset(["a"], blocks_of, opts, rows=6)
 >>> len(ds), [b.numpy().tolist() for b in ds]
 (2, [[0, 1, 2, 3], [4, 5]])
+>>> def plan_of(path):  # or: two block descriptions per file, parsed after the interleave
+...     return tf.data.Dataset.range(2)
+>>> parsed = blocks_dataset(["a"], plan_of, opts, 6, parse=lambda k: tf.range(3 * k, 3 * k + 3))
+>>> [b.numpy().tolist() for b in parsed]
+[[0, 1, 2, 3], [4, 5]]
 >>> shuffled = blocks_dataset(["a", "b"], blocks_of, TableOptions(batch_size=4, seed=1), rows=12)
 >>> sorted(int(r) for b in shuffled for r in b)
 [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
