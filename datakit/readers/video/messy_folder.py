@@ -11,7 +11,7 @@ file), then adds what a real folder also holds:
   (a resource file, not a video), and ``notes.txt``;
 - a corrupt file (``right/right_corrupt.mp4``: random bytes);
 - a truncated file (``left/left_cut.mp4``: an MP4 whose index is at its start, cut
-  after a third of its bytes: the header lists more frames than the file holds);
+  after half of its bytes: the header lists more frames than the file holds);
 - a file too short for a clip (``left/left_short.mp4``: 6 frames).
 
 :data:`BAD_FILES` says what each bad file is. The folder is small (32 x 32 frames) and
@@ -73,7 +73,7 @@ def _write(directory: Path, *, per_class: int, size: int, seed: int) -> list[Pat
     cut = _labelled("left", size, seed, 3000, min_frames=60, max_frames=60)
     whole = write_video(cut.frames, directory / "left_whole.mp4", faststart=True)
     data = whole.read_bytes()
-    (directory / "left" / "left_cut.mp4").write_bytes(data[:len(data) // 3])
+    (directory / "left" / "left_cut.mp4").write_bytes(data[:len(data) // 2])
     whole.unlink()
     (directory / "right" / "right_corrupt.mp4").write_bytes(
         rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
