@@ -37,8 +37,9 @@ def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> lis
     """Each of ``n`` videos' split: a seeded permutation, its last ``int(test * n)`` videos
     the test set, the ``int(validation * n)`` before them the validation set.
 
-    >>> split3(5, seed=0)
-    ['train', 'train', 'validation', 'test', 'train']
+    >>> split3(10, seed=0)  # doctest: +NORMALIZE_WHITESPACE
+    ['validation', 'test', 'train', 'train', 'train', 'train', 'train', 'train', 'test',
+     'validation']
     """
     order = np.random.default_rng(seed).permutation(n)
     n_val, n_test = int(validation * n), int(test * n)
