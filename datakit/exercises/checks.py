@@ -106,9 +106,9 @@ register("clip_pipeline", _clip_pipeline)
 def _register_video_reader() -> None:
     from datakit.exercises import video_reader as v
     register("video_listing", v.video_listing)
-    register("video_probe", v.video_probe, v._apply_probe)
-    register("frame_times", v.frame_times, v._apply_frame_times)
-    register("clip_frames", v.clip_frames, v._apply_clip_frames)
+    register("video_probe", v.video_probe, v.probe_answer)
+    register("frame_times", v.frame_times, v.frame_times_answer)
+    register("clip_frames", v.clip_frames, v.clip_frames_answer)
     register("clip_choices", v.clip_choices)
 
 

@@ -98,7 +98,7 @@ def video_probe(folder, paths) -> list[tuple]:
     return rows
 
 
-def _apply_probe(probe, folder, paths) -> list[tuple]:
+def probe_answer(probe, folder, paths) -> list[tuple]:
     return [_probe_row(path, probe(str(Path(folder) / path))) for path in paths]
 
 
@@ -109,7 +109,7 @@ def frame_times(paths, fps: float) -> list[np.ndarray]:
     return [output_frames(probe(p), fps).astype(np.int64) for p in paths]
 
 
-def _apply_frame_times(function, paths, fps: float) -> list[np.ndarray]:
+def frame_times_answer(function, paths, fps: float) -> list[np.ndarray]:
     return [np.asarray(function(facts(p), fps), np.int64) for p in paths]
 
 
@@ -125,7 +125,7 @@ def clip_frames(requests, size: int, fit: str) -> list[np.ndarray]:
             for p, w in requests]
 
 
-def _apply_clip_frames(function, requests, size: int, fit: str) -> list[np.ndarray]:
+def clip_frames_answer(function, requests, size: int, fit: str) -> list[np.ndarray]:
     return [function(facts(p), list(w), size, fit) for p, w in requests]
 
 

@@ -103,12 +103,13 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
     """
     recipe: dict[str, int] = dict(per_class=per_class, size=size, min_frames=min_frames,
                                   max_frames=max_frames, seed=seed)
-    return make_folder_once(directory, lambda tmp: _write_video_folder(tmp, **recipe),
+    return make_folder_once(directory, lambda tmp: write_mixed_videos(tmp, **recipe),
                             recipe={"maker": "make_video_folder", **recipe})
 
 
-def _write_video_folder(directory: Path, *, per_class: int, size: int, min_frames: int,
-                        max_frames: int, seed: int) -> list[Path]:
+def write_mixed_videos(directory: Path, *, per_class: int, size: int, min_frames: int,
+                       max_frames: int, seed: int) -> list[Path]:
+    """:func:`make_video_folder`'s videos written straight into ``directory`` (no lock)."""
     codecs = list(CODECS)
     by_class = {c: 0 for c in range(len(CLASSES))}
     paths, i = [], 0

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.made_once import make_folder_once
-from datakit.readers.video.encoded import _write_video_folder, write_video
+from datakit.readers.video.encoded import write_mixed_videos, write_video
 from datakit.readers.video.moving_squares import CLASSES, make_video
 
 __all__ = ["make_messy_video_folder"]
@@ -56,8 +56,8 @@ def _labelled(label: str, size: int, seed: int, start: int, **kwargs):
 
 
 def _write(directory: Path, *, per_class: int, size: int, seed: int) -> list[Path]:
-    _write_video_folder(directory, per_class=per_class, size=size, min_frames=30,
-                        max_frames=60, seed=seed)
+    write_mixed_videos(directory, per_class=per_class, size=size, min_frames=30,
+                       max_frames=60, seed=seed)
     rng = np.random.default_rng(seed)
     trip = directory / "down" / "trip"
     trip.mkdir()
