@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import tensorflow as tf
 
+from datakit.readers.csv_files.block_features import BlockFeatures
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
@@ -101,20 +102,21 @@ class BlockParser:
     """The Python call that parses one block: ``(path, start, end, first, lines)`` -> columns.
 
     Returns, for each of ``keep`` (numbers as float32, a missing number filled
-    with ``fill[c]``; text as bytes), one array of the block's rows, then the
-    rows per ``LINES_PER_CHUNK``-line chunk. ``sizes``: each file's
+    with ``fill[c]``; text as bytes), one array of the block's rows; with
+    ``features``, the block's ``[x, y]`` it computes from them instead
+    (:class:`~datakit.readers.csv_files.block_features.BlockFeatures`). ``sizes``: each file's
     :func:`~datakit.readers.tables.file_facts.stamp` when checked (a changed file is an error,
     checked on the open file at each block); ``skip``: line numbers to drop
     per file; ``blank``: files that hold blank lines.
     """
 
     def __init__(self, header, kinds, keep, *, label, classes, fill, sizes, skip=None,
-                 blank=(), dialect: Dialect = COMMA):
+                 blank=(), dialect: Dialect = COMMA, features: BlockFeatures | None = None):
         self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
         self.classes, self.fill, self.sizes = classes, fill, sizes
         self.skip, self.blank = skip or {}, set(blank)
         self.required = set() if label is None else {label}  # None: rows for prediction
-        self.dialect = dialect
+        self.dialect, self.features = dialect, features
         self.ignored = set(self.header) - set(self.keep)
         self.rule = re.compile(row_pattern(self.header, kinds, self.required, classes,
                                            dialect=dialect, ignored=self.ignored))
@@ -129,6 +131,8 @@ class BlockParser:
         self.label_set = pa.array(classes[label]) if label in classes else None
 
     def dtypes(self) -> list:
+        if self.features is not None:
+            return self.features.dtypes()
         return [tf.float32 if self.kinds[c] == NUMBER else tf.string for c in self.keep]
 
     def __call__(self, path, start, end, first, lines):
@@ -154,6 +158,9 @@ class BlockParser:
         if table is not None and (table.num_rows != rows or self._suspect(data)  # None: no row
                                   or self._bad_label(table)):
             self._locate(path, data, first, lines, kept, "")
+        if self.features is not None:
+            return self.features({c: self._column(table, c, rows, words=True)
+                                  for c in self.keep})
         return [self._column(table, c, rows) for c in self.keep]
 
     def _read(self, path, start, end):
@@ -187,9 +194,10 @@ class BlockParser:
             return True
         return self.label_set is not None and not pc.all(pc.is_in(y, self.label_set)).as_py()
 
-    def _column(self, table, c, rows):
+    def _column(self, table, c, rows, *, words=False):
         """Column ``c`` as NumPy: numbers zero-copy from Arrow's buffer (unless a missing one
-        is filled), text as Python strings."""
+        is filled), text as Python strings (``words``: its distinct words and each row's
+        index into them)."""
         if self.kinds[c] == NUMBER:
             if not rows:
                 return np.zeros(0, np.float32)
@@ -198,11 +206,12 @@ class BlockParser:
                 col = col.fill_null(pa.scalar(self.fill[c], pa.float32()))
             return col.to_numpy().astype(np.float32, copy=False)
         if not rows:
-            return np.zeros(0, object)
+            return ([], np.zeros(0, np.int64)) if words else np.zeros(0, object)
         # A text column holds few distinct values (classes, categories): one Python string
         # per distinct value, repeated by index, rather than one per row.
-        words = table.column(c).combine_chunks().dictionary_encode()
-        return np.array(words.dictionary.to_pylist(), object)[words.indices.to_numpy()]
+        encoded = table.column(c).combine_chunks().dictionary_encode()
+        distinct, index = encoded.dictionary.to_pylist(), encoded.indices.to_numpy()
+        return (distinct, index) if words else np.array(distinct, object)[index]
 
     def _locate(self, path, data, first, lines, kept, why) -> NoReturn:
         """Raise the first bad line of the block, by the reader's rule."""
@@ -226,12 +235,17 @@ class BlockParser:
 def block_parse(parser: BlockParser, to_element):
     """``(path, start, end, first, lines) -> element``: one ``parser`` call, shaped by
     ``to_element`` (``{column: tensor}`` of a block -> the reader's element: standardized,
-    looked up)."""
-    dtypes = parser.dtypes()
+    looked up), or, when the parser computes the features itself (its ``features``), the
+    call's ``x`` and ``y`` as they come."""
+    dtypes, features = parser.dtypes(), parser.features
 
     def parse(path, start, end, first, lines):
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
                                 stateful=False, name=SERVICE_HINT)
+        if features is not None:
+            for t, shape in zip(out, features.shapes(), strict=True):
+                t.set_shape(shape)
+            return tuple(out) if len(out) > 1 else out[0]
         for t in out:
             t.set_shape([None])
         return to_element(dict(zip(parser.keep, out, strict=True)))
@@ -260,12 +274,29 @@ def _ranges_by_file(files: list[str], header_lines: int = 1):
     return ranges_of
 
 
-def block_reading(parts, opts):
+def block_features(kinds: dict, opts) -> BlockFeatures | None:
+    """The reader's ``(x, y)`` computed in the parse call, for the ``"matrix"`` output;
+    ``None`` for ``"dict"`` (its text columns stay strings, looked up in the graph)."""
+    if opts.output != "matrix":
+        return None
+    stats, features = opts.stats, opts.features
+    text = [c for c in features if kinds[c] != NUMBER]
+    return BlockFeatures(features, kinds, mean={c: stats[c].mean for c in features},
+                         std={c: stats[c].std for c in features},
+                         vocabularies={c: list(stats[c].vocabulary or {}) for c in text},
+                         label=opts.label, classes=opts.classes,
+                         label_scale=opts.label_scale)
+
+
+def block_reading(parts, opts, *, fused: bool = True):
     """``(plan_of, parse)``: ``plan_of(path)``, the descriptions of a file's blocks
     (:func:`block_plan`), and ``parse``, one description -> the reader's element.
 
     From the reader's parts for the checked files
     (:class:`~datakit.readers.csv_files.modes.ReaderParts`) and its options.
+    ``fused``: the ``"matrix"`` output's ``(x, y)`` computed in the parse call
+    (:func:`block_features`); false: one tensor per column from the call, standardized
+    and looked up in the graph (``parts.to_features``), as before issue 49's second step.
     """
     stats, label = opts.stats, opts.label
     keep = opts.features + ([] if label is None else [label])  # label=None: never read it
@@ -277,7 +308,8 @@ def block_reading(parts, opts):
                          label=label,
                          classes=opts.classes, fill=fill,
                          sizes=file_facts(parts.files), skip=skip,
-                         blank=parts.blank, dialect=stats.dialect)
+                         blank=parts.blank, dialect=stats.dialect,
+                         features=block_features(parts.kinds, opts) if fused else None)
     ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
     return (lambda path: block_plan(path, ranges_of(path))), block_parse(parser,
                                                                          parts.to_features)
