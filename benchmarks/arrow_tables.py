@@ -10,7 +10,9 @@ in its own process: the kit's reader (``parse="arrow"``, batch 1024, seed 42,
 drained inside a ``tf.function`` as Keras ``fit()`` pulls batches:
 ``datakit.perf.tune.measure``, one epoch after a ~10,000-row warm-up, best of 3), the same reader
 as it was before issue 49 (a parse map per file inside the interleave:
-``contenders.kit_arrow_per_file``), and pyarrow's and polars' own CSV readers
+``contenders.kit_arrow_per_file``), the reader before its features moved into the parse
+call (a tensor per column, text as strings, features in the graph:
+:func:`kit_arrow_columns`), and pyarrow's and polars' own CSV readers
 on the same files (``contenders.parse_floor``). Rounds alternate them; ratios
 to pyarrow are taken within a round. The load average is read before and
 after, since the machine is shared.
@@ -28,7 +30,7 @@ from pathlib import Path
 from benchmarks.processes import cli, run_child
 
 TABLES = ("numeric", "housing-like")
-KITS = ("kit_arrow", "kit_arrow_per_file")
+KITS = ("kit_arrow", "kit_arrow_columns", "kit_arrow_per_file")
 FLOORS = ("pyarrow", "polars")
 BATCH = 1024
 WARMUP = max(2, 10_000 // BATCH)  # batches skipped before the clock starts
@@ -36,7 +38,21 @@ ROWS = 400_000
 #: Where ``python -m benchmarks --arrow-only`` puts this file's section of RESULTS.md.
 TITLE = "## `parse=\"arrow\"` against pyarrow's own reader, per table"
 ABOUT = {"kit_arrow": "kit `parse=\"arrow\"` (parsed after the interleave)",
-         "kit_arrow_per_file": "the same before issue 49 (a parse map per file)"}
+         "kit_arrow_columns": "the same, a tensor per column, features in the graph",
+         "kit_arrow_per_file": "the same, a parse map per file (the stall before issue 49)"}
+
+
+def kit_arrow_columns(paths, stats, batch_size, seed, label):
+    """``parse="arrow"`` as it was before its features moved into the parse call: one
+    tensor per column from the call (text as strings), standardized, looked up and one-hot
+    encoded in the graph. The same blocks, order and batches (bit for bit)."""
+    from unittest import mock
+
+    from datakit.readers.csv_files import arrow, csv_reader_dataset
+    fused = arrow.block_reading
+    with mock.patch.object(arrow, "block_reading", lambda p, o: fused(p, o, fused=False)):
+        return csv_reader_dataset(paths, stats=stats, label=label, batch_size=batch_size,
+                                  seed=seed, parse="arrow")
 
 
 def _table(name: str, rows: int):
@@ -90,7 +106,8 @@ def one(job: dict) -> dict:
     if job["name"] in FLOORS:
         return _floor(job["name"], paths)
     from datakit.perf.tune import measure
-    build = getattr(contenders, job["name"])
+    build = (kit_arrow_columns if job["name"] == "kit_arrow_columns"
+             else getattr(contenders, job["name"]))
     ds = build(paths, load_stats(stats_path), BATCH, 42, label=label)
     # Best of 3 drains (a new iterator each), as the floors are best of 3 reads.
     run = measure(ds.skip(WARMUP), seconds=600, limit=job["steps"] + 1, repeats=3)
