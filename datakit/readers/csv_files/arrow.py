@@ -7,7 +7,9 @@ file in blocks of :data:`BLOCK_LINES` lines (byte ranges found by one scan of
 the file when the dataset is built), parses a block with one Python call
 (``tf.numpy_function``, declared stateless, so iterators can still be
 checkpointed; numbers come out of Arrow's buffers without a copy), applies the
-reader's standardization and lookups to the whole block, and shuffles blocks
+reader's standardization and lookups to the whole block (for the ``"matrix"``
+output in NumPy inside the same call, so it hands TensorFlow the block's ``x``
+and ``y`` only: :mod:`~datakit.readers.csv_files.block_features`), and shuffles blocks
 through the same row buffer as ``parse="chunk"``
 (:func:`~datakit.readers.tables.chunk_buffer.shuffle_chunks`, through the tables'
 one reading tail), a block at a time: the rows of every other mode, exactly once
