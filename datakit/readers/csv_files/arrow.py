@@ -198,13 +198,13 @@ class BlockParser:
 
     def _column(self, table, c, rows, *, words=False):
         """Column ``c`` as NumPy: numbers zero-copy from Arrow's buffer (unless a missing one
-        is filled), text as Python strings (``words``: its distinct words and each row's
-        index into them)."""
+        is filled), text as Python strings (``words``, for ``features``: a missing number
+        left NaN, and text as its distinct words and each row's index into them)."""
         if self.kinds[c] == NUMBER:
             if not rows:
                 return np.zeros(0, np.float32)
             col = table.column(c)
-            if col.null_count:
+            if col.null_count and not words:  # words: NaN, which the features fill themselves
                 col = col.fill_null(pa.scalar(self.fill[c], pa.float32()))
             return col.to_numpy().astype(np.float32, copy=False)
         if not rows:

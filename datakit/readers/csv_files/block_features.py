@@ -36,9 +36,9 @@ __all__ = ["BlockFeatures"]
 class BlockFeatures:
     """``columns -> [x, y]`` (or ``[x]`` with ``label=None``) of a block, in NumPy.
 
-    ``columns``: number columns as float32 (missing ones already filled), text
+    ``columns``: number columns as float32 (a missing one NaN, or already filled), text
     columns as ``(distinct words, index of each row's word)``. ``x``: the
-    standardized numbers (an infinite one counts as missing: the mean), then
+    standardized numbers (a NaN or infinite one counts as missing: the mean), then
     per text column its one-hot slots (slot 0: a word outside the vocabulary);
     ``y``: the label over ``label_scale`` (float32), or its class index (int64).
     """
