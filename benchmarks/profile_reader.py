@@ -11,9 +11,11 @@ before the shuffle) with its knobs, and I a row as one tensor instead of an
 ``(x, y)`` pair; P is pandas in memory + from_tensor_slices; Q and R the kit's
 ``parse="chunk"`` and ``parse="arrow"``; S is ``parse="arrow"`` as it was before
 issue 49 (a parse map per file inside the interleave: a file's first block is
-parsed only when the interleave reaches the file). ``--timeline`` prints, for R
-and S, when each parse call ran (ms from the drain's start, its thread and
-block): where the time between batches goes.
+parsed only when the interleave reaches the file); T is ``parse="arrow"`` with
+one tensor per column from the parse call and the features computed in the
+graph (before they moved into the call). ``--timeline`` prints, for R, S and
+T, when each parse call ran (ms from the drain's start, its thread and block):
+where the time between batches goes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import tensorflow as tf
 
 import datakit  # noqa: F401  (quiets TensorFlow)
 from benchmarks import contenders as C
+from benchmarks.arrow_tables import kit_arrow_columns
 from benchmarks.data import LABEL, load_stats, make_csv
 from datakit.perf import bench
 from datakit.readers.csv_files import line_decoding
@@ -103,6 +106,8 @@ def variants(paths, stats, B):
             paths, stats, B, 42),
         "S kit parse=arrow before issue 49 (a parse map per file)": lambda: C.kit_arrow_per_file(
             paths, stats, B, 42),
+        "T kit parse=arrow, a tensor per column (features in the graph)": lambda: (
+            kit_arrow_columns(paths, stats, B, 42, LABEL)),
     }
 
 
@@ -143,14 +148,14 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the numeric table")
     ap.add_argument("--timeline", action="store_true",
-                    help="print when each parse call of R and S ran, and stop")
+                    help="print when each parse call of R, S and T ran, and stop")
     args = ap.parse_args(argv)
     paths, stats_path = make_csv(args.rows, 20)  # written once
     stats = load_stats(stats_path)
     B = args.batch
     V = variants(paths, stats, B)
     if args.timeline:
-        for k in [k for k in V if k[0] in "RS"]:
+        for k in [k for k in V if k[0] in "RST"]:
             print(k)
             parse_timeline(V[k], B)
         return
