@@ -312,3 +312,39 @@ def test_an_iterator_checkpoint_resumes_the_epoch_in_another_process(housing, tm
     rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
     assert len(first) == 7 and len(rest) == len(whole) - 7
     assert_same_elements(whole, first + rest, context=recipe)
+
+
+@pytest.mark.parametrize("label", ["y", None])
+def test_features_computed_in_the_parse_call_equal_the_graphs_bit_for_bit(tmp_path, label):
+    """The "matrix" output's (x, y), computed in NumPy inside the parse call, equals the
+    graph's (a tensor per column, standardized, looked up and one-hot encoded by TensorFlow):
+    missing, infinite and NaN numbers, an empty and an unseen word, rows for prediction."""
+    from unittest import mock
+    n = 2 * arrow.BLOCK_LINES + 300
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=n).round(3).astype(object)
+    a[::7], a[3::11], a[5::13] = "", "inf", "nan"
+    words = rng.choice(["red", "green", "blue", "", "teal"], n)
+    stats_rows = {"a": rng.normal(size=50).round(3), "w": ["red", "green", "blue"] * 16 + ["", ""],
+                  "y": rng.normal(size=50)}
+    stats = column_stats(write_shards(stats_rows, tmp_path / "s", num_shards=1),
+                         text_columns=["w"], label="y")
+    paths = write_shards({"a": a, "w": words, "y": rng.normal(size=n).round(2)},
+                         tmp_path / "d", num_shards=2)
+    kw = dict(stats=stats, label=label, parse="arrow", batch_size=500, seed=5, repeat=2,
+              label_scale=1.0 if label is None else 3.0)
+    original = arrow.block_reading
+
+    def graph(parts, opts):  # as before: a tensor per column, the features in the graph
+        return original(parts, opts, fused=False)
+
+    now = list(dc.csv_reader_dataset(paths, **kw).as_numpy_iterator())
+    with mock.patch.object(arrow, "block_reading", graph):
+        before = list(dc.csv_reader_dataset(paths, **kw).as_numpy_iterator())
+    assert len(now) == len(before) > 0
+    for u, v in zip(now, before, strict=True):
+        for p, q in zip(tf.nest.flatten(u), tf.nest.flatten(v), strict=True):
+            assert p.dtype == q.dtype
+            np.testing.assert_array_equal(p, q)
+    x = np.concatenate([tf.nest.flatten(u)[0] for u in now])
+    assert np.isfinite(x).all() and (x[:, 1:].sum(axis=1) == 1).all()  # one slot per row
