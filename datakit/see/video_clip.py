@@ -112,7 +112,7 @@ def plot_fit_choices(stored, upright, size: int):
              "padded": fit_frame(upright, (size, size), pad_to_aspect_ratio=True)}
     with plotting.style():
         _, axes = plt.subplots(1, len(shown), figsize=(9, 2.4))
-        for ax, (title, rgb) in zip(axes, shown.items()):
+        for ax, (title, rgb) in zip(axes, shown.items(), strict=True):
             ax.imshow(rgb)
             ax.set(title=f"{title}\n{rgb.shape[0]}x{rgb.shape[1]}", xticks=[], yticks=[])
     return axes
