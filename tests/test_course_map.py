@@ -16,6 +16,20 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.course import (
+    cell_text,
+    estimate_minutes,
+    exercises,
+    exercises_cell,
+    is_hidden,
+    kit_calls,
+    kit_names,
+    markdown_words,
+    no_space,
+    solutions_cell,
+    stated_minutes,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ROW = re.compile(r"^\| \[(\w+)\]\(notebooks/(\w+)\.ipynb\) \| (\d+) \|")
@@ -60,7 +74,12 @@ def test_each_notebook_says_where_it_stands(path):
     assert re.search(where, first), f"{path.name}: {first[:300]}"
     stated = re.search(r"About\s+(\d+)\s+cells\s+and\s+(\d+)\s+exercises?", first)
     assert stated, f"{path.name}: its first cell does not say how long it takes"
-    assert int(stated.group(1)) == lesson_cells(nbformat.read(path, as_version=4))
+    nb = nbformat.read(path, as_version=4)
+    assert int(stated.group(1)) == lesson_cells(nb)
+    assert int(stated.group(2)) == len(exercises(nb)), f"{path.name}: {len(exercises(nb))}"
+    minutes, estimate = stated_minutes(first), estimate_minutes(nb)
+    assert minutes is not None, f"{path.name}: no 'about 1 h 15 min.' after the exercises"
+    assert abs(minutes - estimate) <= 15, f"{path.name}: {minutes} min, estimated {estimate:.0f}"
 
 
 def test_the_core_route_is_short_enough_to_finish():
@@ -70,3 +89,76 @@ def test_the_core_route_is_short_enough_to_finish():
     assert len(core) <= 10, sizes
     assert sum(sizes.values()) <= 500, sum(sizes.values())
     assert max(sizes.values()) <= 60, {s: n for s, n in sizes.items() if n > 60}
+
+
+def notebook(stem: str) -> nbformat.NotebookNode:
+    return nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+
+
+def core_stems() -> list[str]:
+    return [stem for stem, _ in course_map()["Core route"]]
+
+
+def test_the_core_route_is_a_weekend():
+    """At most 11,000 words of markdown (about 2 hours at a non-native reader's pace) and
+    16 hours in all, each notebook's time estimated as tests/course.py says."""
+    words = {stem: markdown_words(notebook(stem)) for stem in core_stems()}
+    assert sum(words.values()) <= 11_000, words
+    hours = sum(estimate_minutes(notebook(stem)) for stem in core_stems()) / 60
+    assert hours <= 16, f"{hours:.1f} h"
+
+
+def test_every_core_notebook_has_the_learner_write_code():
+    """At least one "Write it yourself" exercise in each core notebook, four in notebook 10."""
+    writes = {stem: sum(e.kind == "Write it yourself" for e in exercises(notebook(stem)))
+              for stem in core_stems()}
+    assert all(n >= 1 for n in writes.values()), writes
+    assert writes["10_your_own_videos"] >= 4, writes
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_exercise_says_its_kind_and_hides_its_solution(path):
+    nb = nbformat.read(path, as_version=4)
+    found = exercises(nb)
+    assert found or exercises_cell(nb) is None
+    untyped = [e.text[:80] for e in found if e.kind is None]
+    assert not untyped, f"items without **Write it yourself.** / **Find the bug.** / ...: {untyped}"
+    assert [e.number for e in found] == list(range(1, len(found) + 1))
+    unsolved = [e.number for e in found if not e.solution]
+    assert not unsolved, f"exercises without a solution after '## Solutions': {unsolved}"
+    if found:
+        shown = [i for i, c in enumerate(nb.cells[solutions_cell(nb) + 1:]) if not is_hidden(c)]
+        assert not shown, f"cells after '## Solutions' not hidden: {shown}"
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS if p.stem < "11"])
+def test_no_kit_drill_on_the_core_route(stem):
+    """A core-route exercise has the learner write tf.data code: its solution calls no kit
+    helper but the exercise checkers (``exercises.check`` / ``compare``) and plots."""
+    nb = notebook(stem)
+    names = kit_names(nb)
+    drills = {e.number: sorted(set().union(*(kit_calls(c, names) for c in e.solution_code)))
+              for e in exercises(nb)}
+    assert not {n: used for n, used in drills.items() if used}, drills
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_debug_exercise_is_answered_above_it(path):
+    """Each "Find the bug" exercise has a hidden hint, and the fix its solution names
+    (``{"datakit": {"fix": ...}}``) appears in that solution and nowhere above it: not in
+    the lesson's cells or outputs, not in the exercise list, not in its hint."""
+    nb = nbformat.read(path, as_version=4)
+    at = exercises_cell(nb)
+    above = no_space("\n".join(cell_text(c) for c in nb.cells[:at])) if at is not None else ""
+    between = no_space("\n".join(cell_text(c) for c in nb.cells[at:solutions_cell(nb)])) \
+        if at is not None else ""
+    for e in exercises(nb):
+        if e.kind != "Find the bug":
+            continue
+        assert e.hints, f"exercise {e.number}: no hidden hint cell (tagged 'hint', 'N. Hint:')"
+        assert e.fix, f"exercise {e.number}: its solution code names no fix in its metadata"
+        fix = no_space(e.fix)
+        assert fix in no_space(e.solution_code[0].source), f"exercise {e.number}: {e.fix!r}"
+        assert fix not in above, f"exercise {e.number}: its fix {e.fix!r} is stated above it"
+        assert fix not in between, f"exercise {e.number}: its fix {e.fix!r} is in the exercises"
+        assert fix not in no_space("".join(e.hints)), f"exercise {e.number}: the hint gives it"
