@@ -239,6 +239,15 @@ class Tab:
         elif shared:
             self.kernel_id = state["kernelId"]
 
+    def finish(self) -> None:
+        """Close the page and shut the shared kernel down."""
+        self.page.close()
+        if self.kernel_id:
+            url, token = self.lab
+            urllib.request.urlopen(urllib.request.Request(
+                f"{url}/api/kernels/{self.kernel_id}", method="DELETE",
+                headers={"Authorization": f"token {token}"}), timeout=60).close()
+
     def close(self, shared: bool) -> None:
         """Close the notebook; shut its kernel down unless it is the shared one (which is
         shut down too, and started again by the next notebook, when ``shared`` is False)."""
@@ -357,7 +366,7 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
             finally:
                 tabs[i].close(shared and state is not None)
     for tab in tabs:
-        tab.page.close()
+        tab.finish()
     print("The first code cell (and the widget cells, or Run All) took (s):", took)
     assert problems == []
 
