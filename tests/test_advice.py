@@ -70,6 +70,30 @@ def test_parallel_reading_is_not_proposed_to_an_interleave_that_reads_in_paralle
     assert [c for c in _changes(serial, 1) if c.startswith("read in parallel")]
 
 
+@pytest.mark.parametrize("cores", [1, 2, 4])
+def test_no_advice_reads_or_maps_in_parallel_with_one_call(monkeypatch, cores):
+    # notebook 06's doctor advised "read in parallel: interleave(..., num_parallel_calls=1)"
+    # to an interleave of cycle_length=1: parallel with one call is no change at all
+    from datakit.doctor import advice
+    monkeypatch.setattr(advice, "_CORES", cores)
+    files = tf.data.Dataset.range(2)
+    one = files.interleave(lambda i: tf.data.Dataset.range(5), cycle_length=1).map(times_two)
+    changes = _changes(one, 1) + _changes(one, 2)
+    assert not [c for c in changes if "num_parallel_calls=1" in c or "read 1 in" in c], changes
+    raise_it = [c for c in _changes(one, 1) if c.startswith("raise cycle_length to 2")]
+    wider = " and read 2 in parallel" if cores >= 2 else ""
+    assert raise_it == ["raise cycle_length to 2" + wider]
+    parallel = [c for c in changes if "parallel" in c]
+    assert bool(parallel) == (cores >= 2), changes  # offered wherever it can mean >= 2 calls
+
+
+def test_the_final_prefetch_advice_names_the_last_stage_as_the_learner_named_it():
+    ds = tf.data.Dataset.range(6).map(times_two, name="parse")
+    report = diagnosis.diagnose(ds, seconds=0.05, repeats=1)
+    tried = report.advice + report.not_advised
+    assert [a.stage for a in tried if a.change == "add a final prefetch(1)"] == ["parse (the end)"]
+
+
 def test_a_change_measured_slower_is_listed_apart_as_not_advised():
     from datakit.doctor.advice import Advice
     ds = tf.data.Dataset.range(8).map(times_two).batch(4)

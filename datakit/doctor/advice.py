@@ -26,7 +26,7 @@ import tensorflow as tf
 from datakit.core.cores import cpu_cores
 from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.rebuild import Candidate, assemble, reapply
-from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, uses_py_function
+from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, name_of, uses_py_function
 from datakit.perf.throughput import consumer_wait, measure
 
 __all__ = ["advise", "assemble", "compare", "reapply"]
@@ -116,17 +116,19 @@ def _reading_candidates(chain, k) -> list[Candidate]:
     cycle = cycle if cycle and cycle > 0 else _CORES
     par = min(cycle, _CORES)
     calls = knob(s, "num_parallel_calls")
-    if calls is None or 0 < calls < par:  # never what it has already
+    # never what it has already, and never "parallel" with one call (cycle_length=1, or 1 core)
+    if par >= 2 and (calls is None or 0 < calls < par):
         out.append(Candidate(
             f"read in parallel: interleave(..., num_parallel_calls={par})", "",
             _copy(chain[k - 1], [_with(s, num_parallel_calls=par, deterministic=True)]
                   + rest)))
+    wider = min(2 * cycle, _CORES)
+    both = f" and read {wider} in parallel" if wider >= 2 else ""
+    knobs = {"num_parallel_calls": wider} if wider >= 2 else {}
     out.append(Candidate(
-        f"raise cycle_length to {2 * cycle} and read {min(2 * cycle, _CORES)} in parallel",
-        "order: rows of more files are mixed",
-        _copy(chain[k - 1], [_with(s, cycle_length=2 * cycle,
-                                   num_parallel_calls=min(2 * cycle, _CORES),
-                                   deterministic=True)] + rest)))
+        f"raise cycle_length to {2 * cycle}{both}", "order: rows of more files are mixed",
+        _copy(chain[k - 1], [_with(s, cycle_length=2 * cycle, deterministic=True, **knobs)]
+              + rest)))
     return out
 
 
@@ -136,7 +138,7 @@ def _candidates(chain, k):
     kinds = [kind_of(d) for d in chain]
     rest = chain[k + 1:]
     out: list[Candidate] = []
-    if kind == "map" and knob(s, "num_parallel_calls") in (None, 1):
+    if kind == "map" and knob(s, "num_parallel_calls") in (None, 1) and _CORES >= 2:
         out.append(Candidate(
             f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
             _copy(chain[k - 1], [_with(s, num_parallel_calls=_CORES, deterministic=True)]
@@ -231,7 +233,8 @@ def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
         advice.append(a)
         bar.update()
     if end:
-        a = Advice(f"{kind_of(chain[-1])} #{len(chain) - 1} (the end)",
+        last = name_of(chain[-1]) or f"{kind_of(chain[-1])} #{len(chain) - 1}"
+        a = Advice(f"{last} (the end)",
                    "add a final prefetch(1)", "", None,
                    "pass step_time to measure it" if not report.step_time else
                    f"consumer waiting, at step_time={report.step_time:g} s")
