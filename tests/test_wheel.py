@@ -116,4 +116,4 @@ def test_notebooks_01_and_10_run_from_the_wheel_alone_outside_the_repository(dis
         assert errors == [], errors[0]["evalue"] if errors else ""
     data = tmp_path / "cache" / "datakit" / "data"
     assert (data / "housing" / "housing.csv").is_file()  # the wheel's shipped set, copied
-    assert any((data / "generated" / "your_videos" / "videos").rglob("*.mp4"))  # notebook 10's
+    assert any((data / "generated" / "messy_videos").rglob("*.mp4"))  # notebook 10's

@@ -1,7 +1,9 @@
 """The exercises and their references: ``register`` one, ``check`` an answer against it.
 
-The kit registers three (``"csv_reader"``, ``"example"``, ``"clip_pipeline"``) when this
-module loads; :func:`register` adds your own.
+The kit registers its exercises when this module loads: ``"csv_reader"``, ``"example"``,
+``"clip_pipeline"``, and notebook 10's video reader (``"video_listing"``, ``"video_probe"``,
+``"frame_times"``, ``"clip_frames"``, ``"clip_choices"``: see
+:mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
 """
 
 from __future__ import annotations
@@ -99,3 +101,15 @@ def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
 register("csv_reader", _csv_reader)
 register("example", _examples, lambda f, rows: [f(row) for row in rows])
 register("clip_pipeline", _clip_pipeline)
+
+
+def _register_video_reader() -> None:
+    from datakit.exercises import video_reader as v
+    register("video_listing", v.video_listing)
+    register("video_probe", v.video_probe, v.probe_answer)
+    register("frame_times", v.frame_times, v.frame_times_answer)
+    register("clip_frames", v.clip_frames, v.clip_frames_answer)
+    register("clip_choices", v.clip_choices)
+
+
+_register_video_reader()

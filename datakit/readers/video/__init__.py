@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
     from datakit.readers.video.convert_beam import write_video_shards_beam
     from datakit.readers.video.directory import video_dataset_from_directory
     from datakit.readers.video.encoded import make_video_folder, write_video
+    from datakit.readers.video.messy_folder import make_messy_video_folder
     from datakit.readers.video.model import small_video_model
     from datakit.readers.video.moving_squares import (
         CLASSES,

@@ -28,13 +28,15 @@ CODECS = {"h264": ("libx264", "mp4", ".mp4"), "mpeg4": ("mpeg4", "avi", ".avi"),
 
 
 def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_times=None,
-                rotation: int = 0, audio: bool = False, gop: int = 12) -> Path:
+                rotation: int = 0, audio: bool = False, gop: int = 12,
+                faststart: bool = False) -> Path:
     """Encode ``(length, H, W, 3)`` uint8 frames (even H and W) into ``path``, atomically.
 
     ``fps`` may be a ``Fraction`` (``Fraction(30000, 1001)`` is 29.97);
     ``frame_times``: each frame's time in seconds (a variable frame rate);
     ``rotation``: degrees counterclockwise for the display matrix; ``gop``:
-    frames between keyframes.
+    frames between keyframes; ``faststart``: an MP4's index at the start of the file
+    (as for streaming) instead of its end.
     """
     import av
 
@@ -46,7 +48,8 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
     encoder, fmt, _ = CODECS[codec]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as tmp, av.open(str(tmp), "w", format=fmt) as out:
+    options = {"movflags": "faststart"} if faststart else {}
+    with atomic_file(path) as tmp, av.open(str(tmp), "w", format=fmt, options=options) as out:
         stream = out.add_stream(encoder, rate=Fraction(fps).limit_denominator(100_000))
         stream.height, stream.width = frames.shape[1:3]
         stream.pix_fmt = "yuvj420p" if codec == "mjpeg" else "yuv420p"
@@ -100,12 +103,13 @@ def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_fram
     """
     recipe: dict[str, int] = dict(per_class=per_class, size=size, min_frames=min_frames,
                                   max_frames=max_frames, seed=seed)
-    return make_folder_once(directory, lambda tmp: _write_video_folder(tmp, **recipe),
+    return make_folder_once(directory, lambda tmp: write_mixed_videos(tmp, **recipe),
                             recipe={"maker": "make_video_folder", **recipe})
 
 
-def _write_video_folder(directory: Path, *, per_class: int, size: int, min_frames: int,
-                        max_frames: int, seed: int) -> list[Path]:
+def write_mixed_videos(directory: Path, *, per_class: int, size: int, min_frames: int,
+                       max_frames: int, seed: int) -> list[Path]:
+    """:func:`make_video_folder`'s videos written straight into ``directory`` (no lock)."""
     codecs = list(CODECS)
     by_class = {c: 0 for c in range(len(CLASSES))}
     paths, i = [], 0
