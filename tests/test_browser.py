@@ -259,6 +259,8 @@ class Tab:
           panel.context.model.dirty = false;  // ran cells: no "save changes?" dialog
           panel.dispose();
         }""", shared)
+
+
 def _start_run_all(page) -> None:
     """Clear every output and execution count, then start Run All (without waiting for it)."""
     page.evaluate("""async () => {
