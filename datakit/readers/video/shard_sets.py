@@ -5,8 +5,8 @@ order (TFRecord files concatenate into a TFRecord file); the manifest says, for
 each video, its shard and the byte offset of each of its records (its chunks),
 so a reader can read a clip's records without the rest. :class:`ShardSets`
 appends a video's part to its shard as soon as the parts before it in that
-shard are there, so the shards grow while the workers still convert and the
-commit at the end has little left to copy; a video that failed (under
+shard are there, so the shards grow (and are hashed for the manifest) while the
+workers still convert and the commit at the end has little left to copy or read; a video that failed (under
 ``on_bad_file="skip"``) is left out of its shard. The sets are written in
 ``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
 before :meth:`ShardSets.commit` leaves the sets that were there untouched.
@@ -15,6 +15,7 @@ before :meth:`ShardSets.commit` leaves the sets that were there untouched.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 from contextlib import ExitStack
@@ -49,6 +50,13 @@ class _Shard:
     def __init__(self, path: Path, ids: list[int]):
         self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
         self.ids, self.next, self.records = ids, 0, 0
+        self.sha256 = hashlib.sha256()  # hashed as it grows: the commit need not read it again
+
+    def append(self, part: Path) -> None:
+        with open(part, "rb") as src:  # 1 MB at a time
+            for block in iter(lambda: src.read(1 << 20), b""):
+                self.file.write(block)
+                self.sha256.update(block)
 
 
 class ShardSets:
@@ -120,8 +128,7 @@ class ShardSets:
                         part = self.parts / self.names[i]
                         at = shard.file.tell()
                         self.chunks[i] = [at + o for o in record_offsets(part)]
-                        with open(part, "rb") as src:  # 1 MB at a time
-                            shutil.copyfileobj(src, shard.file, 1 << 20)
+                        shard.append(part)
                         shard.records += len(self.chunks[i])
                     shard.next += 1
 
@@ -150,7 +157,9 @@ class ShardSets:
             staged = {new: self.stages[name].files[f] for new, f in renamed.items()}
             shard_of = {i: new for new, f in renamed.items() for i in shards[f].ids}
             counts = {new: shards[f].records for new, f in renamed.items()}
-            write_video_set(self.next / name, staged, counts, class_names=class_names,
+            digests = {new: shards[f].sha256.hexdigest() for new, f in renamed.items()}
+            write_video_set(self.next / name, staged, counts, digests=digests,
+                            class_names=class_names,
                             videos=[dict(entry[i], shard=shard_of[i], chunks=self.chunks[i])
                                     for i in ids], **options)
             written.append(name)
