@@ -7,8 +7,8 @@ so a reader can read a clip's records without the rest. :class:`ShardSets`
 appends a video's part to its shard as soon as the parts before it in that
 shard are there, so the shards grow (and are hashed for the manifest) while the
 workers still convert and the commit at the end has little left to copy or
-read; a video that failed (under ``on_bad_file="skip"``) is left out of its shard. The sets are written in
-``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
+read; a video that failed (under ``on_bad_file="skip"``) is left out of its shard.
+The sets are written in ``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
 before :meth:`ShardSets.commit` leaves the sets that were there untouched.
 """
 
