@@ -112,7 +112,7 @@ def _frame_list(frames: list[bytes]) -> bytes:
     """``b"".join(_field(1, _feature(f)) for f in frames)``, each JPEG copied once, not three
     times (a ``Feature`` holding a ``BytesList`` holding the JPEG: three fields deep, only
     the three headers differ): 1.1 us a 4 KB frame instead of 2.1, measured side by side."""
-    pieces = []
+    pieces: list[bytes] = []
     for f in frames:
         n = len(f)
         inner = _TAG1 + _varint(n)  # BytesList.value
