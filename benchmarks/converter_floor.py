@@ -61,7 +61,8 @@ def convert(job: dict) -> dict:
     frames = sum(probe(p).frames for p in sorted(folder.glob("*/*.mp4")))
     shutil.rmtree(out, ignore_errors=True)
     t0, c0 = time.perf_counter(), _tree_cpu()
-    write_video_shards(folder, out, frame_size=(SIZE, SIZE), quality=QUALITY, progress=False)
+    write_video_shards(folder, out, frame_size=(SIZE, SIZE), quality=QUALITY, progress=False,
+                       processes=job.get("processes"))  # (all cores unless a job says)
     wall, cpu = time.perf_counter() - t0, _tree_cpu() - c0
     shutil.rmtree(out, ignore_errors=True)
     return {"frames": frames, "wall_s": wall, "cpu_s": cpu, "frames_per_cpu_s": frames / cpu,
