@@ -141,17 +141,23 @@ def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes
 
     One record per ``chunk_frames`` frames, each with the video's context and its ``first``.
     """
-    with atomic_file(path) as tmp:
-        Path(tmp).write_bytes(b"".join(chunk_records(source=source, i=i, label=label,
-                                                     jpegs=jpegs, chunk_frames=chunk_frames)))
+    with atomic_file(path) as tmp, open(tmp, "wb") as f:  # a record at a time: no copy of
+        for first in range(0, max(len(jpegs), 1), chunk_frames):  # the whole video in memory
+            f.write(_chunk_record(source, i, label, jpegs, first, chunk_frames))
 
 
 def chunk_records(*, source: str, i: int, label: int, jpegs: list[bytes],
                   chunk_frames: int = CHUNK_FRAMES) -> list[bytes]:
     """Video ``i`` as the framed TFRecords of its chunks: one per ``chunk_frames`` frames, each
     with the video's context and its ``first`` frame (the layout ``clip_dataset`` reads)."""
-    n = len(jpegs)
-    return [tfrecord_bytes(sequence_example_bytes(
-        {"id": i, "label": label, "length": n, "first": first, "source": source.encode()},
-        jpegs[first:first + chunk_frames])) for first in range(0, max(n, 1), chunk_frames)]
+    return [_chunk_record(source, i, label, jpegs, first, chunk_frames)
+            for first in range(0, max(len(jpegs), 1), chunk_frames)]
+
+
+def _chunk_record(source: str, i: int, label: int, jpegs: list[bytes], first: int,
+                  chunk_frames: int) -> bytes:
+    """The framed record of video ``i``'s chunk that starts at frame ``first``."""
+    return tfrecord_bytes(sequence_example_bytes(
+        {"id": i, "label": label, "length": len(jpegs), "first": first,
+         "source": source.encode()}, jpegs[first:first + chunk_frames]))
 
