@@ -52,11 +52,13 @@ class _Shard:
         self.ids, self.next, self.records = ids, 0, 0
         self.sha256 = hashlib.sha256()  # hashed as it grows: the commit need not read it again
 
-    def append(self, part: Path) -> None:
-        with open(part, "rb") as src:  # 1 MB at a time
-            for block in iter(lambda: src.read(1 << 20), b""):
-                self.file.write(block)
-                self.sha256.update(block)
+    def append(self, part: Path, buffer: memoryview) -> None:
+        """``part``'s bytes added at the end, through ``buffer`` (one reused for every part:
+        a fresh megabyte per read cost the parent a page fault per 4 KB)."""
+        with open(part, "rb", buffering=0) as src:
+            while n := src.readinto(buffer):
+                self.file.write(buffer[:n])
+                self.sha256.update(buffer[:n])
 
 
 class ShardSets:
@@ -76,6 +78,7 @@ class ShardSets:
         self.chunks: dict[int, list[int]] = {}  # video id -> its records' offsets in its shard
         self._switching = False  # past it, .next/ is the current generation (see switch)
         self._stack = ExitStack()
+        self._buffer = memoryview(bytearray(1 << 20))  # parts are copied through it
         self.next = generations.next_folder(self.out)
         self.stages: dict[str, Staging] = {}
         self.shards: dict[str, dict[str, _Shard]] = {}
@@ -128,7 +131,7 @@ class ShardSets:
                         part = self.parts / self.names[i]
                         at = shard.file.tell()
                         self.chunks[i] = [at + o for o in record_offsets(part)]
-                        shard.append(part)
+                        shard.append(part, self._buffer)
                         shard.records += len(self.chunks[i])
                     shard.next += 1
 
