@@ -43,7 +43,8 @@ test: $(VENV)/.installed-test+video+transform+backends
 # BENCH_ARGS="--arrow-only" runs only parse="arrow" against pyarrow's (and polars') own reader
 # on the numeric and the housing-like table (benchmarks/arrow_tables.py, about 6 min);
 # BENCH_ARGS="--video-peers-only" runs only the video comparison against torchcodec, decord and
-# the TF tutorial (benchmarks/video_peers.py, about 30 min). torchcodec needs FFmpeg's shared
+# the TF tutorial (benchmarks/video_peers.py, about 30 min); BENCH_ARGS="--converter-only" only the
+# converter against its work's floor (benchmarks/converter_floor.py). torchcodec needs FFmpeg's shared
 # libraries from the system (Debian: apt-get install libavcodec59 libavformat59 libavutil57
 # libswscale6 libswresample4 libavdevice59 libavfilter8); a peer that does not import is
 # skipped with its reason.

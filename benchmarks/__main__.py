@@ -13,7 +13,9 @@ numeric and the housing-like table, ``benchmarks/arrow_tables.py``, replacing it
 section of --out; the full run writes it before the tuning sections),
 ``--video-peers-only`` (run only the kit's video paths against torchcodec, decord,
 the TF tutorial and the decode floor, ``benchmarks/video_peers.py``; with
-``--quick``, its seconds-long check). The video part ends with
+``--quick``, its seconds-long check), ``--converter-only`` (run only the converter
+against its work's floor, frames per CPU second and cores busy,
+``benchmarks/converter_floor.py``, a few minutes). The video part ends with
 ``benchmarks/accelerator.py``: each video feed's clips per CPU second
 (``RESULTS_accelerator.md``) and, where a GPU is seen, the training step it feeds.
 Each measurement runs in its own process, so peak RSS is that pipeline's
@@ -74,7 +76,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only benchmarks/arrow_tables.py, replacing its section of --out")
     ap.add_argument("--video-peers-only", action="store_true",
                     help="run only benchmarks/video_peers.py (RESULTS_video_peers.md)")
+    ap.add_argument("--converter-only", action="store_true",
+                    help="run only benchmarks/converter_floor.py (RESULTS_converter.md)")
     args = ap.parse_args(argv)
+    if args.converter_only:
+        from benchmarks import converter_floor
+        return converter_floor.main(["--quick"] if args.quick else [])
     if args.video_peers_only:
         from benchmarks import video_peers
         return video_peers.main(["--quick"] if args.quick else [])
@@ -155,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_video:  # the kit's video paths against the peers: RESULTS_video_peers.md
         from benchmarks import video_peers
         video_peers.main(["--quick"] if args.quick else [])
+    if not args.no_video:  # the converter against its work's floor: RESULTS_converter.md
+        from benchmarks import converter_floor
+        converter_floor.main(["--quick"] if args.quick else [])
     if not args.no_video:  # does the input keep an accelerator busy? RESULTS_accelerator.md
         from benchmarks import accelerator
         accelerator.main(["--per-core", "--quick"] if args.quick else ["--per-core"])

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType  # the rcParams names, for the type checker
 
-__all__ = ["PALETTE", "epoch_color", "style", "new_axes", "save_fig"]
+__all__ = ["epoch_color", "style", "new_axes", "save_fig"]
 
 #: rcParams applied inside :func:`style`.
 STYLE: dict[RcKeyType, Any] = {

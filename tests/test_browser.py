@@ -7,24 +7,34 @@ notebooks; the rest of the repository is linked in, so relative paths hold, but
 Playwright drives the system's Chromium (Debian's ``chromium`` package;
 ``playwright install`` downloads are not used).
 
-Every notebook is opened: its kernel must start, its stored outputs must be shown with no
-error output outside cells tagged ``raises-exception``, and its first code cell (the
-imports: the kit, TensorFlow) must run in JupyterLab's kernel. In the notebooks with
-widgets, every widget cell runs too (after the first code cell; each is one self-contained
-call such as ``widgets.batch_explorer()``; wait until no cell is queued or running and the
-kernel is idle, then read the outputs JupyterLab holds): a widget works only through the
-browser, and nothing else checks it. In one of them a slider is moved and the drawn figure
-must change (compared as screenshots); screenshots go to ``build/screenshots/``
-(git-ignored). Running the other cells here would repeat what nbval does in the same
-``make test`` with the same kernel (running whole notebooks cost about 7 of the suite's 20
-minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook whole.
+Every notebook is opened: its kernel must start (or join its tab's, below), its stored
+outputs must be shown with no error output outside cells tagged ``raises-exception``, and
+its first code cell (the imports: the kit, TensorFlow) must run in JupyterLab's kernel. In
+the notebooks with widgets, every widget cell runs too (after the first code cell; each is
+one self-contained call such as ``widgets.batch_explorer()``; wait until no cell is queued
+or running and the kernel is idle, then read the outputs JupyterLab holds): a widget works
+only through the browser, and nothing else checks it. In one of them a slider is moved and
+the drawn figure must change (compared as screenshots); screenshots go to
+``build/screenshots/`` (git-ignored). Running the other cells here would repeat what nbval
+does in the same ``make test`` with the same kernel (running whole notebooks cost about 7
+of the suite's 20 minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook whole.
+
+Each tab is one JupyterLab page that opens its notebooks one after another (JupyterLab
+starts once per tab, not once per notebook). The notebooks whose setup cell leaves the
+process as it found it share one kernel per tab, started by the first of them: the next
+one's server session is created on that kernel, its namespace is cleared (``%reset -f``)
+and its setup cell runs there, with TensorFlow already imported (a kernel start and a
+TensorFlow import each cost seconds of a 2-core machine, 24 times over). A notebook with
+widgets, or whose setup cell changes the process for good (``os.chdir``, op determinism,
+logical devices), gets a kernel of its own, as JupyterLab starts it, shut down after it.
 
 ``DATAKIT_BROWSER_NOTEBOOKS`` (a glob, default ``*.ipynb``) picks notebooks;
-``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own tab and kernel.
+``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own tab.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -55,6 +65,23 @@ RUN_ALL = os.environ.get("DATAKIT_BROWSER_RUN_ALL") == "1"
 def _has_widgets(path: Path) -> bool:
     """Widget notebooks run their widget cells (the browser is the widgets' only check)."""
     return path.name == WIDGET_NOTEBOOK or "widgets." in path.read_text()
+
+
+#: What in a setup cell changes the kernel's process for good: a notebook whose setup cell
+#: does one of these gets a kernel of its own (so does a notebook with widgets, and every
+#: notebook under DATAKIT_BROWSER_RUN_ALL=1).
+CHANGES_THE_PROCESS = ("os.chdir(", "enable_op_determinism", "set_logical_device_configuration",
+                       "set_visible_devices", "KERAS_BACKEND", "mixed_precision")
+
+
+def _shares_a_kernel(path: Path) -> bool:
+    """Whether this notebook's setup cell may run in the tab's shared kernel."""
+    if RUN_ALL or _has_widgets(path):
+        return False
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+             and "install-kit" not in c["metadata"].get("tags", [])]
+    setup = "".join(cells[0]["source"]) if cells else ""
+    return not any(change in setup for change in CHANGES_THE_PROCESS)
 
 
 PER_NOTEBOOK_S = 600
@@ -98,8 +125,8 @@ STATE_JS = """() => {
         errors.push([i, o.ename, String(o.evalue).slice(0, 300)]);
     }
   });
-  return {kernel: kernel ? kernel.status : 'none', busy, unrun, errors, outputs, firstCode,
-          installCode,
+  return {kernel: kernel ? kernel.status : 'none', kernelId: kernel ? kernel.id : null, busy,
+          unrun, errors, outputs, firstCode, installCode,
           firstCount: firstCode < 0 ? null : panel.content.widgets[firstCode].model.executionCount,
           cells: panel.content.widgets.length, widgetCells, widgetsUnrun};
 }"""
@@ -172,13 +199,66 @@ def browser():
         b.close()
 
 
-def _open(browser, lab, name):
-    url, token = lab
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{url}/lab/tree/notebooks/{name}?reset&token={token}")
-    page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); "
-                           "return s && s.kernel === 'idle'; }", timeout=120_000)
-    return page
+class Tab:
+    """One JupyterLab page that opens notebooks one after another, and its shared kernel."""
+
+    def __init__(self, browser, lab):
+        self.lab, self.kernel_id = lab, None  # the shared kernel, once a notebook started it
+        url, token = lab
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.goto(f"{url}/lab?reset&token={token}")
+        self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell",
+                                    timeout=120_000)
+        self.page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+    def open(self, path: Path, shared: bool) -> None:
+        """Open ``path`` in this page; on the shared kernel when ``shared`` and one runs."""
+        if shared and self.kernel_id:  # the notebook's server session, on the shared kernel
+            url, token = self.lab
+            body = {"path": f"notebooks/{path.name}", "type": "notebook", "name": path.name,
+                    "kernel": {"id": self.kernel_id}}
+            request = urllib.request.Request(
+                f"{url}/api/sessions", data=json.dumps(body).encode(), method="POST",
+                headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                assert json.load(answer)["kernel"]["id"] == self.kernel_id
+        self.page.evaluate("""async (path) => {
+          await window.jupyterapp.commands.execute('docmanager:open',
+                                                   {path, factory: 'Notebook'});
+        }""", f"notebooks/{path.name}")
+        self.page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); "
+                                    "return s && s.kernel === 'idle'; }", timeout=120_000)
+        state = self.page.evaluate(STATE_JS)
+        if shared and self.kernel_id:
+            assert state["kernelId"] == self.kernel_id, "the notebook did not join the kernel"
+            self.page.evaluate("""async () => {  // a fresh namespace; imported modules stay
+              const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+              await kernel.requestExecute({code: '%reset -f', silent: true,
+                                           store_history: false}).done;
+            }""")
+        elif shared:
+            self.kernel_id = state["kernelId"]
+
+    def finish(self) -> None:
+        """Close the page and shut the shared kernel down."""
+        self.page.close()
+        if self.kernel_id:
+            url, token = self.lab
+            urllib.request.urlopen(urllib.request.Request(
+                f"{url}/api/kernels/{self.kernel_id}", method="DELETE",
+                headers={"Authorization": f"token {token}"}), timeout=60).close()
+
+    def close(self, shared: bool) -> None:
+        """Close the notebook; shut its kernel down unless it is the shared one (which is
+        shut down too, and started again by the next notebook, when ``shared`` is False)."""
+        if not shared and self.page.evaluate(STATE_JS)["kernelId"] == self.kernel_id:
+            self.kernel_id = None
+        self.page.evaluate("""async (shared) => {
+          const panel = window.jupyterapp.shell.currentWidget;
+          if (!shared) await panel.sessionContext.shutdown();
+          panel.context.model.dirty = false;  // ran cells: no "save changes?" dialog
+          panel.dispose();
+        }""", shared)
 
 
 def _start_run_all(page) -> None:
@@ -242,20 +322,20 @@ def _finished(page) -> dict | None:
     return state if done else None
 
 
-def _close(page):
-    page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
-    page.close()
-
-
 def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab):
     """Every notebook opened, its setup run (and its widget cells), TABS at a time."""
-    queue, running, problems, took = list(NOTEBOOKS), {}, [], {}
+    queue, problems, took = list(NOTEBOOKS), [], {}
+    tabs = [Tab(browser, lab) for _ in range(min(TABS, len(NOTEBOOKS)))]
+    running = {}  # tab index: (path, started, quiet polls, done, shared)
     SHOTS.mkdir(parents=True, exist_ok=True)
     while queue or running:
-        while queue and len(running) < TABS:
+        for i, tab in enumerate(tabs):
+            if i in running or not queue:
+                continue
             path = queue.pop(0)
-            page = _open(browser, lab, path.name)
-            stored = page.evaluate(STATE_JS)
+            shared = _shares_a_kernel(path)
+            tab.open(path, shared)
+            stored = tab.page.evaluate(STATE_JS)
             if stored["errors"]:
                 problems.append(f"{path.name}: stored error outputs {stored['errors']}")
             if not stored["outputs"]:
@@ -263,16 +343,17 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
             start, done = ((_start_run_all, _finished) if RUN_ALL else
                            (_start_widget_cells, _widgets_ran) if _has_widgets(path) else
                            (_start_first_code_cell, _setup_ran))
-            start(page)
-            running[path] = (page, time.perf_counter(), 0, done)
+            start(tab.page)
+            running[i] = (path, time.perf_counter(), 0, done, shared)
         time.sleep(POLL_S)
-        for path, (page, started, quiet, done) in list(running.items()):
+        for i, (path, started, quiet, done, shared) in list(running.items()):
+            page = tabs[i].page
             state = done(page)
             quiet = quiet + 1 if state else 0  # idle for QUIET_POLLS polls in a row: done
-            running[path] = (page, started, quiet, done)
+            running[i] = (path, started, quiet, done, shared)
             if quiet < QUIET_POLLS and time.perf_counter() - started < PER_NOTEBOOK_S:
                 continue
-            del running[path]
+            del running[i]
             took[path.name] = round(time.perf_counter() - started)
             try:
                 page.screenshot(path=str(SHOTS / f"{path.stem}.png"))
@@ -285,7 +366,9 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
             except Exception as e:  # noqa: BLE001 - report every notebook, then fail
                 problems.append(f"{path.name}: {type(e).__name__}: {e}")
             finally:
-                _close(page)
+                tabs[i].close(shared and state is not None)
+    for tab in tabs:
+        tab.finish()
     print("The first code cell (and the widget cells, or Run All) took (s):", took)
     assert problems == []
 

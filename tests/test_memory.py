@@ -53,3 +53,22 @@ def test_rss_plot_returns_its_axes():
 def test_sampler_refuses_an_interval_that_is_not_a_pause(every, error):
     with pytest.raises(error, match="sample_every"):
         memory.RssSampler(every)
+
+
+def test_rss_growth_compares_the_slopes_of_loading_and_streaming():
+    # in memory: 1 MB of RSS per MB loaded; the stream: 5 MB at start-up, then flat
+    loaded = [1e6 * k for k in range(1, 11)]
+    rss = [100e6 + b for b in loaded]
+    streamed = [200e6] + [205e6] * 40  # 4 epochs of 10 steps, 1 MB a step
+    growth = memory.compare_rss_growth(loaded, rss, 100e6, streamed, batch_bytes=1_000_000,
+                                       steps_per_epoch=10, predicted_bytes=2e6)
+    assert abs(growth.in_memory_slope - 1) < 1e-9 and abs(growth.streamed_slope) < 1e-9
+    assert (growth.first_epoch_mb, growth.later_mb, growth.later_epochs) == (5, 0, 3)
+    assert growth.frames_ratio == 4  # 40 MB streamed, 10 MB held
+    assert str(growth).startswith("stream: +5 MB in the first epoch, +0 MB in the 3 after")
+
+
+def test_rss_growth_needs_two_epochs_of_steps():
+    with pytest.raises(ValueError, match="two epochs"):
+        memory.compare_rss_growth([1e6, 2e6], [1e6, 2e6], 0, [1e6] * 10, batch_bytes=1,
+                                  steps_per_epoch=10, plot=False)

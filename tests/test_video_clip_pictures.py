@@ -10,7 +10,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from datakit.see.video_clip import clip_animation, clip_grid, plot_clip  # noqa: E402
+from datakit.see.video_clip import (  # noqa: E402
+    clip_animation,
+    clip_grid,
+    plot_clip,
+    plot_fit_choices,
+)
 
 
 def test_grid_keeps_frame_order_and_takes_grayscale_floats():
@@ -30,3 +35,14 @@ def test_plot_draws_into_the_axes_given_and_animation_is_html():
     assert "<script" in clip_animation(clip[0])
     with pytest.raises(ValueError, match="pass one clip"):
         plot_clip(np.zeros((4, 6, 6)))
+
+
+def test_fit_choices_show_a_tall_frame_squashed_cropped_and_padded():
+    tall = np.full((64, 32, 3), 200, np.uint8)  # a frame twice as tall as wide
+    axes = plot_fit_choices(tall.transpose(1, 0, 2), tall, 16)
+    titles = [ax.get_title() for ax in axes]
+    assert titles == ["as stored\n32x64", "turned\n64x32", "squashed\n16x16", "cropped\n16x16",
+                      "padded\n16x16"]
+    padded = axes[4].get_images()[0].get_array()
+    assert padded[:, :4].max() == 0 and padded[:, 6:10].min() == 200  # black bars left, right
+    plt.close(axes[0].figure)

@@ -233,17 +233,17 @@ import os, signal, sys
 from datakit.readers import video
 from datakit.readers.video import part_files
 
-record_bytes, made = part_files.tfrecord_bytes, []
+write_record, made = part_files._write_record, []
 
 
-def die_in_the_fourth_part(record):  # a kill -9 while the 4th video's part is being written
+def die_in_the_fourth_part(f, pieces):  # a kill -9 while the 4th video's part is being written
     made.append(1)
     if len(made) == 4:
         os.kill(os.getpid(), signal.SIGKILL)
-    return record_bytes(record)
+    return write_record(f, pieces)
 
 
-part_files.tfrecord_bytes = die_in_the_fourth_part
+part_files._write_record = die_in_the_fourth_part
 if __name__ == "__main__":
     video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(32, 32), processes=1,
                              progress=False)

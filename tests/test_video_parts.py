@@ -85,6 +85,11 @@ def test_shards_come_out_in_order_whatever_order_the_parts_arrive(tmp_path):
     files = manifest.read_manifest(out / "validation")["sets"]["videos"]["files"]
     assert [(f["file"], f["records"]) for f in files] == [("videos-00000-of-00001.tfrecord", 1)]
     assert not (out / ".next").exists()
+    # each shard was hashed as it grew: the manifest's digest is the file's (renumbered too)
+    for name in written:
+        for f in manifest.read_manifest(out / name)["sets"]["videos"]["files"]:
+            assert f["sha256"] == manifest.sha256(out / name / f["file"]), (name, f)
+            assert "digests" not in manifest.read_manifest(out / name)["sets"]["videos"]
 
 
 def test_a_run_stopped_before_its_commit_leaves_the_old_sets_and_no_next_folder(tmp_path):
@@ -105,3 +110,27 @@ def test_a_run_stopped_before_its_commit_leaves_the_old_sets_and_no_next_folder(
         pass
     assert _ids(generations.current(out / "train")) == [0, 1]
     assert not (out / "validation").exists() and not (out / ".next").exists()
+
+
+def test_the_workers_take_the_longest_videos_first(tmp_path, monkeypatch):
+    """Under several workers, the converter hands out the videos longest first (the last to
+    finish is a short one); the shards come out the same, in the listed order."""
+    from datakit.readers import video
+    from datakit.readers.video import convert
+
+    for k, frames in enumerate((8, 40, 16, 24)):  # one class, four lengths
+        clip = video.make_video(0, size=16, min_frames=frames, max_frames=frames, seed=k)
+        video.write_video(clip.frames, tmp_path / "in" / "a" / f"v{k}.mp4", fps=10)
+    handed = []
+
+    def in_order(work, items, todo, processes):
+        handed.extend(items[i].info.frames for i in todo)
+        for i in todo:
+            yield i, work(items[i])
+
+    monkeypatch.setattr(convert, "convert_all", in_order)
+    video.write_video_shards(tmp_path / "in", tmp_path / "out", processes=2, progress=False)
+    assert handed == [40, 24, 16, 8]
+    frames = [v["frames"] for v in manifest.read_manifest(tmp_path / "out" / "train")["sets"]
+              ["videos"]["videos"]]
+    assert frames == [8, 40, 16, 24]  # the listed order, whatever order they converted in

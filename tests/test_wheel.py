@@ -92,7 +92,11 @@ def test_notebooks_01_and_10_run_from_the_wheel_alone_outside_the_repository(dis
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "DATAKIT_DATA_DIR", "VIRTUAL_ENV", "JUPYTER_PATH",
                         "TF_USE_LEGACY_KERAS")}
+    # --no-compile: pip would byte-compile every module of TensorFlow, Keras, Jupyter... (9 of
+    # this test's 80 CPU seconds, measured with and without); the notebooks compile what they
+    # import, as they would.
     install = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet",
+                              "--no-compile", "--disable-pip-version-check",
                               f"{dist['wheel']}[video,notebook]"], env=env, timeout=1200,
                              capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-3000:]

@@ -127,7 +127,9 @@ def write_set(folder: str | os.PathLike, name: str, staged: dict, counts: dict, 
     """Commit the complete temporary files ``staged`` (wanted name -> temp path) as set ``name``.
 
     ``counts``: wanted name -> rows or records; ``pattern``: a glob that
-    every file of the set matches (and no other). The previous generation of
+    every file of the set matches (and no other); ``digests`` (optional): wanted
+    name -> the SHA-256 of its staged file, where the writer hashed it while writing
+    (the file is then not read again here). The previous generation of
     the set, and whatever a killed writer left in the folder, is deleted;
     other sets in the manifest are kept. Returns the new file names: the wanted
     names, the same across rewrites (the set's ``generation`` counts them).
@@ -156,7 +158,8 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
                 staged[w] = tmp
         owner = {w: name for name, spec in specs.items() for w in spec["staged"]}
         entries = {w: {"file": None, specs[owner[w]]["unit"]: int(specs[owner[w]]["counts"][w]),
-                       "bytes": os.path.getsize(t), "sha256": sha256(t)}
+                       "bytes": os.path.getsize(t),
+                       "sha256": specs[owner[w]].get("digests", {}).get(w) or sha256(t)}
                    for w, t in staged.items()}
         finals_of: dict[str, list[str]] = {}
 
@@ -169,7 +172,8 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
             final = dict(zip(staged, finals, strict=True))
             for name, spec in specs.items():
                 unit = spec["unit"]
-                extra = {k: v for k, v in spec.items() if k not in ("staged", "counts")}
+                extra = {k: v for k, v in spec.items()
+                         if k not in ("staged", "counts", "digests")}
                 files = [dict(entries[w], file=final[w]) for w in spec["staged"]]
                 totals = {"files": len(files), unit: sum(e[unit] for e in files),
                           "bytes": sum(e["bytes"] for e in files)}

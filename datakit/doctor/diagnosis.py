@@ -48,7 +48,7 @@ from datakit.perf.throughput import Run, consumer_wait, measure
 if TYPE_CHECKING:  # memory_use is imported when memory=True asks for it
     from datakit.doctor.memory_use import MemoryReport
 
-__all__ = ["diagnose", "overhead", "plot_report"]
+__all__ = ["diagnose", "plot_report"]
 
 METHOD = ("stage costs: each prefix of the chain timed alone with the runtime's hidden help off "
           "(inject_prefetch, map_parallelization, parallel_batch, map_and_batch_fusion, autotune); "

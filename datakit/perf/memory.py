@@ -3,8 +3,9 @@
 The resident set size (RSS) is the memory the operating system counts against the
 machine. :class:`RssSampler` tracks its peak while something runs (``bench`` uses
 it); :func:`memory_logger` records the RSS after every step of ``fit()`` and
-:func:`plot_rss_over_time` draws it. The all-in-memory video baseline that
-streaming replaces is :mod:`datakit.readers.video.in_memory`.
+:func:`plot_rss_over_time` draws it; :func:`compare_rss_growth` sets a stream's RSS
+growth beside that of data held in memory, per MB of data handed over. The all-in-memory
+video baseline that streaming replaces is :mod:`datakit.readers.video.in_memory`.
 
 >>> rss_bytes() > 0, peak_rss_bytes() > 0  # both move while we look: compare with care
 (True, True)
@@ -19,6 +20,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 import keras
 import numpy as np
@@ -26,7 +28,7 @@ import psutil
 
 from datakit.core.arguments import check_seconds
 
-__all__ = ["rss_bytes", "memory_logger"]
+__all__ = ["rss_bytes", "memory_logger", "compare_rss_growth"]
 
 
 def rss_bytes(children: bool = False) -> int:
@@ -120,3 +122,91 @@ def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TF
         ax.set_ylim(bottom=0)
         ax.legend(loc="lower right")
     return ax
+
+
+@dataclass(frozen=True)
+class RssGrowth:
+    """What :func:`compare_rss_growth` measured; its ``str`` is the verdict in one line."""
+
+    in_memory_slope: float  # MB of RSS per MB of data loaded into memory
+    streamed_slope: float   # the stream's, fitted to the second half of its steps
+    first_epoch_mb: float   # the stream's RSS growth in its first epoch
+    later_mb: float         # its growth in the epochs after
+    later_epochs: int
+    frames_ratio: float     # MB handed over by the stream / MB held in memory
+
+    def __str__(self) -> str:
+        return (f"stream: +{self.first_epoch_mb:.0f} MB in the first epoch, "
+                f"+{self.later_mb:.0f} MB in the {self.later_epochs} after; second half: "
+                f"{self.streamed_slope:.3f} MB per MB of frames; "
+                f"in memory: {self.in_memory_slope:.2f} MB per MB")
+
+
+def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, *,
+                       batch_bytes: int, steps_per_epoch: int,
+                       predicted_bytes: float | None = None, plot: bool = True) -> RssGrowth:
+    """RSS growth per MB handed over: data loaded into memory against a stream during ``fit()``.
+
+    Args:
+        loaded_bytes, loaded_rss: after each item loaded into memory, the bytes held so far
+            and the RSS; ``rss_before``: the RSS before the first.
+        streamed_rss: the RSS before the first step of ``fit()``, then after each step
+            (``memory_logger().rss``); each step hands over ``batch_bytes`` of data.
+        steps_per_epoch: the stream's steps in one epoch.
+        predicted_bytes: what the stream is predicted to hold, drawn as a line (optional).
+        plot: draw the two pictures: both growths on one pair of axes, and the stream
+            after its first epoch, zoomed, with the line fitted to its second half.
+
+    Both slopes are least-squares lines: over every item loaded, and over the second half
+    of the stream's steps (after its start-up costs).
+    """
+    loaded_mb = np.asarray(loaded_bytes, float) / 1e6
+    loaded_growth = (np.asarray(loaded_rss, float) - rss_before) / 1e6
+    streamed_mb = batch_bytes / 1e6 * np.arange(len(streamed_rss))
+    streamed_growth = (np.asarray(streamed_rss, float) - streamed_rss[0]) / 1e6
+    if len(loaded_mb) < 2 or len(streamed_mb) < 2 * steps_per_epoch or steps_per_epoch < 1:
+        raise ValueError(f"{len(loaded_mb)} items loaded, {len(streamed_mb) - 1} steps streamed: "
+                         "pass two items or more, and two epochs of steps or more")
+    half = len(streamed_mb) // 2
+    in_memory_slope = float(np.polyfit(loaded_mb, loaded_growth, 1)[0])
+    slope, intercept = np.polyfit(streamed_mb[half:], streamed_growth[half:], 1)
+    first = streamed_growth[steps_per_epoch]
+    growth = RssGrowth(in_memory_slope, float(slope), float(first),
+                       float(streamed_growth[-1] - first),
+                       (len(streamed_mb) - 1) // steps_per_epoch - 1,
+                       float(streamed_mb[-1] / loaded_mb[-1]))
+    if plot:
+        _plot_growths(loaded_mb, loaded_growth, streamed_mb, streamed_growth, steps_per_epoch,
+                      (float(slope), float(intercept)), predicted_bytes)
+    return growth
+
+
+def _plot_growths(loaded_mb, loaded_growth, streamed_mb, streamed_growth, steps_per_epoch,
+                  line, predicted_bytes) -> None:
+    import matplotlib.pyplot as plt
+
+    from datakit import plotting  # here: measuring memory loads no Matplotlib
+
+    slope, intercept = line
+    half = len(streamed_mb) // 2
+    with plotting.style():
+        _, (both, alone) = plt.subplots(1, 2, figsize=(11, 4))
+        both.plot(loaded_mb, loaded_growth, "o", ms=3, color=plotting.PALETTE[3],
+                  label="every frame decoded into memory")
+        both.plot(streamed_mb, streamed_growth, "-", color=plotting.PALETTE[0],
+                  label="streamed into fit()")
+        if predicted_bytes is not None:
+            both.axhline(predicted_bytes / 1e6, ls=":", color="gray",
+                         label="predicted: what the stream holds")
+        both.set(xlabel="video frames handed over (MB)", ylabel="RSS growth (MB)",
+                 title="In memory vs streamed")
+        both.legend(loc="center right")
+        later = slice(steps_per_epoch, None)
+        alone.plot(streamed_mb[later], streamed_growth[later], "-", color=plotting.PALETTE[0],
+                   label="streamed into fit(), after its first epoch")
+        alone.plot(streamed_mb[half:], intercept + slope * streamed_mb[half:], "--",
+                   color="black", label=f"second half: {slope:+.3f} MB per MB")
+        alone.set(xlabel="video frames handed over (MB)", ylabel="RSS growth (MB)",
+                  title="The stream after its first epoch (zoomed)")
+        alone.legend(loc="lower right")
+        plt.show()

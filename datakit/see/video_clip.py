@@ -3,7 +3,8 @@
 A clip is what the video readers yield: ``(frames, height, width, channels)``,
 ``uint8`` or ``float32`` values 0-255, RGB or grayscale (a NumPy array or a
 tensor). :func:`plot_clip` draws the frames in rows into one Axes and returns
-it (it never calls ``plt.show()``); :func:`clip_animation` returns the clip as
+it (it never calls ``plt.show()``); :func:`plot_fit_choices` shows one frame fitted to
+a model's size three ways (squashed, cropped, padded); :func:`clip_animation` returns the clip as
 self-contained JS-HTML (``IPython.display.HTML(...)`` shows it; GitHub and an
 HTML export play it too):
 
@@ -27,7 +28,7 @@ import numpy as np
 from datakit import plotting
 from datakit.core.arguments import check_count
 
-__all__ = ["plot_clip", "clip_animation"]
+__all__ = ["plot_clip", "clip_animation", "plot_fit_choices"]
 
 
 def _frames(clip) -> np.ndarray:
@@ -92,3 +93,26 @@ def clip_animation(clip, *, interval: int = 120, dpi: int = 60, title: str | Non
         return anim.to_jshtml(default_mode="loop", embed_frames=True)
     finally:
         plt.close(fig)
+
+
+def plot_fit_choices(stored, upright, size: int):
+    """One frame as stored, turned upright, then fitted to ``size x size`` three ways.
+
+    Squashed (each side scaled on its own), cropped (the short side fits, the centre is
+    cut) and padded (the long side fits, black bars around), side by side, each titled
+    with its shape. Returns the figure's Axes (it never calls ``plt.show()``).
+    """
+    import matplotlib.pyplot as plt
+
+    from datakit.readers.video.decoding import fit_frame
+
+    shown = {"as stored": stored, "turned": upright,
+             "squashed": fit_frame(upright, (size, size)),
+             "cropped": fit_frame(upright, (size, size), crop_to_aspect_ratio=True),
+             "padded": fit_frame(upright, (size, size), pad_to_aspect_ratio=True)}
+    with plotting.style():
+        _, axes = plt.subplots(1, len(shown), figsize=(9, 2.4))
+        for ax, (title, rgb) in zip(axes, shown.items(), strict=True):
+            ax.imshow(rgb)
+            ax.set(title=f"{title}\n{rgb.shape[0]}x{rgb.shape[1]}", xticks=[], yticks=[])
+    return axes

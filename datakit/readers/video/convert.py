@@ -11,7 +11,8 @@ worker processes as its middle step):
 
 - streams one video at a time, so memory holds one video's JPEGs, never its
   decoded frames (worker processes decode, encode and write each video's part,
-  one video each, on every core; :mod:`~datakit.readers.video.part_files`);
+  one video each, on every core, the longest videos first so that no core is
+  left alone with a long one at the end; :mod:`~datakit.readers.video.part_files`);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and
@@ -42,6 +43,7 @@ from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
 from datakit.readers.video.conversion import Conversion, convert_videos
+from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 from datakit.readers.video.workers import convert_all
@@ -110,6 +112,8 @@ def _convert(work, job: Conversion, processes: int, progress: bool | None,
     bar = progress_bar(n, "videos", progress=progress, unit="video", initial=n - len(todo))
     jobs = {i: PartJob(folder.infos[i], str(parts / names[i]), i, folder.labels[i])
             for i in todo}
+    if processes > 1:  # the longest first: the last video to finish is a short one
+        todo = sorted(todo, key=lambda i: -_expected_cpu(folder.infos[i], job.options))
     try:
         for i, done in convert_all(work, jobs, todo, processes):
             if isinstance(done, DataError):
@@ -129,3 +133,14 @@ def _convert(work, job: Conversion, processes: int, progress: bool | None,
         raise
     bar.close()
     return failed
+
+
+def _expected_cpu(info, options) -> float:
+    """A video's conversion, in rough CPU seconds (measured on H.264 at 320x240 to 112x112):
+    decoding about 85 ns a byte of the file and 0.5 ns a pixel of each frame, scaling and
+    JPEG about 8 ns an output pixel. Only the order matters: the workers take the videos
+    longest first, so no worker is left alone with a long video at the end."""
+    h, w = options.frame_size or (info.height, info.width)
+    out = len(output_frames(info, options.fps))
+    size = info.stamp[0] if info.stamp else 0
+    return 85e-9 * size + 0.5e-9 * info.frames * info.height * info.width + 8e-9 * out * h * w

@@ -94,17 +94,61 @@ def sequence_example_bytes(context: dict, frames: list[bytes]) -> bytes:
     ...     .feature_list["frames"].feature)
     (3, 2)
     """
+    return b"".join(_example_pieces(context, frames))
+
+
+def _example_pieces(context: dict, frames: list[bytes]) -> list[bytes]:
+    """:func:`sequence_example_bytes` in pieces whose concatenation it is: the JPEGs are
+    never copied into one record (three copies of 600 KB a record, each in fresh pages)."""
     features = b"".join(_field(1, _map_entry(k, _feature(v))) for k, v in context.items())
-    frame_list = b"".join(_field(1, _feature(f)) for f in frames)
-    lists = _field(1, _map_entry("frames", frame_list))
-    return _field(1, features) + _field(2, lists)
+    frame_list = _frame_list(frames)
+    n = sum(map(len, frame_list))
+    # _field(2, _field(1, _map_entry("frames", frame_list))), the frame list left in pieces
+    entry = _field(1, b"frames") + _varint(2 << 3 | 2) + _varint(n)
+    lists = _TAG1 + _varint(len(entry) + n)
+    head = _field(1, features) + _varint(2 << 3 | 2) + _varint(len(lists) + len(entry) + n)
+    return [head + lists + entry, *frame_list]
+
+
+#: The tag of field 1 as a length-delimited field (wire type 2): one byte.
+_TAG1 = _varint(1 << 3 | 2)
+
+
+def _frame_list(frames: list[bytes]) -> list[bytes]:
+    """``_field(1, _feature(f))`` of each frame, in pieces: a header and the JPEG itself, not
+    copied (a ``Feature`` holding a ``BytesList`` holding the JPEG: three fields deep, only
+    the three headers differ)."""
+    pieces: list[bytes] = []
+    for f in frames:
+        n = len(f)
+        inner = _TAG1 + _varint(n)  # BytesList.value
+        middle = _TAG1 + _varint(len(inner) + n)  # Feature.bytes_list
+        pieces += (_TAG1 + _varint(len(middle) + len(inner) + n) + middle + inner, f)
+    return pieces
 
 
 def _masked_crc(data: bytes) -> int:
     import google_crc32c
 
-    crc = google_crc32c.value(data)
+    return _masked(google_crc32c.value(data))
+
+
+def _masked(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _write_record(f, pieces: list[bytes]) -> None:
+    """The record whose data is ``pieces`` joined, framed as :func:`tfrecord_bytes` frames it,
+    written to ``f`` piece by piece (its CRC extended over them)."""
+    import google_crc32c
+
+    crc = 0
+    for piece in pieces:
+        crc = google_crc32c.extend(crc, piece)
+    length = struct.pack("<Q", sum(map(len, pieces)))
+    f.write(length + struct.pack("<I", _masked_crc(length)))
+    f.writelines(pieces)
+    f.write(struct.pack("<I", _masked(crc)))
 
 
 def tfrecord_bytes(record: bytes) -> bytes:
@@ -120,17 +164,28 @@ def write_part(path: Path, *, source: str, i: int, label: int, jpegs: list[bytes
 
     One record per ``chunk_frames`` frames, each with the video's context and its ``first``.
     """
-    with atomic_file(path) as tmp:
-        Path(tmp).write_bytes(b"".join(chunk_records(source=source, i=i, label=label,
-                                                     jpegs=jpegs, chunk_frames=chunk_frames)))
+    with atomic_file(path) as tmp, open(tmp, "wb") as f:  # piece by piece: the JPEGs are
+        for first in range(0, max(len(jpegs), 1), chunk_frames):  # not copied in memory
+            _write_record(f, _example_pieces(_context(source, i, label, jpegs, first),
+                                             jpegs[first:first + chunk_frames]))
 
 
 def chunk_records(*, source: str, i: int, label: int, jpegs: list[bytes],
                   chunk_frames: int = CHUNK_FRAMES) -> list[bytes]:
     """Video ``i`` as the framed TFRecords of its chunks: one per ``chunk_frames`` frames, each
     with the video's context and its ``first`` frame (the layout ``clip_dataset`` reads)."""
-    n = len(jpegs)
-    return [tfrecord_bytes(sequence_example_bytes(
-        {"id": i, "label": label, "length": n, "first": first, "source": source.encode()},
-        jpegs[first:first + chunk_frames])) for first in range(0, max(n, 1), chunk_frames)]
+    return [_chunk_record(source, i, label, jpegs, first, chunk_frames)
+            for first in range(0, max(len(jpegs), 1), chunk_frames)]
+
+
+def _chunk_record(source: str, i: int, label: int, jpegs: list[bytes], first: int,
+                  chunk_frames: int) -> bytes:
+    """The framed record of video ``i``'s chunk that starts at frame ``first``."""
+    return tfrecord_bytes(sequence_example_bytes(_context(source, i, label, jpegs, first),
+                                                 jpegs[first:first + chunk_frames]))
+
+
+def _context(source: str, i: int, label: int, jpegs: list[bytes], first: int) -> dict:
+    return {"id": i, "label": label, "length": len(jpegs), "first": first,
+            "source": source.encode()}
 

@@ -5,16 +5,17 @@ order (TFRecord files concatenate into a TFRecord file); the manifest says, for
 each video, its shard and the byte offset of each of its records (its chunks),
 so a reader can read a clip's records without the rest. :class:`ShardSets`
 appends a video's part to its shard as soon as the parts before it in that
-shard are there, so the shards grow while the workers still convert and the
-commit at the end has little left to copy; a video that failed (under
-``on_bad_file="skip"``) is left out of its shard. The sets are written in
-``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
+shard are there, so the shards grow (and are hashed for the manifest) while the
+workers still convert and the commit at the end has little left to copy or
+read; a video that failed (under ``on_bad_file="skip"``) is left out of its shard.
+The sets are written in ``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
 before :meth:`ShardSets.commit` leaves the sets that were there untouched.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 from contextlib import ExitStack
@@ -49,6 +50,15 @@ class _Shard:
     def __init__(self, path: Path, ids: list[int]):
         self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
         self.ids, self.next, self.records = ids, 0, 0
+        self.sha256 = hashlib.sha256()  # hashed as it grows: the commit need not read it again
+
+    def append(self, part: Path, buffer: memoryview) -> None:
+        """``part``'s bytes added at the end, through ``buffer`` (one reused for every part:
+        a fresh megabyte per read cost the parent a page fault per 4 KB)."""
+        with open(part, "rb", buffering=0) as src:
+            while n := src.readinto(buffer):
+                self.file.write(buffer[:n])
+                self.sha256.update(buffer[:n])
 
 
 class ShardSets:
@@ -68,6 +78,7 @@ class ShardSets:
         self.chunks: dict[int, list[int]] = {}  # video id -> its records' offsets in its shard
         self._switching = False  # past it, .next/ is the current generation (see switch)
         self._stack = ExitStack()
+        self._buffer = memoryview(bytearray(1 << 20))  # parts are copied through it
         self.next = generations.next_folder(self.out)
         self.stages: dict[str, Staging] = {}
         self.shards: dict[str, dict[str, _Shard]] = {}
@@ -120,8 +131,7 @@ class ShardSets:
                         part = self.parts / self.names[i]
                         at = shard.file.tell()
                         self.chunks[i] = [at + o for o in record_offsets(part)]
-                        with open(part, "rb") as src:  # 1 MB at a time
-                            shutil.copyfileobj(src, shard.file, 1 << 20)
+                        shard.append(part, self._buffer)
                         shard.records += len(self.chunks[i])
                     shard.next += 1
 
@@ -150,7 +160,9 @@ class ShardSets:
             staged = {new: self.stages[name].files[f] for new, f in renamed.items()}
             shard_of = {i: new for new, f in renamed.items() for i in shards[f].ids}
             counts = {new: shards[f].records for new, f in renamed.items()}
-            write_video_set(self.next / name, staged, counts, class_names=class_names,
+            digests = {new: shards[f].sha256.hexdigest() for new, f in renamed.items()}
+            write_video_set(self.next / name, staged, counts, digests=digests,
+                            class_names=class_names,
                             videos=[dict(entry[i], shard=shard_of[i], chunks=self.chunks[i])
                                     for i in ids], **options)
             written.append(name)

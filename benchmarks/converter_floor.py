@@ -1,0 +1,236 @@
+"""The converter against its work's floor: frames per CPU second, and the cores it keeps busy.
+
+    python -m benchmarks.converter_floor [--quick] [--rounds 3] [--sizes 320x240,640x480]
+
+The work: every frame of 12 generated H.264 videos of 60 s (the videos of
+``benchmarks/video_peers.py``) decoded, scaled to 112x112 and encoded as a
+JPEG of quality 90. Two contenders, each in its own process, alternated
+round by round so that a busy moment of a shared machine hits both:
+
+- *convert*: ``write_video_shards(..., frame_size=(112, 112))`` on all cores,
+  the whole call timed (listing, workers, shards, commit), with the CPU of
+  the whole process tree (its workers included);
+- *floor*: the same videos in one thread of one process, nothing but the
+  work: PyAV decoding (one decoder thread), one scaler reused for every frame
+  (to full-range YUV 4:2:0) and libjpeg-turbo encoding from those planes
+  (``simplejpeg``); beside it, decode alone and decode + scale, for where
+  the CPU goes. The floor reads every video the converter reads: their
+  decode rates differ (2.4x between the easiest and the hardest here).
+
+Printed per size: the converter's frames per CPU second against the floor's
+(the ratio taken within each round: median and min over rounds), its cores
+busy (CPU s / wall s of the call), and the machine's load average around each
+round. The probe cache is warm (a first conversion of a new folder probes
+each file once: see ``datakit.readers.video.probe_cache``). Results go to
+``benchmarks/RESULTS_converter.md``; ``--quick`` (4 videos of 3 s at 160x120,
+1 round) checks the harness and writes under ``--work``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.processes import run_in_process
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / "work" / "video_peers"  # the same videos as video_peers.py
+OUT = ROOT / "benchmarks" / "RESULTS_converter.md"
+SIZE, QUALITY = 112, 90
+
+
+# -- the contenders, each run in its own process (``python -m benchmarks.converter_floor JOB``) --
+
+
+def _tree_cpu() -> float:
+    from benchmarks.video_peer_worker import tree_cpu
+    return tree_cpu()
+
+
+def convert(job: dict) -> dict:
+    """``write_video_shards`` on all cores: frames, wall and CPU seconds of the whole call."""
+    from datakit.readers.video import write_video_shards
+    from datakit.readers.video.decoding import probe
+    folder, out = Path(job["folder"]), Path(job["out"])
+    frames = sum(probe(p).frames for p in sorted(folder.glob("*/*.mp4")))
+    shutil.rmtree(out, ignore_errors=True)
+    t0, c0 = time.perf_counter(), _tree_cpu()
+    write_video_shards(folder, out, frame_size=(SIZE, SIZE), quality=QUALITY, progress=False,
+                       processes=job.get("processes"))  # (all cores unless a job says)
+    wall, cpu = time.perf_counter() - t0, _tree_cpu() - c0
+    shutil.rmtree(out, ignore_errors=True)
+    return {"frames": frames, "wall_s": wall, "cpu_s": cpu, "frames_per_cpu_s": frames / cpu,
+            "frames_per_s": frames / wall, "cores_busy": cpu / wall}
+
+
+def floor(job: dict) -> dict:
+    """One thread: decode alone, decode + one reused scaler, and + the JPEG (the floor)."""
+    import av
+    import numpy as np
+    import simplejpeg
+    from av.video.reformatter import VideoReformatter
+
+    paths = [str(p) for p in sorted(Path(job["folder"]).glob("*/*.mp4"))]
+    scaler = VideoReformatter()
+
+    def run(scale: bool, jpeg: bool, paths=paths) -> float:
+        c0, n = _tree_cpu(), 0
+        for path in paths:
+            with av.open(path) as c:
+                s = c.streams.video[0]
+                s.codec_context.thread_count = 1
+                for frame in c.decode(s):
+                    n += 1
+                    if not scale:
+                        continue
+                    small = scaler.reformat(frame, width=SIZE, height=SIZE, format="yuv420p",
+                                            dst_color_range="JPEG", interpolation="BILINEAR",
+                                            threads=1)
+                    if jpeg:
+                        planes = [np.frombuffer(memoryview(p), np.uint8)
+                                  .reshape(p.height, p.line_size)[:, :p.width]
+                                  for p in small.planes]
+                        simplejpeg.encode_jpeg_yuv_planes(*planes, quality=QUALITY)
+        return n / (_tree_cpu() - c0)
+
+    run(True, True, paths[:1])  # warm-up: the libraries loaded
+    return {"decode_frames_per_cpu_s": run(False, False),
+            "scale_frames_per_cpu_s": run(True, False),
+            "frames_per_cpu_s": run(True, True)}
+
+
+# -- the report -----------------------------------------------------------------------------
+
+
+def _med(xs) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def measure(folder: Path, rounds: int, work: Path, log) -> list[dict]:
+    """Each round: the converter and the floor (in alternating order), with the load around."""
+    out = []
+    for r in range(rounds):
+        load0 = os.getloadavg()[0]
+        order = ("convert", "floor") if r % 2 == 0 else ("floor", "convert")
+        res = {}
+        for name in order:
+            job = {"kind": name, "folder": str(folder), "out": str(work / "shards")}
+            res[name] = run_in_process("benchmarks.converter_floor", job, 1800)
+            log(f"round {r + 1}/{rounds} {name}: {res[name]}")
+        res["load"] = (load0, os.getloadavg()[0])
+        out.append(res)
+    return out
+
+
+def section(rounds: list[dict], size: str, cores: int) -> list[str]:
+    ok = [r for r in rounds if "error" not in r["convert"] and "error" not in r["floor"]]
+    if not ok:
+        errors = {k: r[k]["error"] for r in rounds for k in ("convert", "floor")
+                  if "error" in r[k]}
+        return [f"\n## {size}\n", f"ERROR: {errors}"]
+    ratio = [r["convert"]["frames_per_cpu_s"] / r["floor"]["frames_per_cpu_s"] for r in ok]
+    busy = [r["convert"]["cores_busy"] for r in ok]
+    L = [f"\n## {size}\n",
+         "| round | load average (start, end) | converter frames per CPU s | floor frames per "
+         "CPU s (decode alone, decode + scale) | converter / floor | converter cores busy "
+         "| converter frames/s |",
+         "|--:|--|--:|--:|--:|--:|--:|"]
+    for k, r in enumerate(ok, 1):
+        c, f = r["convert"], r["floor"]
+        L.append(f"| {k} | {r['load'][0]:.1f}, {r['load'][1]:.1f} | "
+                 f"{c['frames_per_cpu_s']:,.0f} | {f['frames_per_cpu_s']:,.0f} "
+                 f"({f['decode_frames_per_cpu_s']:,.0f}, {f['scale_frames_per_cpu_s']:,.0f}) | "
+                 f"{ratio[k - 1]:.2f}x | {c['cores_busy']:.2f} of {cores} | "
+                 f"{c['frames_per_s']:,.0f} |")
+    floor_ = _med([r["floor"]["frames_per_cpu_s"] for r in ok])
+    decode = _med([r["floor"]["decode_frames_per_cpu_s"] for r in ok])
+    L += ["", f"- the converter against its work's floor: **{_med(ratio):.2f}x** per CPU second "
+          f"(min {min(ratio):.2f}, {len(ok)} round(s)), **{_med(busy):.2f} of {cores} cores "
+          f"busy** (min {min(busy):.2f}); the floor {floor_:,.0f} frames per CPU s, decode "
+          f"alone {decode:,.0f} ({floor_ / decode:.2f}x of it)"]
+    return L
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.converter_floor",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="4 videos of 3 s, 160x120, 1 round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sizes", default="320x240,640x480")
+    ap.add_argument("--videos", type=int, default=12)
+    ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--work", default=str(WORK), help="where the videos and shards go")
+    ap.add_argument("--out", help=f"the results file (default {OUT.name}; with --quick, "
+                    "RESULTS_converter_quick.md under --work)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.videos, args.seconds, args.sizes, args.rounds = 4, 3, "160x120", 1
+    out = Path(args.out or (Path(args.work) / "RESULTS_converter_quick.md" if args.quick
+                            else OUT))
+    from benchmarks.video_peers import make_videos
+
+    def log(msg: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+    cores, started = _cores(), time.time()
+    L: list[str] = []
+    for size in args.sizes.split(","):
+        w, h = (int(v) for v in size.split("x"))
+        base = Path(args.work) / f"{w}x{h}_{args.videos}x{args.seconds}s"
+        log(f"{size}: making {args.videos} videos of {args.seconds} s (once) under {base}")
+        folder = make_videos(base, args.videos, args.seconds, w, h)
+        _warm_probes(folder)
+        part = section(measure(folder, args.rounds, base, log), size, cores)
+        print("\n".join(part), flush=True)
+        L += part
+    command = "python -m benchmarks.converter_floor" + (" --quick" if args.quick else "")
+    head = [
+        "# Benchmarks: the converter against its work's floor\n",
+        f"Made by `{command}` (also run by `make bench`) on "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, in "
+        f"{(time.time() - started) / 60:.0f} min. Machine: {cores} cores for this process "
+        "(`datakit.core.cores.cpu_cores`), shared with other work: the load average is "
+        "printed around each round; read the ratios taken within a round.\n",
+        f"Work: every frame of {args.videos} generated H.264 videos of {args.seconds} s at "
+        f"30 fps, decoded, scaled to {SIZE}x{SIZE} and encoded as JPEG (quality {QUALITY}). "
+        "*converter*: `write_video_shards` on all cores, the whole call (listing with a warm "
+        "probe cache, worker processes, shards, commit), CPU of the whole process tree. "
+        "*floor*: one thread of one process doing nothing but the work (PyAV's decoder on one "
+        "thread, one scaler reused for every frame, libjpeg-turbo from the scaled YUV planes), "
+        "over the same videos (they differ: their decode rates span 2.4x); beside it decode "
+        "alone and decode + scale. Cores busy: the converter's CPU seconds over its wall seconds.",
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(head + L) + "\n")
+    log(f"wrote {out}")
+    return 0
+
+
+def _cores() -> int:
+    from datakit.core.cores import cpu_cores
+    return cpu_cores()
+
+
+def _warm_probes(folder: Path) -> None:
+    from datakit.readers.video.decoding import probe
+    for p in sorted(folder.glob("*/*.mp4")):
+        probe(p)
+
+
+def _job_main(job: dict) -> int:
+    result = {"convert": convert, "floor": floor}[job["kind"]](job)
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1].startswith("{"):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        sys.exit(_job_main(json.loads(sys.argv[1])))
+    sys.exit(main(sys.argv[1:]))
