@@ -213,18 +213,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _data(args):
-    """The videos (made once), their shards and the clip settings, at the run's size."""
+def _data(args, *, shards: bool = True):
+    """The videos (made once), their shards (``shards``: written once) and the clip settings."""
     from benchmarks.video_peer_loaders import Work
     from benchmarks.video_peers import WORK, make_videos
     from datakit.readers.video import write_video_shards
     n, secs, (w, h), steps = (4, 3, (160, 120), 4) if args.quick else (12, 60, (320, 240),
                                                                          args.steps)
     base = WORK / f"{w}x{h}_{n}x{secs}s"
-    folder, shards, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
-    if not (shards / "train").exists():
-        write_video_shards(folder, shards, frame_size=(work.size, work.size), progress=False)
-    return folder, shards, work, (n, secs, w, h, steps)
+    folder, out, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
+    if shards and not (out / "train").exists():
+        write_video_shards(folder, out, frame_size=(work.size, work.size), progress=False)
+    return folder, out, work, (n, secs, w, h, steps)
 
 
 def per_core_main(args) -> int:
@@ -248,7 +248,11 @@ def per_core_main(args) -> int:
                 "**No GPU run exists yet**: no machine with a GPU was at hand. Run "
                 "`python3 benchmarks/gpu_step.py --json gpu.json` on one (PyTorch alone), then "
                 "`python -m benchmarks.accelerator --per-core --gpu-result gpu.json` here.")
-    (ROOT / "benchmarks" / "RESULTS_accelerator.md").write_text(
+    from benchmarks.fit_overhead import SECTION
+    out = ROOT / "benchmarks" / "RESULTS_accelerator.md"
+    before = out.read_text() if out.exists() else ""
+    kept = "\n" + before[before.index(SECTION):] if SECTION in before else ""  # fit_overhead's
+    out.write_text(
         "# Does the input keep an accelerator busy?\n\n"
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
         f"{os.cpu_count()} cores, load average {load:.1f} "
@@ -258,7 +262,7 @@ def per_core_main(args) -> int:
         "drains); with a GPU run, the GPU's clips per second divided by it: the cores that "
         "feed needs to keep that GPU busy. When that is more cores than the machine has, "
         "convert to shards, use smaller frames, or decode on the GPU.\n\n"
-        f"{table}\n")
+        f"{table}\n" + kept)
     return 0
 
 
