@@ -149,7 +149,8 @@ def choose(runs: dict[str, list[dict]]) -> tuple[str, float]:
 
 def write_section(text: str) -> None:
     """Replace (or add) this benchmark's section of RESULTS_accelerator.md, keeping the rest."""
-    old = RESULTS.read_text() if RESULTS.exists() else "# Does the input keep an accelerator busy?\n"
+    old = RESULTS.read_text() if RESULTS.exists() else \
+        "# Does the input keep an accelerator busy?\n"
     pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
     new = pattern.sub(lambda _: text.rstrip("\n"), old) if SECTION in old else \
         old.rstrip("\n") + "\n\n" + text
