@@ -15,11 +15,12 @@ at 320x240; ``--quick``: 4 of 3 s at 160x120), clips of 16 frames, step 2, at
   ``read_frames`` (what each decoder calls) in n threads of one process and in
   n processes, side by side: the GIL can only cost the threads. Their ratio
   at n = cores is what the GIL takes from the scaling.
-- **the GIL's share of a decode**: one thread decodes the clips under
-  cProfile, timed by the thread's own CPU clock (another process's load does
-  not count): the time inside PyAV's calls that release the GIL (opening,
-  seeking, decoding, scaling) against the whole. The rest holds the GIL; at a
-  share ``g`` held, threads cannot go past about ``1 / g`` decoders' worth.
+- **the GIL's share of a decode**: one thread decodes the clips, timed by
+  its own CPU clock (another process's load does not count), plainly and
+  then under cProfile: the time inside PyAV's calls that release the GIL
+  (opening, seeking, decoding, scaling) against the plain run's whole. The
+  rest holds the GIL; at a share ``g`` held, threads cannot go past about
+  ``1 / g`` decoders' worth.
 
 ``--quick`` checks the harness in under a minute. The table goes to
 ``benchmarks/RESULTS_decoders.md`` (not with ``--quick``), with the machine's
@@ -128,11 +129,14 @@ RELEASING = ("open", "seek", "decode", "reformat")
 def gil_share(clips: list, rounds: int, say) -> list[float]:
     """The share of a decoding thread's CPU time spent holding the GIL, per round.
 
-    cProfile with the thread's CPU clock (so other processes' load does not
-    count) times every call; the GIL-releasing PyAV calls (:data:`RELEASING`)
-    are the part that runs without the GIL, everything else (the kit's Python,
-    NumPy, PyAV's glue, and the demuxer's ``next()``, which cProfile cannot
-    separate from the loop around it) holds it: an upper bound.
+    Each round decodes each clip twice in this thread, timed by its own CPU
+    clock (other processes' load does not count): once plainly, for the CPU a
+    clip takes, and once under cProfile, for the time inside the PyAV calls that
+    release the GIL (:data:`RELEASING`; each lasts from tens of microseconds to
+    milliseconds, so the profiler's own cost, a microsecond or so a call, hardly
+    touches them). The share held is 1 minus that time over the plain run's.
+    The demuxer's ``next()`` (``av_read_frame``, also without the GIL) cannot be
+    told apart from the loop around it and counts as held: an upper bound.
     """
     import cProfile
     import pstats
@@ -140,19 +144,21 @@ def gil_share(clips: list, rounds: int, say) -> list[float]:
     _decode(clips[0])
     out = []
     for r in range(rounds):
-        prof = cProfile.Profile(time.thread_time)
-        prof.enable()
-        for clip in clips:
+        prof, plain = cProfile.Profile(time.thread_time), 0.0
+        for clip in clips:  # clip by clip, so that a busy moment hits both runs alike
+            c0 = time.thread_time()
             _decode(clip)
-        prof.disable()
+            plain += time.thread_time() - c0
+            prof.enable()
+            _decode(clip)
+            prof.disable()
         stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-        total = sum(v[2] for v in stats.values())
         free = sum(v[2] for (file, _, name), v in stats.items()
                    if file == "~" and "av." in name and any(
                        f"'{c}'" in name or f".{c}>" in name for c in RELEASING))
-        out.append(1 - free / total)
-        say(f"  round {r + 1}/{rounds}: {total / len(clips) * 1e3:.1f} ms of CPU a clip, "
-            f"{1 - free / total:.1%} of it holding the GIL")
+        out.append(max(0.0, 1 - free / plain))
+        say(f"  round {r + 1}/{rounds}: {plain / len(clips) * 1e3:.1f} ms of CPU a clip, "
+            f"{out[-1]:.1%} of it holding the GIL")
     return out
 
 
@@ -274,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             f"rates). {nv} videos of {secs} s at {w}x{h} (H.264, a keyframe every 250 frames); "
             f"clips of {work.clip_len} frames, step {work.step}, at {work.size}x{work.size}, "
             f"{work.clips_per_video} per video, batches of {work.batch}; {rounds} rounds, "
-            f"orders rotated.\n\n" + __doc__.split("\n\n", 2)[2].split("``--quick``")[0]
-            + table)
+            f"orders rotated.\n\n" + __doc__[__doc__.index("- **scaling**"):
+                                          __doc__.index("``--quick`` checks")] + table)
         say(f"wrote {OUT.relative_to(ROOT)}")
     return 0
 

@@ -1,6 +1,6 @@
 """fit() fed as fast as the model eats? Each feed's step against the memory-fed step, on the CPU.
 
-    python -m benchmarks.fit_overhead [--quick] [--steps 12]
+    python -m benchmarks.fit_overhead [--quick] [--steps 10]
 
 The model and the feeds of ``benchmarks/accelerator.py`` (a small 3D CNN,
 16 frames of 112x112, batches of 8; the direct reader decoding the videos, the
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.fit_overhead",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="4 short videos, 3 steps, 1 round")
-    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--intra", type=int, default=0, help=argparse.SUPPRESS)
