@@ -114,6 +114,25 @@ def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
             "shards (clip_dataset)": shard.repeat(), "memory (the same clips)": memory}
 
 
+def timed_fit(model, ds, steps: int, warmup: int = 3) -> tuple[float, float]:
+    """Seconds a step and cores busy over ``steps`` steps of one ``fit()`` call, after ``warmup``.
+
+    Timed from the end of the last warm-up step to the end of the last step (a
+    callback), so that neither the iterator's start nor its teardown counts:
+    ending a ``fit()`` call can wait seconds for tf.data's autotuning thread.
+    """
+    import keras
+    marks: list[tuple[float, float]] = []
+
+    class Clock(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            marks.append((time.perf_counter(), time.process_time()))
+
+    model.fit(ds, steps_per_epoch=warmup + steps, epochs=1, verbose=0, callbacks=[Clock()])
+    (t0, c0), (t1, c1) = marks[warmup - 1], marks[-1]
+    return (t1 - t0) / steps, (c1 - c0) / (t1 - t0)
+
+
 def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
     """Step time, GPU busy share and CPU cores busy for each feed; the model is rebuilt for each."""
     import keras
@@ -122,13 +141,10 @@ def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        model.fit(ds, steps_per_epoch=3, epochs=1, verbose=0)  # build, trace, fill buffers
-        with GpuSampler() as gpu:
-            t0, c0 = time.perf_counter(), time.process_time()
-            model.fit(ds, steps_per_epoch=steps, epochs=1, verbose=0)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        out[name] = (wall / steps, gpu.busy, cpu / wall)
-        say(f"  {name}: {wall / steps * 1e3:,.0f} ms a step, {cpu / wall:.2f} cores busy")
+        with GpuSampler() as gpu:  # (its share includes the 3 warm-up steps)
+            step, cores = timed_fit(model, ds, steps)
+        out[name] = (step, gpu.busy, cores)
+        say(f"  {name}: {step * 1e3:,.0f} ms a step, {cores:.2f} cores busy")
     return out
 
 

@@ -10,6 +10,10 @@ costs the step nothing; 1.25: it adds a quarter), and the cores each side takes:
 
 - the **model's** cores: the whole process's CPU time over the wall time while
   it trains from memory (the input then costs nothing);
+
+(each step time is taken inside one ``fit()`` call, from the end of its third
+step to the end of its last, by a callback: ending a ``fit()`` call can wait
+seconds for tf.data's autotuning thread, which is no step's cost)
 - the **input's** cores: the feed drained alone (no model), its CPU time per
   batch divided by the memory-fed step, i.e. the cores the input needs to
   deliver one batch per model step.
@@ -84,7 +88,7 @@ def child(args) -> dict:
         tf.config.threading.set_intra_op_parallelism_threads(args.intra)
     import keras
 
-    from benchmarks.accelerator import _data, _feeds, model_3d
+    from benchmarks.accelerator import _data, _feeds, model_3d, timed_fit
     from datakit.core.cores import cpu_cores
     folder, shards, work, _ = _data(args)
     feeds = _feeds(folder, shards, work, batches=min(args.steps, 24))
@@ -97,11 +101,8 @@ def child(args) -> dict:
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        model.fit(ds, steps_per_epoch=3, epochs=1, verbose=0)  # build, trace, fill buffers
-        t0, c0 = time.perf_counter(), time.process_time()
-        model.fit(ds, steps_per_epoch=args.steps, epochs=1, verbose=0)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        out["feeds"][name] = {"step_s": wall / args.steps, "cores": cpu / wall}
+        step, cores = timed_fit(model, ds, args.steps)  # after 3 steps that build and trace
+        out["feeds"][name] = {"step_s": step, "cores": cores}
     for name in (DIRECT, SHARDS):
         out["feeds"][name]["input_cpu_per_batch"] = _drain_cpu(feeds[name], args.steps)
     return out
