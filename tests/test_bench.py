@@ -205,9 +205,10 @@ def test_fit_overhead_report_sets_each_feed_against_its_rounds_memory_step():
         return {"feeds": {DIRECT: {"step_s": direct, "cores": 2.0, "input_cpu_per_batch": 0.5},
                           SHARDS: {"step_s": memory, "cores": 1.6, "input_cpu_per_batch": 0.1},
                           MEMORY: {"step_s": memory, "cores": 1.5}}}
-    runs = {"defaults": [run(1.2, 1.0), run(2.6, 2.0)], "other": [run(1.5, 1.0)]}
+    runs = {"defaults": [run(1.2, 1.0), run(2.6, 2.0)], "other": [run(1.5, 1.0)],
+            "slow model": [run(3.0, 3.0)]}  # the smallest ratio, the slowest training
     text = report(runs, cores=2)
     # direct: 1.2 and 1.3 of memory; input cores 0.5/1.0 and 0.5/2.0 -> median 0.375
     assert "| defaults | direct | 1,900 | 1.25 (1.20) | 2.00 | 1.50 | 0.38 | 1.00 |" in text
     assert "| other | direct | 1,500 | 1.50 (1.50) | 2.00 | 1.50 | 0.50 | 1.00 |" in text
-    assert choose(runs) == ("defaults", 1.25)
+    assert choose(runs) == ("other", 1.5)  # the fastest step, not the smallest ratio
