@@ -17,7 +17,11 @@ the TF tutorial and the decode floor, ``benchmarks/video_peers.py``; with
 against its work's floor, frames per CPU second and cores busy,
 ``benchmarks/converter_floor.py``, a few minutes). The video part ends with
 ``benchmarks/accelerator.py``: each video feed's clips per CPU second
-(``RESULTS_accelerator.md``) and, where a GPU is seen, the training step it feeds.
+(``RESULTS_accelerator.md``) and, where a GPU is seen, the training step it feeds;
+then ``benchmarks/decoders.py`` (the direct reader with 1, 2, 4, ... up to all cores'
+decoders, threads against processes, the GIL's share: ``RESULTS_decoders.md``) and
+``benchmarks/fit_overhead.py`` (``fit()`` on the CPU: each feed's step against the
+memory-fed step, the cores each side takes, TensorFlow's thread settings compared).
 Each measurement runs in its own process, so peak RSS is that pipeline's
 own; rounds interleave the contenders so that a busy moment on a shared
 machine hits them alike. Ratios are taken within a round, then summarized
@@ -168,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_video:  # does the input keep an accelerator busy? RESULTS_accelerator.md
         from benchmarks import accelerator
         accelerator.main(["--per-core", "--quick"] if args.quick else ["--per-core"])
-        accelerator.main(["--cpu", "--quick"] if args.quick else [])  # trains where a GPU is
+        accelerator.main(["--quick"] if args.quick else [])  # trains where a GPU is
+        # the direct reader with 1, 2, 4, ... decoders and the GIL's share: RESULTS_decoders.md
+        from benchmarks import decoders, fit_overhead
+        decoders.main(["--quick"] if args.quick else [])
+        # fit() on the CPU: each feed's step against the memory-fed step, TF's threads compared
+        fit_overhead.main(["--quick"] if args.quick else [])
     return 0
 
 

@@ -114,6 +114,25 @@ def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
             "shards (clip_dataset)": shard.repeat(), "memory (the same clips)": memory}
 
 
+def timed_fit(model, ds, steps: int, warmup: int = 3) -> tuple[float, float]:
+    """Seconds a step and cores busy over ``steps`` steps of one ``fit()`` call, after ``warmup``.
+
+    Timed from the end of the last warm-up step to the end of the last step (a
+    callback), so that neither the iterator's start nor its teardown counts:
+    ending a ``fit()`` call can wait seconds for tf.data's autotuning thread.
+    """
+    import keras
+    marks: list[tuple[float, float]] = []
+
+    class Clock(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            marks.append((time.perf_counter(), time.process_time()))
+
+    model.fit(ds, steps_per_epoch=warmup + steps, epochs=1, verbose=0, callbacks=[Clock()])
+    (t0, c0), (t1, c1) = marks[warmup - 1], marks[-1]
+    return (t1 - t0) / steps, (c1 - c0) / (t1 - t0)
+
+
 def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
     """Step time, GPU busy share and CPU cores busy for each feed; the model is rebuilt for each."""
     import keras
@@ -122,13 +141,10 @@ def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        model.fit(ds, steps_per_epoch=3, epochs=1, verbose=0)  # build, trace, fill buffers
-        with GpuSampler() as gpu:
-            t0, c0 = time.perf_counter(), time.process_time()
-            model.fit(ds, steps_per_epoch=steps, epochs=1, verbose=0)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        out[name] = (wall / steps, gpu.busy, cpu / wall)
-        say(f"  {name}: {wall / steps * 1e3:,.0f} ms a step, {cpu / wall:.2f} cores busy")
+        with GpuSampler() as gpu:  # (its share includes the 3 warm-up steps)
+            step, cores = timed_fit(model, ds, steps)
+        out[name] = (step, gpu.busy, cores)
+        say(f"  {name}: {step * 1e3:,.0f} ms a step, {cores:.2f} cores busy")
     return out
 
 
@@ -213,18 +229,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _data(args):
-    """The videos (made once), their shards and the clip settings, at the run's size."""
+def _data(args, *, shards: bool = True):
+    """The videos (made once), their shards (``shards``: written once) and the clip settings."""
     from benchmarks.video_peer_loaders import Work
     from benchmarks.video_peers import WORK, make_videos
     from datakit.readers.video import write_video_shards
     n, secs, (w, h), steps = (4, 3, (160, 120), 4) if args.quick else (12, 60, (320, 240),
                                                                          args.steps)
     base = WORK / f"{w}x{h}_{n}x{secs}s"
-    folder, shards, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
-    if not (shards / "train").exists():
-        write_video_shards(folder, shards, frame_size=(work.size, work.size), progress=False)
-    return folder, shards, work, (n, secs, w, h, steps)
+    folder, out, work = make_videos(base, n, secs, w, h), base / "accelerator_shards", Work()
+    if shards and not (out / "train").exists():
+        write_video_shards(folder, out, frame_size=(work.size, work.size), progress=False)
+    return folder, out, work, (n, secs, w, h, steps)
 
 
 def per_core_main(args) -> int:
@@ -248,7 +264,11 @@ def per_core_main(args) -> int:
                 "**No GPU run exists yet**: no machine with a GPU was at hand. Run "
                 "`python3 benchmarks/gpu_step.py --json gpu.json` on one (PyTorch alone), then "
                 "`python -m benchmarks.accelerator --per-core --gpu-result gpu.json` here.")
-    (ROOT / "benchmarks" / "RESULTS_accelerator.md").write_text(
+    from benchmarks.fit_overhead import SECTION
+    out = ROOT / "benchmarks" / "RESULTS_accelerator.md"
+    before = out.read_text() if out.exists() else ""
+    kept = "\n" + before[before.index(SECTION):] if SECTION in before else ""  # fit_overhead's
+    out.write_text(
         "# Does the input keep an accelerator busy?\n\n"
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
         f"{os.cpu_count()} cores, load average {load:.1f} "
@@ -258,7 +278,7 @@ def per_core_main(args) -> int:
         "drains); with a GPU run, the GPU's clips per second divided by it: the cores that "
         "feed needs to keep that GPU busy. When that is more cores than the machine has, "
         "convert to shards, use smaller frames, or decode on the GPU.\n\n"
-        f"{table}\n")
+        f"{table}\n" + kept)
     return 0
 
 

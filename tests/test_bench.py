@@ -165,3 +165,50 @@ def test_cores_needed_divides_the_gpu_rate_by_each_feeds_rate():
     assert "| direct | 25.0 | 4.00 |" in table and "| shards | 400.0 | 0.25 |" in table
     assert "cores for batch 8 (100 clips/s)" in table
     assert cores_needed({"direct": 25.0}, None).splitlines()[-1] == "| direct | 25.0 |"
+
+
+# -- benchmarks/decoders.py and benchmarks/fit_overhead.py: their arithmetic -----------------
+
+
+def test_decoder_counts_double_up_to_every_core():
+    from benchmarks.decoders import decoder_counts
+    assert decoder_counts(1) == [1]
+    assert decoder_counts(2) == [1, 2]
+    assert decoder_counts(12) == [1, 2, 4, 8, 12]
+
+
+def test_decoders_report_divides_each_round_by_its_own_one_decoder_run():
+    from benchmarks.decoders import report
+    scaling = {1: [(10.0, 1.0), (20.0, 1.0)], 2: [(18.0, 1.9), (30.0, 1.8)]}
+    tp = {("threads", 1): [10.0], ("processes", 1): [10.0],
+          ("threads", 2): [15.0], ("processes", 2): [20.0]}
+    text = report(scaling, tp, [0.1, 0.2, 0.3], cores=2)
+    assert "| 2 | 24.0 | 1.65 (1.50) | 0.82 | 1.85 |" in text  # 1.8 and 1.5: per round
+    assert "| 2 | 15.0 | 20.0 | 0.75 (0.75) | 1.50 | 2.00 |" in text
+    assert "**20.0%**" in text and "about **5** single decoders" in text
+
+
+def test_fit_overhead_section_replaces_its_own_and_keeps_the_per_core_part(tmp_path, monkeypatch):
+    from benchmarks import fit_overhead
+    monkeypatch.setattr(fit_overhead, "RESULTS", tmp_path / "R.md")
+    (tmp_path / "R.md").write_text("# Title\n\nper-core table\n")
+    fit_overhead.write_section(f"{fit_overhead.SECTION}\n\nfirst\n")
+    fit_overhead.write_section(f"{fit_overhead.SECTION}\n\nsecond\n")
+    text = (tmp_path / "R.md").read_text()
+    assert text.startswith("# Title\n\nper-core table\n") and "second" in text
+    assert "first" not in text and text.count(fit_overhead.SECTION) == 1
+
+
+def test_fit_overhead_report_sets_each_feed_against_its_rounds_memory_step():
+    from benchmarks.fit_overhead import DIRECT, MEMORY, SHARDS, choose, report
+    def run(direct, memory):
+        return {"feeds": {DIRECT: {"step_s": direct, "cores": 2.0, "input_cpu_per_batch": 0.5},
+                          SHARDS: {"step_s": memory, "cores": 1.6, "input_cpu_per_batch": 0.1},
+                          MEMORY: {"step_s": memory, "cores": 1.5}}}
+    runs = {"defaults": [run(1.2, 1.0), run(2.6, 2.0)], "other": [run(1.5, 1.0)],
+            "slow model": [run(3.0, 3.0)]}  # the smallest ratio, the slowest training
+    text = report(runs, cores=2)
+    # direct: 1.2 and 1.3 of memory; input cores 0.5/1.0 and 0.5/2.0 -> median 0.375
+    assert "| defaults | direct | 1,900 | 1.25 (1.20) | 2.00 | 1.50 | 0.38 | 1.00 |" in text
+    assert "| other | direct | 1,500 | 1.50 (1.50) | 2.00 | 1.50 | 0.50 | 1.00 |" in text
+    assert choose(runs) == ("other", 1.5)  # the fastest step, not the smallest ratio

@@ -68,3 +68,32 @@ def test_the_interpreter_exits_after_a_clip_error(damaged):
                 pytest.fail(f"run {run} ({mode}): the interpreter hung at exit")
             assert proc.returncode == (1 if mode == "uncaught" else 0), (run, stderr[-1500:])
             assert str(victim) in (stderr if mode == "uncaught" else stdout), run
+
+
+HELD = """
+import sys
+from datakit.readers import video
+ds = video.video_dataset_from_directory(sys.argv[1], clip_len=4, batch_size=2,
+                                        frame_size=(16, 16), seed=0, verbose=False)
+it = iter(ds.repeat())  # held by the module to the end, its decoders still busy
+next(it)
+print("READ", flush=True)
+"""
+
+
+@pytest.mark.timeout(400)
+def test_the_interpreter_exits_with_a_direct_readers_iterator_still_held(tmp_path):
+    """Without the exit hook freeing live iterators, this script hung at exit (4 runs in 5)."""
+    for k in range(2):
+        video.write_mp4_videos(video.make_videos(6, size=32, min_frames=40, max_frames=40,
+                                                 seed=k), tmp_path / f"class_{k}")
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    for run in range(2):
+        proc = subprocess.Popen([sys.executable, "-c", HELD, str(tmp_path)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"run {run}: the interpreter hung at exit")
+        assert proc.returncode == 0 and "READ" in stdout, (run, stderr[-1500:])

@@ -8,7 +8,10 @@ only while the interpreter finalizes, the iterator waits for its threads,
 which wait for a GIL that finalization no longer hands out: the process never
 exits. :func:`release_iterators_at_exit` registers an ``atexit`` hook that drops
 every exception's traceback and collects garbage while Python still runs, so
-the iterator stops its threads in time.
+the iterator stops its threads in time. An iterator still held at exit by a
+module's variable (``it = iter(ds)`` at the top of a script) hangs the same way:
+the hook frees each live ``tf.data`` iterator's resource too, while Python
+still runs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ def _release() -> None:
     for obj in gc.get_objects():
         if isinstance(obj, BaseException) and obj.__traceback__ is not None:
             obj.__traceback__ = None
+    gc.collect()
+    ops = sys.modules.get("tensorflow.python.data.ops.iterator_ops")
+    owned = getattr(ops, "OwnedIterator", None)
+    if owned is None:
+        return
+    for obj in gc.get_objects():
+        if isinstance(obj, owned) and getattr(obj, "_iterator_resource", None) is not None:
+            obj._iterator_resource = None  # the last reference to it: its threads stop now
     gc.collect()
 
 

@@ -200,7 +200,7 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, counting: bool,
         stream = container.streams.video[0]
         if _DECODER_THREADS:
             stream.thread_type = _DECODER_THREADS
-        index = {p: k for k, p in enumerate(info.pts)}
+        index = info.frame_of
         target = [0]  # the timestamp of the next frame wanted
         try:
             frames, pos = None, -1

@@ -9,6 +9,7 @@ that moment (while listing, reading or converting).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,11 @@ class VideoInfo:
     @property
     def frames(self) -> int:
         return len(self.pts)
+
+    @cached_property
+    def frame_of(self) -> dict:
+        """``{timestamp: frame index}``, built once per video (each clip read looks it up)."""
+        return {p: k for k, p in enumerate(self.pts)}
 
     @property
     def times(self) -> np.ndarray:
