@@ -145,12 +145,17 @@ def test_trainer_pauses_at_exactly_k_elements_and_reports_errors():
 @pytest.mark.timeout(60)
 def test_ctrl_c_while_the_cluster_starts_stops_what_had_started():
     c = C.LocalCluster(1)
+    # Ctrl-C as a terminal delivers it (a test runner started in the background ignores it)
+    terminal = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        with c:  # importing TensorFlow in the dispatcher takes longer than 1 s
-            time.sleep(30)
-    timer.join()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with c:  # importing TensorFlow in the dispatcher takes longer than 1 s
+                time.sleep(30)
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, terminal)
     assert c.dispatcher.pids and gone(c.dispatcher.pids, c.ports())
     assert repr(c) == "LocalCluster(workers=1, stopped)"
 
