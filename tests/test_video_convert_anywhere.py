@@ -274,12 +274,6 @@ video.write_video_shards(sys.argv[1], sys.argv[2], frame_size=(64, 64), processe
 """
 
 
-def _terminal_ctrl_c() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.timeout(240)
 def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
     import os
@@ -290,10 +284,14 @@ def test_ctrl_c_stops_cleanly_and_says_a_rerun_resumes(tmp_path):
     video.make_video_folder(d, per_class=3, min_frames=60, max_frames=80, seed=0)
     out = tmp_path / "out"
     # Ctrl-C as a terminal delivers it: a test runner started in the background (`cmd &`
-    # in a script) ignores SIGINT, and its children would inherit that.
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(d), str(out)],
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=_env(), preexec_fn=_terminal_ctrl_c)
+    # in a script) ignores SIGINT, and a child inherits an ignored signal (not a handler).
+    terminal = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(d), str(out)],
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                env=_env())
+    finally:
+        signal.signal(signal.SIGINT, terminal)
     deadline = time.monotonic() + 150
     while not (out / "two-done").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
