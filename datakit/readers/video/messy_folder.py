@@ -72,8 +72,7 @@ def _write(directory: Path, *, per_class: int, size: int, seed: int) -> list[Pat
     write_video(short.frames, directory / "left" / "left_short.mp4")
     cut = _labelled("left", size, seed, 3000, min_frames=60, max_frames=60)
     whole = write_video(cut.frames, directory / "left_whole.mp4", faststart=True)
-    data = whole.read_bytes()
-    (directory / "left" / "left_cut.mp4").write_bytes(data[:len(data) // 2])
+    (directory / "left" / "left_cut.mp4").write_bytes(whole.read_bytes()[:_cut_at(whole)])
     whole.unlink()
     (directory / "right" / "right_corrupt.mp4").write_bytes(
         rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
@@ -82,3 +81,18 @@ def _write(directory: Path, *, per_class: int, size: int, seed: int) -> list[Pat
     (directory / "down" / "._down_000.avi").write_bytes(b"\x00\x05\x16\x07" + bytes(4092))
     (directory / "down" / "notes.txt").write_text("filmed in May\n")
     return sorted(p for p in directory.rglob("*") if p.is_file())
+
+
+#: The whole packets a cut file keeps (of its 60): the cut falls between two packets, so
+#: the count does not depend on the encoder's exact bytes, which vary from run to run.
+CUT_KEEPS = 10
+
+
+def _cut_at(path: Path) -> int:
+    """The byte where packet ``CUT_KEEPS + 1`` of ``path``'s video starts."""
+    import av
+
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        starts = sorted(p.pos for p in container.demux(stream) if p.size and p.pos is not None)
+    return starts[CUT_KEEPS]
