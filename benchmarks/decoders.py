@@ -8,13 +8,17 @@ at 320x240; ``--quick``: 4 of 3 s at 160x120), clips of 16 frames, step 2, at
 
 - **scaling**: ``video_dataset_from_directory(num_parallel_calls=n)`` for
   n = 1, 2, 4, ... up to the cores (:func:`datakit.core.cores.cpu_cores`),
-  drained in a ``tf.function`` as ``fit()`` drains it; rounds rotate the
-  order, and each n's clips/s is divided by n = 1's of the same round
-  (median, min over rounds). 1.0 per added decoder is linear.
+  drained in a ``tf.function`` as ``fit()`` drains it, each decoder with one
+  FFmpeg thread (``decoder_threads=1``: one core a decoder, the scaling's unit)
+  and, where it differs, with the reader's default (the cores shared among the
+  decoders); rounds rotate the order, and each run's clips/s is divided by one
+  one-thread decoder's of the same round (median, min over rounds). 1.0 per
+  added decoder is linear.
 - **threads against processes**: the same clips decoded by the kit's
-  ``read_frames`` (what each decoder calls) in n threads of one process and in
-  n processes, side by side: the GIL can only cost the threads. Their ratio
-  at n = cores is what the GIL takes from the scaling.
+  ``read_frames`` with one FFmpeg thread (what each decoder calls) in n
+  threads of one process and in n processes, side by side: the GIL can only
+  cost the threads. Their ratio at n = cores is what the GIL takes from the
+  scaling.
 - **the GIL's share of a decode**: one thread decodes the clips, timed by
   its own CPU clock (another process's load does not count), plainly and
   then under cProfile: the time inside PyAV's calls that release the GIL
@@ -83,7 +87,7 @@ def _clips(folder: Path, work, n: int) -> list[tuple]:
 def _decode(clip, size: int = 112) -> int:
     from datakit.readers.video.frame_reading import read_frames
     info, frames = clip
-    return int(read_frames(info, frames, frame_size=(size, size)).shape[0])
+    return int(read_frames(info, frames, threads=1, frame_size=(size, size)).shape[0])
 
 
 def _warm(_: int) -> int:
@@ -165,40 +169,44 @@ def gil_share(clips: list, rounds: int, say) -> list[float]:
 # -- the direct reader, n decoders -------------------------------------------------------
 
 
-def reader_scaling(folder: Path, work, counts: list[int], batches: int, rounds: int,
-                   say) -> dict:
-    """``{n: [(clips/s, cores busy) per round]}`` of the direct reader with ``n`` decoders."""
+def reader_configs(cores: int) -> list[tuple[int, int]]:
+    """``(decoders, FFmpeg threads each)``: one thread each, then the default where it differs.
+
+    >>> reader_configs(1), reader_configs(2), reader_configs(4)
+    ([(1, 1)], [(1, 1), (2, 1), (1, 2)], [(1, 1), (2, 1), (4, 1), (1, 4), (2, 2)])
+    """
+    counts = decoder_counts(cores)
+    return [(n, 1) for n in counts] + [(n, cores // n) for n in counts if cores // n > 1]
+
+
+def reader_scaling(folder: Path, work, configs: list[tuple[int, int]], batches: int,
+                   rounds: int, say) -> dict:
+    """``{(n, threads): [(clips/s, cores busy) per round]}`` of the direct reader."""
     import tensorflow as tf
 
+    from benchmarks.accelerator import drain
     from datakit.readers.video import video_dataset_from_directory
 
-    @tf.function
-    def drain(it, n):
-        total = tf.constant(0, tf.int64)
-        for _ in tf.range(n):
-            x, _y = next(it)
-            total += tf.reduce_sum(tf.cast(x[:, 0, 0, 0], tf.int64))
-        return total
-
     its = {}
-    for n in counts:  # one iterator each for the whole run, as fit(ds.repeat()) keeps one
+    for n, threads in configs:  # one iterator each for the whole run, as fit(ds.repeat()) keeps
         ds = video_dataset_from_directory(
             folder, frame_size=(work.size, work.size), clip_len=work.clip_len,
             frame_step=work.step, clips_per_video=work.clips_per_video, batch_size=work.batch,
-            seed=work.seed, verbose=False, num_parallel_calls=n).repeat()
-        its[n] = iter(ds)
-        drain(its[n], tf.constant(2))  # trace, open the files, fill the buffers
-    out: dict[int, list[tuple[float, float]]] = {n: [] for n in counts}
+            seed=work.seed, verbose=False, num_parallel_calls=n,
+            decoder_threads=threads).repeat()
+        its[n, threads] = iter(ds)
+        drain(its[n, threads], tf.constant(2))  # trace, open the files, fill the buffers
+    out: dict[tuple[int, int], list[tuple[float, float]]] = {c: [] for c in configs}
     for r in range(rounds):
-        for n in counts[r % len(counts):] + counts[:r % len(counts)]:
-            drain(its[n], tf.constant(1))  # refill what the other iterators' turns left
+        for c in configs[r % len(configs):] + configs[:r % len(configs)]:
+            drain(its[c], tf.constant(1))  # refill what the other iterators' turns left
             t0, c0 = time.perf_counter(), time.process_time()
-            drain(its[n], tf.constant(batches))
+            drain(its[c], tf.constant(batches))
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-            out[n].append((batches * work.batch / wall, cpu / wall))
+            out[c].append((batches * work.batch / wall, cpu / wall))
         say(f"  round {r + 1}/{rounds}: " + ", ".join(
-            f"{n} decoders {v[-1][0]:.1f} clips/s ({v[-1][1]:.2f} cores)"
-            for n, v in out.items()))
+            f"{n}x{t} {v[-1][0]:.1f} clips/s ({v[-1][1]:.2f} cores)"
+            for (n, t), v in out.items()))
     return out
 
 
@@ -212,14 +220,16 @@ def _med(xs) -> float:
 
 def report(scaling: dict, tp: dict, gil: list[float], cores: int) -> str:
     """The Markdown tables of the three measurements."""
-    base = [c for c, _ in scaling[1]]
-    lines = ["| decoders | clips/s (median) | x 1 decoder, median (min) | x 1 per decoder "
-             "| cores busy |", "|--:|--:|--:|--:|--:|"]
-    for n, runs in scaling.items():
+    base = [c for c, _ in scaling[1, 1]]
+    lines = ["| decoders | FFmpeg threads each | clips/s (median) | x 1 one-thread decoder, "
+             "median (min) | per decoder | cores busy | clips per CPU s |",
+             "|--:|--:|--:|--:|--:|--:|--:|"]
+    for (n, threads), runs in scaling.items():
         ratios = [c / b for (c, _), b in zip(runs, base, strict=True)]
-        lines.append(f"| {n} | {_med(c for c, _ in runs):.1f} | {_med(ratios):.2f} "
-                     f"({min(ratios):.2f}) | {_med(ratios) / n:.2f} | "
-                     f"{_med(b for _, b in runs):.2f} |")
+        default = " (default)" if threads == max(1, cores // n) else ""
+        lines.append(f"| {n} | {threads}{default} | {_med(c for c, _ in runs):.1f} | "
+                     f"{_med(ratios):.2f} ({min(ratios):.2f}) | {_med(ratios) / n:.2f} | "
+                     f"{_med(b for _, b in runs):.2f} | {_med(c / b for c, b in runs):.1f} |")
     lines += ["", "| workers | threads, clips/s | processes, clips/s | threads / processes, "
               "median (min) | threads x 1 | processes x 1 |", "|--:|--:|--:|--:|--:|--:|"]
     counts = sorted({n for _, n in tp})
@@ -263,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     gil = gil_share(clips, rounds, say)
     say("the same clips decoded in threads and in processes (read_frames):")
     tp = threads_and_processes(clips, counts, rounds, say)
-    say(f"the direct reader, {batches} batches of {work.batch} clips per run:")
-    scaling = reader_scaling(folder, work, counts, batches, rounds, say)
+    say(f"the direct reader (decoders x FFmpeg threads), {batches} batches of {work.batch} "
+        f"clips per run:")
+    scaling = reader_scaling(folder, work, reader_configs(cores), batches, rounds, say)
     table = report(scaling, tp, gil, cores)
     load1 = _load()
     say("\n" + table + f"\nload average {load0:.1f} at the start, {load1:.1f} at the end")

@@ -66,14 +66,7 @@ def _drain_cpu(ds, batches: int) -> float:
     """CPU seconds (the whole process) per batch, the feed drained alone as fit() drains."""
     import tensorflow as tf
 
-    @tf.function
-    def drain(it, n):
-        total = tf.constant(0, tf.int64)
-        for _ in tf.range(n):
-            x, _y = next(it)
-            total += tf.reduce_sum(tf.cast(x[:, 0, 0, 0], tf.int64))
-        return total
-
+    from benchmarks.accelerator import drain
     it = iter(ds)
     drain(it, tf.constant(2))
     c0 = time.process_time()

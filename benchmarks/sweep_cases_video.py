@@ -97,6 +97,7 @@ for _name, _kw, _desc in [
     ("dir_seed_big", {"seed": 2**64}, "seed=2**64"),
     ("dir_seed_str", {"seed": "0"}, "seed='0'"),
     ("dir_npc_zero", {"num_parallel_calls": 0}, "num_parallel_calls=0"),
+    ("dir_threads_zero", {"decoder_threads": 0}, "decoder_threads=0"),
     ("dir_class_names_set", {"class_names": {"left", "right", "up"}},
      "class_names= a set"),
     ("dir_class_names_dup", {"class_names": ["left", "left", "up"]},

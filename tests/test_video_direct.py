@@ -79,6 +79,8 @@ def test_each_clip_decodes_from_its_keyframe_at_most(tmp_path):
         budget = sum(max(c) - key_before(info.keys, min(c)) + 1 for c in clips)
         assert stats["decoded"] <= budget, (clips, stats)
         assert np.array_equal(got, decoding.decode_frames(info, wanted, seek=False))
+        for threads in (1, 3):  # FFmpeg's threads change the CPU a clip takes, never its frames
+            assert np.array_equal(frame_reading.read_frames(info, wanted, threads=threads), got)
     stats = {}
     frame_reading.read_frames(info, [95, 97, 99], stats=stats)
     assert stats == {"decoded": 10, "packets": stats["packets"], "seeks": 1}  # frames 90 to 99
@@ -107,7 +109,7 @@ def test_the_direct_reader_takes_the_sampler_frames_decoded_in_order(tmp_path):
         write_h264(frames_of(n, seed=i), tmp_path / "set" / f"c{i % 2}" / f"v{i}.mp4")
     ds = video.video_dataset_from_directory(
         tmp_path / "set", clip_len=5, frame_step=2, clips_per_video=2, batch_size=None,
-        with_ids=True, seed=3, verbose=False, num_parallel_calls=2)
+        with_ids=True, seed=3, verbose=False, num_parallel_calls=2, decoder_threads=3)
     epoch_key = next(iter(tf.data.Dataset.random(seed=3, rerandomize_each_iteration=True)
                           .take(1))).numpy()
     seen = 0

@@ -223,18 +223,21 @@ def fit_frame(rgb: np.ndarray, frame_size=None, *, crop_to_aspect_ratio: bool = 
     return rgb
 
 
-def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, **fit) -> np.ndarray:
+def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 0,
+                  **fit) -> np.ndarray:
     """The file frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
     With ``seek`` it jumps to the keyframe before a frame wanted whenever that
     decodes fewer frames than running on; without, it decodes from the first
-    frame. ``fit``: keywords of :func:`fit_frame` (applied in one conversion
-    from the decoder's pixels). A frame that cannot be decoded, or a file
-    changed since it was probed, is a :class:`DataError`.
+    frame. ``threads``: FFmpeg's decoding threads (0: FFmpeg's choice; 1 when
+    as many videos decode at once as there are cores). ``fit``: keywords of
+    :func:`fit_frame` (applied in one conversion from the decoder's pixels). A
+    frame that cannot be decoded, or a file changed since it was probed, is a
+    :class:`DataError`.
     """
     from datakit.readers.video.frame_reading import read_frames
 
-    return read_frames(info, wanted, seek=seek, **fit)
+    return read_frames(info, wanted, seek=seek, threads=threads, **fit)
 
 
 def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,

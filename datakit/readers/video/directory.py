@@ -69,7 +69,8 @@ def video_dataset_from_directory(
         shuffle: bool = True, seed: int | None = None, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
         crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
-        num_parallel_calls: int | None = None, seek: bool = True, on_bad_file: str = "raise",
+        num_parallel_calls: int | None = None, decoder_threads: int | None = None,
+        seek: bool = True, on_bad_file: str = "raise",
         with_ids: bool = False, verbose: bool = True, progress: bool | None = None,
         options: VideoOptions | None = None, **clip_options):
     """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
@@ -111,6 +112,11 @@ def video_dataset_from_directory(
             ``"validation"`` or ``"both"`` (a pair of datasets).
         follow_links: follow symbolic links to folders, as Keras does.
         num_parallel_calls: videos decoded at once (default: the cores).
+        decoder_threads: FFmpeg's threads per video decoded (default: the cores
+            shared among the ``num_parallel_calls`` decoders, at least one: one
+            each at the default, where a single thread per video does the same
+            work on less CPU than FFmpeg's own threads, which mostly wait on each
+            other; ``python -m benchmarks.decoders`` measures both).
         seek: seek to the keyframe before each clip (``False``: decode from the
             first frame, to measure what seeking saves).
         on_bad_file: ``"raise"`` or ``"skip"``: bad files (and videos shorter
@@ -163,6 +169,7 @@ def video_dataset_from_directory(
     check_choice("dtype", dtype, ("uint8", "float32"))
     check_count("batch_size", batch_size, none=True)
     check_count("num_parallel_calls", num_parallel_calls, none=True)
+    check_count("decoder_threads", decoder_threads, none=True)
     check_progress(progress)
     if opts.frame_size is not None:  # one batch must fit, or the first element kills the process
         h, w = opts.frame_size
@@ -196,8 +203,10 @@ def video_dataset_from_directory(
                              "pass a validation_split that leaves videos on both sides")
     if verbose:
         _say_found(index, subset, train, val)
+    decoders = num_parallel_calls or cpu_cores()
     read = _Reading(opts, batch_size=batch_size, seed=seed, seek=seek, with_ids=with_ids,
-                    label_mode=label_mode, num_parallel_calls=num_parallel_calls or cpu_cores(),
+                    label_mode=label_mode, num_parallel_calls=decoders,
+                    decoder_threads=decoder_threads or max(1, cpu_cores() // decoders),
                     channels=1 if color_mode == "grayscale" else 3, dtype=dtype)
     if subset is None:
         return _subset(index, sorted(train), read, training=True, shuffle=shuffle)
@@ -232,6 +241,7 @@ class _Reading:
     with_ids: bool
     label_mode: str | None
     num_parallel_calls: int
+    decoder_threads: int
     channels: int = 3
     dtype: str = "uint8"
 
@@ -299,7 +309,8 @@ def _clip_decoder(index: VideoIndex, read: _Reading, shape: tuple):
 
     def decode(i, frames):
         clips = decode_frames(index.infos[int(i)], index.timelines[int(i)][frames.reshape(-1)],
-                              seek=read.seek, **read.options.fit)
+                              seek=read.seek, threads=read.decoder_threads,
+                              **read.options.fit)
         if channels == 1:
             clips = to_grayscale(clips)
         return clips.reshape(k, clip_len, height, width, channels)

@@ -50,11 +50,6 @@ from datakit.readers.video.video_info import WHILE_READING, VideoInfo, open_vide
 
 __all__: list[str] = []
 
-#: PyAV's decoder threading for the reader. "SLICE" (or none) keeps decoding to
-#: the frames asked for; "FRAME"/"AUTO" decodes several frames ahead on other
-#: threads, frames thrown away at each seek, so clips decode in parallel instead.
-_DECODER_THREADS = None
-
 #: Let the decoder skip frames shown before the next frame wanted that no other
 #: frame refers to (B-frames, mostly).
 _SKIP_UNNEEDED = True
@@ -150,13 +145,17 @@ def _turned(rgb: np.ndarray, rot: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(rgb, k=rot)) if rot else rgb
 
 
-def read_frames(info: VideoInfo, wanted, *, seek: bool = True, stats: dict | None = None,
-                **fit) -> np.ndarray:
+def read_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 0,
+                stats: dict | None = None, **fit) -> np.ndarray:
     """The frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
-    ``seek=False`` decodes from the first frame. ``fit``: the keywords of
-    :func:`frame_converter`. A frame that cannot be decoded, or a file changed
-    since it was probed, is a :class:`DataError` naming the file.
+    ``seek=False`` decodes from the first frame. ``threads``: FFmpeg's decoding
+    threads for this video (0: FFmpeg's choice, about one per core; 1 when as
+    many videos decode at once as there are cores: one decoding thread per video
+    then does the same work on less CPU, where FFmpeg's own threads mostly wait on
+    each other). ``fit``: the keywords of :func:`frame_converter`. A frame that
+    cannot be decoded, or a file changed since it was probed, is a
+    :class:`DataError` naming the file.
     """
     wanted = np.asarray(wanted, np.int64).reshape(-1)
     check_unchanged(info)
@@ -168,12 +167,14 @@ def read_frames(info: VideoInfo, wanted, *, seek: bool = True, stats: dict | Non
     for key in ("decoded", "packets", "seeks"):
         stats.setdefault(key, 0)
     try:
-        got = _decode(info, need, convert, seek=seek, counting=info.reordered, stats=stats)
+        got = _decode(info, need, convert, seek=seek, threads=threads, counting=info.reordered,
+                      stats=stats)
     except _OutOfOrder:  # a file whose timestamps are in decode order: count frames instead
-        got = _decode(info, need, convert, seek=seek, counting=True, stats=stats)
+        got = _decode(info, need, convert, seek=seek, threads=threads, counting=True,
+                      stats=stats)
     missing = [k for k in need if k not in got]
     if missing and seek:  # a seek that landed past a frame wanted: decode from the start
-        return read_frames(info, wanted, seek=False, stats=stats, **fit)
+        return read_frames(info, wanted, seek=False, threads=threads, stats=stats, **fit)
     if missing:
         raise DataError(info.path, f"frames {missing[:5]} of {info.frames} could not be "
                         f"decoded (a truncated file?); {WHILE_READING}")
@@ -190,7 +191,7 @@ def _key_before(info: VideoInfo, k: int) -> int:
     return keys[max(0, bisect.bisect_right(keys, k) - 1)]
 
 
-def _decode(info: VideoInfo, need: list, convert, *, seek: bool, counting: bool,
+def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, counting: bool,
             stats: dict) -> dict:
     """``{frame index: converted frame}`` for the frames ``need`` (sorted)."""
     import av
@@ -198,8 +199,7 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, counting: bool,
     wanted, got = set(need), {}
     with open_video(info.path, WHILE_READING) as container:
         stream = container.streams.video[0]
-        if _DECODER_THREADS:
-            stream.thread_type = _DECODER_THREADS
+        stream.codec_context.thread_count = threads
         index = info.frame_of
         target = [0]  # the timestamp of the next frame wanted
         try:
