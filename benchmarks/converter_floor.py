@@ -28,7 +28,6 @@ each file once: see ``datakit.readers.video.probe_cache``). Results go to
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -40,7 +39,6 @@ from pathlib import Path
 from benchmarks.processes import run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = ROOT / "benchmarks" / "work" / "video_peers"  # the same videos as video_peers.py
 OUT = ROOT / "benchmarks" / "RESULTS_converter.md"
 SIZE, QUALITY = 112, 90
 
@@ -158,25 +156,9 @@ def section(rounds: list[dict], size: str, cores: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.converter_floor",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="4 videos of 3 s, 160x120, 1 round")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--sizes", default="320x240,640x480")
-    ap.add_argument("--videos", type=int, default=12)
-    ap.add_argument("--seconds", type=int, default=60)
-    ap.add_argument("--work", default=str(WORK), help="where the videos and shards go")
-    ap.add_argument("--out", help=f"the results file (default {OUT.name}; with --quick, "
-                    "RESULTS_converter_quick.md under --work)")
-    args = ap.parse_args(argv)
-    if args.quick:
-        args.videos, args.seconds, args.sizes, args.rounds = 4, 3, "160x120", 1
-    out = Path(args.out or (Path(args.work) / "RESULTS_converter_quick.md" if args.quick
-                            else OUT))
-    from benchmarks.video_peers import make_videos
-
-    def log(msg: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+    from benchmarks.video_peers import log, make_videos, video_args, video_parser
+    args, out = video_args(video_parser("python -m benchmarks.converter_floor", __doc__, OUT),
+                           argv, OUT)
 
     cores, started = _cores(), time.time()
     L: list[str] = []

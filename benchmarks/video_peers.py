@@ -215,29 +215,42 @@ def _command(args) -> str:
     return " ".join(parts + ([f"--only {args.only!r}"] if args.only else []))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.video_peers",
-                                 description=__doc__.split("\n")[0])
+def video_parser(prog: str, doc: str, results: Path) -> argparse.ArgumentParser:
+    """The options of the benchmarks on these videos: how many, how long, what size, rounds."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="4 videos of 3 s, 160x120, 1 round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="320x240,640x480")
     ap.add_argument("--videos", type=int, default=12)
     ap.add_argument("--seconds", type=int, default=60)
-    ap.add_argument("--only", help="comma-separated contenders (default: all)")
     ap.add_argument("--work", default=str(WORK), help="where the videos and shards go")
-    ap.add_argument("--out", help=f"the results file (default {OUT.name}; with --quick, "
-                    "RESULTS_video_peers_quick.md under --work)")
+    ap.add_argument("--out", help=f"the results file (default {results.name}; with --quick, "
+                    f"{results.stem}_quick.md under --work)")
+    return ap
+
+
+def video_args(ap: argparse.ArgumentParser, argv: list[str] | None,
+               results: Path) -> tuple[argparse.Namespace, Path]:
+    """The parsed options (``--quick`` sets the small videos) and the results file."""
     args = ap.parse_args(argv)
     if args.quick:
         args.videos, args.seconds, args.sizes, args.rounds = 4, 3, "160x120", 1
-    out = Path(args.out or (Path(args.work) / "RESULTS_video_peers_quick.md" if args.quick
-                            else OUT))
+    quick = Path(args.work) / f"{results.stem}_quick.md"
+    return args, Path(args.out or (quick if args.quick else results))
+
+
+def log(msg: str) -> None:
+    """A timestamped progress line on stderr."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = video_parser("python -m benchmarks.video_peers", __doc__, OUT)
+    ap.add_argument("--only", help="comma-separated contenders (default: all)")
+    args, out = video_args(ap, argv, OUT)
     only = set(args.only.split(",")) if args.only else None
     cores, work, started = os.cpu_count() or 1, Work(), time.time()
     load0 = os.getloadavg()
-
-    def log(msg: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
     L: list[str] = []
     for size in args.sizes.split(","):
