@@ -240,6 +240,11 @@ def report(scaling: dict, tp: dict, gil: list[float], cores: int) -> str:
             f"| {n} | {_med(th):.1f} | {_med(pr):.1f} | {_med(tr):.2f} ({min(tr):.2f}) | "
             f"{_med(a / b for a, b in zip(th, tp[('threads', 1)], strict=True)):.2f} | "
             f"{_med(a / b for a, b in zip(pr, tp[('processes', 1)], strict=True)):.2f} |")
+    one = _med(b for _, b in scaling[1, 1])
+    lines += ["", f"One one-thread decoder keeps **{one:.2f}** cores busy: its decode, and the "
+              f"pipeline's work around it on TensorFlow's threads. On {cores} cores the reader "
+              f"can then give at most about **{cores / one:.2f}x** one decoder's clips/s, "
+              f"however many decoders it runs."]
     held = _med(gil)
     lines += ["", f"GIL: one decoding thread holds it **{held:.1%}** of its CPU time (median of "
               f"{len(gil)}; {min(gil):.1%} to {max(gil):.1%}), an upper bound. Decoders that "
@@ -286,9 +291,11 @@ def main(argv: list[str] | None = None) -> int:
             f"Made by `python -m benchmarks.decoders` (also run by `make bench`) on "
             f"{time.strftime('%Y-%m-%d %H:%M')} UTC in {(time.time() - started) / 60:.0f} min. "
             f"Machine: {os.cpu_count()} logical cores ({cores} usable), {platform.machine()}; "
-            f"load average **{load0:.1f}** at the start, **{load1:.1f}** at the end (above the "
-            f"cores, the machine was shared: read the ratios, taken within a round, not the "
-            f"rates). {nv} videos of {secs} s at {w}x{h} (H.264, a keyframe every 250 frames); "
+            f"load average **{load0:.1f}** at the start, **{load1:.1f}** at the end ("
+            + ("above the cores: the machine was shared; read the ratios, taken within a "
+               "round, not the rates" if max(load0, load1) > cores else "not above the "
+               "cores: little else ran") + f"). {nv} videos of {secs} s at {w}x{h} (H.264, a "
+            f"keyframe every 250 frames); "
             f"clips of {work.clip_len} frames, step {work.step}, at {work.size}x{work.size}, "
             f"{work.clips_per_video} per video, batches of {work.batch}; {rounds} rounds, "
             f"orders rotated.\n\n" + __doc__[__doc__.index("- **scaling**"):

@@ -190,6 +190,7 @@ def test_decoders_report_divides_each_round_by_its_own_one_decoder_run():
     assert "| 1 | 2 (default) | 19.5 | 1.35 (1.20) | 1.35 | 1.55 | 12.5 |" in text
     assert "| 2 | 15.0 | 20.0 | 0.75 (0.75) | 1.50 | 2.00 |" in text
     assert "**20.0%**" in text and "about **5** single decoders" in text
+    assert "keeps **1.00** cores busy" in text and "at most about **2.00x**" in text
 
 
 def test_fit_overhead_section_replaces_its_own_and_keeps_the_per_core_part(tmp_path, monkeypatch):
