@@ -28,12 +28,13 @@ lab: $(VENV)/.installed-notebook+video
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 
-# Two pytest workers (pytest-xdist), each taking a whole test file or notebook at a time. Run
-# serially, the suite kept one of two cores busy on average (13 min wall, 13 min of CPU);
-# with two workers it took 9 min on the same 2-core machine. TEST_WORKERS=0 runs serially.
+# Three pytest workers (pytest-xdist), each taking a whole test file or notebook at a time.
+# Many tests wait (for processes to start, servers, kernels, a browser): with two workers the
+# suite kept 1.5 of 2 cores busy (a clean clone, 884 s); with three, 732 s on the same
+# machine, every test the same. TEST_WORKERS=0 runs serially.
 # ruff, then mypy over datakit/ (seconds each), with the project's settings from
 # pyproject.toml's [tool.ruff] and [tool.mypy].
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m ruff check .
 	$(PY) -m mypy --config-file pyproject.toml datakit

@@ -9,11 +9,12 @@ at 320x240; ``--quick``: 4 of 3 s at 160x120), clips of 16 frames, step 2, at
 - **scaling**: ``video_dataset_from_directory(num_parallel_calls=n)`` for
   n = 1, 2, 4, ... up to the cores (:func:`datakit.core.cores.cpu_cores`),
   drained in a ``tf.function`` as ``fit()`` drains it, each decoder with one
-  FFmpeg thread (``decoder_threads=1``: one core a decoder, the scaling's unit)
-  and, where it differs, with the reader's default (the cores shared among the
-  decoders); rounds rotate the order, and each run's clips/s is divided by one
-  one-thread decoder's of the same round (median, min over rounds). 1.0 per
-  added decoder is linear.
+  FFmpeg thread (``decoder_threads=1``: one core a decoder, the scaling's unit),
+  with the reader's default where it differs (the cores shared among the
+  decoders), and with a decoder on every core running as many FFmpeg threads
+  (FFmpeg's own choice is about one a core); rounds rotate the order, and each
+  run's clips/s is divided by one one-thread decoder's of the same round
+  (median, min over rounds). 1.0 per added decoder is linear.
 - **threads against processes**: the same clips decoded by the kit's
   ``read_frames`` with one FFmpeg thread (what each decoder calls) in n
   threads of one process and in n processes, side by side: the GIL can only
@@ -170,13 +171,15 @@ def gil_share(clips: list, rounds: int, say) -> list[float]:
 
 
 def reader_configs(cores: int) -> list[tuple[int, int]]:
-    """``(decoders, FFmpeg threads each)``: one thread each, then the default where it differs.
+    """``(decoders, FFmpeg threads each)``: one thread each, the default where it differs, and
+    a decoder on every core with as many FFmpeg threads each (what the default replaced).
 
     >>> reader_configs(1), reader_configs(2), reader_configs(4)
-    ([(1, 1)], [(1, 1), (2, 1), (1, 2)], [(1, 1), (2, 1), (4, 1), (1, 4), (2, 2)])
+    ([(1, 1)], [(1, 1), (2, 1), (1, 2), (2, 2)], [(1, 1), (2, 1), (4, 1), (1, 4), (2, 2), (4, 4)])
     """
     counts = decoder_counts(cores)
-    return [(n, 1) for n in counts] + [(n, cores // n) for n in counts if cores // n > 1]
+    return ([(n, 1) for n in counts] + [(n, cores // n) for n in counts if cores // n > 1]
+            + ([(cores, cores)] if cores > 1 else []))
 
 
 def reader_scaling(folder: Path, work, configs: list[tuple[int, int]], batches: int,

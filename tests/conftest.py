@@ -54,25 +54,26 @@ def housing(tmp_path_factory):
     return parts, column_stats(parts["train"])
 
 
-# `make test` hands out whole files (and whole notebooks) to two workers (`--dist loadfile`),
+# `make test` hands out whole files (and whole notebooks) to three workers (`--dist loadfile`),
 # in collection order (`--no-loadscope-reorder`; by default xdist orders files by their number
 # of tests, which sent the one-test browser file, 4 minutes, last of all). The longest units
 # start first so that none is left running alone at the end; the rest keep their order.
-# Seconds, from a clean-clone run's durations.
+# Seconds, from a clean-clone run's durations (three workers, 2 cores).
 SLOW_FIRST = {
-    "tests/test_wheel.py": 190,  # a fresh venv from the wheel, notebooks 01 and 10 run there
+    "tests/test_checkpoint.py": 180,  # each resume in a fresh Python
     # 246 s before its tabs shared their JupyterLab page and kernel: 0.42x the time and 0.49x
     # the CPU measured side by side (442 s against 185 s on a busy 2-core machine)
-    "tests/test_browser.py": 110,
-    "notebooks/21_reproducible_run.ipynb": 174,
-    "notebooks/18_scale_out.ipynb": 136,
-    "notebooks/19_pipeline_doctor.ipynb": 111,
-    "tests/test_checkpoint.py": 109,
-    "tests/test_csv_reader.py": 83,
-    "tests/test_memory_report.py": 81,
-    "tests/test_cluster.py": 65,
-    "notebooks/24_keras_backends.ipynb": 61,
-    "notebooks/11_shuffle_mixing.ipynb": 60,
+    "tests/test_browser.py": 153,
+    "notebooks/18_scale_out.ipynb": 125,
+    "notebooks/21_reproducible_run.ipynb": 124,
+    "notebooks/19_pipeline_doctor.ipynb": 120,
+    "tests/test_memory_report.py": 117,
+    "tests/test_wheel.py": 93,  # a fresh venv from the wheel, notebooks 01 and 10 run there
+    "tests/test_transform.py": 83,
+    "tests/test_cluster.py": 77,
+    "notebooks/24_keras_backends.ipynb": 64,
+    "tests/test_csv_reader.py": 49,
+    "notebooks/11_shuffle_mixing.ipynb": 48,
 }
 
 

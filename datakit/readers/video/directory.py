@@ -15,7 +15,8 @@ that reads only those frames
 keyframe before each clip when that decodes fewer frames, each kept frame
 converted once to the target size), ``num_parallel_calls`` videos at once ->
 batch -> prefetch. FFmpeg decodes with the GIL released and the Python left
-around it is a few per cent of a clip, so the calls run on several cores. Each
+around it is a few per cent of a clip, so the calls run on several cores, each
+decoding on one FFmpeg thread when they fill the cores (``decoder_threads``). Each
 video's size and modification time are checked when it is read: a video
 replaced after the folder was listed is an error naming it, never a mix of
 old and new frames in one epoch.
