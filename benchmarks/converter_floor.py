@@ -156,19 +156,15 @@ def section(rounds: list[dict], size: str, cores: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.video_peers import log, make_videos, video_args, video_parser
+    from benchmarks.video_peers import log, video_args, video_parser, video_sets
     args, out = video_args(video_parser("python -m benchmarks.converter_floor", __doc__, OUT),
                            argv, OUT)
 
     cores, started = _cores(), time.time()
     L: list[str] = []
-    for size in args.sizes.split(","):
-        w, h = (int(v) for v in size.split("x"))
-        base = Path(args.work) / f"{w}x{h}_{args.videos}x{args.seconds}s"
-        log(f"{size}: making {args.videos} videos of {args.seconds} s (once) under {base}")
-        folder = make_videos(base, args.videos, args.seconds, w, h)
+    for w, h, base, folder in video_sets(args):
         _warm_probes(folder)
-        part = section(measure(folder, args.rounds, base, log), size, cores)
+        part = section(measure(folder, args.rounds, base, log), f"{w}x{h}", cores)
         print("\n".join(part), flush=True)
         L += part
     command = "python -m benchmarks.converter_floor" + (" --quick" if args.quick else "")

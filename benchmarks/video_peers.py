@@ -244,6 +244,15 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def video_sets(args: argparse.Namespace):
+    """Per ``--sizes`` entry: ``(width, height, work folder, videos folder)``, made once."""
+    for size in args.sizes.split(","):
+        w, h = (int(v) for v in size.split("x"))
+        base = Path(args.work) / f"{w}x{h}_{args.videos}x{args.seconds}s"
+        log(f"{size}: making {args.videos} videos of {args.seconds} s (once) under {base}")
+        yield w, h, base, make_videos(base, args.videos, args.seconds, w, h)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = video_parser("python -m benchmarks.video_peers", __doc__, OUT)
     ap.add_argument("--only", help="comma-separated contenders (default: all)")
@@ -253,11 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()
 
     L: list[str] = []
-    for size in args.sizes.split(","):
-        w, h = (int(v) for v in size.split("x"))
-        base = Path(args.work) / f"{w}x{h}_{args.videos}x{args.seconds}s"
-        log(f"{size}: making {args.videos} videos of {args.seconds} s (once) under {base}")
-        folder = make_videos(base, args.videos, args.seconds, w, h)
+    for w, h, base, folder in video_sets(args):
         runs = measure(folder, base / "shards", work, args.rounds, only, log)
         part = [f"\n## {w}x{h}\n", *table(runs, cores)]
         print("\n".join(part), flush=True)
