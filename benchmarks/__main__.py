@@ -35,7 +35,6 @@ import datetime
 import importlib.util
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ import numpy as np
 from benchmarks.contenders import CONTENDERS
 from benchmarks.data import WORK, make_csv
 from benchmarks.processes import run_in_process
+from benchmarks.stats import median as _med
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -182,11 +182,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # -- the report ---------------------------------------------------------------------------
-
-
-def _med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else float("nan")
 
 
 def _ok(runs):

@@ -273,7 +273,8 @@ def per_core_main(args) -> int:
     print("\n" + table)
     if args.quick:
         return 0
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    from benchmarks.stats import load_average
+    load = load_average()
     gpu_line = (f"GPU: {gpu['name']} ({gpu['device']}, PyTorch {gpu['torch']}), from "
                 f"`{args.gpu_result}`." if gpu else
                 "**No GPU run exists yet**: no machine with a GPU was at hand. Run "

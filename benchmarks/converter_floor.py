@@ -31,12 +31,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
 
 from benchmarks.processes import run_in_process
+from benchmarks.stats import median as _med
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "RESULTS_converter.md"
@@ -104,10 +104,6 @@ def floor(job: dict) -> dict:
 
 
 # -- the report -----------------------------------------------------------------------------
-
-
-def _med(xs) -> float:
-    return statistics.median(xs) if xs else float("nan")
 
 
 def measure(folder: Path, rounds: int, work: Path, log) -> list[dict]:

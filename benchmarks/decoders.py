@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+
+from benchmarks.stats import load_average as _load
+from benchmarks.stats import median as _med
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -60,10 +62,6 @@ def decoder_counts(cores: int) -> list[int]:
         out.append(n)
         n *= 2
     return [*out, cores]
-
-
-def _load() -> float:
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
 # -- the clips every decoder in the threads/processes runs decode ------------------------
@@ -214,11 +212,6 @@ def reader_scaling(folder: Path, work, configs: list[tuple[int, int]], batches: 
 
 
 # -- the report ----------------------------------------------------------------------------
-
-
-def _med(xs) -> float:
-    xs = list(xs)
-    return statistics.median(xs) if xs else float("nan")
 
 
 def report(scaling: dict, tp: dict, gil: list[float], cores: int) -> str:

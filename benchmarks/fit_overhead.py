@@ -39,10 +39,11 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.stats import median as _med
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -99,11 +100,6 @@ def child(args) -> dict:
     for name in (DIRECT, SHARDS):
         out["feeds"][name]["input_cpu_per_batch"] = _drain_cpu(feeds[name], args.steps)
     return out
-
-
-def _med(xs) -> float:
-    xs = list(xs)
-    return statistics.median(xs) if xs else float("nan")
 
 
 def report(runs: dict[str, list[dict]], cores: int) -> str:

@@ -25,12 +25,12 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
 
 from benchmarks.processes import run_in_process
+from benchmarks.stats import median as _med
 from benchmarks.video_peer_loaders import Work
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,11 +132,6 @@ def measure(folder: Path, shards: Path, work: Work, rounds: int, only, log) -> d
 
 def _ok(runs: list[dict]) -> list[dict]:
     return [x for x in runs if "error" not in x and "skipped" not in x]
-
-
-def _med(xs) -> float:
-    xs = list(xs)
-    return statistics.median(xs) if xs else float("nan")
 
 
 def _ratio(runs, a: str, b: str, key: str = "clips_per_s") -> list[float]:
