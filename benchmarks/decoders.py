@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     say = lambda s: print(s, flush=True)  # noqa: E731
     say(f"decoders: {nv} videos of {secs} s at {w}x{h}, clips of {work.clip_len} frames (step "
         f"{work.step}) at {work.size}x{work.size}; {cores} cores; load average {load0:.1f}")
-    clips = _clips(folder, work, 8 if args.quick else 48)
+    clips = _clips(folder, work, 8 if args.quick else 240)  # about 2 s a run at 2 decoders
     say("the GIL's share of one decoding thread (cProfile on the thread's CPU clock):")
     gil = gil_share(clips, rounds, say)
     say("the same clips decoded in threads and in processes (read_frames):")

@@ -10,13 +10,15 @@ costs the step nothing; 1.25: it adds a quarter), and the cores each side takes:
 
 - the **model's** cores: the whole process's CPU time over the wall time while
   it trains from memory (the input then costs nothing);
-
-(each step time is taken inside one ``fit()`` call, from the end of its third
-step to the end of its last, by a callback: ending a ``fit()`` call can wait
-seconds for tf.data's autotuning thread, which is no step's cost)
 - the **input's** cores: the feed drained alone (no model), its CPU time per
   batch divided by the memory-fed step, i.e. the cores the input needs to
   deliver one batch per model step.
+
+Each step time is taken inside one ``fit()`` call, from the end of its third
+step to the end of its last, by a callback: ending a ``fit()`` call can wait
+seconds for tf.data's autotuning thread, which is no step's cost. Within a
+setting's process the feeds train in an order rotated round by round, so that
+no feed always goes first.
 
 When the two add up to no more than the cores, both fit side by side and the
 feed can cost the step nothing; when they add up to more, the step cannot be
@@ -91,7 +93,9 @@ def child(args) -> dict:
         opts.threading.private_threadpool_size = cpu_cores()
         feeds[DIRECT] = feeds[DIRECT].with_options(opts)
     out: dict = {"feeds": {}}
-    for name, ds in feeds.items():
+    names = list(feeds)
+    for name in names[args.round % len(names):] + names[:args.round % len(names)]:
+        ds = feeds[name]
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
@@ -140,6 +144,19 @@ def choose(runs: dict[str, list[dict]]) -> tuple[str, float]:
     return name, ratio
 
 
+def against_next(runs: dict[str, list[dict]], best: str) -> str:
+    """Whether ``best``'s direct steps (over rounds) stand apart from the next fastest setting's:
+    ``"ranges apart from <next>"`` or ``"within noise of <next>"`` (their ranges overlap)."""
+    steps = {s: [r["feeds"][DIRECT]["step_s"] for r in res if "error" not in r]
+             for s, res in runs.items()}
+    others = [s for s in steps if s != best and steps[s]]
+    if not steps.get(best) or not others:
+        return "no other setting to compare"
+    nxt = min(others, key=lambda s: _med(steps[s]))
+    overlap = min(steps[nxt]) <= max(steps[best])
+    return f"{'within noise of' if overlap else 'ranges apart from'} {nxt}"
+
+
 def write_section(text: str) -> None:
     """Replace (or add) this benchmark's section of RESULTS_accelerator.md, keeping the rest."""
     old = RESULTS.read_text() if RESULTS.exists() else \
@@ -159,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--intra", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--private-pool", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.quick:
         args.steps, args.rounds = 3, 1
@@ -178,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(args.rounds):
         names = list(runs)
         for s in names[r % len(names):] + names[:r % len(names)]:
-            res = run_child("benchmarks.fit_overhead", "setting", *extra, *settings(cores)[s],
-                            timeout=1800)
+            res = run_child("benchmarks.fit_overhead", "setting", *extra, "--round", str(r),
+                            *settings(cores)[s], timeout=1800)
             runs[s].append(res)
             print(f"  round {r + 1}/{args.rounds}, {s}: " + (res["error"] if "error" in res
                   else ", ".join(f"{k.split(' (')[0]} {v['step_s'] * 1e3:,.0f} ms"
@@ -187,15 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     table = report(runs, cores)
     best, ratio = choose(runs)
     load1 = os.getloadavg()[0]
-    verdict = (f"Fastest with the direct reader: **{best}**, {ratio:.2f}x its memory-fed step "
-               f"({ratio - 1:+.0%}). Load average {load0:.1f} at the start, {load1:.1f} at the "
-               "end.")
+    verdict = (f"Fastest with the direct reader: **{best}** ({against_next(runs, best)}), "
+               f"{ratio:.2f}x its memory-fed step ({ratio - 1:+.0%}). Load average {load0:.1f} "
+               f"at the start, {load1:.1f} at the end.")
     print("\n" + table + "\n" + verdict, flush=True)
     if not args.quick:
         write_section(
             f"{SECTION}\n\nMeasured {time.strftime('%Y-%m-%d %H:%M')} UTC in "
-            f"{(time.time() - started) / 60:.0f} min (`python -m benchmarks.fit_overhead`, also "
-            f"run by `make bench`) on {cores} cores, load average **{load0:.1f}** at the start, "
+            f"{(time.time() - started) / 60:.0f} min (`python -m benchmarks.fit_overhead "
+            f"--steps {args.steps} --rounds {args.rounds}`; `make bench` runs the defaults) on "
+            f"{cores} cores, load average **{load0:.1f}** at the start, "
             f"**{load1:.1f}** at the end; {args.steps} steps of {work.batch} clips per feed, "
             f"{args.rounds} rounds, settings alternating, each in its own process.\n\n"
             + __doc__.split("\n\n", 2)[2] + "\n" + table + "\n" + verdict + "\n")

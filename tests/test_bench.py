@@ -217,3 +217,15 @@ def test_fit_overhead_report_sets_each_feed_against_its_rounds_memory_step():
     assert "| defaults | direct | 1,900 | 1.25 (1.20) | 2.00 | 1.50 | 0.38 | 1.00 |" in text
     assert "| other | direct | 1,500 | 1.50 (1.50) | 2.00 | 1.50 | 0.50 | 1.00 |" in text
     assert choose(runs) == ("other", 1.5)  # the fastest step, not the smallest ratio
+
+
+def test_fit_overhead_says_whether_the_fastest_setting_stands_apart_from_the_next():
+    from benchmarks.fit_overhead import DIRECT, against_next
+
+    def run(step):
+        return {"feeds": {DIRECT: {"step_s": step}}}
+    apart = {"a": [run(1.0), run(1.1)], "b": [run(1.2), run(1.3)], "c": [run(2.0)]}
+    assert against_next(apart, "a") == "ranges apart from b"
+    close = {"a": [run(1.0), run(1.25)], "b": [run(1.2), run(1.3)]}
+    assert against_next(close, "a") == "within noise of b"
+    assert against_next({"a": [run(1.0)]}, "a") == "no other setting to compare"
