@@ -50,6 +50,13 @@ def test_the_messy_folder_holds_every_trap(folder):
     assert (folder / "left" / "left_cut.mp4").stat().st_size < 4096  # cut, not whole
 
 
+def test_the_messy_folders_docstring_says_where_the_cut_falls():
+    from datakit.readers.video import messy_folder
+
+    assert f"after {messy_folder.CUT_KEEPS} of its 60 packets" in messy_folder.__doc__
+    assert "half of its bytes" not in messy_folder.__doc__
+
+
 def test_the_listing_counts_sub_folders_and_leaves_hidden_files_out(folder, listing):
     paths = [p for p, _, _ in listing]
     assert paths == sorted(paths)
