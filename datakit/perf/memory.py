@@ -164,7 +164,7 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
                                   fix="pass the stream's steps in one epoch (1 or more)")
     batch_bytes = check_count("batch_bytes", batch_bytes,
                               fix="pass the bytes of data one step hands over (1 or more)")
-    rss_before = check_number("rss_before", rss_before)
+    before = check_number("rss_before", rss_before)
     loaded_bytes, loaded_rss = (check_ordered(name, value, "numbers") for name, value in
                                 (("loaded_bytes", loaded_bytes), ("loaded_rss", loaded_rss)))
     streamed_rss = check_ordered("streamed_rss", streamed_rss, "numbers")
@@ -176,7 +176,7 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
         raise ValueError(f"{len(loaded_bytes)} items loaded, {max(len(streamed_rss) - 1, 0)} steps "
                          "streamed: pass two items or more, and two epochs of steps or more")
     loaded_mb = np.asarray(loaded_bytes, float) / 1e6
-    loaded_growth = (np.asarray(loaded_rss, float) - rss_before) / 1e6
+    loaded_growth = (np.asarray(loaded_rss, float) - before) / 1e6
     streamed_mb = batch_bytes / 1e6 * np.arange(len(streamed_rss))
     streamed_growth = (np.asarray(streamed_rss, float) - streamed_rss[0]) / 1e6
     half = len(streamed_mb) // 2
