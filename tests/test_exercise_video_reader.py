@@ -50,6 +50,13 @@ def test_the_messy_folder_holds_every_trap(folder):
     assert (folder / "left" / "left_cut.mp4").stat().st_size < 4096  # cut, not whole
 
 
+def test_the_messy_folders_docstring_says_where_the_cut_falls():
+    from datakit.readers.video import messy_folder
+
+    assert f"after {messy_folder.CUT_KEEPS} of its 60 packets" in messy_folder.__doc__
+    assert "half of its bytes" not in messy_folder.__doc__
+
+
 def test_the_listing_counts_sub_folders_and_leaves_hidden_files_out(folder, listing):
     paths = [p for p, _, _ in listing]
     assert paths == sorted(paths)
@@ -177,3 +184,22 @@ def test_the_notebooks_reader_survives_the_messy_folder(folder, mine):
     assert set(skipped) == set(BAD_FILES) | set(SHORT_FILES)
     assert len(read) + len(skipped) == len(listing)
     assert all(clip.shape == (CLIP_LEN, SIZE, SIZE, 3) and clip.any() for clip in read.values())
+
+
+def test_each_probe_reason_has_its_kind_and_an_unknown_one_is_refused(tmp_path):
+    from datakit.core.errors import DataError
+    from datakit.readers.video.decoding import probe
+
+    (tmp_path / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")
+    (tmp_path / "loop.mp4").symlink_to(tmp_path / "loop.mp4")
+    for name in ("gone.mp4", "loop.mp4"):  # broken links: unreadable, not truncated
+        with pytest.raises(DataError) as caught:
+            probe(tmp_path / name, cache=False)
+        assert ref._kind(caught.value.reason) == "unreadable"
+    assert ref._kind("cannot be read (Permission denied); remove it or pass "
+                     "on_bad_file='skip'") == "unreadable"
+    assert ref._kind("cannot be read (EOF): a damaged or truncated file; remove it") \
+        == "truncated"
+    assert ref._kind("holds no decodable frame (empty or truncated); remove it") == "truncated"
+    with pytest.raises(ValueError, match="no kind of bad file for the reason 'is odd'"):
+        ref._kind("is odd")

@@ -72,3 +72,20 @@ def test_rss_growth_needs_two_epochs_of_steps():
     with pytest.raises(ValueError, match="two epochs"):
         memory.compare_rss_growth([1e6, 2e6], [1e6, 2e6], 0, [1e6] * 10, batch_bytes=1,
                                   steps_per_epoch=10, plot=False)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    # an empty log: a message, not an IndexError from reading its first value
+    (dict(streamed_rss=[]), ValueError, "0 steps streamed.*two epochs"),
+    (dict(steps_per_epoch=0), ValueError, r"steps_per_epoch=0 is invalid: pass the stream's"),
+    (dict(steps_per_epoch=2.5), TypeError, "steps_per_epoch must be an int"),
+    (dict(batch_bytes=0), ValueError, "batch_bytes=0 is invalid"),
+    (dict(loaded_rss=[1e6, 2e6, 3e6]), ValueError,
+     "loaded_bytes holds 2 values, loaded_rss 3: pass one of each per item loaded"),
+    (dict(streamed_rss={1e6, 2e6}), TypeError, "streamed_rss must be a list"),
+])
+def test_rss_growth_checks_its_arguments_first(kwargs, error, match):
+    args = dict(loaded_bytes=[1e6, 2e6], loaded_rss=[1e6, 2e6], rss_before=0,
+                streamed_rss=[1e6] * 30, batch_bytes=1, steps_per_epoch=10, plot=False)
+    with pytest.raises(error, match=match):
+        memory.compare_rss_growth(**{**args, **kwargs})

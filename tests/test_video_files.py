@@ -87,6 +87,16 @@ def test_frames_at_a_rate_are_chosen_by_timestamp():
     assert len(got) == 10  # 0.4 s at 25 fps: the same duration, evenly resampled
 
 
+def test_a_frame_is_found_by_its_timestamp_without_a_table_per_video():
+    from datakit.readers.video.video_info import frame_at
+
+    info = decoding.VideoInfo("a", (0, 1001, 2002, 2002, 4004), 1 / 30000, 2, 2, 0, "h264")
+    # as a {timestamp: index} dict found them: the last of two frames sharing a timestamp
+    assert [frame_at(info, p) for p in info.pts] == [0, 1, 3, 3, 4]
+    assert [frame_at(info, p) for p in (-1, 500, 3003, 5005, None)] == [None] * 5
+    assert not hasattr(info, "frame_of")  # no cached table kept per video read
+
+
 @pytest.mark.timeout(120)
 def test_seeking_returns_the_frames_decoding_from_the_start_does(tmp_path):
     v = video.make_video(0, size=32, min_frames=60, max_frames=60, seed=0)

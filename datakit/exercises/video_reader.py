@@ -54,10 +54,10 @@ def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> lis
 
 def video_listing(folder, seed: int) -> list[tuple[str, int, str]]:
     """``(path relative to folder, label, split)`` per video, in sorted order."""
-    from datakit.readers.video.folders import video_files
+    from datakit.readers.video.folders import _class_folders, video_files
 
     folder = Path(folder)
-    names = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = _class_folders(folder, None)
     rows = [(p.relative_to(folder).as_posix(), label) for label, name in enumerate(names)
             for p in video_files(folder / name)]
     return [(path, label, split) for (path, label), split in
@@ -74,8 +74,22 @@ def facts(path) -> dict:
             "width": info.width}
 
 
+#: The kit's probe reasons (``DataError.reason``, datakit/readers/video/decoding.py): their
+#: starts, a text the reason also holds, and the kind; the first match wins. A file that
+#: cannot be opened, or a broken link, is "unreadable" (a learner's ``av.open`` fails on it).
+_KINDS = ((("is truncated", "holds no decodable"), "", "truncated"),
+          (("cannot be read (",), "a damaged or truncated file", "truncated"),
+          (("not a video", "has no video", "cannot be read (", "is a link that"), "",
+           "unreadable"))
+
+
 def _kind(reason: str) -> str:
-    return "unreadable" if reason.startswith(("not a video", "has no video")) else "truncated"
+    """The kind of bad file a probe reason names; a reason not in ``_KINDS`` is refused."""
+    for starts, within, kind in _KINDS:
+        if reason.startswith(starts) and within in reason:
+            return kind
+    raise ValueError(f"no kind of bad file for the reason {reason!r}: add its start to "
+                     "datakit/exercises/video_reader.py's _KINDS")
 
 
 def _probe_row(path: str, found) -> tuple:

@@ -26,7 +26,7 @@ import keras
 import numpy as np
 import psutil
 
-from datakit.core.arguments import check_seconds
+from datakit.core.arguments import check_count, check_number, check_ordered, check_seconds
 
 __all__ = ["rss_bytes", "memory_logger", "compare_rss_growth"]
 
@@ -160,13 +160,25 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
     Both slopes are least-squares lines: over every item loaded, and over the second half
     of the stream's steps (after its start-up costs).
     """
+    steps_per_epoch = check_count("steps_per_epoch", steps_per_epoch,
+                                  fix="pass the stream's steps in one epoch (1 or more)")
+    batch_bytes = check_count("batch_bytes", batch_bytes,
+                              fix="pass the bytes of data one step hands over (1 or more)")
+    before = check_number("rss_before", rss_before)
+    loaded_bytes, loaded_rss = (check_ordered(name, value, "numbers") for name, value in
+                                (("loaded_bytes", loaded_bytes), ("loaded_rss", loaded_rss)))
+    streamed_rss = check_ordered("streamed_rss", streamed_rss, "numbers")
+    if len(loaded_bytes) != len(loaded_rss):
+        raise ValueError(f"loaded_bytes holds {len(loaded_bytes)} values, loaded_rss "
+                         f"{len(loaded_rss)}: pass one of each per item loaded (append both "
+                         "after each item).")
+    if len(loaded_bytes) < 2 or len(streamed_rss) < 2 * steps_per_epoch:
+        raise ValueError(f"{len(loaded_bytes)} items loaded, {max(len(streamed_rss) - 1, 0)} steps "
+                         "streamed: pass two items or more, and two epochs of steps or more")
     loaded_mb = np.asarray(loaded_bytes, float) / 1e6
-    loaded_growth = (np.asarray(loaded_rss, float) - rss_before) / 1e6
+    loaded_growth = (np.asarray(loaded_rss, float) - before) / 1e6
     streamed_mb = batch_bytes / 1e6 * np.arange(len(streamed_rss))
     streamed_growth = (np.asarray(streamed_rss, float) - streamed_rss[0]) / 1e6
-    if len(loaded_mb) < 2 or len(streamed_mb) < 2 * steps_per_epoch or steps_per_epoch < 1:
-        raise ValueError(f"{len(loaded_mb)} items loaded, {len(streamed_mb) - 1} steps streamed: "
-                         "pass two items or more, and two epochs of steps or more")
     half = len(streamed_mb) // 2
     in_memory_slope = float(np.polyfit(loaded_mb, loaded_growth, 1)[0])
     slope, intercept = np.polyfit(streamed_mb[half:], streamed_growth[half:], 1)

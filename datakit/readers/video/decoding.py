@@ -32,7 +32,7 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.video_info import VideoInfo, frame_at
 from datakit.readers.video.video_info import open_video as _open
 
 __all__: list[str] = []
@@ -256,14 +256,13 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
 
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps)
-    index = {p: k for k, p in enumerate(info.pts)}
     jpegs, j = [], 0
     with _open(info.path, _WHILE_CONVERTING) as container:
         stream = container.streams.video[0]
         stream.codec_context.thread_count = 1  # one video per core: threads would only wait
         try:
             for n, frame in enumerate(container.decode(stream)):
-                k = n if info.reordered else index.get(frame.pts)
+                k = n if info.reordered else frame_at(info, frame.pts)
                 if k is None or j >= len(timeline) or timeline[j] != k:
                     continue
                 jpeg = encode(frame)

@@ -46,7 +46,7 @@ import threading
 import numpy as np
 
 from datakit.core.errors import DataError
-from datakit.readers.video.video_info import WHILE_READING, VideoInfo, open_video
+from datakit.readers.video.video_info import WHILE_READING, VideoInfo, frame_at, open_video
 
 __all__: list[str] = []
 
@@ -200,7 +200,6 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, c
     with open_video(info.path, WHILE_READING) as container:
         stream = container.streams.video[0]
         stream.codec_context.thread_count = threads
-        index = info.frame_of
         target = [0]  # the timestamp of the next frame wanted
         try:
             frames, pos = None, -1
@@ -210,7 +209,7 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, c
                 target[0] = info.pts[w]
                 start = _key_before(info, w) if seek else 0
                 if frames is None or (seek and start > pos + 1):  # seeking decodes fewer
-                    frames = _frames_from(container, stream, (info, index, target), start,
+                    frames = _frames_from(container, stream, (info, target), start,
                                           counting, stats, fresh=frames is None)
                 for k, frame in frames:
                     pos = k
@@ -230,12 +229,12 @@ def _frames_from(container, stream, facts: tuple, start: int, counting: bool, st
                  *, fresh: bool):
     """``(frame index, frame)`` pairs from the keyframe ``start`` on, in the order shown.
 
-    ``facts``: the video's info, its timestamp index and the one-item list holding
+    ``facts``: the video's info and the one-item list holding
     the next wanted frame's timestamp: a frame shown before it that no other frame
     refers to (most B-frames) is skipped by the decoder (when timestamps are
     presentation times: counting frames needs every one).
     """
-    info, index, target = facts
+    info, target = facts
     if start > 0 or not fresh:
         container.seek(info.pts[start], stream=stream, backward=True, any_frame=False)
         stats["seeks"] += 1
@@ -251,11 +250,12 @@ def _frames_from(container, stream, facts: tuple, start: int, counting: bool, st
             stats["decoded"] += 1
             if counting:  # decode-order timestamps: the first frame is the keyframe
                 if first is None:
-                    first = index.get(frame.pts, start)
+                    found = frame_at(info, frame.pts)
+                    first = start if found is None else found
                 k = first + n
                 n += 1
             else:
-                found = index.get(frame.pts)
+                found = frame_at(info, frame.pts)
                 if found is None:
                     continue
                 k = found

@@ -11,7 +11,7 @@ file), then adds what a real folder also holds:
   (a resource file, not a video), and ``notes.txt``;
 - a corrupt file (``right/right_corrupt.mp4``: random bytes);
 - a truncated file (``left/left_cut.mp4``: an MP4 whose index is at its start, cut
-  after half of its bytes: the header lists more frames than the file holds);
+  after 10 of its 60 packets: the header lists more frames than the file holds);
 - a file too short for a clip (``left/left_short.mp4``: 6 frames).
 
 :data:`BAD_FILES` says what each bad file is. The folder is small (32 x 32 frames) and

@@ -8,8 +8,8 @@ that moment (while listing, reading or converting).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -38,11 +38,6 @@ class VideoInfo:
     def frames(self) -> int:
         return len(self.pts)
 
-    @cached_property
-    def frame_of(self) -> dict:
-        """``{timestamp: frame index}``, built once per video (each clip read looks it up)."""
-        return {p: k for k, p in enumerate(self.pts)}
-
     @property
     def times(self) -> np.ndarray:
         return (np.asarray(self.pts, np.float64) - self.pts[0]) * self.time_base
@@ -54,6 +49,21 @@ class VideoInfo:
             return self.rate
         t = self.times
         return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
+
+
+def frame_at(info: VideoInfo, pts) -> int | None:
+    """The index of the frame whose timestamp is ``pts`` (the last, where two share it), or
+    ``None`` (no such frame, or ``pts`` is None): a bisection of the sorted ``info.pts``,
+    so no table per video is kept while a reader reads.
+
+    >>> info = VideoInfo("v.mp4", (0, 512, 1024), 1 / 12800, 2, 2, 0, "h264")
+    >>> frame_at(info, 512), frame_at(info, 600), frame_at(info, None)
+    (1, None, None)
+    """
+    if pts is None:
+        return None
+    k = bisect.bisect_right(info.pts, pts) - 1
+    return k if k >= 0 and info.pts[k] == pts else None
 
 
 #: What to do about a bad file, by when it is found. While the folder is listed
