@@ -54,10 +54,10 @@ def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> lis
 
 def video_listing(folder, seed: int) -> list[tuple[str, int, str]]:
     """``(path relative to folder, label, split)`` per video, in sorted order."""
-    from datakit.readers.video.folders import _class_folders, video_files
+    from datakit.readers.video.folders import video_files
 
     folder = Path(folder)
-    names = _class_folders(folder, None)
+    names = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     rows = [(p.relative_to(folder).as_posix(), label) for label, name in enumerate(names)
             for p in video_files(folder / name)]
     return [(path, label, split) for (path, label), split in
