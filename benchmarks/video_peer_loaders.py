@@ -247,7 +247,8 @@ def to_rgb(frame, size: int) -> np.ndarray:
     if _REFORMATTER is None:
         from av.video.reformatter import VideoReformatter
         _REFORMATTER = VideoReformatter()
-    return _REFORMATTER.reformat(frame, width=size, height=size, format="rgb24").to_ndarray()
+    return _REFORMATTER.reformat(frame, width=size, height=size, format="rgb24",
+                                 threads=1).to_ndarray()  # one decoder a core: one thread
 
 
 _REFORMATTER = None

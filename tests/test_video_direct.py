@@ -79,8 +79,12 @@ def test_each_clip_decodes_from_its_keyframe_at_most(tmp_path):
         budget = sum(max(c) - key_before(info.keys, min(c)) + 1 for c in clips)
         assert stats["decoded"] <= budget, (clips, stats)
         assert np.array_equal(got, decoding.decode_frames(info, wanted, seek=False))
-        for threads in (1, 3):  # FFmpeg's threads change the CPU a clip takes, never its frames
+        small = frame_reading.read_frames(info, wanted, threads=1, frame_size=(24, 40))
+        for threads in (0, 3):  # FFmpeg's threads (decoding and converting) change the CPU
+            # a clip takes, never its frames, at the file's size or another
             assert np.array_equal(frame_reading.read_frames(info, wanted, threads=threads), got)
+            assert np.array_equal(frame_reading.read_frames(
+                info, wanted, threads=threads, frame_size=(24, 40)), small)
     stats = {}
     frame_reading.read_frames(info, [95, 97, 99], stats=stats)
     assert stats == {"decoded": 10, "packets": stats["packets"], "seeks": 1}  # frames 90 to 99

@@ -14,7 +14,10 @@ a fixed rule, and decoding stops at the last frame wanted. Each kept frame is
 converted once, straight from the decoder's pixels (YUV, mostly) to RGB at the
 target size in one swscale call (``frame.to_ndarray(width=, height=,
 format="rgb24")``); rotating, cropping or padding then moves the small frame
-only. Frames decoded and not kept are never converted.
+only. Frames decoded and not kept are never converted. The conversion runs on
+the decoder's own threads (``threads``): swscale's default, a slice of each
+frame on every core, only adds hand-overs when each core already decodes a
+video (``python -m benchmarks.decoders`` measures the reader both ways).
 
 Frames shown before the next frame wanted that no other frame refers to (most
 B-frames) are not even decoded: the decoder is told to skip them.
@@ -76,13 +79,14 @@ def check_unchanged(info: VideoInfo) -> None:
 
 
 def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: bool = False,
-                    pad_to_aspect_ratio: bool = False):
+                    pad_to_aspect_ratio: bool = False, threads: int = 1):
     """A function from a decoded frame to its ``(height, width, 3)`` RGB array, fitted
     to ``frame_size`` as :func:`~datakit.readers.video.decoding.fit_frame` fits it
-    (stretched, centre-cropped or padded), in one swscale conversion."""
+    (stretched, centre-cropped or padded), in one swscale conversion on ``threads``
+    threads (0: one a core; 1, the default, where each core already decodes a video)."""
     rot = info.rotation // 90
     if frame_size is None:
-        return lambda frame: _turned(frame.to_ndarray(format="rgb24"), rot)
+        return lambda frame: _turned(frame.to_ndarray(format="rgb24", threads=threads), rot)
     th, tw = frame_size
     h, w = info.height, info.width
     crop = None
@@ -98,7 +102,7 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
     stored_h, stored_w = (sw, sh) if rot % 2 else (sh, sw)
 
     def convert(frame) -> np.ndarray:
-        rgb = _turned(_scaled(frame, stored_w, stored_h), rot)
+        rgb = _turned(_scaled(frame, stored_w, stored_h, threads), rot)
         if crop is not None:
             return rgb[crop[0]:crop[0] + th, crop[1]:crop[1] + tw]
         if (sh, sw) != (th, tw):  # padded: black bars around
@@ -114,16 +118,16 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
 _THREAD = threading.local()
 
 
-def _scaled(frame, width: int, height: int) -> np.ndarray:
-    """``frame`` as RGB at ``width`` x ``height``, by one swscale call through a scaler kept
-    per thread: ``frame.to_ndarray(width=, height=)`` builds a new scaler for every frame,
-    which can cost more than the scaling itself at small sizes."""
+def _scaled(frame, width: int, height: int, threads: int) -> np.ndarray:
+    """``frame`` as RGB at ``width`` x ``height``, by one swscale call on ``threads`` threads
+    through a scaler kept per thread: ``frame.to_ndarray(width=, height=)`` builds a new
+    scaler for every frame, which can cost more than the scaling itself at small sizes."""
     scaler = getattr(_THREAD, "scaler", None)
     if scaler is None:
         from av.video.reformatter import VideoReformatter
         scaler = _THREAD.scaler = VideoReformatter()
     return scaler.reformat(frame, width=width, height=height, format="rgb24",
-                           interpolation="BILINEAR").to_ndarray()
+                           interpolation="BILINEAR", threads=threads).to_ndarray()
 
 
 def yuv420_planes(frame, width: int, height: int) -> list[np.ndarray]:
@@ -150,16 +154,16 @@ def read_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 0,
     """The frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
     ``seek=False`` decodes from the first frame. ``threads``: FFmpeg's decoding
-    threads for this video (0: FFmpeg's choice, about one per core; 1 when as
-    many videos decode at once as there are cores: one decoding thread per video
-    then does the same work on less CPU, where FFmpeg's own threads mostly wait on
-    each other). ``fit``: the keywords of :func:`frame_converter`. A frame that
-    cannot be decoded, or a file changed since it was probed, is a
+    threads for this video, decoding and converting (0: FFmpeg's choice, about one
+    per core; 1 when as many videos decode at once as there are cores: one thread
+    per video then does the same work on less CPU, where FFmpeg's own threads
+    mostly wait on each other). ``fit``: the keywords of :func:`frame_converter`.
+    A frame that cannot be decoded, or a file changed since it was probed, is a
     :class:`DataError` naming the file.
     """
     wanted = np.asarray(wanted, np.int64).reshape(-1)
     check_unchanged(info)
-    convert = frame_converter(info, **fit)
+    convert = frame_converter(info, threads=threads, **fit)
     need = sorted(set(wanted.tolist()))
     if not need:
         return np.zeros((0, *_out_shape(info, fit)), np.uint8)
