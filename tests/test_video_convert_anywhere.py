@@ -65,6 +65,48 @@ def test_converter_runs_from_a_script_without_a_main_guard(tmp_path, how):
 
 
 @pytest.mark.timeout(240)
+def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp_path,
+                                                                             monkeypatch):
+    import tensorflow as tf
+
+    from datakit.readers.records.tfrecords import record_offsets
+    from datakit.readers.video import conversion
+    d = _folder(tmp_path / "v")
+    video.write_video(video.make_video(0, size=16, min_frames=140, max_frames=140,
+                                       seed=4).frames, d / "a" / "a2.mp4")  # 3 records
+    out = tmp_path / "out"
+    with monkeypatch.context() as m:  # every part written, then stopped before the commit
+        m.setattr(conversion, "_commit", lambda *a, **k: (_ for _ in ()).throw(
+            KeyboardInterrupt))
+        with pytest.raises(KeyboardInterrupt):
+            video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    part = {int(p.name[:6]): p for p in (out / ".parts").glob("*.tfrecord")}
+    assert sorted(part) == [0, 1, 2, 3, 4]  # a0, a1, a2, b0, b1
+    part[0].write_bytes(part[0].read_bytes()[:len(part[0].read_bytes()) // 2])  # cut short
+    a2 = part[2].read_bytes()
+    part[2].write_bytes(a2[:record_offsets(part[2])[2]])  # cut where its last record starts
+    b0 = bytearray(part[3].read_bytes())
+    b0[len(b0) // 2] ^= 0xFF  # a byte of a JPEG changed: its record's CRC fails
+    part[3].write_bytes(bytes(b0))
+    part[4].write_bytes(b"")  # renamed, never written back
+    from datakit.readers.video import part_files
+    real, converted = part_files.encode_jpegs, []
+    monkeypatch.setattr(part_files, "encode_jpegs", lambda info, **k: (
+        converted.append(Path(info.path).name), real(info, **k))[1])
+    r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    assert (r["reused"], r["converted"]) == (1, 4)
+    assert sorted(converted) == ["a0.mp4", "a2.mp4", "b0.mp4", "b1.mp4"]  # a1's was whole
+    rows = manifest.read_manifest(out / "train")["sets"]["videos"]["videos"]
+    frames = {v["id"]: 0 for v in rows}
+    for shard in sorted((out / "train").glob("videos-*.tfrecord")):
+        for rec in tf.data.TFRecordDataset(str(shard)):  # CRCs checked as it reads
+            se = tf.train.SequenceExample.FromString(rec.numpy())
+            frames[se.context.feature["id"].int64_list.value[0]] += len(
+                se.feature_lists.feature_list["frames"].feature)
+    assert frames == {v["id"]: v["frames"] for v in rows} and frames[2] == 140
+
+
+@pytest.mark.timeout(240)
 def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_path):
     d = _folder(tmp_path / "v")
     out = tmp_path / "out"

@@ -176,12 +176,15 @@ def removed_on_error(folder: str | os.PathLike) -> Iterator[list[Path]]:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_file(path: str | os.PathLike, *, durable: bool = True) -> Iterator[Path]:
     """Yield a temporary path to write; on a clean exit it becomes ``path``, atomically.
 
     The temporary file is in the same folder (so the rename is atomic),
     ``fsync`` ed before the rename, and the folder after it. On an exception
-    it is deleted and ``path`` is left as it was.
+    it is deleted and ``path`` is left as it was. ``durable=False`` leaves out
+    the two ``fsync`` s (a wait on the disk for each file): a killed process
+    still leaves the whole file or none, but a power cut may leave it short or
+    empty, so only for a file its reader checks whole before trusting it.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
@@ -194,9 +197,11 @@ def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
     with removed_on_error(path.parent) as made:  # a full disk: named, and its space freed
         made.append(tmp := temporary_path(path))
         yield tmp
-        _fsync_file(tmp)
+        if durable:
+            _fsync_file(tmp)
         os.replace(tmp, path)
-    fsync_folder(path.parent)
+    if durable:
+        fsync_folder(path.parent)
 
 
 def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:

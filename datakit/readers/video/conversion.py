@@ -95,9 +95,12 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
         records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
                    for i, info in enumerate(folder.infos)]
         names, todo = _reusable_parts(parts, [_key(r) for r in records])
+        for i in sorted(set(range(len(records))) - set(todo)):  # each read back whole, with
+            if not _reuse(parts / names[i], i, folder.labels[i],  # this run's id and label
+                          len(output_frames(folder.infos[i], options.fps))):
+                todo.append(i)
+        todo.sort()
         reused = sorted(set(range(len(records))) - set(todo))
-        for i in reused:  # a reused part may carry an earlier run's id or label
-            _relabel(parts / names[i], i, folder.labels[i])
         train, val = split_indices(len(folder.infos), validation_split, seed)
         with ShardSets(out, {"train": sorted(train), "validation": sorted(val)}, parts, names,
                        num_shards) as sets:
@@ -158,29 +161,43 @@ def _key(record: dict) -> str:
     """A part's name carries the digest of its source and options: reused only if unchanged.
 
     The id, label and class name are not in it: a video added before it or
-    class names reordered change them, and :func:`_relabel` sets them anew.
+    class names reordered change them, and :func:`_reuse` sets them anew.
     """
     made_of = {k: record[k] for k in ("source", "size", "mtime_ns", "options")}
     text = json.dumps(made_of, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def _relabel(part: Path, i: int, label: int) -> None:
-    """Part ``part`` rewritten in place with this run's ``id`` and ``label``, if they changed.
+def _reuse(part: Path, i: int, label: int, frames: int) -> bool:
+    """Whether ``part`` reads back whole: every record's CRC, and ``frames`` frames in all.
 
-    Its name (the digest of its source and options) still holds: id and label are not in it.
-    In place, so that a set never needs the disk space of its parts twice.
+    Parts are not ``fsync`` ed (:func:`~datakit.readers.video.part_files.write_part`),
+    so a power cut may leave one short, empty or damaged: it is deleted, and its
+    video converted again. A whole part is rewritten with this run's ``id`` and
+    ``label`` where they changed: its name (the digest of its source and options)
+    still holds, as id and label are not in it. In place, so that a set never
+    needs the disk space of its parts twice.
     """
-    chunks = [tf.train.SequenceExample.FromString(r.numpy())
-              for r in tf.data.TFRecordDataset(str(part))]
+    from google.protobuf.message import DecodeError
+
+    try:
+        chunks = [tf.train.SequenceExample.FromString(r.numpy())
+                  for r in tf.data.TFRecordDataset(str(part))]
+    except (tf.errors.DataLossError, DecodeError):  # a record cut short, a CRC that fails
+        chunks = None
+    if chunks is None or frames != sum(len(se.feature_lists.feature_list["frames"].feature)
+                                       for se in chunks):
+        part.unlink()
+        return False
     if all(list(se.context.feature["id"].int64_list.value) == [i] and
            list(se.context.feature["label"].int64_list.value) == [label] for se in chunks):
-        return
+        return True
     with atomic_file(part) as tmp, tf.io.TFRecordWriter(str(tmp)) as w:
         for se in chunks:
             se.context.feature["id"].int64_list.value[:] = [i]
             se.context.feature["label"].int64_list.value[:] = [label]
             w.write(se.SerializeToString())
+    return True
 
 
 def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]:

@@ -16,9 +16,10 @@ worker processes as its middle step):
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and
-  options are unchanged (with this run's id and label), converts the rest and
-  drops the parts of removed or edited videos; the manifest lists each video
-  with that record (and its label and class name);
+  options are unchanged and that read back whole (a power cut may cut one short:
+  parts are not synced to disk, the committed shards are), with this run's id and
+  label, converts the rest and drops the parts of removed or edited videos; the
+  manifest lists each video with that record (and its label and class name);
 - runs its workers as processes that never import the caller's script (see
   :mod:`datakit.readers.video.workers`), so it works from a script without an
   ``if __name__ == "__main__":`` guard, from ``python -c`` and from a notebook;
