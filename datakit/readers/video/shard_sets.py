@@ -18,6 +18,7 @@ import errno
 import hashlib
 import os
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -51,6 +52,7 @@ class _Shard:
         self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
         self.ids, self.next, self.records = ids, 0, 0
         self.sha256 = hashlib.sha256()  # hashed as it grows: the commit need not read it again
+        self.synced: Future | None = None  # its last fsync, started while it grew
 
     def append(self, part: Path, buffer: memoryview) -> None:
         """``part``'s bytes added at the end, through ``buffer`` (one reused for every part:
@@ -79,6 +81,8 @@ class ShardSets:
         self._switching = False  # past it, .next/ is the current generation (see switch)
         self._stack = ExitStack()
         self._buffer = memoryview(bytearray(1 << 20))  # parts are copied through it
+        # fsyncs while the shards grow, so that the commit's own has little left to wait on
+        self._syncer = ThreadPoolExecutor(1, thread_name_prefix="datakit-shard-sync")
         self.next = generations.next_folder(self.out)
         self.stages: dict[str, Staging] = {}
         self.shards: dict[str, dict[str, _Shard]] = {}
@@ -108,6 +112,7 @@ class ShardSets:
                 shutil.rmtree(self.next, ignore_errors=True)
 
     def _close(self) -> None:
+        self._syncer.shutdown(wait=True)  # no fsync left to run on a closed file
         for shards in self.shards.values():
             for shard in shards.values():
                 shard.file.close()
@@ -125,6 +130,7 @@ class ShardSets:
     def _append_what_is_ready(self) -> None:
         for shards in self.shards.values():
             for shard in shards.values():
+                grew = False
                 while shard.next < len(shard.ids) and shard.ids[shard.next] in self.state:
                     i = shard.ids[shard.next]
                     if self.state[i]:
@@ -133,7 +139,11 @@ class ShardSets:
                         self.chunks[i] = [at + o for o in record_offsets(part)]
                         shard.append(part, self._buffer)
                         shard.records += len(self.chunks[i])
+                        grew = True
                     shard.next += 1
+                if grew and (shard.synced is None or shard.synced.done()):
+                    shard.file.flush()  # the disk writes what it holds now, in the background
+                    shard.synced = self._syncer.submit(os.fsync, shard.file.fileno())
 
     def kept(self, name: str) -> list[int]:
         """The videos of set ``name`` that are in it (not failed)."""
@@ -149,6 +159,10 @@ class ShardSets:
         if missing:
             raise RuntimeError(f"videos {missing[:5]} were neither ready nor failed")
         self._close()
+        for shards in self.shards.values():  # a disk error in a background fsync, raised here
+            for shard in shards.values():
+                if shard.synced is not None:
+                    shard.synced.result()
         written = []
         for name, shards in self.shards.items():
             ids = self.kept(name)
