@@ -255,7 +255,7 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     import av
 
     encode = _jpeg_encoder(info, quality, **fit)
-    timeline = output_frames(info, fps)
+    timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
     jpegs, j = [], 0
     with _open(info.path, _WHILE_CONVERTING) as container:
         stream = container.streams.video[0]
