@@ -12,9 +12,14 @@ at 320x240; ``--quick``: 4 of 3 s at 160x120), clips of 16 frames, step 2, at
   FFmpeg thread (``decoder_threads=1``: one core a decoder, the scaling's unit),
   with the reader's default where it differs (the cores shared among the
   decoders), and with a decoder on every core running as many FFmpeg threads
-  (FFmpeg's own choice is about one a core); rounds rotate the order, and each
-  run's clips/s is divided by one one-thread decoder's of the same round
-  (median, min over rounds). 1.0 per added decoder is linear.
+  (FFmpeg's own choice is about one a core), on an epoch of the videos listed
+  4 times (hard links: with 12 videos an epoch the pipeline restarts every 3
+  batches, and each restart leaves a decoder idle while the epoch's last video
+  finishes: rows of their own show that cost); each run takes a fresh iterator
+  (the same clips for every setting, timed after its first batches), rounds
+  rotate the order, and each run's clips/s is divided by one one-thread
+  decoder's on the same epoch in the same round (median, min over rounds). 1.0
+  per added decoder is linear.
 - **threads against processes**: the same clips decoded by the kit's
   ``read_frames`` with one FFmpeg thread (what each decoder calls) in n
   threads of one process and in n processes, side by side: the GIL can only
@@ -36,7 +41,9 @@ not the rates.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -180,50 +187,91 @@ def reader_configs(cores: int) -> list[tuple[int, int]]:
             + ([(cores, cores)] if cores > 1 else []))
 
 
-def reader_scaling(folder: Path, work, configs: list[tuple[int, int]], batches: int,
+def scaling_runs(cores: int) -> list[tuple[int, int, int]]:
+    """``(decoders, FFmpeg threads, times listed)``: :func:`reader_configs` on an epoch of the
+    videos listed :data:`TIMES` times, and the one-thread decoders on the videos once.
+
+    >>> scaling_runs(2)
+    [(1, 1, 4), (2, 1, 4), (1, 2, 4), (2, 2, 4), (1, 1, 1), (2, 1, 1)]
+    """
+    return ([(n, t, TIMES) for n, t in reader_configs(cores)]
+            + [(n, 1, 1) for n in decoder_counts(cores)])
+
+
+#: How many times the videos are listed in an epoch for the scaling's main rows: 12 videos
+#: an epoch restart the pipeline every 3 batches, and each restart leaves a decoder idle
+#: while the epoch's last video finishes (the bench shows that cost in rows of its own).
+TIMES = 4
+
+
+def listed_times(folder: Path, times: int) -> Path:
+    """``folder``'s class folders with each video listed ``times`` times (hard links, made
+    once beside it): an epoch ``times`` as long, the same files decoded."""
+    if times == 1:
+        return folder
+    out = folder.parent / f"{folder.name}_x{times}"
+    if not out.exists():
+        tmp = folder.parent / f".{out.name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        for video in sorted(folder.glob("*/*.mp4")):
+            (tmp / video.parent.name).mkdir(parents=True, exist_ok=True)
+            for k in range(times):
+                try:
+                    os.link(video, tmp / video.parent.name / f"{k}_{video.name}")
+                except OSError:  # no hard links here
+                    shutil.copy2(video, tmp / video.parent.name / f"{k}_{video.name}")
+        tmp.rename(out)
+    return out
+
+
+def reader_scaling(folder: Path, work, configs: list[tuple[int, int, int]], batches: int,
                    rounds: int, say) -> dict:
-    """``{(n, threads): [(clips/s, cores busy) per round]}`` of the direct reader."""
+    """``{(n, threads, times): [(clips/s, cores busy) per round]}`` of the direct reader, on
+    ``folder``'s videos listed ``times`` times an epoch."""
     import tensorflow as tf
 
     from benchmarks.accelerator import drain
     from datakit.readers.video import video_dataset_from_directory
 
-    its = {}
-    for n, threads in configs:  # one iterator each for the whole run, as fit(ds.repeat()) keeps
-        ds = video_dataset_from_directory(
-            folder, frame_size=(work.size, work.size), clip_len=work.clip_len,
-            frame_step=work.step, clips_per_video=work.clips_per_video, batch_size=work.batch,
-            seed=work.seed, verbose=False, num_parallel_calls=n,
-            decoder_threads=threads).repeat()
-        its[n, threads] = iter(ds)
-        drain(its[n, threads], tf.constant(2))  # trace, open the files, fill the buffers
-    out: dict[tuple[int, int], list[tuple[float, float]]] = {c: [] for c in configs}
+    sets = {(n, threads, times): video_dataset_from_directory(
+        listed_times(folder, times), frame_size=(work.size, work.size),
+        clip_len=work.clip_len, frame_step=work.step, clips_per_video=work.clips_per_video,
+        batch_size=work.batch, seed=work.seed, verbose=False, num_parallel_calls=n,
+        decoder_threads=threads).repeat() for n, threads, times in configs}
+    out: dict[tuple[int, int, int], list[tuple[float, float]]] = {c: [] for c in configs}
     for r in range(rounds):
         for c in configs[r % len(configs):] + configs[:r % len(configs)]:
-            drain(its[c], tf.constant(1))  # refill what the other iterators' turns left
+            # A fresh iterator per run, the same clips for every setting: a live one refills
+            # its buffers after its turn, on the next setting's cores (one decoder then
+            # showed up to 1.44 cores busy), and a full buffer drains faster than decoding.
+            it = iter(sets[c])
+            drain(it, tf.constant(3))  # open, fill; from here on the drain waits on decoding
             t0, c0 = time.perf_counter(), time.process_time()
-            drain(its[c], tf.constant(batches))
+            drain(it, tf.constant(batches))
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            del it  # (its background work stops with it)
+            gc.collect()
             out[c].append((batches * work.batch / wall, cpu / wall))
         say(f"  round {r + 1}/{rounds}: " + ", ".join(
-            f"{n}x{t} {v[-1][0]:.1f} clips/s ({v[-1][1]:.2f} cores)"
-            for (n, t), v in out.items()))
+            f"{n}x{t} ({x}x) {v[-1][0]:.1f} clips/s ({v[-1][1]:.2f} cores)"
+            for (n, t, x), v in out.items()))
     return out
 
 
 # -- the report ----------------------------------------------------------------------------
 
 
-def report(scaling: dict, tp: dict, gil: list[float], cores: int) -> str:
+def report(scaling: dict, tp: dict, gil: list[float], cores: int, per_epoch: int) -> str:
     """The Markdown tables of the three measurements."""
-    base = [c for c, _ in scaling[1, 1]]
-    lines = ["| decoders | FFmpeg threads each | clips/s (median) | x 1 one-thread decoder, "
-             "median (min) | per decoder | cores busy | clips per CPU s |",
-             "|--:|--:|--:|--:|--:|--:|--:|"]
-    for (n, threads), runs in scaling.items():
+    lines = ["| decoders | FFmpeg threads each | videos an epoch | clips/s (median) | x 1 "
+             "one-thread decoder, median (min) | per decoder | cores busy | clips per CPU s |",
+             "|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for (n, threads, times), runs in scaling.items():
+        base = [c for c, _ in scaling[1, 1, times]]
         ratios = [c / b for (c, _), b in zip(runs, base, strict=True)]
         default = " (default)" if threads == max(1, cores // n) else ""
-        lines.append(f"| {n} | {threads}{default} | {_med(c for c, _ in runs):.1f} | "
+        lines.append(f"| {n} | {threads}{default} | {per_epoch * times} | "
+                     f"{_med(c for c, _ in runs):.1f} | "
                      f"{_med(ratios):.2f} ({min(ratios):.2f}) | {_med(ratios) / n:.2f} | "
                      f"{_med(b for _, b in runs):.2f} | {_med(c / b for c, b in runs):.1f} |")
     lines += ["", "| workers | threads, clips/s | processes, clips/s | threads / processes, "
@@ -236,7 +284,7 @@ def report(scaling: dict, tp: dict, gil: list[float], cores: int) -> str:
             f"| {n} | {_med(th):.1f} | {_med(pr):.1f} | {_med(tr):.2f} ({min(tr):.2f}) | "
             f"{_med(a / b for a, b in zip(th, tp[('threads', 1)], strict=True)):.2f} | "
             f"{_med(a / b for a, b in zip(pr, tp[('processes', 1)], strict=True)):.2f} |")
-    one = _med(b for _, b in scaling[1, 1])
+    one = _med(b for _, b in scaling[1, 1, TIMES])
     lines += ["", f"One one-thread decoder keeps **{one:.2f}** cores busy: its decode, and the "
               f"pipeline's work around it on TensorFlow's threads. On {cores} cores the reader "
               f"can then give at most about **{cores / one:.2f}x** one decoder's clips/s, "
@@ -276,8 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     tp = threads_and_processes(clips, counts, rounds, say)
     say(f"the direct reader (decoders x FFmpeg threads), {batches} batches of {work.batch} "
         f"clips per run:")
-    scaling = reader_scaling(folder, work, reader_configs(cores), batches, rounds, say)
-    table = report(scaling, tp, gil, cores)
+    scaling = reader_scaling(folder, work, scaling_runs(cores), batches, rounds, say)
+    table = report(scaling, tp, gil, cores, nv)
     load1 = _load()
     say("\n" + table + f"\nload average {load0:.1f} at the start, {load1:.1f} at the end")
     if not args.quick:
