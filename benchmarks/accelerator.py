@@ -74,22 +74,32 @@ def model_3d(clip_len: int, size: int, classes: int):
 
 
 class GpuSampler:
-    """``nvidia-smi``'s GPU utilization every 100 ms while a block runs (None without a GPU)."""
+    """``nvidia-smi``'s GPU utilization every 100 ms from :meth:`start` to :meth:`stop`, or
+    while a ``with`` block runs (``busy`` is None without a GPU)."""
 
-    def __enter__(self):
+    def __init__(self):
         self.samples: list[float] = []
         self.proc = None
-        if shutil.which("nvidia-smi"):
+
+    def start(self) -> None:
+        if self.proc is None and shutil.which("nvidia-smi"):
             self.proc = subprocess.Popen(
                 ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
                  "-lms", "100", "-i", "0"], stdout=subprocess.PIPE, text=True)
-        return self
 
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
             out, _ = self.proc.communicate(timeout=10)
             self.samples = [float(x) for x in out.split() if x.strip().isdigit()]
+            self.proc = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
 
     @property
     def busy(self) -> float | None:
@@ -114,12 +124,14 @@ def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
             "shards (clip_dataset)": shard.repeat(), "memory (the same clips)": memory}
 
 
-def timed_fit(model, ds, steps: int, warmup: int = 3) -> tuple[float, float]:
+def timed_fit(model, ds, steps: int, warmup: int = 3,
+              gpu: GpuSampler | None = None) -> tuple[float, float]:
     """Seconds a step and cores busy over ``steps`` steps of one ``fit()`` call, after ``warmup``.
 
     Timed from the end of the last warm-up step to the end of the last step (a
     callback), so that neither the iterator's start nor its teardown counts:
     ending a ``fit()`` call can wait seconds for tf.data's autotuning thread.
+    ``gpu`` samples over the same steps.
     """
     import keras
     marks: list[tuple[float, float]] = []
@@ -127,6 +139,10 @@ def timed_fit(model, ds, steps: int, warmup: int = 3) -> tuple[float, float]:
     class Clock(keras.callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
             marks.append((time.perf_counter(), time.process_time()))
+            if gpu is not None and batch == warmup - 1:
+                gpu.start()
+            elif gpu is not None and batch == warmup + steps - 1:
+                gpu.stop()
 
     model.fit(ds, steps_per_epoch=warmup + steps, epochs=1, verbose=0, callbacks=[Clock()])
     (t0, c0), (t1, c1) = marks[warmup - 1], marks[-1]
@@ -141,8 +157,11 @@ def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        with GpuSampler() as gpu:  # (its share includes the 3 warm-up steps)
-            step, cores = timed_fit(model, ds, steps)
+        gpu = GpuSampler()
+        try:
+            step, cores = timed_fit(model, ds, steps, gpu=gpu)  # (sampled after the warm-up)
+        finally:
+            gpu.stop()
         out[name] = (step, gpu.busy, cores)
         say(f"  {name}: {step * 1e3:,.0f} ms a step, {cores:.2f} cores busy")
     return out
