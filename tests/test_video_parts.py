@@ -112,6 +112,32 @@ def test_a_run_stopped_before_its_commit_leaves_the_old_sets_and_no_next_folder(
     assert not (out / "validation").exists() and not (out / ".next").exists()
 
 
+def test_a_disk_error_in_a_background_fsync_stops_the_commit(tmp_path, monkeypatch):
+    import errno
+
+    from datakit.readers.video import shard_sets
+    out, parts = tmp_path / "out", tmp_path / "out" / ".parts"
+    parts.mkdir(parents=True)
+    names = ["000000-x.tfrecord", "000001-x.tfrecord"]
+    for i, name in enumerate(names):
+        write_part(parts / name, source="v.mp4", i=i, label=0, jpegs=[b"j"] * 70)
+
+    def failing(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(shard_sets, "_sync", failing)
+    try:
+        with ShardSets(out, {"train": [0, 1], "validation": []}, parts, names, 1) as shards:
+            shards.ready(0)  # synced while the shard grows: the error waits for the commit
+            shards.ready(1)
+            shards.commit({0: {}, 1: {}}, ["a"], {})
+    except OSError as e:
+        assert e.errno == errno.EIO
+    else:
+        raise AssertionError("the commit went ahead after a failed fsync")
+    assert not (out / "train").exists() and not (out / ".next").exists()
+
+
 def test_the_workers_take_the_longest_videos_first(tmp_path, monkeypatch):
     """Under several workers, the converter hands out the videos longest first (the last to
     finish is a short one); the shards come out the same, in the listed order."""

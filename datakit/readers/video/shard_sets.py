@@ -47,6 +47,10 @@ def write_video_set(folder: Path, staged: dict, counts: dict, *, class_names, vi
                               **options)
 
 
+#: How a growing shard is synced in the background (a test makes it fail).
+_sync = os.fsync
+
+
 class _Shard:
     def __init__(self, path: Path, ids: list[int]):
         self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
@@ -143,7 +147,7 @@ class ShardSets:
                     shard.next += 1
                 if grew and (shard.synced is None or shard.synced.done()):
                     shard.file.flush()  # the disk writes what it holds now, in the background
-                    shard.synced = self._syncer.submit(os.fsync, shard.file.fileno())
+                    shard.synced = self._syncer.submit(_sync, shard.file.fileno())
 
     def kept(self, name: str) -> list[int]:
         """The videos of set ``name`` that are in it (not failed)."""
