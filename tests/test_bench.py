@@ -178,16 +178,20 @@ def test_decoder_counts_double_up_to_every_core():
 
 
 def test_decoders_report_divides_each_round_by_its_own_one_decoder_run():
-    from benchmarks.decoders import report
-    scaling = {(1, 1): [(10.0, 1.0), (20.0, 1.0)], (2, 1): [(18.0, 1.9), (30.0, 1.8)],
-               (1, 2): [(15.0, 1.5), (24.0, 1.6)]}
+    from benchmarks.decoders import report, scaling_runs
+    assert scaling_runs(2) == [(1, 1, 4), (2, 1, 4), (1, 2, 4), (2, 2, 4), (1, 1, 1), (2, 1, 1)]
+    scaling = {(1, 1, 4): [(10.0, 1.0), (20.0, 1.0)], (2, 1, 4): [(18.0, 1.9), (30.0, 1.8)],
+               (1, 2, 4): [(15.0, 1.5), (24.0, 1.6)],
+               (1, 1, 1): [(12.0, 1.0), (24.0, 1.0)], (2, 1, 1): [(18.0, 1.9), (24.0, 1.6)]}
     tp = {("threads", 1): [10.0], ("processes", 1): [10.0],
           ("threads", 2): [15.0], ("processes", 2): [20.0]}
-    text = report(scaling, tp, [0.1, 0.2, 0.3], cores=2)
+    text = report(scaling, tp, [0.1, 0.2, 0.3], cores=2, per_epoch=12)
     # 1.8 and 1.5: per round; 9.5 and 16.7 clips per CPU second
-    assert "| 2 | 1 (default) | 24.0 | 1.65 (1.50) | 0.82 | 1.85 | 13.1 |" in text
-    assert "| 1 | 1 | 15.0 | 1.00 (1.00) | 1.00 | 1.00 | 15.0 |" in text
-    assert "| 1 | 2 (default) | 19.5 | 1.35 (1.20) | 1.35 | 1.55 | 12.5 |" in text
+    assert "| 2 | 1 (default) | 48 | 24.0 | 1.65 (1.50) | 0.82 | 1.85 | 13.1 |" in text
+    assert "| 1 | 1 | 48 | 15.0 | 1.00 (1.00) | 1.00 | 1.00 | 15.0 |" in text
+    assert "| 1 | 2 (default) | 48 | 19.5 | 1.35 (1.20) | 1.35 | 1.55 | 12.5 |" in text
+    # the 12-video epoch against its own one-decoder runs (12, 24), not the longer epoch's
+    assert "| 2 | 1 (default) | 12 | 21.0 | 1.25 (1.00) | 0.62 | 1.75 | 12.2 |" in text
     assert "| 2 | 15.0 | 20.0 | 0.75 (0.75) | 1.50 | 2.00 |" in text
     assert "**20.0%**" in text and "about **5** single decoders" in text
     assert "keeps **1.00** cores busy" in text and "at most about **2.00x**" in text
