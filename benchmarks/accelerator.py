@@ -191,14 +191,24 @@ def drain(it, n):
     return _DRAIN[0](it, n)
 
 
+def drained(ds, batches: int) -> tuple[float, float]:
+    """Wall and CPU seconds (the whole process) of ``batches`` batches of ``ds`` drained as
+    ``fit()`` drains them, after 2 untimed ones (trace, open the files, fill the buffers)."""
+    import tensorflow as tf
+
+    it = iter(ds)
+    drain(it, tf.constant(2))
+    t0, c0 = time.perf_counter(), time.process_time()
+    drain(it, tf.constant(batches))
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def per_core(folder: Path, shards: Path, work, batches: int, say) -> dict[str, float]:
     """Clips per CPU second of each file feed with one decoder, drained as ``fit()`` drains.
 
     The process's CPU time (all its threads) over the clips delivered: what one
     core moves, independent of how busy the machine is.
     """
-    import tensorflow as tf
-
     from datakit.readers.video import clip_dataset, video_dataset_from_directory
     kw = dict(clip_len=work.clip_len, frame_step=work.step, clips_per_video=work.clips_per_video,
               batch_size=work.batch, seed=work.seed)
@@ -210,11 +220,7 @@ def per_core(folder: Path, shards: Path, work, batches: int, say) -> dict[str, f
     }
     out = {}
     for name, ds in feeds.items():
-        it = iter(ds.repeat())
-        drain(it, tf.constant(2))  # trace, open the files, fill the buffers
-        t0, c0 = time.perf_counter(), time.process_time()
-        drain(it, tf.constant(batches))
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        wall, cpu = drained(ds.repeat(), batches)
         clips = batches * work.batch
         out[name] = clips / cpu
         say(f"  {name}: {clips / wall:.1f} clips/s, {clips / cpu:.1f} clips per CPU second "
