@@ -122,13 +122,20 @@ def test_a_disk_error_in_a_background_fsync_stops_the_commit(tmp_path, monkeypat
     for i, name in enumerate(names):
         write_part(parts / name, source="v.mp4", i=i, label=0, jpegs=[b"j"] * 70)
 
-    def failing(fd):
-        raise OSError(errno.EIO, "Input/output error")
+    calls = []
 
-    monkeypatch.setattr(shard_sets, "_sync", failing)
+    def first_fails(fd):  # a lost write is reported once; a later fsync succeeds
+        calls.append(fd)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(shard_sets, "_sync", first_fails)
     try:
         with ShardSets(out, {"train": [0, 1], "validation": []}, parts, names, 1) as shards:
             shards.ready(0)  # synced while the shard grows: the error waits for the commit
+            shard = next(iter(shards.shards["train"].values()))
+            assert shard.synced is not None
+            shard.synced.exception(timeout=30)  # the failed fsync is over before more comes
             shards.ready(1)
             shards.commit({0: {}, 1: {}}, ["a"], {})
     except OSError as e:

@@ -145,9 +145,12 @@ class ShardSets:
                         shard.records += len(self.chunks[i])
                         grew = True
                     shard.next += 1
-                if grew and (shard.synced is None or shard.synced.done()):
+                if grew and (shard.synced is None or (shard.synced.done()
+                                                      and shard.synced.exception() is None)):
                     shard.file.flush()  # the disk writes what it holds now, in the background
                     shard.synced = self._syncer.submit(_sync, shard.file.fileno())
+                # (a failed fsync is kept, not replaced: a later one on the same file may
+                # succeed without reporting the lost write, and the commit must raise it)
 
     def kept(self, name: str) -> list[int]:
         """The videos of set ``name`` that are in it (not failed)."""
