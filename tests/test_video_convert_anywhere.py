@@ -75,9 +75,12 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
     video.write_video(video.make_video(0, size=16, min_frames=140, max_frames=140,
                                        seed=4).frames, d / "a" / "a2.mp4")  # 3 records
     out = tmp_path / "out"
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
     with monkeypatch.context() as m:  # every part written, then stopped before the commit
-        m.setattr(conversion, "_commit", lambda *a, **k: (_ for _ in ()).throw(
-            KeyboardInterrupt))
+        m.setattr(conversion, "_commit", stopped)
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     part = {int(p.name[:6]): p for p in (out / ".parts").glob("*.tfrecord")}
@@ -91,8 +94,12 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
     part[4].write_bytes(b"")  # renamed, never written back
     from datakit.readers.video import part_files
     real, converted = part_files.encode_jpegs, []
-    monkeypatch.setattr(part_files, "encode_jpegs", lambda info, **k: (
-        converted.append(Path(info.path).name), real(info, **k))[1])
+
+    def counted(info, **k):
+        converted.append(Path(info.path).name)
+        return real(info, **k)
+
+    monkeypatch.setattr(part_files, "encode_jpegs", counted)
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     assert (r["reused"], r["converted"]) == (1, 4)
     assert sorted(converted) == ["a0.mp4", "a2.mp4", "b0.mp4", "b1.mp4"]  # a1's was whole

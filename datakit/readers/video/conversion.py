@@ -95,12 +95,12 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
         records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
                    for i, info in enumerate(folder.infos)]
         names, todo = _reusable_parts(parts, [_key(r) for r in records])
-        for i in sorted(set(range(len(records))) - set(todo)):  # each read back whole, with
-            if not _reuse(parts / names[i], i, folder.labels[i],  # this run's id and label
-                          len(output_frames(folder.infos[i], options.fps))):
-                todo.append(i)
+        reused: list[int] = []
+        for i in sorted(set(range(len(records))) - set(todo)):  # read back whole, with this
+            whole = _reuse(parts / names[i], i, folder.labels[i],  # run's id and label
+                           len(output_frames(folder.infos[i], options.fps)))
+            (reused if whole else todo).append(i)
         todo.sort()
-        reused = sorted(set(range(len(records))) - set(todo))
         train, val = split_indices(len(folder.infos), validation_split, seed)
         with ShardSets(out, {"train": sorted(train), "validation": sorted(val)}, parts, names,
                        num_shards) as sets:

@@ -51,8 +51,8 @@ _PR_SET_PDEATHSIG = 1
 
 
 #: Set (unless set already) in each worker before NumPy loads: a worker does no linear
-#: algebra, and a BLAS thread a core started with NumPy cost each worker about 0.03 s of
-#: CPU (a fifth of its start) on 2 cores, more on more.
+#: algebra, and the BLAS thread a core that NumPy started took a worker's imports from 0.10
+#: to 0.18 CPU s on 2 cores (more on more).
 _ONE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
