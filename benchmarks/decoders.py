@@ -175,6 +175,12 @@ def gil_share(clips: list, rounds: int, say) -> list[float]:
 # -- the direct reader, n decoders -------------------------------------------------------
 
 
+#: How many times the videos are listed in an epoch for the scaling's main rows: 12 videos
+#: an epoch restart the pipeline every 3 batches, and each restart leaves a decoder idle
+#: while the epoch's last video finishes (the bench shows that cost in rows of its own).
+TIMES = 4
+
+
 def reader_configs(cores: int) -> list[tuple[int, int]]:
     """``(decoders, FFmpeg threads each)``: one thread each, the default where it differs, and
     a decoder on every core with as many FFmpeg threads each (what the default replaced).
@@ -198,22 +204,26 @@ def scaling_runs(cores: int) -> list[tuple[int, int, int]]:
             + [(n, 1, 1) for n in decoder_counts(cores)])
 
 
-#: How many times the videos are listed in an epoch for the scaling's main rows: 12 videos
-#: an epoch restart the pipeline every 3 batches, and each restart leaves a decoder idle
-#: while the epoch's last video finishes (the bench shows that cost in rows of its own).
-TIMES = 4
-
-
 def listed_times(folder: Path, times: int) -> Path:
     """``folder``'s class folders with each video listed ``times`` times (hard links, made
     once beside it): an epoch ``times`` as long, the same files decoded."""
     if times == 1:
         return folder
     out = folder.parent / f"{folder.name}_x{times}"
+    videos = sorted(folder.glob("*/*.mp4"))
+
+    def stamp(p: Path) -> tuple[int, int]:
+        st = p.stat()
+        return st.st_size, st.st_mtime_ns
+
+    if out.exists() and any(not (out / v.parent.name / f"0_{v.name}").exists()
+                            or stamp(out / v.parent.name / f"0_{v.name}") != stamp(v)
+                            for v in videos):
+        shutil.rmtree(out)  # the videos were made again since: list the new ones
     if not out.exists():
         tmp = folder.parent / f".{out.name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        for video in sorted(folder.glob("*/*.mp4")):
+        for video in videos:
             (tmp / video.parent.name).mkdir(parents=True, exist_ok=True)
             for k in range(times):
                 try:
