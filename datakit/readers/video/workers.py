@@ -20,6 +20,7 @@ caller holds, and ends the worker when it closes. With the workers gone, the
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -113,6 +114,18 @@ def _outcome(work, item):
         return e
 
 
+def _in_worker(work, item):
+    """:func:`_outcome` in a worker process. After its first item, the objects the worker
+    holds (nearly all of them the modules the work imported) are frozen out of the garbage
+    collector's sight (``gc.freeze``): the collections at the worker's exit no longer walk
+    them (its exit took 0.018 CPU s, 0.006 with them frozen)."""
+    try:
+        return _outcome(work, item)
+    finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+
+
 def convert_all(work, items, todo, processes: int):
     """Yield ``(i, work(items[i]) or its DataError)`` for each ``i`` in ``todo``, as they finish.
 
@@ -139,7 +152,7 @@ def _in_workers(work, items, todo, processes: int):
             while queue and len(pending) < 2 * processes:
                 i = queue.pop()
                 with _main_hidden():  # a submit may start a worker
-                    pending[pool.submit(_outcome, work, items[i])] = i
+                    pending[pool.submit(_in_worker, work, items[i])] = i
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 i = pending.pop(future)
