@@ -34,14 +34,14 @@ def _folder(d: Path, names=("a", "b"), per=2):
 def _conversion_fails_for(monkeypatch, part_of_path: str) -> None:
     """In-process conversion (processes=1) fails for each video whose path holds the text."""
     from datakit.readers.video import part_files
-    real = part_files.encode_jpegs
+    real = part_files.iter_jpegs
 
     def broken(info, **k):
         if part_of_path in info.path:
             raise DataError(info.path, "decoding failed (test)")
         return real(info, **k)
 
-    monkeypatch.setattr(part_files, "encode_jpegs", broken)
+    monkeypatch.setattr(part_files, "iter_jpegs", broken)
 
 
 def _env():
@@ -93,13 +93,13 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
     part[3].write_bytes(bytes(b0))
     part[4].write_bytes(b"")  # renamed, never written back
     from datakit.readers.video import part_files
-    real, converted = part_files.encode_jpegs, []
+    real, converted = part_files.iter_jpegs, []
 
     def counted(info, **k):
         converted.append(Path(info.path).name)
         return real(info, **k)
 
-    monkeypatch.setattr(part_files, "encode_jpegs", counted)
+    monkeypatch.setattr(part_files, "iter_jpegs", counted)
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     assert (r["reused"], r["converted"]) == (1, 4)
     assert sorted(converted) == ["a0.mp4", "a2.mp4", "b0.mp4", "b1.mp4"]  # a1's was whole
@@ -127,13 +127,13 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
         return real(*a, **k)
 
     from datakit.readers.video import part_files
-    real = part_files.encode_jpegs
-    part_files.encode_jpegs = stop_after
+    real = part_files.iter_jpegs
+    part_files.iter_jpegs = stop_after
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     finally:
-        part_files.encode_jpegs = real
+        part_files.iter_jpegs = real
     assert len(list(parts.glob("*.tfrecord"))) == 3 and not (out / "train").exists()
     (d / "a" / "a0.mp4").unlink()  # removed (its part was finished)
     edited = d / "a" / "a1.mp4"  # edited: another video, same name
@@ -156,14 +156,14 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
                                              batch_size=1).unbatch())
     assert got == sorted((v["id"], v["label"]) for v in rows) and len(got) == 4
     # an unchanged rerun after a stop reuses every part that still matches
-    part_files.encode_jpegs = stop_after
+    part_files.iter_jpegs = stop_after
     calls.clear()
     limit[0] = 2
     try:
         with pytest.raises(KeyboardInterrupt):
             video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     finally:
-        part_files.encode_jpegs = real
+        part_files.iter_jpegs = real
     r = video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
     assert (r["reused"], r["converted"]) == (2, 2)
 

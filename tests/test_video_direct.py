@@ -151,7 +151,7 @@ def test_the_converter_keeps_b_frame_avi_frames_in_the_order_shown(tmp_path):
                       bframes=3)
     info = decoding.probe(path)
     shown = sequential(path).astype(np.int16)
-    jpegs = decoding.encode_jpegs(info, quality=95)
+    jpegs = list(decoding.iter_jpegs(info, quality=95))
     assert len(jpegs) == 60
     for k, jpeg in enumerate(jpegs):
         got = np.asarray(Image.open(io.BytesIO(jpeg)), np.int16)

@@ -318,7 +318,7 @@ def test_errors_after_listing_advise_what_applies_then(tmp_path):
     info = decoding.probe(path)
     path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 3])  # broken after listing
     for call, fix in [(lambda: decoding.decode_frames(info, [30, 35]), "build the dataset again"),
-                      (lambda: decoding.encode_jpegs(info), "run write_video_shards again")]:
+                      (lambda: list(decoding.iter_jpegs(info)), "run write_video_shards again")]:
         with pytest.raises(DataError) as e:
             call()
         assert e.value.path == str(path) and fix in str(e.value), str(e.value)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import random
 import struct
 
+import pytest
 import tensorflow as tf
 
 from datakit.core import manifest
+from datakit.core.errors import DataError
 from datakit.readers.records import tf_example
 from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
@@ -40,6 +42,40 @@ def test_a_part_is_the_records_tensorflow_writes_one_per_chunk(tmp_path):
                     for c in contexts]  # the last chunk holds the 8 frames left
     sizes = [len(r) + 16 for r in ours]
     assert record_offsets(tmp_path / "p.tfrecord") == [0, sizes[0], sizes[0] + sizes[1]]
+
+
+def test_a_part_from_an_iterator_holds_one_record_of_jpegs_at_a_time(tmp_path):
+    live, peak = [0], [0]
+
+    class Jpeg(bytes):  # counts the JPEGs alive
+        def __del__(self):
+            live[0] -= 1
+
+    def jpegs(n):
+        for k in range(n):
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+            yield Jpeg(bytes([k]) * (k % 7 * 40))
+
+    write_part(tmp_path / "it.tfrecord", source="v.mp4", i=1, label=0, jpegs=jpegs(150),
+               frames=150, chunk_frames=16)
+    write_part(tmp_path / "list.tfrecord", source="v.mp4", i=1, label=0,
+               jpegs=[bytes([k]) * (k % 7 * 40) for k in range(150)], chunk_frames=16)
+    assert (tmp_path / "it.tfrecord").read_bytes() == (tmp_path / "list.tfrecord").read_bytes()
+    assert peak[0] == 16 and live[0] == 0  # one record's JPEGs at most, never the video's
+
+
+def test_a_part_whose_jpegs_fail_or_miscount_is_not_written(tmp_path):
+    def failing():
+        yield from [b"j"] * 20
+        raise DataError("v.mp4", "decoding failed (test)")
+
+    for jpegs, frames, error in [(failing(), 30, DataError), (iter([b"j"] * 29), 30, ValueError),
+                                 (iter([b"j"] * 31), 30, ValueError)]:
+        with pytest.raises(error, match="v.mp4"):
+            write_part(tmp_path / "p.tfrecord", source="v.mp4", i=0, label=0, jpegs=jpegs,
+                       frames=frames, chunk_frames=8)
+        assert list(tmp_path.iterdir()) == []  # no part, no temporary file
 
 
 def _ids(folder):

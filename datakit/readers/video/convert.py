@@ -9,10 +9,11 @@ the clip's frames. The conversion (the converter core,
 :func:`~datakit.readers.video.conversion.convert_videos`, with this module's
 worker processes as its middle step):
 
-- streams one video at a time, so memory holds one video's JPEGs, never its
-  decoded frames (worker processes decode, encode and write each video's part,
-  one video each, on every core, the longest videos first so that no core is
-  left alone with a long one at the end; :mod:`~datakit.readers.video.part_files`);
+- streams each video, so memory holds one record's JPEGs (64 frames), never a
+  video's, nor its decoded frames (worker processes decode, encode and write
+  each video's part, one video each, on every core, the longest videos first so
+  that no core is left alone with a long one at the end;
+  :mod:`~datakit.readers.video.part_files`);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and

@@ -25,6 +25,7 @@ order) and the reader then counts frames from the keyframe instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -240,12 +241,13 @@ def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 
     return read_frames(info, wanted, seek=seek, threads=threads, **fit)
 
 
-def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
-                 **fit) -> list[bytes]:
-    """The video at ``fps``, one JPEG per output frame, decoded front to back.
+def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
+               **fit) -> Iterator[bytes]:
+    """The video at ``fps``, one JPEG per output frame as it is encoded, decoded front to back.
 
-    Only the JPEGs stay in memory, never the decoded frames, so memory does
-    not grow with the video's length in decoded frames. Each kept frame is
+    Nothing is kept: the converter writes each JPEG on (into its part's
+    current record), so a worker's memory holds one record's JPEGs, not a
+    video's (a long video at full size would be gigabytes). Each kept frame is
     converted once and encoded by libjpeg-turbo through ``simplejpeg`` (YCbCr
     4:2:0, as Pillow writes at this quality): see :func:`_jpeg_encoder`; frames
     the timeline skips are never converted. In a file whose
@@ -256,7 +258,7 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
 
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
-    jpegs, j = [], 0
+    j = 0
     with _open(info.path, _WHILE_CONVERTING) as container:
         stream = container.streams.video[0]
         stream.codec_context.thread_count = 1  # one video per core: threads would only wait
@@ -267,7 +269,7 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
                     continue
                 jpeg = encode(frame)
                 while j < len(timeline) and timeline[j] == k:  # a frame shown twice at fps
-                    jpegs.append(jpeg)
+                    yield jpeg
                     j += 1
         except av.error.FFmpegError as e:
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
@@ -275,7 +277,6 @@ def encode_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     if j < len(timeline):
         raise DataError(info.path, f"only {j} of {len(timeline)} frames decoded (a truncated "
                         f"file?); {_WHILE_CONVERTING}")
-    return jpegs
 
 
 #: Colour spaces whose YCbCr matrix is JPEG's own (BT.601): unspecified, BT470BG, SMPTE170M.
