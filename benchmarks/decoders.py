@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -51,6 +50,7 @@ from pathlib import Path
 
 from benchmarks.stats import load_average as _load
 from benchmarks.stats import median as _med
+from benchmarks.video_peers import listed_times
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -202,36 +202,6 @@ def scaling_runs(cores: int) -> list[tuple[int, int, int]]:
     """
     return ([(n, t, TIMES) for n, t in reader_configs(cores)]
             + [(n, 1, 1) for n in decoder_counts(cores)])
-
-
-def listed_times(folder: Path, times: int) -> Path:
-    """``folder``'s class folders with each video listed ``times`` times (hard links, made
-    once beside it): an epoch ``times`` as long, the same files decoded."""
-    if times == 1:
-        return folder
-    out = folder.parent / f"{folder.name}_x{times}"
-    videos = sorted(folder.glob("*/*.mp4"))
-
-    def stamp(p: Path) -> tuple[int, int]:
-        st = p.stat()
-        return st.st_size, st.st_mtime_ns
-
-    if out.exists() and any(not (out / v.parent.name / f"0_{v.name}").exists()
-                            or stamp(out / v.parent.name / f"0_{v.name}") != stamp(v)
-                            for v in videos):
-        shutil.rmtree(out)  # the videos were made again since: list the new ones
-    if not out.exists():
-        tmp = folder.parent / f".{out.name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        for video in videos:
-            (tmp / video.parent.name).mkdir(parents=True, exist_ok=True)
-            for k in range(times):
-                try:
-                    os.link(video, tmp / video.parent.name / f"{k}_{video.name}")
-                except OSError:  # no hard links here
-                    shutil.copy2(video, tmp / video.parent.name / f"{k}_{video.name}")
-        tmp.rename(out)
-    return out
 
 
 def reader_scaling(folder: Path, work, configs: list[tuple[int, int, int]], batches: int,

@@ -80,6 +80,36 @@ def make_videos(folder: Path, n: int, seconds: int, width: int, height: int,
     return folder / "videos"
 
 
+def listed_times(folder: Path, times: int) -> Path:
+    """``folder``'s class folders with each video listed ``times`` times (hard links, made
+    once beside it): an epoch ``times`` as long, the same files decoded."""
+    if times == 1:
+        return folder
+    out = folder.parent / f"{folder.name}_x{times}"
+    videos = sorted(folder.glob("*/*.mp4"))
+
+    def stamp(p: Path) -> tuple[int, int]:
+        st = p.stat()
+        return st.st_size, st.st_mtime_ns
+
+    if out.exists() and any(not (out / v.parent.name / f"0_{v.name}").exists()
+                            or stamp(out / v.parent.name / f"0_{v.name}") != stamp(v)
+                            for v in videos):
+        shutil.rmtree(out)  # the videos were made again since: list the new ones
+    if not out.exists():
+        tmp = folder.parent / f".{out.name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        for video in videos:
+            (tmp / video.parent.name).mkdir(parents=True, exist_ok=True)
+            for k in range(times):
+                try:
+                    os.link(video, tmp / video.parent.name / f"{k}_{video.name}")
+                except OSError:  # no hard links here
+                    shutil.copy2(video, tmp / video.parent.name / f"{k}_{video.name}")
+        tmp.rename(out)
+    return out
+
+
 def run_job(job: dict, timeout: int = 1800) -> dict:
     """One contender in its own process; its RESULT dict, or {'error': ...}."""
     return run_in_process("benchmarks.video_peer_worker", job, timeout)

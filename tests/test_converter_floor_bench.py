@@ -28,7 +28,13 @@ def test_quick_run_prints_the_floor_beside_decode_alone_and_the_cores_busy(tmp_p
     decode, scale = (float(x.replace(",", "")) for x in re.findall(r"[\d,]+", cells[3])[1:3])
     assert min(floor, scale, decode) > 0  # (not ordered: the quick work is milliseconds)
     assert conv > 0 and abs(float(cells[4].rstrip("x")) - conv / floor) < 0.02  # (rounded)
-    busy = float(cells[5].split()[0])
-    assert 0 < busy <= 2 * os.cpu_count()
+    busy, busy4 = (float(cells[k].split()[0]) for k in (5, 8))
+    assert 0 < busy <= 2 * os.cpu_count() and 0 < busy4 <= 2 * os.cpu_count()
+    ratio4, beyond = (float(cells[k].rstrip("x")) for k in (7, 10))
+    fixed = float(cells[9])  # the quick work is small: the workers' start is most of a call
+    assert ratio4 > 0 and beyond > 0 and fixed > 0
+    assert "4x the videos" in results and "a call's fixed CPU s" in results
     summary = next(line for line in results.splitlines() if line.startswith("- the converter"))
     assert "per CPU second" in summary and "cores busy" in summary and "decode alone" in summary
+    longer = next(line for line in results.splitlines() if line.startswith("- on the 4 listed"))
+    assert "(16 videos, one call)" in longer and "fixed cost" in longer and "beyond it" in longer
