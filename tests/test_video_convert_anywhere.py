@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,14 +33,19 @@ def _folder(d: Path, names=("a", "b"), per=2):
 
 
 def _conversion_fails_for(monkeypatch, part_of_path: str) -> None:
-    """In-process conversion (processes=1) fails for each video whose path holds the text."""
+    """In-process conversion (processes=1) fails for each video whose path holds the text,
+    after its first JPEG (its part being written by then)."""
     from datakit.readers.video import part_files
     real = part_files.iter_jpegs
 
     def broken(info, **k):
-        if part_of_path in info.path:
+        if part_of_path not in info.path:
+            return real(info, **k)
+
+        def first_then_fail():
+            yield next(real(info, **k))
             raise DataError(info.path, "decoding failed (test)")
-        return real(info, **k)
+        return first_then_fail()
 
     monkeypatch.setattr(part_files, "iter_jpegs", broken)
 
@@ -111,6 +117,29 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
             frames[se.context.feature["id"].int64_list.value[0]] += len(
                 se.feature_lists.feature_list["frames"].feature)
     assert frames == {v["id"]: v["frames"] for v in rows} and frames[2] == 140
+
+
+@pytest.mark.timeout(180)
+def test_a_run_deletes_the_parts_dead_workers_left_half_written(tmp_path, monkeypatch):
+    from datakit.readers.video import conversion
+    d, out = _folder(tmp_path / "v"), tmp_path / "out"
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(conversion, "_commit", stopped)
+    with pytest.raises(KeyboardInterrupt):  # every part written, stopped before the commit
+        video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = f".000001-0123456789abcdef.tfrecord.{int(gone.stdout)}-1a2b3c4d.tmp"
+    live = f".000002-0123456789abcdef.tfrecord.{os.getppid()}-1a2b3c4d.tmp"  # (a running PID)
+    for name in (dead, live):
+        (out / ".parts" / name).write_bytes(b"half a video")  # as a killed worker leaves it
+    with pytest.raises(KeyboardInterrupt):
+        video.write_video_shards(d, out, frame_size=(16, 16), processes=1, progress=False)
+    assert not (out / ".parts" / dead).exists() and (out / ".parts" / live).exists()
+    assert len(list((out / ".parts").glob("*.tfrecord"))) == 4  # the parts themselves kept
 
 
 @pytest.mark.timeout(240)
@@ -241,6 +270,7 @@ def test_a_video_that_fails_while_converting_is_skipped_and_listed(tmp_path, cap
         video.write_video_shards(d, tmp_path / "o1", frame_size=(16, 16), processes=1,
                                  progress=False)
     assert e.value.path.endswith("b1.mp4")
+    assert not list((tmp_path / "o1" / ".parts").glob(".*"))  # no part of it, not even begun
     r = video.write_video_shards(d, tmp_path / "o2", frame_size=(16, 16), processes=1,
                                  progress=False, on_bad_file="skip")
     assert [Path(p).name for p, _ in r["skipped"]] == ["b1.mp4"]

@@ -70,12 +70,22 @@ def test_a_part_whose_jpegs_fail_or_miscount_is_not_written(tmp_path):
         yield from [b"j"] * 20
         raise DataError("v.mp4", "decoding failed (test)")
 
-    for jpegs, frames, error in [(failing(), 30, DataError), (iter([b"j"] * 29), 30, ValueError),
-                                 (iter([b"j"] * 31), 30, ValueError)]:
-        with pytest.raises(error, match="v.mp4"):
+    closed = []
+
+    def video(n):  # a video's JPEGs, its file open until the generator ends
+        try:
+            yield from [b"j"] * n
+        finally:
+            closed.append(n)
+
+    for jpegs, frames, error in [(failing(), 30, DataError), (video(29), 30, ValueError),
+                                 (video(31), 30, ValueError)]:
+        with pytest.raises(error, match="v.mp4") as raised:
             write_part(tmp_path / "p.tfrecord", source="v.mp4", i=0, label=0, jpegs=jpegs,
                        frames=frames, chunk_frames=8)
         assert list(tmp_path.iterdir()) == []  # no part, no temporary file
+        assert raised.traceback  # (kept: its frames still hold the JPEGs' generator)
+    assert closed == [29, 31]  # one more than said: its video closed then, not left open
 
 
 def _ids(folder):

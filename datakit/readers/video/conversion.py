@@ -26,7 +26,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_on_bad
-from datakit.core.atomic import atomic_file, write_atomic
+from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
 from datakit.readers.video.decoding import output_frames
@@ -127,11 +127,16 @@ def _check_out_outside(directory, out: Path) -> None:
 
 
 def _parts_folder(out: Path, options: dict) -> Path:
+    """``out/.parts/``, emptied if its parts were made with other ``options``, and rid of
+    the temporary parts of workers that died (a worker writes its part while it decodes,
+    so a run stopped or killed leaves one a worker: a long video's, at full size, is
+    large)."""
     parts = out / _PARTS
     sig = parts / "options.json"
     if parts.exists() and _made_with(sig) != options:
         shutil.rmtree(parts)  # converted with other options: nothing can be reused
     parts.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(parts)  # (this run holds the folder's lock: no writer of ours is busy)
     if not sig.exists():
         write_atomic(sig, json.dumps(options))
     return parts

@@ -247,7 +247,9 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
 def require_pyav() -> None:
     """One clear error when PyAV (the ``video`` extra) is missing, before any worker starts.
     PyAV is looked for, not imported: a conversion whose probes are cached never uses it in
-    the caller's process, and importing it there took 0.04 CPU s (its workers import it)."""
+    the caller's process, and importing it there took 0.04 CPU s (its workers import it).
+    A PyAV that is installed but broken (its FFmpeg libraries missing) fails at its first
+    import, with the system's own reason."""
     import importlib.util
 
     if importlib.util.find_spec("av") is None:

@@ -190,15 +190,22 @@ def write_part(path: Path, *, source: str, i: int, label: int, jpegs: Iterable[b
         jpegs = list(jpegs)
         frames = len(jpegs)
     n, coming = frames, iter(jpegs)
-    with atomic_file(path, durable=False) as tmp, open(tmp, "wb", buffering=_WRITE_BUFFER) as f:
-        for first in range(0, max(n, 1), chunk_frames):
-            chunk = list(islice(coming, chunk_frames))
-            if len(chunk) != min(chunk_frames, n - first):
-                raise ValueError(f"{first + len(chunk)} JPEGs for the {n} frames of {source}")
-            _write_record(f, _example_pieces(_context(source, i, label, n, first), chunk))
-            del chunk  # (not held while the next record's JPEGs come)
-        if next(coming, None) is not None:  # (and an iterator's own checks at its end run)
-            raise ValueError(f"more JPEGs than the {n} frames of {source}")
+    try:
+        with atomic_file(path, durable=False) as tmp, \
+                open(tmp, "wb", buffering=_WRITE_BUFFER) as f:
+            for first in range(0, max(n, 1), chunk_frames):
+                want = min(chunk_frames, n - first)
+                chunk = list(islice(coming, want))
+                if len(chunk) != want:
+                    raise ValueError(f"{first + len(chunk)} JPEGs for the {n} frames of {source}")
+                _write_record(f, _example_pieces(_context(source, i, label, n, first), chunk))
+                del chunk  # (not held while the next record's JPEGs come)
+            if next(coming, None) is not None:  # (and an iterator's own checks at its end run)
+                raise ValueError(f"more JPEGs than the {n} frames of {source}")
+    finally:  # a generator stopped early (a full disk, a miscount) closes its video now
+        close = getattr(coming, "close", None)
+        if close is not None:
+            close()
 
 
 def chunk_records(*, source: str, i: int, label: int, jpegs: list[bytes],
