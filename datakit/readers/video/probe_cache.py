@@ -35,7 +35,7 @@ from pathlib import Path
 __all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
-VERSION = 3
+VERSION = 4
 
 
 def file_stamp(path: str) -> tuple[int, int]:
