@@ -101,8 +101,8 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
-            manifest of videos, or shards of an earlier layout (one record per
-            video), named with the call that writes them again.
+            manifest of videos, shards of an earlier layout (one record per video), or
+            a set the last conversion did not write, named with the call that writes it.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a shard changed after it was written,
@@ -124,6 +124,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     meta = video_set(directory)
     if meta is None:
         _refuse_converter_root(asked)
+        _refuse_missing_set(asked)
     if meta is None or not _indexed(meta):
         raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
                         if meta is not None else _NO_VIDEOS)
@@ -157,6 +158,25 @@ def _refuse_converter_root(folder: Path) -> None:
     if sets:
         raise DataError(str(folder), f"is the converter's output folder, which holds the sets "
                         f"{sets}: pass one of them, e.g. clip_dataset({str(folder / sets[0])!r})")
+
+
+def _refuse_missing_set(folder: Path) -> None:
+    """A ``DataError`` for a folder that does not exist: a set the last conversion into its
+    parent did not write (``validation/`` after a run without ``validation_split``), or a
+    path that names no folder at all."""
+    if folder.is_dir():
+        return
+    if folder.name in ("train", "validation"):
+        sets = [n for n in ("train", "validation") if (folder.parent / n).is_dir()
+                and video_set(generations.current(folder.parent / n)) is not None]
+        if sets:
+            raise DataError(str(folder), f"is not part of the last write_video_shards into "
+                            f"{folder.parent} (it wrote {' and '.join(sets)} only: "
+                            f"{folder.name}/ was removed with the run before); read "
+                            f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
+                            "again with a validation_split")
+    raise DataError(str(folder), "does not exist; pass the folder of a set that "
+                    "write_video_shards or write_video_records wrote (e.g. <out>/train)")
 
 
 def _with_trace(trace: bool, fn):
