@@ -264,6 +264,8 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """
     import av
 
+    from datakit.readers.video.frame_reading import check_unchanged
+
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
     j = 0
@@ -280,9 +282,11 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
                     yield jpeg
                     j += 1
         except av.error.FFmpegError as e:
+            check_unchanged(info, _WHILE_CONVERTING)  # replaced while converted: said so
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
                             f"{_WHILE_CONVERTING}") from None
     if j < len(timeline):
+        check_unchanged(info, _WHILE_CONVERTING)
         raise DataError(info.path, f"only {j} of {len(timeline)} frames decoded (a truncated "
                         f"file?); {_WHILE_CONVERTING}")
 

@@ -68,20 +68,21 @@ class _OutOfOrder(Exception):
     """The decoder gave frames back out of timestamp order: timestamps in decode order."""
 
 
-def check_unchanged(info: VideoInfo) -> None:
+def check_unchanged(info: VideoInfo, fix: str = WHILE_READING) -> None:
     """A :class:`DataError` naming the file when it is gone, or its size or modification
-    time differ from what the probe saw (a video replaced after the folder was listed)."""
+    time differ from what the probe saw (a video replaced after the folder was listed);
+    ``fix``: what to do then (reading, or converting)."""
     if not info.stamp:
         return
     try:
         st = os.stat(info.path)
     except OSError as e:
         raise DataError(info.path, f"is gone or unreadable ({e.strerror}) since the folder was "
-                        f"listed; {WHILE_READING}") from None
+                        f"listed; {fix}") from None
     if (st.st_size, st.st_mtime_ns) != tuple(info.stamp):
         raise DataError(info.path, f"changed since the folder was listed (size {info.stamp[0]} "
                         f"-> {st.st_size} bytes, or its modification time): its frames would mix "
-                        f"with the old file's; {WHILE_READING}")
+                        f"with the old file's; {fix}")
 
 
 def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: bool = False,
