@@ -31,8 +31,10 @@ from datakit.readers.video.clip_sampling import (
 )
 from datakit.readers.video.clip_shards import (
     check_one_run,
+    refuse_missing_set,
     shard_class_names,
     shard_frame_size,
+    shards_present,
     video_set,
 )
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
@@ -124,7 +126,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     meta = video_set(directory)
     if meta is None:
         _refuse_converter_root(asked)
-        _refuse_missing_set(asked)
+        refuse_missing_set(asked)
     if meta is None or not _indexed(meta):
         raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
                         if meta is not None else _NO_VIDEOS)
@@ -135,9 +137,11 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     k = opts.clips_for(sampler)
     decode = _clip_decoder(opts, k, shard_frame_size(meta))
     by_id = {int(v["id"]): v for v in meta["videos"]}
-    ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
-                          int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
-                          training=training, n_readers=n_readers)
+    videos = [by_id[index.ids[p]] for p in index.kept]
+    ds = _spanned_records(directory, videos, int(meta["chunk_frames"]), opts, sampler, k,
+                          seed=seed, training=training, n_readers=n_readers,
+                          present=shards_present(directory, asked,
+                                                 [v["shard"] for v in videos]))
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
@@ -158,25 +162,6 @@ def _refuse_converter_root(folder: Path) -> None:
     if sets:
         raise DataError(str(folder), f"is the converter's output folder, which holds the sets "
                         f"{sets}: pass one of them, e.g. clip_dataset({str(folder / sets[0])!r})")
-
-
-def _refuse_missing_set(folder: Path) -> None:
-    """A ``DataError`` for a folder that does not exist: a set the last conversion into its
-    parent did not write (``validation/`` after a run without ``validation_split``), or a
-    path that names no folder at all."""
-    if folder.is_dir():
-        return
-    if folder.name in ("train", "validation"):
-        sets = [n for n in ("train", "validation") if (folder.parent / n).is_dir()
-                and video_set(generations.current(folder.parent / n)) is not None]
-        if sets:
-            raise DataError(str(folder), f"is not part of the last write_video_shards into "
-                            f"{folder.parent} (it wrote {' and '.join(sets)} only: "
-                            f"{folder.name}/ was removed with the run before); read "
-                            f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
-                            "again with a validation_split")
-    raise DataError(str(folder), "does not exist; pass the folder of a set that "
-                    "write_video_shards or write_video_records wrote (e.g. <out>/train)")
 
 
 def _with_trace(trace: bool, fn):
@@ -215,7 +200,8 @@ _READ_BUFFER = 1 << 16  # bytes read at a time from a record's offset (a record 
 
 
 def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: VideoOptions,
-                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int):
+                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int,
+                     present):
     """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
 
     The manifest gives each video's shard and where each of its chunks starts;
@@ -262,14 +248,16 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
             tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
                 tf.equal(ctx["first"], wanted[:tf.size(ctx["first"])]))), [
             v["file"], "does not hold video", v["id"], "(", v["name"], ") where its manifest "
-            "says: the shard was changed after it was written; convert the videos again"],
+            "says: the set was written again since this dataset was built (build the "
+            "dataset again), or the shard was changed by hand (convert the videos again)"],
             name="chunk_at_offset")
         with tf.control_dependencies([got]):  # the chunks' frames, in order from first's
             jpegs = tf.gather(seq["frames"].flat_values, v["frames"] - v["first"] * chunk_frames)
         return {"jpegs": jpegs, "frames": v["frames"], "label": v["label"], "id": v["id"],
                 "name": v["name"]}
 
-    keyed = epoch_keys(seed).flat_map(lambda e: table.map(lambda v: with_clip(v, e)))
+    keyed = epoch_keys(seed).map(present).flat_map(  # each epoch: its shards still there
+        lambda e: table.map(lambda v: with_clip(v, e)))
     return keyed.interleave(read, cycle_length=n_readers, num_parallel_calls=n_readers,
                             deterministic=True).map(pick)
 
