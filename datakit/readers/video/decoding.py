@@ -25,7 +25,7 @@ the probe finds that (the decoder gives its frames back out of timestamp
 order) and the reader then counts frames from the keyframe instead. So it
 does for recordings joined end to end (MPEG-TS segments put together with
 ``cat``), whose timestamps go back or repeat where a part starts: frame ``k``
-is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.video_info.timeline`).
+is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.video_info.frame_order`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import VideoInfo, frame_at, timeline, video_stream
+from datakit.readers.video.video_info import VideoInfo, frame_at, frame_order, video_stream
 from datakit.readers.video.video_info import open_video as _open
 
 __all__: list[str] = []
@@ -100,7 +100,7 @@ def _probe_file(path: str) -> dict:
             # (packets an edit list marks discard, a trim's lead-in: FFmpeg shows none of them)
             packets = [(pts, dts, key) for pts, dts, key, size, discard in demuxed
                        if pts is not None and size and not discard]
-            pts, joined = timeline([(p, d) for p, d, _ in packets])
+            pts, joined = frame_order([(p, d) for p, d, _ in packets])
             container.seek(0)
             first, head = None, []  # the first frame, and the first frames' timestamps
             for frame in islice(container.decode(stream), _HEAD):

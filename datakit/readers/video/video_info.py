@@ -1,9 +1,11 @@
 """What a video file is, as the probe found it, and how it is opened (errors named).
 
 :class:`VideoInfo` holds the probe's facts (:func:`datakit.readers.video.decoding.probe`);
-:func:`open_video` opens a file with PyAV, a file FFmpeg cannot open being a
+:func:`open_video` opens a file with PyAV, a file FFmpeg cannot open (or a pipe,
+a socket, a device: never waited on) being a
 :class:`~datakit.core.errors.DataError` that names it and says what to do at
-that moment (while listing, reading or converting).
+that moment (while listing, reading or converting); :func:`video_stream` picks the
+stream FFmpeg reads, and :func:`frame_order` numbers the frames as FFmpeg shows them.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def video_stream(container):
     return best if best is not None and best.index in {s.index for s in videos} else videos[0]
 
 
-def timeline(packets: list) -> tuple[list, bool]:
+def frame_order(packets: list) -> tuple[list, bool]:
     """The frames' timestamps in the order FFmpeg shows them, from ``packets`` (``(pts, dts)``
     in file order), and whether the file is recordings joined end to end (``cat`` of
     MPEG-TS segments: the decode times go back or repeat where a part starts). FFmpeg
@@ -74,9 +76,9 @@ def timeline(packets: list) -> tuple[list, bool]:
     follow the last part's (one frame step later): the timestamps then rise through the
     file, and frame ``k`` is the ``k``-th frame decoded.
 
-    >>> timeline([(10, 10), (11, 11), (2, 2), (3, 3)])
+    >>> frame_order([(10, 10), (11, 11), (2, 2), (3, 3)])
     ([10, 11, 12, 13], True)
-    >>> timeline([(0, -1), (2, 0), (1, 1)])  # B-frames: shown in timestamp order
+    >>> frame_order([(0, -1), (2, 0), (1, 1)])  # B-frames: shown in timestamp order
     ([0, 1, 2], False)
     """
     parts: list[list] = [[]]
