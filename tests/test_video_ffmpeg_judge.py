@@ -229,8 +229,8 @@ def test_the_converter_keeps_them_with_ffmpegs_frames(ffmpeg_only, tmp_path):
 
 
 @pytest.mark.timeout(60, method="thread")  # (a hang is in a probing thread: end the run)
-def test_a_pipe_or_socket_named_like_a_video_is_named_and_skipped_never_waited_on(corpus,
-                                                                                 tmp_path):
+def test_a_pipe_socket_or_device_named_like_a_video_is_named_and_skipped_never_waited_on(
+        corpus, tmp_path):
     import socket
 
     folder = tmp_path / "v" / "a"
@@ -238,6 +238,7 @@ def test_a_pipe_or_socket_named_like_a_video_is_named_and_skipped_never_waited_o
     os.mkfifo(folder / "x.mp4")  # nobody writes to it: opening it would block forever
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(folder / "y.mp4"))
+    (folder / "w.mp4").symlink_to("/dev/zero")  # a device, through a link
     shutil.copy(corpus[0]["h264.mp4"], folder / "z.mp4")
     try:
         listing = list_videos(tmp_path / "v", on_bad_file="skip")
@@ -245,8 +246,9 @@ def test_a_pipe_or_socket_named_like_a_video_is_named_and_skipped_never_waited_o
         reasons = dict(listing.skipped)
         assert "named pipe" in reasons[str(folder / "x.mp4")]
         assert "socket" in reasons[str(folder / "y.mp4")]
-        with pytest.raises(DataError, match="named pipe.*on_bad_file='skip'") as e:
-            list_videos(tmp_path / "v")
-        assert e.value.path == str(folder / "x.mp4")
+        assert "character device" in reasons[str(folder / "w.mp4")]
+        with pytest.raises(DataError, match="character device.*on_bad_file='skip'") as e:
+            list_videos(tmp_path / "v")  # (the first in sorted order)
+        assert e.value.path == str(folder / "w.mp4")
     finally:
         sock.close()
