@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_stamp
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
 from datakit.readers.video.video_info import VideoInfo, frame_at
 from datakit.readers.video.video_info import open_video as _open
@@ -64,14 +65,14 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
     path = str(path)
     _check_link(path)
     try:
-        stamp = probe_cache.file_stamp(path)
+        stamp = file_stamp(path)
     except OSError as e:
         raise DataError(path, f"cannot be read ({e.strerror}); remove it or pass "
                         "on_bad_file='skip'") from None
     facts = probe_cache.load(path, stamp) if cache else None
     if facts is None:
         facts = _probe_file(path)
-        if cache and probe_cache.file_stamp(path) == stamp:  # not changed while probed
+        if cache and file_stamp(path) == stamp:  # not changed while probed
             probe_cache.store(path, stamp, facts)
     return VideoInfo(path=path, pts=_unpacked(facts["pts"]), time_base=facts["time_base"],
                      height=facts["height"], width=facts["width"], rotation=facts["rotation"],
