@@ -91,7 +91,7 @@ def test_csv_reader(tmp_path, way, parse):
     from datakit.readers import csv_files as dc
 
     paths = [str(tmp_path / f"part_{k}.csv") for k in range(2)]
-    for k, path in enumerate(paths):
+    for path in paths:
         Path(path).write_text("x,y\n" + "".join(f"{v},{v}\n" for v in np.arange(100) % 10))
     ds = dc.csv_reader_dataset(paths, stats=dc.column_stats(paths), label="y", parse=parse,
                                n_readers=1, shuffle_buffer_size=None, batch_size=100,

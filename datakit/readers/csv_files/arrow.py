@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import tensorflow as tf
 
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, stamp, what_changed
 from datakit.readers.csv_files.block_features import BlockFeatures
 from datakit.readers.csv_files.dialect import COMMA, Dialect
@@ -240,6 +241,7 @@ def block_parse(parser: BlockParser, to_element):
     looked up), or, when the parser computes the features itself (its ``features``), the
     call's ``x`` and ``y`` as they come."""
     dtypes, features = parser.dtypes(), parser.features
+    release_iterators_at_exit()  # blocks are parsed in Python: no hang at exit
 
     def parse(path, start, end, first, lines):
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,

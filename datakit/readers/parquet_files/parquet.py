@@ -51,6 +51,7 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, opened
 from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress, progress_bar, with_progress
@@ -296,6 +297,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
     facts = file_facts(files)  # what every read compares the files with
+    release_iterators_at_exit()  # its row groups are read in Python: no hang at exit
     groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]

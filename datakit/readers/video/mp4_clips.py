@@ -15,11 +15,11 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_seed
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.keywords import old_keyword
 from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 from datakit.readers.video.video_index import SHORT_FIX, short_reason
 
@@ -33,7 +33,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
-    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
+    (:mod:`~datakit.core.exit_guard` keeps an error from leaving the
     interpreter hanging at exit.)
 
     Args:
