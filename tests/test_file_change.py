@@ -218,3 +218,51 @@ def test_checkpoint_inputs(tmp_path, way, whole):
     changed = fp.input_changes(saved)
     assert changed is not None and changed[0] == str(path)
     assert ("another sha256" if whole else "another inode change time") in changed[1]
+
+
+def test_a_touch_that_changes_no_byte_is_no_change_where_the_content_is_known(
+        tmp_path, monkeypatch):
+    from datakit.core import file_facts
+
+    path = tmp_path / "a.bin"
+    path.write_bytes(b"abcdef")
+    then, digest = file_stamp(path), file_facts.content_digest(path)
+    os.utime(path, ns=(1, 1))
+    assert change(path, then) is not None  # without the content: changed, to be safe
+    assert change(path, then, digest=digest) is None
+    with monkeypatch.context() as m:  # the same stamp again: not read again
+        m.setattr(file_facts, "content_digest", lambda p: pytest.fail("read again"))
+        assert change(path, then, digest=digest) is None
+    copy_over(path, b"abcdeF", "rsync -t")
+    assert change(path, then, digest=digest).endswith("its bytes differ")
+    path.write_bytes(b"abcdefg")  # another size: changed, no need to read it
+    with monkeypatch.context() as m:
+        m.setattr(file_facts, "content_digest", lambda p: pytest.fail("read"))
+        assert change(path, then, digest=digest).startswith("now 7 bytes, then 6")
+
+
+def test_touched_videos_are_read_and_converted_as_listed(tmp_path, monkeypatch):
+    """``touch`` after the listing (a sync tool, a backup restoring times) changes no byte:
+    the direct reader reads on and the converter converts, each comparing the content."""
+    from datakit.readers import video
+    from datakit.readers.video import conversion
+
+    paths = _videos(tmp_path / "v")
+    ds = video.video_dataset_from_directory(tmp_path / "v", clip_len=4, batch_size=1,
+                                            shuffle=False, verbose=False)
+    assert sum(1 for _ in ds) == 4
+    for p in paths:
+        os.utime(p)
+    assert sum(1 for _ in ds) == 4  # the next epoch: each video read, none refused
+    listed = conversion.list_videos
+
+    def listed_then_touched(*args, **kwargs):
+        folder = listed(*args, **kwargs)
+        for p in paths:
+            os.utime(p)
+        return folder
+
+    monkeypatch.setattr(conversion, "list_videos", listed_then_touched)
+    r = video.write_video_shards(tmp_path / "v", tmp_path / "o", frame_size=(16, 16),
+                                 processes=1, progress=False)
+    assert r["converted"] == 4 and r["skipped"] == []

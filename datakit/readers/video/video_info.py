@@ -33,6 +33,7 @@ class VideoInfo:
     keys: tuple = ()  # the keyframes, as frame indices (empty: not known)
     reordered: bool = False  # timestamps in decode order (AVI with B-frames): count frames
     stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
+    digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
 
     @property
     def frames(self) -> int:
