@@ -266,3 +266,19 @@ def test_touched_videos_are_read_and_converted_as_listed(tmp_path, monkeypatch):
     r = video.write_video_shards(tmp_path / "v", tmp_path / "o", frame_size=(16, 16),
                                  processes=1, progress=False)
     assert r["converted"] == 4 and r["skipped"] == []
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_mp4_clip_reader(tmp_path, way):
+    from datakit.readers import video
+
+    paths = sorted(video.write_mp4_videos(
+        video.make_videos(4, size=16, min_frames=8, max_frames=8, seed=0), tmp_path))
+    ds = video.mp4_clip_dataset(tmp_path, clip_len=4, batch_size=1, shuffle_buffer_size=0)
+    assert sum(1 for _ in ds) == 4
+    copy_over(paths[2], flipped(paths[2]), way)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"{paths[2].name}: cannot read a clip: ValueError: changed since "
+                             r"the dataset was built \(the same size"):
+        for _ in ds:
+            pass
