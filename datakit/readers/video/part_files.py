@@ -55,12 +55,12 @@ def convert_part(job: PartJob, *, fps=None, quality: int = 90, **fit) -> int:
     """A worker's unit: ``job``'s video decoded, encoded to JPEGs and written as its part, each
     record as soon as its JPEGs are there.
 
-    The video is compared with its listing (:func:`~datakit.readers.video.frame_reading.
-    check_unchanged`) before it is opened and after its last frame is read: a video
-    replaced or edited since the folder was listed (a longer one would be cut to the
-    listed frame count) is a :class:`DataError` naming it, and leaves no part.
-    Returns the frames written; a video that fails is a :class:`DataError` naming it (and
-    leaves no part).
+    The video is compared with its listing
+    (:func:`~datakit.readers.video.frame_reading.check_unchanged`) before it is opened
+    and after its last frame is read: a video replaced or edited since the folder was
+    listed (a longer one would be cut to the listed frame count) fails. Returns the
+    frames written; a video that fails is a :class:`DataError` naming it (and leaves no
+    part).
     """
     frames = len(output_frames(job.info, fps))
     check_unchanged(job.info, CHANGED_WHILE_CONVERTING)
