@@ -85,7 +85,7 @@ def test_parquet_reader(tmp_path, way):
             pass
 
 
-@pytest.mark.parametrize("parse", ["line", "arrow"])
+@pytest.mark.parametrize("parse", ["line", "batch", "vectorized", "chunk", "arrow"])
 @pytest.mark.parametrize("way", WAYS)
 def test_csv_reader(tmp_path, way, parse):
     from datakit.readers import csv_files as dc
