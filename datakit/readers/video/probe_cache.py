@@ -7,16 +7,19 @@ stored in one small JSON file per video under the user's cache folder
 (``$XDG_CACHE_HOME/datakit/video-probes``, else ``~/.cache/datakit/video-probes``;
 ``DATAKIT_PROBE_CACHE=off`` turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves
 it), named by a hash of the video's
-absolute path. An entry is trusted only when the video's path, size in bytes
-and modification time (in nanoseconds) are those it was stored with: a
-replaced or edited video is probed again. A cache that cannot be written (a
-read-only home) is skipped without a word; the probe then runs each time.
+absolute path. An entry is trusted only when the video's path and stamp (its
+size, modification and change times and inode: :mod:`datakit.core.file_facts`)
+are those it was stored with: a replaced or edited video is probed again, one
+copied over keeping its size and modification time (``cp -p``) included. A
+cache that cannot be written (a read-only home) is skipped without a word; the
+probe then runs each time.
 
 >>> import os, tempfile
 >>> os.environ["DATAKIT_PROBE_CACHE"] = tempfile.mkdtemp()
 >>> video = os.path.join(tempfile.mkdtemp(), "v.mp4")
 >>> open(video, "wb").write(b"not a real video")
 16
+>>> from datakit.core.file_facts import file_stamp
 >>> store(video, file_stamp(video), {"frames": 3})
 >>> load(video, file_stamp(video))
 {'frames': 3}
@@ -32,16 +35,12 @@ import json
 import os
 from pathlib import Path
 
+from datakit.core.file_facts import Stamp
+
 __all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
 VERSION = 3
-
-
-def file_stamp(path: str) -> tuple[int, int]:
-    """``(size in bytes, modification time in ns)`` of ``path``, following links."""
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
 
 
 def cache_folder() -> Path | None:
@@ -63,7 +62,7 @@ def _entry(path: str) -> Path | None:
     return folder / f"{key}.json"
 
 
-def load(path: str, stamp: tuple[int, int]) -> dict | None:
+def load(path: str, stamp: Stamp) -> dict | None:
     """The facts stored for ``path`` with this ``stamp``, else ``None``."""
     entry = _entry(path)
     try:
@@ -77,7 +76,7 @@ def load(path: str, stamp: tuple[int, int]) -> dict | None:
     return stored.get("facts")
 
 
-def store(path: str, stamp: tuple[int, int], facts: dict) -> None:
+def store(path: str, stamp: Stamp, facts: dict) -> None:
     """Keep ``facts`` for ``path`` as it was at ``stamp`` (atomically; errors ignored)."""
     from datakit.core.atomic import write_atomic
 
