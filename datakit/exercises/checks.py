@@ -20,19 +20,22 @@ __all__ = ["check", "register"]
 class _Exercise:
     build: Callable  # inputs -> the reference answer
     apply: Callable  # (the learner's function, inputs) -> the learner's answer
+    judge: Callable = compare  # (answer, reference) -> Feedback
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def register(name: str, build: Callable, apply: Callable | None = None) -> None:
+def register(name: str, build: Callable, apply: Callable | None = None,
+             judge: Callable | None = None) -> None:
     """Register the reference of exercise ``name``: ``build(*args, **kwargs)`` makes it.
 
     ``apply(function, *args, **kwargs)`` runs a learner's function on the same
     inputs (default: calls it with them, leaving out keywords it does not take,
     such as the statistics a classic reader reads from global variables).
+    ``judge(answer, reference)`` says what differs (default: :func:`compare`).
     """
-    _EXERCISES[name] = _Exercise(build, apply or _call)
+    _EXERCISES[name] = _Exercise(build, apply or _call, judge or compare)
 
 
 def _call(function, *args, **kwargs):
@@ -70,7 +73,7 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     expected = exercise.build(*args, **kwargs)
     if callable(answer) and not hasattr(answer, "element_spec"):
         answer = exercise.apply(answer, *args, **kwargs)
-    feedback = compare(answer, expected)
+    feedback = exercise.judge(answer, expected)
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
 
@@ -104,12 +107,13 @@ register("clip_pipeline", _clip_pipeline)
 
 
 def _register_video_reader() -> None:
+    from datakit.exercises import video_feedback as f
     from datakit.exercises import video_reader as v
-    register("video_listing", v.video_listing)
-    register("video_probe", v.video_probe, v.probe_answer)
-    register("frame_times", v.frame_times, v.frame_times_answer)
-    register("clip_frames", v.clip_frames, v.clip_frames_answer)
-    register("clip_choices", v.clip_choices)
+    register("video_listing", v.video_listing, v.listing_answer, f.judge_listing)
+    register("video_probe", v.video_probe, v.probe_answer, f.judge_probe)
+    register("frame_times", v.frame_times, v.frame_times_answer, f.judge_frame_times)
+    register("clip_frames", v.clip_frames, v.clip_frames_answer, f.judge_clip_frames)
+    register("clip_choices", v.clip_choices, v.clip_choices_answer, f.judge_clip_choices)
 
 
 _register_video_reader()
