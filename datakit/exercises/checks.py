@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from datakit.exercises.compare import Feedback, compare
+from datakit.exercises.compare import ORDERS, Feedback, compare
+from datakit.exercises.learner import told_as_yours
 
 __all__ = ["check", "register"]
 
@@ -20,22 +21,27 @@ __all__ = ["check", "register"]
 class _Exercise:
     build: Callable  # inputs -> the reference answer
     apply: Callable  # (the learner's function, inputs) -> the learner's answer
-    judge: Callable = compare  # (answer, reference) -> Feedback
+    order: str = "same"  # "any": the question asks for no order
+    judge: Callable | None = None  # (answer, inputs) -> Feedback, said in the question's terms
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def register(name: str, build: Callable, apply: Callable | None = None,
-             judge: Callable | None = None) -> None:
+def register(name: str, build: Callable, apply: Callable | None = None, *,
+             order: str = "same", judge: Callable | None = None) -> None:
     """Register the reference of exercise ``name``: ``build(*args, **kwargs)`` makes it.
 
     ``apply(function, *args, **kwargs)`` runs a learner's function on the same
     inputs (default: calls it with them, leaving out keywords it does not take,
     such as the statistics a classic reader reads from global variables).
-    ``judge(answer, reference)`` says what differs (default: :func:`compare`).
+    ``order="any"``: the question asks for no order, so any order of the elements is right.
+    ``judge(answer, *args, **kwargs)``: the exercise says itself what differs, in its own
+    terms (a file, a key, a frame), as a :class:`~datakit.exercises.compare.Feedback`.
     """
-    _EXERCISES[name] = _Exercise(build, apply or _call, judge or compare)
+    if order not in ORDERS:
+        raise ValueError(f"register({name!r}, order={order!r}): use one of {ORDERS}")
+    _EXERCISES[name] = _Exercise(build, apply or _call, order, judge)
 
 
 def _call(function, *args, **kwargs):
@@ -70,10 +76,15 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     if name not in _EXERCISES:
         raise ValueError(f"no exercise named {name!r}; the exercises are {exercise_names()}")
     exercise = _EXERCISES[name]
-    expected = exercise.build(*args, **kwargs)
     if callable(answer) and not hasattr(answer, "element_spec"):
-        answer = exercise.apply(answer, *args, **kwargs)
-    feedback = exercise.judge(answer, expected)
+        try:
+            answer = exercise.apply(answer, *args, **kwargs)
+        except Exception as error:  # raised in your function: told as yours, with its line
+            return Feedback(False, [f"{name}: {told_as_yours(error, 'running your function')}"])
+    if exercise.judge is not None:
+        feedback = exercise.judge(answer, *args, **kwargs)
+    else:
+        feedback = compare(answer, exercise.build(*args, **kwargs), order=exercise.order)
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
 
@@ -102,18 +113,37 @@ def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
 
 
 register("csv_reader", _csv_reader)
-register("example", _examples, lambda f, rows: [f(row) for row in rows])
+def _example_answers(function, rows):
+    """Your function on each row; serialized bytes (``SerializeToString()``) are parsed back."""
+    return [_parsed(function(row)) for row in rows]
+
+
+def _parsed(made):
+    """An Example's serialized bytes (or a string tensor of them) as the Example, else as is."""
+    import tensorflow as tf
+    from google.protobuf.message import DecodeError
+    data = made
+    if isinstance(made, tf.Tensor) and made.dtype == tf.string and made.shape.rank == 0:
+        data = made.numpy()
+    if not isinstance(data, bytes):
+        return made
+    try:
+        return tf.train.Example.FromString(data)
+    except DecodeError:
+        return made
+
+
+register("example", _examples, _example_answers)
 register("clip_pipeline", _clip_pipeline)
 
 
 def _register_video_reader() -> None:
-    from datakit.exercises import video_feedback as f
     from datakit.exercises import video_reader as v
-    register("video_listing", v.video_listing, v.listing_answer, f.judge_listing)
-    register("video_probe", v.video_probe, v.probe_answer, f.judge_probe)
-    register("frame_times", v.frame_times, v.frame_times_answer, f.judge_frame_times)
-    register("clip_frames", v.clip_frames, v.clip_frames_answer, f.judge_clip_frames)
-    register("clip_choices", v.clip_choices, v.clip_choices_answer, f.judge_clip_choices)
+    register("video_listing", v.video_listing, v.listing_answer, judge=v.listing_judge)
+    register("video_probe", v.video_probe, v.probe_answer, judge=v.probe_judge)
+    register("frame_times", v.frame_times, v.frame_times_answer, judge=v.frame_times_judge)
+    register("clip_frames", v.clip_frames, v.clip_frames_answer, judge=v.clip_frames_judge)
+    register("clip_choices", v.clip_choices, v.clip_choices_answer, judge=v.clip_choices_judge)
 
 
 _register_video_reader()

@@ -9,8 +9,6 @@ a float is not an index, a ``str`` label is not an ``int``, a ``Fraction`` is no
 
 from __future__ import annotations
 
-import sys
-import traceback
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.exercises.compare import Feedback
+from datakit.exercises.learner import your_line
 
 __all__: list[str] = []
 
@@ -30,10 +29,11 @@ class Raised:
     """An exception raised inside the learner's function, with the learner's line."""
 
     error: BaseException
-    where: str
 
     def __str__(self) -> str:
-        return f"{type(self.error).__name__}: {self.error}{self.where}"
+        words = str(self.error).strip().splitlines()
+        return (f"{type(self.error).__name__}{your_line(self.error)}"
+                + (f": {words[0][:200]}" if words else ""))
 
 
 def run(function, *args):
@@ -41,19 +41,7 @@ def run(function, *args):
     try:
         return function(*args)
     except Exception as e:  # the learner's error, reported as theirs
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if _theirs(f.filename)]
-        line = frames[-1].line if frames else ""
-        where = (f" (in your line {frames[-1].lineno}" + (f": {line}" if line else "") + ")"
-                 if frames else "")
-        return Raised(e, where)
-
-
-def _theirs(filename: str) -> bool:
-    """Whether a traceback's file is the learner's (a notebook cell, a script), not Python's,
-    a library's or the kit's."""
-    parts = Path(filename).parts
-    return not (filename.endswith(".pyx") or "datakit" in parts or "site-packages" in parts
-                or any(filename.startswith(p) for p in {sys.prefix, sys.base_prefix}))
+        return Raised(e)
 
 
 def short(path) -> str:

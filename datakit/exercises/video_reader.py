@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datakit.exercises import video_feedback as feedback
 from datakit.exercises.video_feedback import run
 
 __all__: list[str] = []
@@ -217,3 +218,28 @@ def clip_choice_rows(ids, labels, lengths, training: bool, *, clip_len: int, see
     return (tf.data.Dataset.zip(videos, numbers)
             .map(lambda v, r: (v[0], v[1], r % (v[2] - clip_len + 1)))
             .shuffle(len(ids), seed=seed))
+
+
+# The judges ``check`` calls with the learner's answer and the inputs: each builds the
+# reference from the inputs and says what differs (datakit/exercises/video_feedback.py).
+
+def listing_judge(answer, folder, seed: int):
+    return feedback.judge_listing(answer, video_listing(folder, seed))
+
+
+def probe_judge(answer, folder, paths):
+    return feedback.judge_probe(answer, video_probe(folder, paths))
+
+
+def frame_times_judge(answer, items, fps: float):
+    return feedback.judge_frame_times(answer, frame_times(items, fps))
+
+
+def clip_frames_judge(answer, requests, size: int, fit: str):
+    return feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
+
+
+def clip_choices_judge(answer, ids, labels, lengths, training: bool, *, clip_len: int,
+                       seed: int):
+    return feedback.judge_clip_choices(answer, clip_choices(
+        ids, labels, lengths, training, clip_len=clip_len, seed=seed))
