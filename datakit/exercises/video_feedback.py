@@ -1,9 +1,10 @@
-"""Notebook 10's video exercises judged in the learner's terms: the file, the key, the frame.
+"""Notebook 10's exercises 1-2 judged in the learner's terms: the file, the row, the key.
 
 Each ``judge_*`` takes what the learner's function gave (see
 :mod:`datakit.exercises.video_reader`, which runs it) and the reference, and returns a
 :class:`~datakit.exercises.compare.Feedback` whose refusal names the first file (or row)
-that differs, what differs in it, and the likely cause. An answer is compared as given:
+that differs, what differs in it, and the likely cause; the helpers here serve exercises
+3-5 too (:mod:`datakit.exercises.clip_feedback`). An answer is compared as given:
 a float is not an index, a ``str`` label is not an ``int``, a ``Fraction`` is not a float.
 """
 
@@ -68,11 +69,11 @@ def _is_float(x) -> bool:
     return isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, bool)
 
 
-def _type(x) -> str:
+def type_name(x) -> str:
     return type(x).__name__
 
 
-def _returned(what: str, got) -> str | None:
+def returned(what: str, got) -> str | None:
     """Why ``got`` is no answer at all (None, an exception), or None."""
     if got is None:
         return f"{what} returned None: {FORGOT}?"
@@ -88,10 +89,10 @@ def _row_problem(k: int, row) -> str | None:
         return f"row {k} is {row!r}: each row is (path relative to folder, label, split)"
     path, label, split = row
     if not isinstance(path, str):
-        return (f"row {k}: the path {path!r} is {_type(path)}, not a str: give "
+        return (f"row {k}: the path {path!r} is {type_name(path)}, not a str: give "
                 "path.relative_to(folder).as_posix()")
     if not _is_int(label):
-        return (f"row {k} ({path}): the label {label!r} is {_type(label)}, not an int: label i "
+        return (f"row {k} ({path}): the label {label!r} is {type_name(label)}, not an int: label i "
                 "is the index of the class in class_names")
     if split not in ("train", "validation", "test"):
         return f"row {k} ({path}): the split {split!r} is not 'train', 'validation' or 'test'"
@@ -99,12 +100,12 @@ def _row_problem(k: int, row) -> str | None:
 
 
 def _extra_cause(path: str) -> str:
+    if Path(path).is_absolute():
+        return "the path is relative to the folder: path.relative_to(folder).as_posix()"
     if any(part.startswith(".") for part in path.split("/")):
         return "a name that starts with '.' (a file's or a folder's on the way) is left out"
     if Path(path).suffix.lower() not in (".mp4", ".m4v", ".avi", ".webm", ".mkv", ".mov"):
         return "only the video endings count"
-    if path.startswith("/") or ":" in path[:3]:
-        return "the path is relative to the folder"
     return "the kit does not list it"
 
 
@@ -149,10 +150,10 @@ def _listing_splits(mine: list, rows: list, inverse: list[str]) -> str | None:
 def judge_listing(mine, ref: dict) -> Feedback:
     """``ref``: the listing in ``Path`` order and in ``str`` order (both allowed), each with
     its split, the class names, and the splits of a permutation read the other way round."""
-    if (why := _returned("list_videos", mine)):
+    if (why := returned("list_videos", mine)):
         return no(why)
     if not isinstance(mine, (list, tuple)):
-        return no(f"your answer is {_type(mine)}: return a list of (path, label, split)")
+        return no(f"your answer is {type_name(mine)}: return a list of (path, label, split)")
     if (why := next(filter(None, (_row_problem(k, row) for k, row in enumerate(mine))), None)):
         return no(why)
     paths = [row[0] for row in mine]
@@ -182,7 +183,7 @@ KEYS = ("path", "pts", "time_base", "rate", "rotation", "height", "width")
 
 def _pts_problem(name: str, pts, want: list, time_base: float) -> str | None:
     if not isinstance(pts, (list, tuple, np.ndarray)):
-        return f"{name}: 'pts' is {_type(pts)}: give a list of the packets' pts"
+        return f"{name}: 'pts' is {type_name(pts)}: give a list of the packets' pts"
     values = np.asarray(pts)
     if len(values) != len(want):
         return (f"{name}: {len(values)} pts, the file has {len(want)} packets with data: keep "
@@ -206,7 +207,7 @@ def probe_problem(name: str, found: dict, want: dict, keys=KEYS) -> str | None:
     """The first of ``keys`` whose value in a learner's facts differs from the kit's, said
     in the learner's terms (``name``: the file), or None."""
     if not isinstance(found, dict):
-        return f"{name}: your facts are {_type(found)}, not a dict"
+        return f"{name}: your facts are {type_name(found)}, not a dict"
     missing = [k for k in keys if k not in found]
     if missing:
         return f"{name}: your dict lacks {missing}: the later exercises read them"
@@ -234,7 +235,7 @@ def _number(value, want: float, key: str, how: str) -> str | None:
     if isinstance(value, Fraction):
         return f"'{key}' is a Fraction ({value}): give a float, {how}"
     if not _is_float(value):
-        return f"'{key}' is {_type(value)} ({value!r}): give a float, {how}"
+        return f"'{key}' is {type_name(value)} ({value!r}): give a float, {how}"
     if np.isclose(float(value), want, rtol=1e-6, atol=0):
         return None
     return f"'{key}' is {float(value):g}, the file's {want:g}: {how}"
@@ -243,7 +244,7 @@ def _number(value, want: float, key: str, how: str) -> str | None:
 def _size(found: dict, want: dict) -> str | None:
     h, w = found["height"], found["width"]
     if not (_is_int(h) and _is_int(w)):
-        return f"'height' and 'width' are {_type(h)} and {_type(w)}: give ints"
+        return f"'height' and 'width' are {type_name(h)} and {type_name(w)}: give ints"
     if (h, w) == (want["height"], want["width"]):
         return None
     if (w, h) == (want["height"], want["width"]):
@@ -257,7 +258,7 @@ def judge_probe(mine: list, ref: list) -> Feedback:
     """``mine``, ``ref``: ``(path, facts dict or reason)`` per file; the reference's reason
     is the kind of bad file ("unreadable" or "truncated") and why."""
     for (path, found), (_, want) in zip(mine, ref, strict=True):
-        if (why := _returned(f"probe({path!r})", found)):
+        if (why := returned(f"probe({path!r})", found)):
             cause = ("" if found is None else ": a bad file gives its reason, a str, not an "
                      "exception" if isinstance(want, tuple) else ", a file the kit reads")
             return no(why + cause + ".")
@@ -280,144 +281,3 @@ def judge_probe(mine: list, ref: list) -> Feedback:
     good = sum(isinstance(w, dict) for _, w in ref)
     return ok(f"{len(ref)} files: the facts of {good} good files, and the kind of "
               f"{len(ref) - good} bad ones, as the kit's probe finds them.")
-
-
-# -- 3.-5. frame times, clips, clip choices ---------------------------------------------------
-
-def _facts_blamed(item, want: dict, keys) -> str | None:
-    """When the learner passed their own probe's facts, what in them differs from the kit's."""
-    if not isinstance(item, dict):
-        return None
-    why = probe_problem(short(want["path"]), item, want, keys)
-    return f"{why} (in your probe's facts: fix exercise 2 first)" if why else None
-
-
-def judge_frame_times(mine: list, ref: list) -> Feedback:
-    """``mine``: ``(the facts passed, answer)`` per file; ``ref``: ``(kit facts, frames)``."""
-    for (item, got), (want, frames) in zip(mine, ref, strict=True):
-        name = short(want["path"])
-        if (why := _returned(f"frame_times for {name}", got)):
-            return no(why + ".")
-        values = np.asarray(got)
-        if values.ndim != 1 or values.dtype.kind not in "iuf":
-            return no(f"{name}: yours is {values.dtype} of shape {values.shape}: give one "
-                      "file frame index per output frame.")
-        if values.dtype.kind == "f":
-            return no(f"{name}: your indices are floats ({values.dtype}, e.g. "
-                      f"{values[:3].tolist()}): an index is an int, as np.searchsorted gives.")
-        if values.tolist() == frames.tolist():
-            continue
-        if (why := _facts_blamed(item, want, ("pts", "time_base", "rate"))):
-            return no(why + ".")
-        if len(values) != len(frames):
-            return no(f"{name}: {len(values)} output frames, the kit's {len(frames)}: a file "
-                      f"has floor(end * fps + 1e-6) output frames, end being the last frame's "
-                      "time plus 1 / rate (without a rate: frames - 1 over the span).")
-        j = int(np.argmax(values != frames))
-        return no(f"{name}: output frame {j} (at {j}/fps s) shows file frame {values[j]}, the "
-                  f"kit's {frames[j]}: the last file frame at or before that time.")
-    return ok(f"{len(ref)} files, each output frame's file frame as the kit picks it.")
-
-
-def _shift(a: np.ndarray, b: np.ndarray) -> str | None:
-    """'height' or 'width' when ``a`` is ``b`` moved by one pixel along it."""
-    for axis, name in ((1, "height"), (2, "width")):
-        n = a.shape[axis]
-        ahead = [slice(None)] * 4
-        behind = [slice(None)] * 4
-        ahead[axis], behind[axis] = slice(1, n), slice(0, n - 1)
-        if np.array_equal(a[tuple(ahead)], b[tuple(behind)]) or \
-                np.array_equal(a[tuple(behind)], b[tuple(ahead)]):
-            return name
-    return None
-
-
-def judge_clip_frames(mine: list, ref: list) -> Feedback:
-    """``mine``: ``(facts passed, wanted, answer)``; ``ref``: ``(kit facts, clip)``."""
-    for (item, wanted, got), (want, clip) in zip(mine, ref, strict=True):
-        name = short(want["path"])
-        if (why := _returned(f"read_clip for {name}", got)):
-            return no(why + ".")
-        frames = np.asarray(got)
-        if frames.dtype != np.uint8:
-            return no(f"{name}: your clip is {frames.dtype}: frames are uint8 (rgb24).")
-        if frames.shape != clip.shape:
-            turned = (": reformat a frame turned by 90 or 270 degrees as stored (height and "
-                      "width swapped), then turn it with np.rot90" if want["rotation"] in (90, 270)
-                      else ": scale as the question says, then cut or pad to size x size")
-            return no(f"{name}: your clip's shape is {frames.shape}, expected {clip.shape}"
-                      f"{turned}.")
-        if np.array_equal(frames, clip):
-            continue
-        if (why := _facts_blamed(item, want, ("path", "pts", "rotation", "height", "width"))):
-            return no(why + ".")
-        j = int(np.argmax([not np.array_equal(a, b) for a, b in zip(frames, clip,
-                                                                    strict=True)]))
-        where = f"{name}: frame {j} (file frame {wanted[j]})"
-        if (same := [k for k in range(len(clip)) if np.array_equal(frames[j], clip[k])]):
-            return no(f"{where} is the reference's frame {same[0]}: keep the order of wanted.")
-        if (axis := _shift(frames, clip)):
-            return no(f"{where} is one pixel off along its {axis}: the offset is "
-                      "(scaled - size) // 2 for a crop, (size - scaled) // 2 for a pad, "
-                      "rounded down.")
-        diff = np.abs(frames[j].astype(int) - clip[j].astype(int))
-        y, x = (int(i) for i in np.unravel_index(np.argmax(diff.max(-1)), diff.shape[:2]))
-        return no(f"{where}, pixel ({y}, {x}): yours {frames[j, y, x].tolist()}, expected "
-                  f"{clip[j, y, x].tolist()} (mean difference {diff.mean():.1f} of 255): scale "
-                  "as the question says, reformat the frame as stored, then turn it.")
-    return ok(f"{len(ref)} clips, each equal to the kit's, pixel for pixel.")
-
-
-def _choice_rows(answer, limit: int):
-    """The learner's ``(video, label, start)`` rows as ints, or a refusal (a str)."""
-    if (why := _returned("choices", answer)):
-        return why
-    if isinstance(answer, (str, bytes, dict)) or not hasattr(answer, "__iter__"):
-        return f"your answer is {_type(answer)}: return the dataset (or a list of rows)"
-    rows = []
-    for k, row in enumerate(answer):
-        if k == limit:
-            return f"yours has more than {limit - 1} rows: one per video (does it end?)"
-        values = tuple(row) if isinstance(row, (tuple, list)) else None
-        if values is None or len(values) != 3:
-            return f"row {k} is {row!r}: each row is (video, label, start)"
-        ints = []
-        for field, v in zip(("video", "label", "start"), values, strict=True):
-            a = np.asarray(v.numpy() if hasattr(v, "numpy") else v)
-            if a.ndim or a.dtype.kind not in "iu" or isinstance(v, bool):
-                return f"row {k}: its {field} is {a.dtype} {a.tolist()!r}: an index is an int"
-            if hasattr(v, "dtype") and a.dtype != np.int64 and not isinstance(v, np.integer):
-                return f"row {k}: its {field} is {a.dtype}: the question asks int64"
-            ints.append(int(a))
-        rows.append(tuple(ints))
-    return rows
-
-
-def judge_clip_choices(mine, ref: dict) -> Feedback:
-    """``ref``: the kit's rows and how they were drawn; ``mine``: the learner's dataset or
-    list of rows."""
-    want, training = ref["rows"], ref["training"]
-    rows = _choice_rows(mine, len(want) + 1)
-    if isinstance(rows, str):
-        return no(rows + ".")
-    if len(rows) != len(want):
-        return no(f"yours has {len(rows)} rows, expected {len(want)}: one per video.")
-    if rows == want:
-        return ok(f"{len(want)} clip choices, equal to the reference's, in the same order.")
-    if sorted(rows) == sorted(want):
-        return no("the same clips in another order: " + (
-            "shuffle(len(ids), seed=SEED) once, after the starts are drawn." if training else
-            "validation and test keep the videos' order (no shuffle)."))
-    by_video = {v: (label, start) for v, label, start in want}
-    for v, label, start in rows:
-        if v not in by_video:
-            return no(f"video {v} is not one of ids.")
-        if label != by_video[v][0]:
-            return no(f"video {v}: label {label}, expected {by_video[v][0]}: each video keeps "
-                      "its own label.")
-        if start != by_video[v][1]:
-            rule = ("r % (n - CLIP_LEN + 1), r the random number zip pairs with the video "
-                    "(zip first, then shuffle)" if training else "the middle clip, "
-                    "(n - CLIP_LEN) // 2")
-            return no(f"video {v}: start {start}, expected {by_video[v][1]}: {rule}.")
-    return no("your rows differ from the reference's: one row per video of ids.")

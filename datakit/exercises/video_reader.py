@@ -22,7 +22,8 @@ production code (:mod:`datakit.readers.video`), on the same inputs:
 
 ``frame_times`` and ``clip_frames`` run the learner's function on the learner's own probe
 results when given them (a difference those cause is blamed on the probe), or on the
-kit's facts when given paths. :mod:`datakit.exercises.video_feedback` judges the answers.
+kit's facts when given paths. :mod:`datakit.exercises.video_feedback` and
+:mod:`datakit.exercises.clip_feedback` judge the answers.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datakit.exercises import clip_feedback
 from datakit.exercises import video_feedback as feedback
 from datakit.exercises.video_feedback import run
 
@@ -232,14 +234,14 @@ def probe_judge(answer, folder, paths):
 
 
 def frame_times_judge(answer, items, fps: float):
-    return feedback.judge_frame_times(answer, frame_times(items, fps))
+    return clip_feedback.judge_frame_times(answer, frame_times(items, fps))
 
 
 def clip_frames_judge(answer, requests, size: int, fit: str):
-    return feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
+    return clip_feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
 
 
 def clip_choices_judge(answer, ids, labels, lengths, training: bool, *, clip_len: int,
                        seed: int):
-    return feedback.judge_clip_choices(answer, clip_choices(
+    return clip_feedback.judge_clip_choices(answer, clip_choices(
         ids, labels, lengths, training, clip_len=clip_len, seed=seed))

@@ -71,6 +71,11 @@ CASES = {
             (edited("list_videos", ("n_val = n_test = int(0.2 * n)",
                                     "n_val = n_test = int(np.ceil(0.2 * n))")), "int(0.2 * n)"),
             (edited("list_videos", ("return [(path", "[(path")), "forget to `return`"),
+            (edited("list_videos", ("rows.append((path.relative_to(folder).as_posix(), label))",
+                                    "rows.append((str(path.relative_to(folder)).encode(), "
+                                    "label))")), "bytes, not a str"),
+            (edited("list_videos", ("rows.append((path.relative_to(folder).as_posix(), label))",
+                                    "rows.append((str(path), label))")), "relative"),
         ],
     ),
     "10.2": Case(
