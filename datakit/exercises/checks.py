@@ -76,17 +76,20 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     if name not in _EXERCISES:
         raise ValueError(f"no exercise named {name!r}; the exercises are {exercise_names()}")
     exercise = _EXERCISES[name]
-    try:
-        if callable(answer) and not hasattr(answer, "element_spec"):
+    if callable(answer) and not hasattr(answer, "element_spec"):
+        try:
             answer = exercise.apply(answer, *args, **kwargs)
+        except Exception as error:  # only your function runs here: its error is yours
+            return Feedback(False, [f"{name}: {told_as_yours(error, 'running your function')}"])
+    try:
         if exercise.judge is not None:
             feedback = exercise.judge(answer, *args, **kwargs)
         else:
             feedback = compare(answer, exercise.build(*args, **kwargs), order=exercise.order)
-    except Exception as error:  # raised in your function or dataset: told as yours, with its line
+    except Exception as error:  # raised in your dataset: told as yours, with its line
         if not _raised_by_you(error):
             raise
-        feedback = Feedback(False, [told_as_yours(error, "running your answer")])
+        feedback = Feedback(False, [told_as_yours(error, "reading your answer")])
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
 
@@ -148,7 +151,10 @@ register("clip_pipeline", _clip_pipeline)
 
 def _register_route() -> None:
     from datakit.exercises import route as r
+    register("dict_dataset", r.dict_dataset)
     register("named_pairs", r.named_pairs)
+    register("standardize_and_batch", r.standardized_batches, r.on_floats)
+    register("odd_squares", r.odd_squares)
     register("halve_and_round", r.halve_and_round, r.halved)
     register("epoch_0_leaves", r.epoch_0_leaves)
     register("take_skip_split", _none, judge=r.take_skip_split)

@@ -22,7 +22,7 @@ _LIBRARIES = tuple(str(Path(p)) for p in {sysconfig.get_paths()["stdlib"],
 _KIT = str(Path(__file__).resolve().parent.parent)
 #: What TensorFlow says when a function given to ``map`` (or ``filter``...) returns None.
 _RETURNED_NONE = ("of 0 must be at least minimum 1", "None values not supported",
-                  "returned None")
+                  "returned None", "Got <class 'NoneType'>")
 
 
 def _is_yours(filename: str) -> bool:
@@ -62,7 +62,7 @@ def told_as_yours(error: BaseException, doing: str) -> str:
     words = _plain_words(error)
     if any(w in str(error) for w in _RETURNED_NONE):
         return (f"not yet: {doing} failed{your_line(error)}: a function you gave to `map` "
-                "(or `filter`, `interleave`) returned None: did it forget to `return` "
-                "its result?")
+                "(or `filter`, `interleave`, `apply`) returned None: did it forget to "
+                "`return` its result?")
     return (f"not yet: {doing} raised {type(error).__name__}{your_line(error)}: {words[:200]}"
             " (the error is in your code: fix it and run the check again)")

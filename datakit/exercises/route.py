@@ -1,6 +1,7 @@
 """The checks of notebooks 01-05's exercises that no one reference list answers.
 
-Some answers are datasets with a reference (``"named_pairs"``, ``"halve_and_round"``); some
+Some answers are datasets with a reference (``"dict_dataset"``, ``"named_pairs"``,
+``"standardize_and_batch"``, ``"odd_squares"``, ``"halve_and_round"``); some
 are numbers the kit computes from the same inputs, so the check does not print the answer
 (``"epoch_0_leaves"``, ``"lines_before_file"``, ``"near_bay_count"``); and some are judged by
 the properties the question asks for (``"take_skip_split"``, ``"shuffled_pairs"``,
@@ -14,9 +15,30 @@ from datakit.exercises.compare import Feedback, compare
 __all__: list[str] = []
 
 
+def dict_dataset() -> list:
+    """01.1: ``"x"`` 0.5, 1.5, 2.5 and ``"label"`` 1, 0, 1, as named elements."""
+    return [{"x": x, "label": y} for x, y in zip([0.5, 1.5, 2.5], [1, 0, 1], strict=True)]
+
+
 def named_pairs(features, labels) -> list:
     """01.4: ``({"x": feature}, label)`` pairs."""
     return [({"x": f}, y) for f, y in zip(features, labels, strict=True)]
+
+
+def standardized_batches() -> list:
+    """02.2: 0.0 ... 9.0 less 4.5, in batches of 5."""
+    return [[x - 4.5 for x in range(5)], [x - 4.5 for x in range(5, 10)]]
+
+
+def on_floats(function):
+    """Your ``standardize_and_batch`` applied to the floats 0.0 ... 9.0."""
+    import tensorflow as tf
+    return tf.data.Dataset.range(10).map(lambda x: tf.cast(x, tf.float32)).apply(function)
+
+
+def odd_squares() -> list[int]:
+    """02.3: the squares of the odd numbers of ``range(10)``."""
+    return [x * x for x in range(10) if x % 2 == 1]
 
 
 def halve_and_round(n: int = 10) -> list[float]:

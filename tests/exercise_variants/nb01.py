@@ -10,10 +10,9 @@ PEOPLE = ("heights = np.array([1.62, 1.80, 1.75])\n"
 
 CASES = {
     "01.1": Case(
-        checker="compare",
+        checker="dict_dataset",
         setup="",
-        check=("exercises.compare(answer, [{'x': 0.5, 'label': 1}, {'x': 1.5, 'label': 0}, "
-               "{'x': 2.5, 'label': 1}])"),
+        check="exercises.check('dict_dataset', answer)",
         correct=["tf.data.Dataset.from_tensor_slices({'x': [0.5, 1.5, 2.5], 'label': [1, 0, 1]})",
                  "tf.data.Dataset.from_tensor_slices({'label': np.array([1, 0, 1]), "
                  "'x': np.array([0.5, 1.5, 2.5], np.float32)})",

@@ -2,27 +2,25 @@
 
 from tests.exercise_variants import Case
 
-FLOATS = "floats = tf.data.Dataset.range(10).map(lambda x: tf.cast(x, tf.float32))\n"
-ODD_SQUARES = "[x * x for x in range(10) if x % 2 == 1]"
-
 CASES = {
     "02.2": Case(
-        checker="compare",
-        setup=FLOATS,
-        check=("exercises.compare(floats.apply(answer), "
-               "[[x - 4.5 for x in range(5)], [x - 4.5 for x in range(5, 10)]])"),
+        checker="standardize_and_batch",
+        setup="",
+        check="exercises.check('standardize_and_batch', answer)",
         correct=["lambda ds: ds.map(lambda x: x - 4.5).batch(5)",
                  "def answer(ds):\n    return ds.batch(5).map(lambda batch: batch - 4.5)",
                  "def answer(ds):\n    ds = ds.map(lambda x: x - 4.5)\n    return ds.batch(5)"],
         wrong=[("lambda ds: ds.map(lambda x: x - 4.5).batch(4)",
                 "yours has 3 elements, the reference 2"),
                ("lambda ds: ds.map(lambda x: x - 4.5)", "your rows are not batched"),
-               ("lambda ds: ds.map(lambda x: x + 4.5).batch(5)", "yours 4.5, expected -4.5")],
+               ("lambda ds: ds.map(lambda x: x + 4.5).batch(5)", "yours 4.5, expected -4.5"),
+               ("def answer(ds):\n    ds.map(lambda x: x - 4.5).batch(5)",
+                "did it forget to `return`")],
     ),
     "02.3": Case(
-        checker="compare",
+        checker="odd_squares",
         setup="def square(x):\n    return x * x\n\ndef is_odd(x):\n    return x % 2 == 1\n",
-        check=f"exercises.compare(answer, {ODD_SQUARES})",
+        check="exercises.check('odd_squares', answer)",
         correct=["tf.data.Dataset.range(10).filter(is_odd).map(square)",
                  "tf.data.Dataset.range(10).map(square).filter(is_odd)",
                  "tf.data.Dataset.range(10).map(lambda x: (x, x * x))"
