@@ -1,9 +1,9 @@
 """The exercises and their references: ``register`` one, ``check`` an answer against it.
 
 The kit registers its exercises when this module loads: ``"csv_reader"``, ``"example"``,
-``"clip_pipeline"``, and notebook 10's video reader (``"video_listing"``, ``"video_probe"``,
-``"frame_times"``, ``"clip_frames"``, ``"clip_choices"``: see
-:mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
+``"clip_pipeline"``, notebooks 01-05's (:mod:`datakit.exercises.route`), and notebook 10's
+video reader (``"video_listing"``, ``"video_probe"``, ``"frame_times"``, ``"clip_frames"``,
+``"clip_choices"``: see :mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class _Exercise:
     build: Callable  # inputs -> the reference answer
     apply: Callable  # (the learner's function, inputs) -> the learner's answer
     order: str = "same"  # "any": the question asks for no order
-    judge: Callable | None = None  # (answer, inputs) -> Feedback, said in the question's terms
+    judge: Callable | None = None  # (answer, inputs) -> Feedback: a question of properties
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -36,8 +36,8 @@ def register(name: str, build: Callable, apply: Callable | None = None, *,
     inputs (default: calls it with them, leaving out keywords it does not take,
     such as the statistics a classic reader reads from global variables).
     ``order="any"``: the question asks for no order, so any order of the elements is right.
-    ``judge(answer, *args, **kwargs)``: the exercise says itself what differs, in its own
-    terms (a file, a key, a frame), as a :class:`~datakit.exercises.compare.Feedback`.
+    ``judge(answer, *args, **kwargs)``: a question of properties (a split, a shuffle) says
+    itself what is right, as a :class:`~datakit.exercises.compare.Feedback`.
     """
     if order not in ORDERS:
         raise ValueError(f"register({name!r}, order={order!r}): use one of {ORDERS}")
@@ -79,14 +79,26 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     if callable(answer) and not hasattr(answer, "element_spec"):
         try:
             answer = exercise.apply(answer, *args, **kwargs)
-        except Exception as error:  # raised in your function: told as yours, with its line
+        except Exception as error:  # only your function runs here: its error is yours
             return Feedback(False, [f"{name}: {told_as_yours(error, 'running your function')}"])
-    if exercise.judge is not None:
-        feedback = exercise.judge(answer, *args, **kwargs)
-    else:
-        feedback = compare(answer, exercise.build(*args, **kwargs), order=exercise.order)
+    try:
+        if exercise.judge is not None:
+            feedback = exercise.judge(answer, *args, **kwargs)
+        else:
+            feedback = compare(answer, exercise.build(*args, **kwargs), order=exercise.order)
+    except Exception as error:  # raised in your dataset: told as yours, with its line
+        if not _raised_by_you(error):
+            raise
+        feedback = Feedback(False, [told_as_yours(error, "reading your answer")])
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
+
+
+def _raised_by_you(error: BaseException) -> bool:
+    """Whether your code raised ``error``: a line of yours in its traceback, or TensorFlow's
+    error (raised while your dataset or function runs)."""
+    from datakit.exercises.learner import your_line
+    return bool(your_line(error)) or type(error).__module__.startswith("tensorflow")
 
 
 def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_buffer_size=10_000,
@@ -135,6 +147,28 @@ def _parsed(made):
 
 register("example", _examples, _example_answers)
 register("clip_pipeline", _clip_pipeline)
+
+
+def _register_route() -> None:
+    from datakit.exercises import route as r
+    register("dict_dataset", r.dict_dataset)
+    register("named_pairs", r.named_pairs)
+    register("standardize_and_batch", r.standardized_batches, r.on_floats)
+    register("odd_squares", r.odd_squares)
+    register("halve_and_round", r.halve_and_round, r.halved)
+    register("epoch_0_leaves", r.epoch_0_leaves)
+    register("take_skip_split", _none, judge=r.take_skip_split)
+    register("shuffled_pairs", _none, judge=r.shuffled_pairs)
+    register("split_then_shuffle", _none, judge=r.split_then_shuffle)
+    register("lines_before_file", r.lines_before_file)
+    register("near_bay_count", r.near_bay_count)
+
+
+def _none(*args, **kwargs) -> None:
+    """No reference list: the exercise is judged by its properties."""
+
+
+_register_route()
 
 
 def _register_video_reader() -> None:
