@@ -157,6 +157,15 @@ def test_a_probe_error_shows_in_the_later_checks_as_the_probes(folder, mine):
     assert "swapped" in said and "your probe's facts" in said
 
 
+def test_facts_without_a_path_are_named_not_raised(folder, mine):
+    facts = mine["probe"](folder / "up/phone/up_phone.mp4")
+    pathless = {k: v for k, v in facts.items() if k != "path"}
+    said = exercises.check("frame_times", mine["frame_times"], [pathless], FPS)
+    assert not said.ok and "no 'path'" in str(said)
+    said = exercises.check("clip_frames", mine["read_clip"], [(pathless, [0, 1])], SIZE, "pad")
+    assert not said.ok and "no 'path'" in str(said)
+
+
 def test_an_error_in_the_learners_function_names_their_line(folder):
     def list_videos(folder, seed):
         rows = sorted(Path(folder).rglob("*.mp4"))

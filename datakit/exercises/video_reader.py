@@ -233,11 +233,23 @@ def probe_judge(answer, folder, paths):
     return feedback.judge_probe(answer, video_probe(folder, paths))
 
 
+def _pathless(items) -> str | None:
+    """Which of the learner's facts dicts names no file (the reference needs its path)."""
+    k = next((k for k, item in enumerate(items) if isinstance(item, dict)
+              and not isinstance(item.get("path"), (str, Path))), None)
+    return None if k is None else (f"your facts number {k} have no 'path' (a str): the "
+                                   "probe of exercise 2 gives the path it was given")
+
+
 def frame_times_judge(answer, items, fps: float):
+    if (why := _pathless(items)):
+        return feedback.no(why)
     return clip_feedback.judge_frame_times(answer, frame_times(items, fps))
 
 
 def clip_frames_judge(answer, requests, size: int, fit: str):
+    if (why := _pathless([item for item, _ in requests])):
+        return feedback.no(why)
     return clip_feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
 
 
