@@ -166,6 +166,13 @@ def test_facts_without_a_path_are_named_not_raised(folder, mine):
     assert not said.ok and "no 'path'" in str(said)
 
 
+def test_results_passed_instead_of_the_function_are_named(folder, mine):
+    paths = [p for p, _, _ in mine["list_videos"](folder, SEED)]
+    results = [mine["probe"](folder / p) for p in paths]
+    said = exercises.check("video_probe", results, folder, paths)
+    assert not said.ok and "pass your function probe itself" in str(said)
+
+
 def test_an_error_in_the_learners_function_names_their_line(folder):
     def list_videos(folder, seed):
         rows = sorted(Path(folder).rglob("*.mp4"))

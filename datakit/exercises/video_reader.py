@@ -229,7 +229,19 @@ def listing_judge(answer, folder, seed: int):
     return feedback.judge_listing(answer, video_listing(folder, seed))
 
 
+def _not_run(answer, n: int, name: str) -> str | None:
+    """A refusal when ``answer`` is not what running the learner's function gave (they
+    passed its results, not the function)."""
+    if isinstance(answer, list) and len(answer) == n and all(isinstance(a, tuple)
+                                                             for a in answer):
+        return None
+    return (f"pass your function {name} itself (the check calls it on each file), not "
+            f"its results")
+
+
 def probe_judge(answer, folder, paths):
+    if (why := _not_run(answer, len(paths), "probe")):
+        return feedback.no(why)
     return feedback.judge_probe(answer, video_probe(folder, paths))
 
 
@@ -242,13 +254,14 @@ def _pathless(items) -> str | None:
 
 
 def frame_times_judge(answer, items, fps: float):
-    if (why := _pathless(items)):
+    if (why := _not_run(answer, len(items), "frame_times") or _pathless(items)):
         return feedback.no(why)
     return clip_feedback.judge_frame_times(answer, frame_times(items, fps))
 
 
 def clip_frames_judge(answer, requests, size: int, fit: str):
-    if (why := _pathless([item for item, _ in requests])):
+    if (why := _not_run(answer, len(requests), "read_clip")
+            or _pathless([item for item, _ in requests])):
         return feedback.no(why)
     return clip_feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
 
