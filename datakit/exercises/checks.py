@@ -173,11 +173,11 @@ _register_route()
 
 def _register_video_reader() -> None:
     from datakit.exercises import video_reader as v
-    register("video_listing", v.video_listing, v.listing_answer, judge=v.listing_judge)
+    register("video_listing", v.video_listing, judge=v.listing_judge)
     register("video_probe", v.video_probe, v.probe_answer, judge=v.probe_judge)
     register("frame_times", v.frame_times, v.frame_times_answer, judge=v.frame_times_judge)
     register("clip_frames", v.clip_frames, v.clip_frames_answer, judge=v.clip_frames_judge)
-    register("clip_choices", v.clip_choices, v.clip_choices_answer, judge=v.clip_choices_judge)
+    register("clip_choices", v.clip_choices, judge=v.clip_choices_judge)
 
 
 _register_video_reader()

@@ -137,10 +137,6 @@ def video_probe(folder, paths) -> list[tuple]:
     return rows
 
 
-def listing_answer(function, folder, seed: int):
-    return run(function, folder, seed)
-
-
 def probe_answer(probe, folder, paths) -> list[tuple]:
     return [(path, run(probe, str(Path(folder) / path))) for path in paths]
 
@@ -193,16 +189,6 @@ def clip_choices(ids, labels, lengths, training: bool, *, clip_len: int, seed: i
     rows = [tuple(int(x) for x in row) for row in clip_choice_rows(
         ids, labels, lengths, training, clip_len=clip_len, seed=seed)]
     return {"rows": rows, "training": bool(training), "clip_len": clip_len}
-
-
-def clip_choices_answer(function, ids, labels, lengths, training: bool, *, clip_len: int,
-                        seed: int):
-    """The learner's ``choices``: called with the keywords it takes (CLIP_LEN and SEED may
-    be the notebook's globals)."""
-    from datakit.exercises.checks import _call
-
-    return run(lambda: _call(function, ids, labels, lengths, training, clip_len=clip_len,
-                             seed=seed))
 
 
 def clip_choice_rows(ids, labels, lengths, training: bool, *, clip_len: int, seed: int):
