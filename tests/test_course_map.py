@@ -147,8 +147,9 @@ def test_no_debug_exercise_is_answered_above_it(path):
     """Each "Find the bug" exercise has a hidden hint, and the fix its solution names
     (``{"datakit": {"fix": ...}}``) appears in that solution and nowhere above it: not in
     the lesson's cells or outputs, not in the exercise list, not in its hint. Judged by
-    meaning too: no one cell above the solutions (source and outputs) holds all the fix's
-    key identifiers (``"fix_keys"``), so the fix in other words or other names is caught."""
+    meaning too: no one lesson cell above the exercises (source and outputs), nor the hint,
+    holds all the fix's key identifiers (``"fix_keys"``), so the fix in other words or other
+    names is caught (the exercise's own buggy cell may hold them: it is what gets fixed)."""
     nb = nbformat.read(path, as_version=4)
     at = exercises_cell(nb)
     above = no_space("\n".join(cell_text(c) for c in nb.cells[:at])) if at is not None else ""
@@ -167,7 +168,7 @@ def test_no_debug_exercise_is_answered_above_it(path):
         keys = [no_space(k) for k in e.fix_keys]
         assert keys or path.stem >= "11", f"exercise {e.number}: no fix_keys in its metadata"
         assert all(k in no_space(e.solution_code[0].source) for k in keys), e.fix_keys
-        told = [i for i, c in enumerate(nb.cells[:solutions_cell(nb)])
+        told = [i for i, c in enumerate(nb.cells[:at])  # the lesson, before the exercises
                 if keys and all(k in no_space(cell_text(c)) for k in keys)]
         told += ["its hint"] * bool(keys and all(k in no_space("".join(e.hints)) for k in keys))
         assert not told, (f"exercise {e.number}: cells {told} show the fix's keys "

@@ -8,6 +8,7 @@ such, before TensorFlow's own words about it ("output_types of 0").
 from __future__ import annotations
 
 import linecache
+import re
 import sys
 import sysconfig
 import traceback
@@ -21,7 +22,7 @@ _LIBRARIES = tuple(str(Path(p)) for p in {sysconfig.get_paths()["stdlib"],
 _KIT = str(Path(__file__).resolve().parent.parent)
 #: What TensorFlow says when a function given to ``map`` (or ``filter``...) returns None.
 _RETURNED_NONE = ("of 0 must be at least minimum 1", "None values not supported",
-                  "returned None")
+                  "returned None", "Got <class 'NoneType'>")
 
 
 def _is_yours(filename: str) -> bool:
@@ -45,12 +46,23 @@ def your_line(error: BaseException) -> str:
     return f" ({where}: `{code}`)" if code else f" ({where})"
 
 
+def _plain_words(error: BaseException) -> str:
+    """TensorFlow's message without its node names and iterator chain."""
+    words = re.sub(r"\{\{.*?\}\}|\[\[.*?\]\]|\[Op:[^\]]*\]|\s*name:\s*$", "",
+                   " ".join(str(error).split()))
+    words = re.sub(r"Error in user-defined function passed to (\w+?)Dataset:\d+ transformation "
+                   r"with iterator: (Iterator::\S+: )?",
+                   lambda m: f"in your `{m.group(1).lower().replace('parallel', '')}` "
+                             "function: ", words).strip()
+    return words + " (an empty string)" if words.endswith("string:") else words
+
+
 def told_as_yours(error: BaseException, doing: str) -> str:
     """One refusal line for ``error``, raised while ``doing`` (e.g. "running your function")."""
-    words = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    words = _plain_words(error)
     if any(w in str(error) for w in _RETURNED_NONE):
         return (f"not yet: {doing} failed{your_line(error)}: a function you gave to `map` "
-                "(or `filter`, `interleave`) returned None: did it forget to `return` "
-                "its result?")
+                "(or `filter`, `interleave`, `apply`) returned None: did it forget to "
+                "`return` its result?")
     return (f"not yet: {doing} raised {type(error).__name__}{your_line(error)}: {words[:200]}"
             " (the error is in your code: fix it and run the check again)")
