@@ -48,12 +48,17 @@ def cpu_cores(cgroup_root: Path | str = _CGROUP_ROOT) -> int:
 
 
 def quota_cores(cpu_max: str) -> int | None:
-    """The cores a cgroup v2 ``cpu.max`` line allows (``"QUOTA PERIOD"``), ``None`` for ``max``."""
+    """The cores a cgroup v2 ``cpu.max`` line allows (``"QUOTA PERIOD"``), ``None`` for ``max``.
+
+    A line that cannot be parsed (an unreadable file reads as ``max``, a v1 quota beside an
+    unreadable period, garbage) counts as no limit: ``None``, never an error.
+    """
     fields = cpu_max.split()
-    if not fields or fields[0] == "max":
+    try:
+        quota = int(fields[0])
+        period = int(fields[1]) if len(fields) > 1 else 100_000
+    except (IndexError, ValueError):
         return None
-    quota = int(fields[0])
-    period = int(fields[1]) if len(fields) > 1 else 100_000
     if quota <= 0 or period <= 0:
         return None
     return max(1, math.ceil(quota / period))
@@ -65,9 +70,9 @@ def _cgroup_quota(root: Path) -> int | None:
     for folder in _cgroup_folders(root):
         if (folder / "cpu.max").is_file():
             limits.append(quota_cores(_read(folder / "cpu.max")))
-        elif (folder / "cpu.cfs_quota_us").is_file():  # v1: -1 is no limit
+        elif (folder / "cpu.cfs_quota_us").is_file():  # v1: -1, empty or unreadable: no limit
             quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
-            limits.append(quota_cores(f"{quota} {period}") if quota.lstrip("-").isdigit() else None)
+            limits.append(quota_cores(f"{quota or 'max'} {period or 'max'}"))
     found = [limit for limit in limits if limit is not None]
     return min(found) if found else None
 
@@ -85,6 +90,8 @@ def _cgroup_folders(root: Path) -> list[Path]:
         return []
     folders: list[Path] = []
     for line in lines:
+        if line.count(":") < 2:  # not a cgroup line: no limit read from it
+            continue
         _, controllers, path = line.split(":", 2)
         names = controllers.split(",")
         if controllers == "":  # cgroup v2: mounted at the root, or beside v1 as unified/
