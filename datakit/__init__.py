@@ -48,21 +48,45 @@ if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
 
 __version__ = "0.1.0"
 
+#: The name pip knows the kit by (``pip install tf-datakit``; ``import datakit``): ``datakit``
+#: itself is taken on the package index, by projects that install a ``datakit`` package too.
+DISTRIBUTION = "tf-datakit"
+
+
 def _data_dir() -> _Path:
     """Where the kit's data lives: ``DATAKIT_DATA_DIR``, else the clone's ``data/`` folder,
-    else (an installed kit, with no ``data/`` beside it) a per-user folder, created."""
-    if _os.environ.get("DATAKIT_DATA_DIR"):
-        return _Path(_os.environ["DATAKIT_DATA_DIR"]).expanduser().resolve()
+    else (an installed kit, with no ``data/`` beside it) ``data`` in the kit's cache folder
+    (:func:`datakit.core.environment.cache_dir`), created."""
+    from datakit.core.environment import cache_dir, env_folder
+
+    chosen = env_folder("DATAKIT_DATA_DIR")
+    if chosen is not None:
+        return chosen.resolve()
     clone = _Path(__file__).resolve().parent.parent / "data"
     if (clone / "housing").is_dir():
         return clone.resolve()
-    import sysconfig
-    cache = _Path(_os.environ.get("XDG_CACHE_HOME") or _Path.home() / ".cache") / "datakit"
-    return _installed_data_dir((cache / "data").resolve(),
-                               _Path(sysconfig.get_paths()["data"]) / "share" / "datakit" / "data")
+    return _installed_data_dir(cache_dir("data").resolve(), _shipped_data())
 
 
-def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
+def _shipped_data() -> _Path | None:
+    """The folder where pip put the data sets the wheel ships (``share/datakit/data`` of the
+    install scheme), found from the installed files' own list (the distribution's
+    ``RECORD``), so under every scheme: a venv, ``--user`` (pip's choice where site-packages
+    is read-only), ``--prefix``, a system Python; ``None`` for a kit not installed by pip."""
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution(DISTRIBUTION).files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        parts = file.parts
+        if parts[-3:-1] == ("data", "housing") and parts[-5:-3] == ("share", "datakit"):
+            return _Path(str(file.locate())).resolve().parent.parent
+    return None
+
+
+def _installed_data_dir(folder: _Path, shipped: _Path | None) -> _Path:
     """``folder``, created, holding a copy of each data set the wheel shipped in ``shipped``
     (copied once, whole, even when several processes start at once: a set already there
     is left as it is)."""
@@ -77,7 +101,7 @@ def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
         return into
 
     (folder / "generated").mkdir(parents=True, exist_ok=True)
-    for data_set in sorted(shipped.iterdir()) if shipped.is_dir() else ():
+    for data_set in sorted(shipped.iterdir()) if shipped and shipped.is_dir() else ():
         if data_set.is_dir() and not (folder / data_set.name).exists():
             make_folder_once(folder / data_set.name, copy(data_set),
                              recipe={"copied from": str(data_set)})
@@ -88,9 +112,10 @@ def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
 #: files the notebooks make. ``DATAKIT_DATA_DIR`` points the kit at another copy (the
 #: browser test does, so that its notebooks never write the repository's own files). In a
 #: clone it is the repository's ``data/``; a kit installed from a wheel has no ``data/``
-#: beside it, so it uses ``~/.cache/datakit/data`` (``$XDG_CACHE_HOME/datakit/data``),
-#: which exists and is yours to write, and copies there the data sets the wheel installed
-#: in ``<environment>/share/datakit/data``.
+#: beside it, so it uses ``data`` in the kit's cache folder (``~/.cache/datakit/data`` on
+#: Linux, ``~/Library/Caches/datakit/data`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache\\data``
+#: on Windows; ``DATAKIT_CACHE`` moves it), which exists and is yours to write, and copies
+#: there the data sets the wheel installed (in ``share/datakit/data`` of pip's scheme).
 DATA_DIR = _data_dir()
 
 
