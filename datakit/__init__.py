@@ -48,16 +48,12 @@ if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
 
 __version__ = "0.1.0"
 
-#: The name pip knows the kit by (``pip install tf-datakit``; ``import datakit``): ``datakit``
-#: itself is taken on the package index, by projects that install a ``datakit`` package too.
-DISTRIBUTION = "tf-datakit"
-
-
 def _data_dir() -> _Path:
     """Where the kit's data lives: ``DATAKIT_DATA_DIR``, else the clone's ``data/`` folder,
     else (an installed kit, with no ``data/`` beside it) ``data`` in the kit's cache folder
     (:func:`datakit.core.environment.cache_dir`), created."""
     from datakit.core.environment import cache_dir, env_folder
+    from datakit.core.shipped import shipped_folder
 
     chosen = env_folder("DATAKIT_DATA_DIR")
     if chosen is not None:
@@ -65,25 +61,7 @@ def _data_dir() -> _Path:
     clone = _Path(__file__).resolve().parent.parent / "data"
     if (clone / "housing").is_dir():
         return clone.resolve()
-    return _installed_data_dir(cache_dir("data").resolve(), _shipped_data())
-
-
-def _shipped_data() -> _Path | None:
-    """The folder where pip put the data sets the wheel ships (``share/datakit/data`` of the
-    install scheme), found from the installed files' own list (the distribution's
-    ``RECORD``), so under every scheme: a venv, ``--user`` (pip's choice where site-packages
-    is read-only), ``--prefix``, a system Python; ``None`` for a kit not installed by pip."""
-    from importlib import metadata
-
-    try:
-        files = metadata.distribution(DISTRIBUTION).files or []
-    except metadata.PackageNotFoundError:
-        return None
-    for file in files:
-        parts = file.parts
-        if parts[-3:-1] == ("data", "housing") and parts[-5:-3] == ("share", "datakit"):
-            return _Path(str(file.locate())).resolve().parent.parent
-    return None
+    return _installed_data_dir(cache_dir("data").resolve(), shipped_folder("data"))
 
 
 def _installed_data_dir(folder: _Path, shipped: _Path | None) -> _Path:

@@ -1,4 +1,4 @@
-"""The shipped data found however pip installed the kit: a venv, ``--user`` and ``--prefix``.
+"""The shipped data and notebooks found however pip installed the kit: venv, --user, --prefix.
 
 The session's one wheel (``built_kit``) is installed without its dependencies and without
 the index (seconds, no network) into a fresh Python for each scheme, run from a folder
@@ -59,3 +59,11 @@ def test_the_shipped_housing_table_is_found_under_each_install_scheme(built_kit,
     installed = {"venv": tmp_path / "env", "user": tmp_path / "userbase",
                  "prefix": tmp_path / "prefix"}[scheme]
     assert (installed / "share" / "datakit" / "data" / "housing" / "SOURCE.md").is_file()
+    # the notebooks too, without a clone: `python -m datakit notebooks` copies them
+    copied = subprocess.run([str(python), "-m", "datakit", "notebooks", "course"], env=env,
+                            cwd=work, **RUN)
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    assert copied.stdout.strip() == "course"
+    names = sorted(p.name for p in (work / "course").iterdir())
+    assert names == sorted(p.name for p in (ROOT / "notebooks").iterdir()
+                           if p.suffix == ".ipynb" or p.name == "GLOSSARY.md")
