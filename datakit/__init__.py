@@ -97,18 +97,28 @@ def _installed_data_dir(folder: _Path, shipped: _Path | None) -> _Path:
 DATA_DIR = _data_dir()
 
 
-def data_path(*parts: str) -> _Path:
+def data_path(*parts: str, relative: bool = False) -> _Path:
     """Return the path of a file in the kit's data folder (:data:`DATA_DIR`).
 
     A shipped file that is not there (a kit installed without the shipped data
-    sets) is a ``FileNotFoundError`` that says where to find it.
+    sets) is a ``FileNotFoundError`` that says where to find it. ``relative=True`` gives
+    the path from the current folder (what the notebooks show: the same in every
+    checkout) where there is one, and the absolute path where there is none (on Windows,
+    a data folder on another drive than the notebook).
 
     >>> data_path("housing", "housing.csv").name
     'housing.csv'
     >>> data_path("housing", "housing.csv").exists()
     True
+    >>> data_path("generated", relative=True).is_absolute()
+    False
     """
     path = DATA_DIR.joinpath(*parts)
+    if relative:
+        try:
+            path = _Path(_os.path.relpath(path))
+        except ValueError:  # Windows: no relative path from one drive to another
+            pass
     if parts and parts[0] != "generated" and not path.exists() and not (
             DATA_DIR / "housing").is_dir():
         raise FileNotFoundError(

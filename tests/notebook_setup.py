@@ -140,15 +140,24 @@ def install(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return next(c for c in nb.cells if c.cell_type == "code")
 
 
+#: A path shown relative to the notebook: ``os.path.relpath`` raises on Windows when the data
+#: folder is on another drive; ``data_path(..., relative=True)`` falls back to the absolute.
+RELPATH = re.compile(r'Path\(os\.path\.relpath\(datakit\.data_path\(("[^"]+")\)\)\)')
+
+
 def apply(nb: nbformat.NotebookNode) -> bool:
     """Rewrite ``nb``'s install cell, setup cell and setup markdown from the template; True
     if anything changed."""
     first, cell, text = install(nb), setup_cell(nb), setup_markdown(nb)
     before = (first.source, cell.source, text.source)
+    sources = [c.source for c in nb.cells]
     first.source = install_cell(extras_needed(nb))
+    for code in (c for c in nb.cells if c.cell_type == "code"):
+        code.source = RELPATH.sub(r"datakit.data_path(\1, relative=True)", code.source)
     cell.source = SETUP_LINES + OLD_FIRST.sub("", cell.source)
     text.source = OLD_SENTENCES.sub(SETUP_SENTENCE, text.source)
-    return (first.source, cell.source, text.source) != before
+    return (first.source, cell.source, text.source) != before or sources != [
+        c.source for c in nb.cells]
 
 
 def main(argv: list[str]) -> int:

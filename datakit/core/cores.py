@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["cpu_cores"]
@@ -29,12 +30,33 @@ __all__ = ["cpu_cores"]
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
+#: The most worker processes Windows lets one ``ProcessPoolExecutor`` wait on (its
+#: ``WaitForMultipleObjects`` limit, less the pool's own handles): more is a ``ValueError``.
+WINDOWS_MAX_WORKERS = 61
+
+
 def affinity_cores() -> int:
-    """The cores this process may be scheduled on (TensorFlow's ``MaxParallelism``)."""
+    """The cores this process may be scheduled on (TensorFlow's ``MaxParallelism``): the
+    affinity (Linux; Windows through ``psutil``), else every core (macOS has no affinity)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
+        pass
+    try:
+        import psutil
+        return len(psutil.Process().cpu_affinity()) or os.cpu_count() or 1
+    except (ImportError, AttributeError, OSError):  # macOS: no cpu_affinity
         return os.cpu_count() or 1
+
+
+def pool_workers(wanted: int, platform: str = sys.platform) -> int:
+    """``wanted`` worker processes, capped where the system caps a process pool (61 on
+    Windows, :data:`WINDOWS_MAX_WORKERS`); at least 1.
+
+    >>> pool_workers(64, "win32"), pool_workers(64, "linux")
+    (61, 64)
+    """
+    return max(1, min(wanted, WINDOWS_MAX_WORKERS) if platform == "win32" else wanted)
 
 
 def cpu_cores(cgroup_root: Path | str = _CGROUP_ROOT) -> int:
