@@ -133,3 +133,16 @@ def test_a_foreign_datakit_first_on_the_path_is_named_with_the_fix(tmp_path, mon
     assert "Uninstall it (pip uninstall datakit-core)" in text
     assert next_outputs == []
     assert os.environ["PIP_NO_INDEX"] == "1"
+
+
+def test_the_readme_route_for_tensorflow_cpu_lists_every_other_dependency():
+    """``pip install --no-deps`` then the rest: the rest is pyproject's list less tensorflow."""
+    text = (ROOT / "pyproject.toml").read_text()
+    block = text.split("\ndependencies = [", 1)[1].split("\n]", 1)[0]
+    wanted = {d for d in re.findall(r'^\s*"([^"]+)"', block, re.M)
+              if d.split(">")[0] != "tensorflow"}
+    readme = (ROOT / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("pip install numpy "))
+    listed = {w.strip('"') for w in line.split()[2:]}
+    assert listed == wanted
+    assert f'pip install --no-deps "{address()}"' in readme
