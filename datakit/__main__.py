@@ -22,7 +22,7 @@ __all__: list[str] = []
 def copy_notebooks(folder: Path) -> Path:
     """Copy the shipped notebooks into ``folder``; return the folder that holds them."""
     clone = Path(__file__).resolve().parent.parent / "notebooks"
-    if clone.is_dir():
+    if (clone / "01_datasets.ipynb").is_file():  # a clone's notebooks/, not another package's
         return clone
     shipped = shipped_folder("notebooks")
     if shipped is None:
