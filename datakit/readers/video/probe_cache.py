@@ -3,10 +3,11 @@
 Probing a file reads its whole index (one packet per frame) and decodes its
 first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
 of CPU. The facts found (timestamps, keyframes, size, rotation, codec) are
-stored in one small JSON file per video under the user's cache folder
-(``$XDG_CACHE_HOME/datakit/video-probes``, else ``~/.cache/datakit/video-probes``;
-``DATAKIT_PROBE_CACHE=off`` turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves
-it), named by a hash of the video's
+stored in one small JSON file per video under the kit's cache folder
+(``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
+Linux, ``~/Library/Caches/datakit`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache`` on
+Windows, or ``DATAKIT_CACHE``; ``DATAKIT_PROBE_CACHE=off`` (or ``0``, ``false``, ``no``)
+turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves it), named by a hash of the video's
 absolute path. An entry is trusted only when the video's path and stamp (its
 size, modification and change times and inode: :mod:`datakit.core.file_facts`)
 are those it was stored with: a replaced or edited video is probed again, one
@@ -35,6 +36,7 @@ import json
 import os
 from pathlib import Path
 
+from datakit.core.environment import cache_dir, env_folder, env_switch_or_none
 from datakit.core.file_facts import Stamp
 
 __all__: list[str] = []
@@ -44,14 +46,13 @@ VERSION = 3
 
 
 def cache_folder() -> Path | None:
-    """Where the entries live, or ``None`` when ``DATAKIT_PROBE_CACHE=off``."""
-    chosen = os.environ.get("DATAKIT_PROBE_CACHE", "")
-    if chosen.lower() in ("off", "0", "no"):
+    """Where the entries live, or ``None`` when ``DATAKIT_PROBE_CACHE`` says no (``off``,
+    ``0``, ``false``, ``no``); a spelling of yes, or nothing, is the default folder; else
+    the folder it names (``~`` expanded)."""
+    switch = env_switch_or_none("DATAKIT_PROBE_CACHE")
+    if switch is False:
         return None
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "datakit" / "video-probes"
+    return (None if switch else env_folder("DATAKIT_PROBE_CACHE")) or cache_dir("video-probes")
 
 
 def _entry(path: str) -> Path | None:
