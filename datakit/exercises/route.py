@@ -138,11 +138,11 @@ def split_then_shuffle(answer, n: int = 100, n_valid: int = 20) -> Feedback:
     for epoch, (v, t) in enumerate(epochs):
         both = sorted(set(v) & set(t))
         if both:
-            return Feedback(False, [f"not yet: epoch {epoch}: {len(both)} number(s) validated "
-                                    f"and trained on, first {both[0]}: take and skip read "
-                                    "another order each pass."])
+            return Feedback(False, [f"not yet: in pass {epoch + 1} of the check's two, "
+                                    f"{len(both)} number(s) validated and trained on, first "
+                                    f"{both[0]}: take and skip read another order each pass."])
         if sorted(v + t) != list(range(n)) or len(v) != n_valid:
-            return Feedback(False, [f"not yet: epoch {epoch}: {len(v)} validation and {len(t)} "
+            return Feedback(False, [f"not yet: pass {epoch + 1}: {len(v)} validation and {len(t)} "
                                     f"training numbers, expected {n_valid} and {n - n_valid}, "
                                     f"each of range({n}) once."])
     if set(epochs[0][0]) != set(epochs[1][0]):
