@@ -161,7 +161,7 @@ def _restore(model, saved, attrs: dict) -> None:
         setattr(model, name, value)
 
 
-def _timed_steps(model, feed, steps: int, warmup: int) -> tuple[float, float]:
+def timed_steps(model, feed, steps: int, warmup: int) -> tuple[float, float]:
     """The median step and the process's cores busy over ``steps`` steps of one ``fit()``.
 
     A callback marks the end of each step (or of each ``steps_per_execution`` group), so
@@ -193,7 +193,7 @@ def _drain(it, n):
     return total
 
 
-def _drained_alone(feed, batches: int) -> tuple[float, float]:
+def drained_alone(feed, batches: int) -> tuple[float, float]:
     """CPU and wall seconds a batch of ``feed`` drained in a ``tf.function``, as fit() drains."""
     it = iter(feed)
     _drain(it, tf.constant(2))  # trace, open files, fill buffers
@@ -239,11 +239,11 @@ def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3,
     attrs = {a: getattr(model, a) for a in ("history", "stop_training") if hasattr(model, a)}
     try:
         memory = dataset.take(cached_batches).cache().repeat()
-        mem_step, mem_cores = _timed_steps(model, memory, steps, warmup)
-        pipe_step, pipe_cores = _timed_steps(model, dataset.repeat(), steps, warmup)
+        mem_step, mem_cores = timed_steps(model, memory, steps, warmup)
+        pipe_step, pipe_cores = timed_steps(model, dataset.repeat(), steps, warmup)
     finally:
         _restore(model, saved, attrs)
-    cpu_batch, alone_step = _drained_alone(dataset.repeat(), steps)
+    cpu_batch, alone_step = drained_alone(dataset.repeat(), steps)
     report = InputWait(device=_device(), steps=steps, memory_step_s=mem_step,
                        pipeline_step_s=pipe_step, memory_cores=mem_cores,
                        pipeline_cores=pipe_cores, input_cpu_per_batch_s=cpu_batch,
