@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datakit.doctor.input_wait import timed_steps
+from datakit.doctor.input_wait import timed_steps, typical_step
 
 __all__ = ["GpuSampler", "appetite", "device_idle"]
 
@@ -89,10 +89,10 @@ def appetite(model, batch_sizes=(8, 32), *, steps: int = 20, warmup: int = 3,
         x, y = _clips(model, batch, seed)
         feed = tf.data.Dataset.from_tensors((x, y)).repeat()
         with GpuSampler() as gpu:
-            step, _cores = timed_steps(model, feed, steps, warmup)
+            per_step, _cores = timed_steps(model, feed, steps, warmup)
         if sampler is not None:
             sampler[batch] = gpu.kernel_share
-        out[batch] = batch / step
+        out[batch] = batch / typical_step(per_step)
     return out
 
 

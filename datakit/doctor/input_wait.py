@@ -1,9 +1,10 @@
 """Is my GPU fed? The share of each training step your model waits for its input, measured.
 
-:func:`input_wait` trains *your* compiled Keras model for a few steps fed by *your*
-dataset, then again fed from memory (a few batches of the same dataset cached and
-repeated: TensorFlow's profiler guide calls this the synthetic-data check), and
-compares the two step times. The step fed from memory is the model's own; what the
+:func:`input_wait` trains *your* compiled Keras model for a few steps fed from memory
+(a few batches of *your* dataset cached and repeated: TensorFlow's profiler guide calls
+this the synthetic-data check), then fed by the dataset, ``rounds`` times in turn, and
+compares each feed's typical step (the lower quartile of its steps: a busy spell of a
+shared machine only adds time, to some steps). The step fed from memory is the model's own; what the
 pipeline adds to it is time the device waits for input. It also drains the dataset
 alone, so it knows the host CPU seconds a batch costs, and ranks the changes worth
 trying (:mod:`datakit.doctor.input_changes`), each with its measured or computed effect.
@@ -46,8 +47,8 @@ class InputWait:
 
     device: str                  # "CPU", or the GPU's name
     steps: int                   # timed steps per feed (after the warm-up)
-    memory_step_s: float         # median step fed from memory: the model's own step
-    pipeline_step_s: float       # median step fed by the pipeline
+    memory_step_s: float         # typical step fed from memory: the model's own step
+    pipeline_step_s: float       # typical step fed by the pipeline
     memory_cores: float          # the whole process's cores busy, fed from memory
     pipeline_cores: float        # the whole process's cores busy, fed by the pipeline
     input_cpu_per_batch_s: float  # CPU seconds one batch costs the pipeline, drained alone
@@ -87,7 +88,7 @@ class InputWait:
     def __str__(self) -> str:
         ms = 1e3
         lines = [
-            f"on {self.device}, {self.steps} steps per feed (medians):",
+            f"on {self.device}, {self.steps} steps per feed and round (lower quartiles):",
             f"  fed from memory:      {self.memory_step_s * ms:8.1f} ms a step (the model's own)",
             f"  fed by your pipeline: {self.pipeline_step_s * ms:8.1f} ms a step",
             f"  waiting for input: {self.wait_share:.0%} of each step: {self.verdict()}",
@@ -161,8 +162,8 @@ def _restore(model, saved, attrs: dict) -> None:
         setattr(model, name, value)
 
 
-def timed_steps(model, feed, steps: int, warmup: int) -> tuple[float, float]:
-    """The median step and the process's cores busy over ``steps`` steps of one ``fit()``.
+def timed_steps(model, feed, steps: int, warmup: int) -> tuple[list[float], float]:
+    """Each step's seconds and the process's cores busy over ``steps`` steps of one ``fit()``.
 
     A callback marks the end of each step (or of each ``steps_per_execution`` group), so
     neither the warm-up (tracing, filling buffers) nor ``fit()``'s start and end count.
@@ -180,7 +181,13 @@ def timed_steps(model, feed, steps: int, warmup: int) -> tuple[float, float]:
     per_step = [(t1 - t0) / max(1, b1 - b0)
                 for (b0, t0, _), (b1, t1, _) in zip(timed, timed[1:], strict=False)]
     (_, t0, c0), (_, t1, c1) = timed[0], timed[-1]
-    return statistics.median(per_step), (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
+    return per_step, (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+def typical_step(per_step: list[float]) -> float:
+    """The lower quartile of step times: what a step takes when the machine lets it (a busy
+    spell of a shared machine only adds time, to some steps)."""
+    return statistics.quantiles(per_step, n=4)[0] if len(per_step) > 1 else per_step[0]
 
 
 @tf.function(reduce_retracing=True)
@@ -215,8 +222,8 @@ def _batch_bytes(dataset) -> int:
     return int(first.numpy().nbytes)
 
 
-def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3,
-               cached_batches: int = 4) -> InputWait:
+def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3, cached_batches: int = 4,
+               rounds: int = 2) -> InputWait:
     """How much of each training step ``model`` waits for ``dataset``, and what to change.
 
     Args:
@@ -225,6 +232,7 @@ def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3,
             here as needed).
         steps: timed steps per feed, after ``warmup`` untimed ones (>= 2 and >= 1).
         cached_batches: batches of ``dataset`` held in memory for the memory-fed run.
+        rounds: runs of each feed, in turn; their steps are pooled.
 
     Raises:
         TypeError: ``model`` is not a Keras model or ``dataset`` not a ``tf.data.Dataset``.
@@ -235,14 +243,23 @@ def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3,
     check_count("steps", steps, 2)
     check_count("warmup", warmup)
     check_count("cached_batches", cached_batches)
+    check_count("rounds", rounds)
     saved = _snapshot(model)
     attrs = {a: getattr(model, a) for a in ("history", "stop_training") if hasattr(model, a)}
     try:
         memory = dataset.take(cached_batches).cache().repeat()
-        mem_step, mem_cores = timed_steps(model, memory, steps, warmup)
-        pipe_step, pipe_cores = timed_steps(model, dataset.repeat(), steps, warmup)
+        times: dict[str, list[float]] = {"memory": [], "pipeline": []}
+        cores: dict[str, list[float]] = {"memory": [], "pipeline": []}
+        for _ in range(rounds):  # the two feeds in turn, so that a busy spell hits both
+            for name, feed in (("memory", memory), ("pipeline", dataset.repeat())):
+                per_step, busy = timed_steps(model, feed, steps, warmup)
+                times[name] += per_step
+                cores[name].append(busy)
     finally:
         _restore(model, saved, attrs)
+    mem_step, pipe_step = typical_step(times["memory"]), typical_step(times["pipeline"])
+    mem_cores, pipe_cores = (statistics.mean(cores["memory"]),
+                             statistics.mean(cores["pipeline"]))
     cpu_batch, alone_step = drained_alone(dataset.repeat(), steps)
     report = InputWait(device=_device(), steps=steps, memory_step_s=mem_step,
                        pipeline_step_s=pipe_step, memory_cores=mem_cores,
