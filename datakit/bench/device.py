@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datakit.doctor.input_wait import timed_steps, typical_step
+from datakit.doctor.input_wait import fastest_run, timed_steps
 
 __all__ = ["GpuSampler", "appetite", "device_idle"]
 
@@ -92,7 +92,7 @@ def appetite(model, batch_sizes=(8, 32), *, steps: int = 20, warmup: int = 3,
             per_step, _cores = timed_steps(model, feed, steps, warmup)
         if sampler is not None:
             sampler[batch] = gpu.kernel_share
-        out[batch] = batch / typical_step(per_step)
+        out[batch] = batch / fastest_run(per_step, 1)
     return out
 
 

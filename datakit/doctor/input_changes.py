@@ -68,6 +68,8 @@ def _more_calls(m, py_function: bool) -> Change | None:
     if m.wait_share < 0.2 or busy > spare - 0.5:
         return None
     best = _floor(m, m.input_cpu_per_batch_s)
+    if best > 0.9 * m.pipeline_step_s:  # already as parallel as the cores allow
+        return None
     return Change("more parallel calls for the costly map, up to the cores",
                   "num_parallel_calls=N on the decoding map (N up to the cores, here "
                   f"{spare:.0f}), or tf.data.AUTOTUNE",

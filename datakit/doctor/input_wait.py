@@ -3,11 +3,11 @@
 :func:`input_wait` trains *your* compiled Keras model for a few steps fed from memory
 (a few batches of *your* dataset cached and repeated: TensorFlow's profiler guide calls
 this the synthetic-data check), then fed by the dataset, ``rounds`` times in turn, and
-compares each feed's typical step (the lower quartile of its steps: a busy spell of a
-shared machine only adds time, to some steps). The step fed from memory is the model's own; what the
-pipeline adds to it is time the device waits for input. It also drains the dataset
-alone, so it knows the host CPU seconds a batch costs, and ranks the changes worth
-trying (:mod:`datakit.doctor.input_changes`), each with its measured or computed effect.
+compares each feed's mean step in its fastest run (a busy spell of a shared machine
+stretches some runs). The step fed from memory is the model's own; what the pipeline adds
+to it is time the device waits for input. It also drains the dataset alone, so it knows
+the host CPU seconds a batch costs, and ranks the changes worth trying
+(:mod:`datakit.doctor.input_changes`), each with its measured or computed effect.
 
 Nothing is compiled anew (the model's own ``train_step``, traced once per feed), and the
 model's weights, optimizer state and metrics are put back as they were afterwards.
@@ -47,8 +47,8 @@ class InputWait:
 
     device: str                  # "CPU", or the GPU's name
     steps: int                   # timed steps per feed (after the warm-up)
-    memory_step_s: float         # typical step fed from memory: the model's own step
-    pipeline_step_s: float       # typical step fed by the pipeline
+    memory_step_s: float         # step fed from memory (the fastest run's mean): the model's
+    pipeline_step_s: float       # step fed by the pipeline (the fastest run's mean)
     memory_cores: float          # the whole process's cores busy, fed from memory
     pipeline_cores: float        # the whole process's cores busy, fed by the pipeline
     input_cpu_per_batch_s: float  # CPU seconds one batch costs the pipeline, drained alone
@@ -88,7 +88,7 @@ class InputWait:
     def __str__(self) -> str:
         ms = 1e3
         lines = [
-            f"on {self.device}, {self.steps} steps per feed and round (lower quartiles):",
+            f"on {self.device}, {self.steps} steps per feed and round:",
             f"  fed from memory:      {self.memory_step_s * ms:8.1f} ms a step (the model's own)",
             f"  fed by your pipeline: {self.pipeline_step_s * ms:8.1f} ms a step",
             f"  waiting for input: {self.wait_share:.0%} of each step: {self.verdict()}",
@@ -184,10 +184,12 @@ def timed_steps(model, feed, steps: int, warmup: int) -> tuple[list[float], floa
     return per_step, (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
 
 
-def typical_step(per_step: list[float]) -> float:
-    """The lower quartile of step times: what a step takes when the machine lets it (a busy
-    spell of a shared machine only adds time, to some steps)."""
-    return statistics.quantiles(per_step, n=4)[0] if len(per_step) > 1 else per_step[0]
+def fastest_run(per_step: list[float], runs: int) -> float:
+    """The mean step of the fastest of ``runs`` equal runs pooled in ``per_step``: a run's mean
+    is its rate (buffers let single steps through fast and make others wait), and the fastest
+    run is the one a busy spell of a shared machine stretched least."""
+    n = max(1, len(per_step) // runs)
+    return min(statistics.mean(per_step[r * n:(r + 1) * n]) for r in range(runs))
 
 
 @tf.function(reduce_retracing=True)
@@ -257,7 +259,8 @@ def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3, cached_batch
                 cores[name].append(busy)
     finally:
         _restore(model, saved, attrs)
-    mem_step, pipe_step = typical_step(times["memory"]), typical_step(times["pipeline"])
+    mem_step, pipe_step = fastest_run(times["memory"], rounds), fastest_run(times["pipeline"],
+                                                                            rounds)
     mem_cores, pipe_cores = (statistics.mean(cores["memory"]),
                              statistics.mean(cores["pipeline"]))
     cpu_batch, alone_step = drained_alone(dataset.repeat(), steps)
