@@ -91,8 +91,7 @@ def child(args) -> dict:
     for name in names[args.round % len(names):] + names[:args.round % len(names)]:
         ds = feeds[name]
         keras.utils.set_random_seed(0)
-        model = model_3d(work.clip_len, work.size, classes=2)
-        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        model = model_3d(work.clip_len, work.size, classes=2)  # compiled
         step, cores = timed_fit(model, ds, args.steps)  # after 3 steps that build and trace
         out["feeds"][name] = {"step_s": step, "cores": cores}
     for name in (DIRECT, SHARDS):

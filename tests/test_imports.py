@@ -35,6 +35,7 @@ LAYERS = [
     ("see", "pictures of batches, shuffles, mixing, interleave, sampling; widgets"),
     ("doctor", "the pipeline's chain, each stage's cost, measured advice"),
     ("cluster", "the tf.data service on loopback and on real machines"),
+    ("bench", "python -m datakit.bench: is my GPU fed, on my videos and my model"),
     ("exercises", "feedback on write-it-yourself answers"),
     ("__main__", "python -m datakit: the course's notebooks copied where you work"),
 ]

@@ -63,6 +63,35 @@ def test_twine_finds_the_metadata_of_wheel_and_sdist_clean(dist):
     assert run.returncode == 0 and run.stdout.count("PASSED") == 2, run.stdout + run.stderr
 
 
+@pytest.mark.timeout(300)
+def test_the_bench_command_answers_help_from_the_wheel_outside_the_repository(dist, tmp_path):
+    """``python -m datakit.bench --help`` from the wheel installed in a fresh venv, run from a
+    folder outside the clone; the dependencies come from this environment's site-packages on
+    PYTHONPATH (whose editable-install hook, a .pth file, Python does not run there)."""
+    import site
+    import sysconfig
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    vpy = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    purelib = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.strip()
+    with zipfile.ZipFile(dist["wheel"]) as whl:  # a wheel is a zip: unpacked, it is installed
+        whl.extractall(purelib)
+    deps = os.pathsep.join([sysconfig.get_paths()["purelib"], *site.getsitepackages()])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONPATH"] = deps
+    where = subprocess.run([str(vpy), "-c", "import datakit.bench; print(datakit.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout  # not the clone's
+    run = subprocess.run([str(vpy), "-m", "datakit.bench", "--help"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("usage: python -m datakit.bench") and "--model" in run.stdout
+
+
 @pytest.mark.skipif(os.environ.get("DATAKIT_WHEEL_TEST") == "0",
                     reason="DATAKIT_WHEEL_TEST=0: installing TensorFlow into a fresh venv "
                            "(minutes) skipped")
