@@ -1,4 +1,4 @@
-# About 330 lines on purpose: the reader's one entry point and the functions it builds for
+# About 360 lines on purpose: the reader's one entry point and the functions it builds for
 # the parse modes (features, preprocess, per-file readers) share the statistics and options.
 """Read CSV shards with ``tf.data``: the reader for ``fit()``.
 
