@@ -53,8 +53,8 @@ class TableOptions:
     ``repeat``: passes over the files (``None``: forever); ``shuffle_buffer_size``:
     rows in the buffer (``None`` or 0: no shuffle, files in sorted order); ``seed``
     seeds the file order and the shuffle; ``prefetch``: the final prefetch's
-    buffer (``tf.data.AUTOTUNE``, every reader's default; 0 or ``None``: none); the
-    knobs are :data:`KNOBS`.
+    buffer (``tf.data.AUTOTUNE``, the row and clip readers' default; 0 or ``None``:
+    none); the knobs are :data:`KNOBS`.
     """
 
     repeat: int | None = 1

@@ -61,8 +61,8 @@ class VideoOptions:
         sampler: ``"random"``, ``"uniform"``, ``"center"``, or ``None`` (the
             default for training or validation).
         clips_per_video: clips per video per epoch (one for ``"center"``).
-        prefetch: batches the readers prepare ahead (``-1``: ``tf.data.AUTOTUNE``, every
-            reader's default; 0: none).
+        prefetch: batches the readers prepare ahead (``-1``: ``tf.data.AUTOTUNE``, the row
+            and clip readers' default; 0: none).
     """
 
     clip_len: int = 16
