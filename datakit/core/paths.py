@@ -119,6 +119,26 @@ def one_file(path) -> str:
     raise FileNotFoundError(f"{path}: file is missing")
 
 
+def one_folder(path, *, holds: str = "the files") -> str:
+    """``path`` as text once it names a folder: a missing one is the ``FileNotFoundError`` a
+    missing file is, for every reader of a folder; ``holds`` says what it should hold.
+
+    >>> one_folder("no/such/folder", holds="the shards")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such/folder: folder is missing: pass the folder that holds the shards
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return path
+    if os.path.exists(path):
+        raise NotADirectoryError(f"{path} is a file, not a folder: pass the folder that holds "
+                                 f"{holds}")
+    raise FileNotFoundError(f"{path}: folder is missing: pass the folder that holds {holds}")
+
+
 def _refuse_not_regular(path: str) -> None:
     """An ``OSError`` for a path that exists but is neither a file nor a folder."""
     if os.path.exists(path):

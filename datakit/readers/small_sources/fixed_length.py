@@ -44,7 +44,8 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
     """Read a file of fixed-size binary records as a dataset of arrays of ``record_shape``.
 
     The file size is checked first: bytes left over after the last whole record mean a wrong
-    ``record_shape``/``dtype``/header, or a truncated file.
+    ``record_shape``/``dtype``/header, or a truncated file. The dataset knows its length
+    (``len(ds)``, the records that size holds).
 
     >>> import tempfile
     >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin",
@@ -72,5 +73,6 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
                                           footer_bytes)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(body // record_bytes))
     shape = dims
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

@@ -56,7 +56,9 @@ def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
     dropped (one call, on line 1 only). A path given as text or a ``Path`` is checked
     first (:func:`datakit.core.paths.one_file`: a missing file or a folder named), and
     so is its start: a gzip file, or NUL bytes (a binary or UTF-16 file), is a
-    :class:`~datakit.core.errors.DataError` naming it, never lines of bytes.
+    :class:`~datakit.core.errors.DataError` naming it, never lines of bytes. The
+    dataset's length is unknown (``len(ds)`` raises ``TypeError``), as
+    ``TextLineDataset``'s: the lines are counted only by reading them.
     """
     check_flag("skip_header", skip_header)
     if isinstance(path, (str, os.PathLike)):

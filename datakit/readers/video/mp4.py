@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.atomic import atomic_file
+from datakit.core.paths import one_folder
 from datakit.readers.video.moving_squares import CLASSES
 
 __all__ = ["write_mp4_videos"]
@@ -73,7 +74,7 @@ def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
 
 def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
     """The MP4 files under ``directory/<class name>/`` (sorted) and their labels."""
-    directory = Path(directory)
+    directory = Path(one_folder(directory, holds="<class>/*.mp4 files"))
     paths = sorted(directory.glob("*/*.mp4"))
     if not paths:
         raise ValueError(f"{directory}: no <class>/*.mp4 files; write them with "
