@@ -53,7 +53,6 @@ from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, opened
-from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
     REPLACE_WHOLE,
