@@ -26,10 +26,12 @@ rebuilds changed copies of it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-__all__ = ["chain_of", "describe", "serialized_graph", "kind_of", "knob", "setting"]
+__all__ = ["chain_of", "describe", "serialized_graph", "kind_of", "knob", "setting",
+           "stage_facts"]
 
 #: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
@@ -157,6 +159,61 @@ def describe(stage) -> str:
     if uses_py_function(stage):
         parts.append("py_function")
     return ", ".join(parts)
+
+
+#: The integer knobs a stage record keeps (None where the stage has none).
+KNOBS = ("num_parallel_calls", "cycle_length", "block_length", "batch_size", "buffer_size",
+         "count")
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """One stage of a chain, read once: its place, kind, name, knobs and what its function runs.
+
+    The doctor reads a chain into these records (:func:`stage_facts`) and asks them,
+    rather than asking this module about the same stage again and again.
+    """
+
+    index: int
+    kind: str                   # map, batch, interleave, range, ...
+    name: str | None            # the name= it was given
+    knobs: dict[str, int | None]  # KNOBS; -1 is AUTOTUNE
+    python: bool                # runs a tf.py_function / numpy_function of yours
+    random: bool                # draws random numbers (a shuffle, or random ops in its function)
+    cardinality: int            # tf.data's count (-1 infinite, -2 unknown)
+    filename: str               # a cache's file ("" in memory, and for other stages)
+    dataset: tf.data.Dataset = field(repr=False)
+
+    @property
+    def label(self) -> str:
+        """The name= you gave, else ``"<kind> #<index>"``."""
+        return self.name or f"{self.kind} #{self.index}"
+
+    @property
+    def detail(self) -> str:
+        """The knobs that matter for speed, as text (:func:`describe`)."""
+        parts = [f"{label}={'AUTOTUNE' if v == -1 else v}" for label, v in (
+            (k, self.knobs[k]) for k in ("num_parallel_calls", "cycle_length", "batch_size",
+                                         "buffer_size")) if v is not None]
+        return ", ".join(parts + (["py_function"] if self.python else []))
+
+
+def stage_facts(chain: list) -> list[StageFacts]:
+    """Each stage of ``chain`` (:func:`chain_of`) read once into a :class:`StageFacts`.
+
+    >>> ds = tf.data.Dataset.range(8).shuffle(8, seed=1).batch(4, name="rows")
+    >>> [(s.label, s.knobs["batch_size"], s.random) for s in stage_facts(chain_of(ds))]
+    [('range #0', None, False), ('shuffle #1', None, True), ('rows', 4, False)]
+    """
+    facts = []
+    for k, d in enumerate(chain):
+        kind, ops = kind_of(d), graph_ops(d, library=False)
+        random = kind == "shuffle" if ops is None else any("Random" in op for op in ops)
+        filename = setting(d, "filename") if kind == "cache" else None
+        facts.append(StageFacts(k, kind, name_of(d), {n: knob(d, n) for n in KNOBS},
+                                uses_py_function(d), random, int(d.cardinality()),
+                                "" if filename is None else filename.numpy().decode(), d))
+    return facts
 
 
 def held_tensors(stage) -> list:
