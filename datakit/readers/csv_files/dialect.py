@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NA_VALUES", "Dialect"]
+__all__ = ["DEFAULT_NA_VALUES", "Dialect", "dialect_of"]
 
 #: pandas' default missing-value markers (``pd.read_csv``), but the empty field,
 #: which is always missing.
@@ -60,6 +60,11 @@ class Dialect:
         object.__setattr__(self, "na_values", _markers(self.na_values, d))
         if self.column_names is not None:
             object.__setattr__(self, "column_names", _names(self.column_names))
+
+    def saved(self) -> dict:
+        """The dialect as the statistics keep it (``TableStats.dialect``), plain JSON."""
+        return {"delimiter": self.delimiter, "na_values": list(self.na_values),
+                "column_names": None if self.column_names is None else list(self.column_names)}
 
     @property
     def separator(self) -> str:
@@ -103,3 +108,17 @@ def _names(names) -> tuple[str, ...]:
 
 #: The default dialect: commas, pandas' markers, a header line.
 COMMA = Dialect()
+
+
+def dialect_of(stats) -> Dialect:
+    """The dialect the statistics ``stats`` were computed with (``column_stats(delimiter=...,
+    na_values=..., column_names=...)``), which every CSV reader given them reads its files
+    with; statistics of a binary format (Parquet) or of tf.Transform give the default.
+
+    >>> from datakit.readers.tables.table_stats import TableStats
+    >>> dialect_of(TableStats(["x"], dialect=Dialect(";", ["?"]).saved())).na_values
+    ('?',)
+    >>> dialect_of(TableStats(["x"])) == COMMA
+    True
+    """
+    return Dialect(**stats.dialect)

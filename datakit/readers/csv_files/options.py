@@ -8,8 +8,8 @@ table reader shares (:class:`~datakit.readers.tables.table_options.TableOptions`
 passes, batch size, shuffle buffer, seed, readers, read and parse threads,
 prefetch) with CSV's own: the statistics and label, the parse mode, bad lines.
 
->>> from datakit.readers.csv_files.schema import ColumnStats, CsvStats, NUMBER
->>> stats = CsvStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
+>>> from datakit.readers.tables.table_stats import ColumnStats, TableStats, NUMBER
+>>> stats = TableStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
 >>> ReadOptions(stats, "y", batch_size=64).batch_size
 64
 >>> ReadOptions(stats, "y", parse="fast")  # doctest: +ELLIPSIS
@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from datakit.core.arguments import check_flag, check_number
 from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
-from datakit.readers.csv_files.schema import CsvStats, label_classes
+from datakit.readers.csv_files.schema import label_classes
 from datakit.readers.tables.table_options import TableOptions
+from datakit.readers.tables.table_stats import TableStats
 
 __all__ = ["ReadOptions"]
 
@@ -44,7 +45,7 @@ class ReadOptions(TableOptions):
     (:class:`~datakit.readers.tables.table_options.TableOptions`) are keywords.
     """
 
-    stats: CsvStats
+    stats: TableStats
     label: str | None
     parse: str = "line"
     label_scale: float = 1.0
@@ -91,8 +92,8 @@ class ReadOptions(TableOptions):
                              "parse='arrow' or parse='chunk'.")
 
     def _check_label(self):
-        if not isinstance(self.stats, CsvStats):
-            raise TypeError(f"stats must be the CsvStats that column_stats returns, got "
+        if not isinstance(self.stats, TableStats):
+            raise TypeError(f"stats must be the TableStats that column_stats returns, got "
                             f"{type(self.stats).__name__}.")
         if self.label is None and self.stats.label is None:
             raise ValueError("label=None reads rows without the label, but these statistics do "
