@@ -53,7 +53,7 @@ def speed(job: dict) -> dict:
 
 def _mixing_stats(order, labels, batch_size):
     """The kit's own mixing measures (datakit.see.mixing.mixing_stats) as a plain dict."""
-    from datakit.see.mixing import mixing_stats
+    from datakit.glassbox.shuffle_stats import mixing_stats
     return vars(mixing_stats(order[None, :], labels=labels, batch_size=batch_size))
 
 

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.advice import assemble
+from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import chain_of, kind_of, knob, stage_facts
 from datakit.perf.synthetic import work
 

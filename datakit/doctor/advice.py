@@ -10,10 +10,6 @@ and measures: the original and the copy run side by side, alternating, and the
 gain is the ratio of their best rates (rows/s when the pipeline batches).
 A change that alters the elements (their order, or what a batch holds) says
 so in ``alters``.
-
->>> from datakit.doctor.rebuild import assemble as rebuilt
->>> assemble is rebuilt   # rebuilding a chain has its own module; the old import works
-True
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.perf.chain import StageFacts, chain_of, stage_facts
 from datakit.perf.throughput import consumer_wait, measure
 
-__all__ = ["advise", "assemble", "compare", "reapply"]
+__all__ = ["advise", "compare"]
 
 #: The cores this process may use (CPU affinity respected): the parallelism advice asks for.
 _CORES = cpu_cores()

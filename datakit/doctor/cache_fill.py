@@ -64,8 +64,8 @@ def fill_target(chain, counted: dict, *, seconds: float, patience: float
 
 
 def fill_note(target: int | None, labels: list[str], run, budget: float) -> str:
-    """What the report says of its caches after ``run`` (a :class:`~datakit.doctor.deadline.Run`)
-    that aimed at ``target`` elements."""
+    """What the report says of its caches after ``run``
+    (a :class:`~datakit.doctor.deadline.BoundedRun`) that aimed at ``target`` elements."""
     if not labels:
         return ""
     caches = ", ".join(repr(x) for x in labels)

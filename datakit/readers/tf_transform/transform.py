@@ -41,9 +41,9 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
+from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in
-from datakit.readers.csv_files.stats import infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 from datakit.readers.tf_transform.transform_folder import (
