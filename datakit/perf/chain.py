@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-__all__ = ["chain_of", "describe", "serialized_graph", "kind_of", "knob", "setting",
-           "stage_facts"]
+__all__ = ["chain_of", "describe", "serialized_graph", "kind_of", "knob", "setting"]
 
 #: Op types that run Python inside the graph (hold the GIL, never parallelized by the runtime).
 PY_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")

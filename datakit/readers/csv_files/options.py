@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from datakit.core.arguments import check_flag, check_number
+from datakit.core.arguments import check_flag, check_number, check_on_bad
 from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
 from datakit.readers.csv_files.schema import label_classes
 from datakit.readers.tables.table_options import TableOptions
@@ -73,8 +73,7 @@ class ReadOptions(TableOptions):
         check_number("label_scale", self.label_scale, positive=True,
                      fix="labels are divided by it, so pass a finite number > 0 (1 keeps them "
                      "as they are)")
-        if self.on_bad_line not in ("raise", "skip"):
-            raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
+        check_on_bad("on_bad_line", self.on_bad_line)
 
     def _check_cache(self):
         if self.cache is None:

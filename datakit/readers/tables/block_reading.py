@@ -77,6 +77,15 @@ def counted(batches: tf.data.Dataset, options: TableOptions, rows: int) -> tf.da
     return batches.prefetch(options.prefetch) if options.prefetch else batches
 
 
+def interleave_files(names: tf.data.Dataset, read: Callable,
+                     options: TableOptions) -> tf.data.Dataset:
+    """``read`` (``path tensor -> dataset``) over the file ``names``: ``options.n_readers``
+    files at a time, one element of each in turn, ``options.n_read_threads`` reading at once.
+    The one interleave of every table reader."""
+    return names.interleave(read, cycle_length=options.n_readers, block_length=1,
+                            num_parallel_calls=options.n_read_threads)
+
+
 def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions, rows: int, *,
                    cache: Callable | None = None, parse: Callable | None = None,
                    parse_calls: int | None = None) -> tf.data.Dataset:
@@ -96,8 +105,7 @@ def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions,
             once; ``None``: ``blocks_of`` gives the blocks themselves.
     """
     names = file_order(files, options, repeat=cache is None)
-    blocks = names.interleave(blocks_of, cycle_length=options.n_readers, block_length=1,
-                              num_parallel_calls=options.n_read_threads)
+    blocks = interleave_files(names, blocks_of, options)
     if parse is not None:
         blocks = blocks.map(parse, num_parallel_calls=parse_calls)  # in order (tf.data default)
     if cache is not None:
