@@ -14,10 +14,10 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.data import COLUMNS, load_stats  # noqa: E402
-from datakit.perf.bench import benchmark  # noqa: E402
+from benchmarks.data import COLUMNS, load_stats
+from datakit.perf.bench import benchmark
 
 
 def _maxrss_mb() -> tuple[float, float]:

@@ -30,10 +30,10 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-from pathlib import Path as _Path  # noqa: E402
-from typing import TYPE_CHECKING  # noqa: E402
+from pathlib import Path as _Path
+from typing import TYPE_CHECKING
 
-from datakit.core.faces import lazy_face as _lazy_face  # noqa: E402
+from datakit.core.faces import lazy_face as _lazy_face
 
 if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
     from datakit.core.errors import DataError

@@ -17,9 +17,9 @@ import pytest
 
 pytest.importorskip("av")
 
-from datakit import exercises  # noqa: E402
-from datakit.exercises import video_reader as ref  # noqa: E402
-from datakit.readers.video.messy_folder import (  # noqa: E402
+from datakit import exercises
+from datakit.exercises import video_reader as ref
+from datakit.readers.video.messy_folder import (
     BAD_FILES,
     NOT_VIDEOS,
     SHORT_FILES,

@@ -679,7 +679,7 @@ def gb_seed_too_big(d, st):
 
 
 # ---------------------------------------------------------------- the table
-def E(exc, *parts):  # noqa: N802 - an expected error
+def E(exc, *parts):  # an expected error
     return (exc, list(parts))
 
 

@@ -96,7 +96,7 @@ def call_with_deadline(fn: Callable[[], Any], patience: float) -> tuple[Any, boo
         try:
             with cancellation.CancellationManagerContext(manager):
                 out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+        except BaseException as e:  # handed to the caller's thread
             out["error"] = e
 
     worker = threading.Thread(target=work, daemon=True, name="datakit-deadline")
@@ -212,7 +212,7 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
                 if step_time and paced:
                     time.sleep(step_time)
                     last[0] = time.perf_counter()
-        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+        except BaseException as e:  # handed to the caller's thread
             run.error = e
 
     worker = threading.Thread(target=work, daemon=True, name="datakit-bounded-run")

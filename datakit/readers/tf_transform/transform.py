@@ -261,7 +261,7 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
                 result = pipeline.run()
             result.wait_until_finish()
             bar.update()
-        except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
+        except Exception as e:  # any failure: name the bad line if there is one
             _raise_bad_line(job, e)
             raise
         bar.set_postfix_str("checking its rows")
