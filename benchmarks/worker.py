@@ -51,8 +51,8 @@ def speed(job: dict) -> dict:
             "ru_maxrss_mb": own, "ru_maxrss_children_mb": kids}
 
 
-def _mixing_stats(order, labels, batch_size):
-    """The kit's own mixing measures (datakit.see.mixing.mixing_stats) as a plain dict."""
+def mixing_figures(order, labels, batch_size):
+    """The kit's own mixing measures (datakit.glassbox.shuffle_stats.mixing_stats) as a dict."""
     from datakit.glassbox.shuffle_stats import mixing_stats
     return vars(mixing_stats(order[None, :], labels=labels, batch_size=batch_size))
 
@@ -73,7 +73,7 @@ def mixing(job: dict) -> dict:
     assert sorted(order.tolist()) == list(range(n)), "rows lost or duplicated"
     rows_per_file = n // len(job["paths"])
     file_of = np.arange(n) // rows_per_file  # label = the file a row came from
-    return {"rows": n, **_mixing_stats(order, file_of, job["batch"])}
+    return {"rows": n, **mixing_figures(order, file_of, job["batch"])}
 
 
 def overlap(job: dict) -> dict:

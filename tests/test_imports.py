@@ -221,6 +221,28 @@ def test_no_module_imports_another_modules_private_name(folder):
     assert not found, "private names used across modules: " + "; ".join(found)
 
 
+def test_the_benchmarks_import_each_other_without_cycles_or_private_names():
+    bench = {p.stem: p for p in (ROOT / "benchmarks").glob("*.py")}
+    graph, private = {}, []
+    for name, path in bench.items():
+        graph[name] = set()
+        for mod, names, line in imports(path):
+            if mod == "benchmarks":
+                targets = [(n, []) for n in names if n in bench]
+            elif mod.startswith("benchmarks."):
+                targets = [(mod.split(".")[1], names)]
+            else:
+                continue
+            for target, taken in targets:
+                graph[name].add(target)
+                private += [f"{name}.py:{line} imports {target}.{t}" for t in taken
+                            if t.startswith("_")]
+    assert not private, "; ".join(private)
+    cycles = sorted(f"{a} <-> {b}" for a in graph for b in graph[a]
+                    if a < b and a in graph.get(b, ()))
+    assert not cycles, f"benchmark modules importing each other: {cycles}"
+
+
 @pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)])
 def test_every_module_has_all_and_it_names_real_things(name):
     module = importlib.import_module(name)
