@@ -100,7 +100,8 @@ def _kit_cpu(ds) -> float:
 
 
 def one(job: dict) -> dict:
-    import datakit  # noqa: F401  (quiets TensorFlow)
+    import datakit
+    datakit.quiet_tensorflow()
     from benchmarks import contenders
     from benchmarks.data import load_stats
     paths, stats_path, label = _table(job["table"], job["rows"])

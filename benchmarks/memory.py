@@ -58,7 +58,8 @@ def _build(case: str):
 
 def one(case: str) -> dict:
     """The memory report of one case, as a dict (run in a fresh process by :func:`run_all`)."""
-    import datakit  # noqa: F401  (quiets TensorFlow's logs)
+    import datakit
+    datakit.quiet_tensorflow()
     from datakit.doctor.memory_use import memory_report
     r = memory_report(_build(case), seconds=2.0)
     return {"case": case, "biggest": f"{r.biggest.kind} ({r.biggest.how})",

@@ -25,7 +25,7 @@ import statistics
 
 import tensorflow as tf
 
-import datakit  # noqa: F401  (quiets TensorFlow)
+import datakit  # noqa: F401
 from benchmarks import contenders as C
 from benchmarks.arrow_tables import kit_arrow_columns
 from benchmarks.data import LABEL, load_stats, make_csv

@@ -1,11 +1,12 @@
 """datakit: see what each ``tf.data`` transformation does.
 
-Importing datakit quiets TensorFlow's start-up logs (unless you set the
-variables yourself), so import it *before* TensorFlow:
+Importing datakit changes nothing of yours (no environment variable, no TensorFlow
+option). To load TensorFlow without its start-up lines, as the notebooks do, call
+:func:`quiet_tensorflow` before ``import tensorflow``:
 
->>> import os, datakit
->>> os.environ["TF_CPP_MIN_LOG_LEVEL"]
-'2'
+>>> import datakit
+>>> datakit.quiet_tensorflow.__module__
+'datakit.tensorflow_logs'
 
 The names a user reaches for first are here, loaded on first use so that
 ``import datakit`` stays fast and quiet (it imports neither TensorFlow nor
@@ -25,11 +26,6 @@ the figure style, ``perf``, ``readers``, ``see``, ``doctor``, ``cluster`` and
 from __future__ import annotations
 
 import os as _os
-
-# Must run before TensorFlow is imported anywhere: TensorFlow reads both at load.
-_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-
 from pathlib import Path as _Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +44,7 @@ if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
     from datakit.readers.video.clip_options import VideoOptions
     from datakit.readers.video.clips import clip_dataset
     from datakit.readers.video.directory import video_dataset_from_directory
+    from datakit.tensorflow_logs import quiet_tensorflow
 
 __version__ = "0.1.0"
 

@@ -6,7 +6,13 @@ kind in bold: ``1. **Write it yourself.** ...``, ``**Find the bug.**``, ``**Pred
 (a markdown cell starting ``N.`` and the code cells after it) and, for a "Find the bug"
 item, first a hint (a hidden markdown cell tagged ``hint`` starting ``N. Hint:``). The
 solution's first code cell names the fix in its metadata, ``{"datakit": {"fix": "..."}}``:
-the code that fixes the bug, which must not be stated anywhere above the exercise.
+the code that fixes the bug, which must not be stated anywhere above the exercise, and
+``"fix_keys"``, the identifiers or fragments that mean the fix, which no one cell above may
+show together. On the route (notebooks 01-10) the same metadata names each "Write it
+yourself" and "Find the bug" exercise's checker, ``"checker"``: an exercise registered in
+``datakit.exercises`` (checked with ``exercises.check(name, ...)``), ``"compare"``
+(``exercises.compare(yours, reference)``) or ``"plain"`` (a number or a sentence the
+notebook checks in plain code).
 
 A notebook's time is estimated at a non-native reader's pace: its markdown at 100 words a
 minute (half a native reader's pace), its lesson code at 4 lines a minute (read, run, look
@@ -26,6 +32,7 @@ ITEM = re.compile(r"^\s{0,3}(\d+)\.\s+(.*)$", re.M)
 KIND = re.compile(r"\*\*(" + "|".join(KINDS) + r")\.\*\*")
 WORDS_PER_MINUTE = 100
 CODE_LINES_PER_MINUTE = 4
+CHECKED = ("Write it yourself", "Find the bug")  # the kinds that name a checker on the route
 STATED_TIME = re.compile(r"about\s+(?:(\d+)\s*h)?\s*(?:(\d+)\s*min)?\.", re.I)
 
 
@@ -42,9 +49,22 @@ class Exercise:
         return [c for c in self.solution if c.cell_type == "code"]
 
     @property
-    def fix(self) -> str | None:
+    def meta(self) -> dict:
+        """The ``datakit`` metadata of the solution's first code cell."""
         code = self.solution_code
-        return code[0].metadata.get("datakit", {}).get("fix") if code else None
+        return dict(code[0].metadata.get("datakit", {})) if code else {}
+
+    @property
+    def fix(self) -> str | None:
+        return self.meta.get("fix")
+
+    @property
+    def fix_keys(self) -> list[str]:
+        return list(self.meta.get("fix_keys", []))
+
+    @property
+    def checker(self) -> str | None:
+        return self.meta.get("checker")
 
 
 def is_install(cell) -> bool:
@@ -177,10 +197,27 @@ def header_time(minutes: float) -> str:
                                               f"{rest} min" if rest else ""]))
 
 
-if __name__ == "__main__":  # python -m tests.course [notebooks...]: each one's figures
+def route_paths() -> list:
+    """The route's notebooks, 01-10."""
+    from pathlib import Path
+    return sorted(p for p in (Path(__file__).resolve().parent.parent / "notebooks")
+                  .glob("*.ipynb") if p.stem < "11")
+
+
+def checked_exercises() -> list[tuple[str, Exercise]]:
+    """Every write and debug exercise of the route, as ``("01.4", exercise)``."""
+    return [(f"{path.stem[:2]}.{e.number}", e) for path in route_paths()
+            for e in exercises(nbformat.read(path, as_version=4)) if e.kind in CHECKED]
+
+
+if __name__ == "__main__":  # python -m tests.course [--exercises | notebooks...]
     import sys
     from pathlib import Path
 
+    if sys.argv[1:] == ["--exercises"]:  # each write and debug exercise with its checker
+        for name, e in checked_exercises():
+            print(f"{name:6} {e.kind:18} {e.checker or '(no checker)'}")
+        sys.exit(0)
     paths = sys.argv[1:] or sorted(str(p) for p in Path("notebooks").glob("*.ipynb"))
     for path in paths:
         nb = nbformat.read(path, as_version=4)

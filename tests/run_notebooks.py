@@ -20,11 +20,6 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-#: What the `tensorflow` build (not tensorflow-cpu: the transform extra needs it) writes to
-#: stderr on a machine without a GPU driver, before any log setting applies.
-GPU_PROBE = re.compile(r"absl::InitializeLog|cudart_stub\.cc|cuda_platform\.cc|cuInit")
-
-
 # Where this checkout's Python lives, and where the checkout is, in a traceback:
 # "/work/x/.venv/lib/python3.11/site-packages/tensorflow/..." and "/work/x/datakit/...".
 SITE_PACKAGES = re.compile(r"(?:/[^\s/\x1b:]+)+/site-packages/")
@@ -45,14 +40,15 @@ def _strip_paths(line: str) -> str:
 
 
 def clean(nb: nbformat.NotebookNode) -> None:
-    """Strip volatile metadata, the GPU probe's stderr, and this machine's paths.
+    """Strip volatile metadata and this machine's paths.
+
+    TensorFlow's start-up lines never reach a stored output: every notebook's setup cell
+    calls ``datakit.quiet_tensorflow()``, which hides them as the learner's run does
+    (``tests/notebook_setup.py``).
 
     Paths go from tracebacks and from printed text (a warning's ``/work/x/datakit/...:193``
     or ``/tmp/ipykernel_1234/56.py:10`` line), so a stored output reads the same from any
     checkout."""
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = _without_gpu_probe(cell.outputs)
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("execution", None)
     for cell in nb.cells:
@@ -68,18 +64,6 @@ def clean(nb: nbformat.NotebookNode) -> None:
             elif out.output_type == "stream":
                 out.text = "".join(_strip_paths(line)
                                    for line in out.text.splitlines(keepends=True))
-
-
-def _without_gpu_probe(outputs: list) -> list:
-    kept = []
-    for out in outputs:
-        if out.get("output_type") == "stream" and out.get("name") == "stderr":
-            lines = out["text"].splitlines(keepends=True)
-            out["text"] = "".join(line for line in lines if not GPU_PROBE.search(line))
-            if not out["text"]:
-                continue
-        kept.append(out)
-    return kept
 
 
 def run(path: Path, timeout: int = 900) -> float:

@@ -146,7 +146,9 @@ def test_no_kit_drill_on_the_core_route(stem):
 def test_no_debug_exercise_is_answered_above_it(path):
     """Each "Find the bug" exercise has a hidden hint, and the fix its solution names
     (``{"datakit": {"fix": ...}}``) appears in that solution and nowhere above it: not in
-    the lesson's cells or outputs, not in the exercise list, not in its hint."""
+    the lesson's cells or outputs, not in the exercise list, not in its hint. Judged by
+    meaning too: no one cell above the solutions (source and outputs) holds all the fix's
+    key identifiers (``"fix_keys"``), so the fix in other words or other names is caught."""
     nb = nbformat.read(path, as_version=4)
     at = exercises_cell(nb)
     above = no_space("\n".join(cell_text(c) for c in nb.cells[:at])) if at is not None else ""
@@ -162,3 +164,11 @@ def test_no_debug_exercise_is_answered_above_it(path):
         assert fix not in above, f"exercise {e.number}: its fix {e.fix!r} is stated above it"
         assert fix not in between, f"exercise {e.number}: its fix {e.fix!r} is in the exercises"
         assert fix not in no_space("".join(e.hints)), f"exercise {e.number}: the hint gives it"
+        keys = [no_space(k) for k in e.fix_keys]
+        assert keys or path.stem >= "11", f"exercise {e.number}: no fix_keys in its metadata"
+        assert all(k in no_space(e.solution_code[0].source) for k in keys), e.fix_keys
+        told = [i for i, c in enumerate(nb.cells[:solutions_cell(nb)])
+                if keys and all(k in no_space(cell_text(c)) for k in keys)]
+        told += ["its hint"] * bool(keys and all(k in no_space("".join(e.hints)) for k in keys))
+        assert not told, (f"exercise {e.number}: cells {told} show the fix's keys "
+                          f"{e.fix_keys} together, above the solution")

@@ -39,7 +39,8 @@ def test_equal_datasets_pass():
                  ["the element is a dict with keys ['x', 'y'], expected a tuple of 2"],
                  id="structure"),
     pytest.param(pairs().unbatch().shuffle(10, seed=1).batch(4),
-                 ["element 0 differs", "same rows as the reference, in another order"], id="order"),
+                 ["element 0 differs", "the same rows as the reference, in another order"],
+                 id="order"),
     pytest.param(pairs().map(lambda x, y: (x, y + 1)),
                  ["no row of yours is in the reference"], id="content"),
     pytest.param(pairs().unbatch().filter(lambda x, y: y != 3).batch(4),
@@ -134,7 +135,7 @@ def test_the_classic_csv_reader_matches_the_kit(shards):
     assert exercises.check("csv_reader", classic, shards, stats=stats, label="y", seed=3).ok
     wrong_seed = classic(shards, stats=stats, seed=4)
     text = str(exercises.check("csv_reader", wrong_seed, shards, stats=stats, label="y", seed=3))
-    assert "same rows as the reference, in another order" in text
+    assert "the same rows as the reference, in another order" in text
 
 
 def test_the_clip_pipeline_reference_is_clip_dataset(videos, tmp_path):
@@ -210,3 +211,86 @@ def test_a_different_sparse_or_window_answer_is_still_told_apart():
     assert not exercises.compare(a, b).ok
     assert not exercises.compare(tf.data.Dataset.range(6).window(2),
                                  tf.data.Dataset.range(6).window(3)).ok
+
+
+# ---- issue 61: fair judging. A single element is not cut into fields as if it were a batch;
+# values are compared as given; an error in the learner's function is told as theirs
+def test_a_one_dimensional_element_is_a_value_not_a_batch_of_fields():
+    feedback = exercises.compare([np.array([240, 320])], [np.array([320, 240])])
+    text = str(feedback)
+    assert not feedback.ok and "swapped" in text and "another order" not in text.split(
+        "\n")[-1], text
+
+
+def test_batches_where_the_reference_has_single_rows_are_named():
+    feedback = exercises.compare(tf.data.Dataset.range(12).batch(4), list(range(12)))
+    assert not feedback.ok and "your elements are batches" in str(feedback), str(feedback)
+
+
+def test_the_same_elements_in_any_order_pass_where_the_question_asks_for_no_order():
+    assert exercises.compare([3, 1, 2], [1, 2, 3], order="any").ok
+    assert not exercises.compare([3, 1, 1], [1, 2, 3], order="any").ok
+    with pytest.raises(ValueError, match="order='sorted'.*'same', 'any'"):
+        exercises.compare([1], [1], order="sorted")
+
+
+@pytest.mark.parametrize("mine, ref, ok, words", [
+    ([1.0, 2.0], [1, 2], False, "yours floats (float64), expected integers"),
+    (["cat", "dog"], [0, 1], False, "a name is not a number"),
+    (tf.data.Dataset.from_tensor_slices(tf.range(3)), [0, 1, 2], True, "correct"),
+    (tf.data.Dataset.from_tensor_slices(["a", "b"]), ["a", "b"], True, "correct"),
+    (tf.data.Dataset.from_tensor_slices(["a", "c"]), ["a", "b"], False, "yours b'c', expected 'b'"),
+    ([("a b.mp4", 1), ("a/c.mp4", 0)], [("a b.mp4", 1), ("a/c.mp4", 0)], True, "correct"),
+])
+def test_values_are_compared_as_given(mine, ref, ok, words):
+    feedback = exercises.compare(mine, ref)
+    assert feedback.ok is ok and words in str(feedback), str(feedback)
+
+
+@pytest.mark.parametrize("mine, ref, ok, words", [
+    (3, 3, True, "correct: 3"),
+    (np.array(2.5), 2.5, True, "correct"),
+    (tf.constant(11), 5, False, "yours 11, expected 5"),
+    (3.0, 3, False, "a float is not an index"),
+    (np.array(4), [4], False, "not a dataset"),
+])
+def test_single_values_are_compared_or_named(mine, ref, ok, words):
+    feedback = exercises.compare(mine, ref)
+    assert feedback.ok is ok and words in str(feedback), str(feedback)
+
+
+def test_a_dataframe_is_compared_by_its_rows():
+    import pandas as pd
+    frame = pd.DataFrame({"x": [1.5, 2.5], "label": [1, 0]})
+    assert exercises.compare(frame, [{"x": 1.5, "label": 1}, {"x": 2.5, "label": 0}]).ok
+    feedback = exercises.compare(frame, [{"x": 1.5, "label": 1}, {"x": 2.5, "label": 1}])
+    assert "element 1 differs: ['label']: yours 0, expected 1" in str(feedback), str(feedback)
+
+
+def test_an_error_in_the_learners_function_is_told_as_theirs_with_its_line():
+    def make_example(row):
+        return tf_example.to_example({"id": row["idd"]})  # the typo
+
+    feedback = exercises.check("example", make_example, ROWS)
+    assert not feedback.ok and "raised KeyError (your line" in str(feedback) \
+        and "row[\"idd\"]" in str(feedback), str(feedback)
+
+
+def test_a_map_function_that_forgot_its_return_is_told_so_before_tensorflows_words():
+    def named(features, labels):
+        def to_named(x, y):
+            {"x": x}, y  # noqa: B018 - the learner's forgotten return
+        return tf.data.Dataset.from_tensor_slices((features, labels)).map(to_named)
+
+    exercises.register("named_pairs_test",
+                       lambda f, y: [({"x": a}, b) for a, b in zip(f, y, strict=True)])
+    feedback = exercises.check("named_pairs_test", named, np.ones((3, 2)), np.arange(3))
+    assert not feedback.ok and "forget to `return`" in str(feedback) \
+        and "output_types" not in str(feedback), str(feedback)
+
+
+def test_the_serialized_bytes_of_a_right_example_are_accepted():
+    assert exercises.check("example", lambda row: by_hand(row).SerializeToString(), ROWS).ok
+    assert exercises.check("example", lambda row: tf.constant(by_hand(row).SerializeToString()),
+                           ROWS).ok
+    assert not exercises.check("example", lambda row: b"not an example", ROWS).ok

@@ -27,6 +27,7 @@ PACKAGE = ROOT / "datakit"
 #: or the layers below it, never above.
 LAYERS = [
     ("core", "errors, argument rules, paths, atomic writes, manifests"),
+    ("tensorflow_logs", "quiet_tensorflow(): TensorFlow loaded without its start-up lines"),
     ("glassbox", "the pure-Python twin of tf.data and its algorithms"),
     ("plotting", "the one figure style"),
     ("perf", "timelines, throughput, memory, synthetic sources, the tuner"),

@@ -68,6 +68,27 @@ def test_rss_growth_compares_the_slopes_of_loading_and_streaming():
     assert str(growth).startswith("stream: +5 MB in the first epoch, +0 MB in the 3 after")
 
 
+@pytest.mark.parametrize("leak_fraction, verdict", [(0.0, "flat"), (0.05, "flat"),
+                                                    (0.2, "grows"), (0.5, "grows")])
+def test_the_streaming_verdict_reads_a_leak_from_the_floor_of_each_epoch(leak_fraction, verdict):
+    # 24 epochs of 8 steps; the stages hold 2.88 MB (09's prediction); the limit: a tenth
+    predicted, steps = 2.88e6, 8
+    jitter = np.random.default_rng(0).normal(0, 0.05e6, 24 * steps + 1)  # 50 kB a step
+    rss = np.array([200e6] + [220e6] * (24 * steps)) + jitter  # start-up, then flat
+    rss += leak_fraction * predicted / steps * np.arange(24 * steps + 1)  # the leak
+    growth = memory.compare_rss_growth([1e6, 2e6], [1e6, 2e6], 0, list(rss),
+                                       batch_bytes=400_000, steps_per_epoch=steps, plot=False)
+    assert abs(growth.floor_mb_per_epoch - leak_fraction * 2.88) < 0.05, growth
+    assert growth.verdict(predicted / 10) == verdict
+    assert "floor" in str(growth) and "MB per epoch" in str(growth)
+
+
+def test_the_verdict_needs_a_leak_size():
+    growth = memory.RssGrowth(1.0, 0.0, 5.0, 0.0, 3, 4.0, floor_mb_per_epoch=0.2)
+    with pytest.raises(ValueError, match="leak_bytes_per_epoch=0.0 is invalid"):
+        growth.verdict(0)
+
+
 def test_rss_growth_needs_two_epochs_of_steps():
     with pytest.raises(ValueError, match="two epochs"):
         memory.compare_rss_growth([1e6, 2e6], [1e6, 2e6], 0, [1e6] * 10, batch_bytes=1,

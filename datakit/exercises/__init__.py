@@ -4,8 +4,9 @@
 for the exercise ``name`` from the same inputs, compares it with your answer element by element, and
 says *what* differs, not only whether it does: the number of elements, the
 first element that differs and where inside it, a dtype or a shape, the
-structure (a tuple where a dict was expected), or only the order (same rows,
-another order: a seed, or ``shuffle`` in another place).
+structure (a tuple where a dict was expected), or only the order (the same
+elements, another order: a seed, ``shuffle`` in another place, or another sort). An
+error raised in your own function is told as yours, with its line.
 
 The references are the kit's production helpers, so your plain ``tf.data``
 code is checked against them: ``"csv_reader"`` (notebook 05, the numeric
@@ -20,10 +21,12 @@ datasets or lists:
 True
 >>> print(compare([1, 2, 3], [1, 2]))
 not yet: yours has 3 elements, the reference 2.
-content differs: 1 row(s) of yours not in the reference.
+content differs: 1 element(s) of yours not in the reference.
 >>> print(compare([3, 1, 2], [1, 2, 3]))
 not yet: element 0 differs: yours 3, expected 1.
-same rows as the reference, in another order: check the seeds, and where you shuffle.
+the same elements as the reference, in another order: check the order asked (seed, shuffle, sort).
+>>> compare([3, 1, 2], [1, 2, 3], order="any").ok   # a question that asks for no order
+True
 >>> bool(compare([1.0, 2.0], [1.0, 2.0000001]))   # float32 rounding is not a difference
 True
 """

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plain", "elements"]
+__all__ = ["plain", "elements", "is_scalar"]
 
 #: Elements of the reference read at most (an endless one is reported, not read forever);
 #: yours is read up to one more than the reference's rows.
@@ -23,12 +23,29 @@ def with_article(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
+class Typed(np.ndarray):
+    """An array made from plain Python values (``[1, 2]``, ``0.5``, ``"cat"``): its width is
+    NumPy's default, not a choice, so only its kind (integer, float, text) is compared."""
+
+
+def _typed(value) -> np.ndarray:
+    return np.asarray(value).view(Typed)
+
+
 def plain(value: Any) -> Any:
-    """Nested dicts/tuples of NumPy arrays (tensors, ragged tensors and protos converted)."""
+    """Nested dicts/tuples of NumPy arrays (tensors, ragged tensors and protos converted).
+
+    A tuple is structure (as in ``tf.data``); a list of numbers, or of strings, is an array.
+    """
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)) and not _is_array_like(value):
+    if isinstance(value, list) and _is_array_like(value):
+        return _typed(value) if not any(isinstance(v, np.generic) for v in value) \
+            else np.asarray(value)
+    if isinstance(value, (tuple, list)):
         return tuple(plain(v) for v in value)
+    if isinstance(value, (bool, int, float, str, bytes)) and not isinstance(value, np.generic):
+        return _typed(value)  # np.float64 is a float too: its width is chosen
     name = type(value).__name__
     if name in ("Example", "SequenceExample"):
         return _example_as_dict(value)
@@ -47,7 +64,19 @@ def plain(value: Any) -> Any:
 
 
 def _is_array_like(value) -> bool:
-    return bool(value) and all(isinstance(v, (int, float, bytes, str, np.generic)) for v in value)
+    """A non-empty list of numbers only, or of strings only."""
+    numbers = (int, float, np.number, np.bool_)
+    text = (str, bytes, np.str_, np.bytes_)
+    return bool(value) and (all(isinstance(v, numbers) for v in value)
+                            or all(isinstance(v, text) for v in value))
+
+
+def is_scalar(value) -> bool:
+    """A single number or string: a Python or NumPy scalar, a 0-d array or tensor."""
+    if isinstance(value, (bool, int, float, str, bytes, np.generic)):
+        return True
+    shape = getattr(value, "shape", None)
+    return shape is not None and len(shape) == 0 and not hasattr(value, "element_spec")
 
 
 def _example_as_dict(example) -> dict:
@@ -76,8 +105,7 @@ def not_elements(answer) -> str | None:
     if isinstance(answer, list) and answer and all(a is None for a in answer):
         return ("every element of your answer is None: did your function forget to `return` "
                 "what it built")
-    if isinstance(answer, (int, float, str, bytes, np.generic)) or not hasattr(answer,
-                                                                                "__iter__"):
+    if is_scalar(answer) or not hasattr(answer, "__iter__"):
         return (f"your answer is {with_article(type(answer).__name__)} ({str(answer)[:60]}), not a "
                 "dataset: return (or pass) the tf.data.Dataset itself, or a list of its "
                 "elements")
@@ -95,6 +123,10 @@ def elements(answer, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
             answer = iter(answer)
     except ImportError:  # pragma: no cover - TensorFlow is a dependency
         pass
+    if hasattr(answer, "to_dict") and hasattr(answer, "columns"):  # a pandas DataFrame
+        answer = answer.to_dict("records")  # its rows, as dicts: what from_tensor_slices gives
+    elif hasattr(answer, "to_dict") and hasattr(answer, "index"):  # a pandas Series
+        answer = answer.tolist()
     out: list[Any] = []
     for item in answer:
         if len(out) == limit:
@@ -130,3 +162,21 @@ def unbatched(mine: list, ref: list) -> str | None:
             f"row, the reference's are batches of {b[0].shape[0]} rows: add .batch(...) "
             "where the reference batches.")
 
+
+
+def batched_too(mine: list, ref: list) -> str | None:
+    """"Your elements are batches" when the reference's are single rows of them."""
+    import tensorflow as tf
+    if not mine or not ref or len(mine) >= len(ref):
+        return None
+    try:
+        a, b = tf.nest.flatten(mine[0]), tf.nest.flatten(ref[0])
+    except (TypeError, ValueError):
+        return None
+    if len(a) != len(b) or not all(isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+                                   and x.ndim >= 1 and x.shape[1:] == y.shape
+                                   for x, y in zip(a, b, strict=True)):
+        return None
+    return (f"not yet: your elements are batches ({a[0].shape[0]} rows in the first), the "
+            f"reference's are single rows ({len(ref)} elements): leave out .batch(...), or "
+            "compare yours.unbatch().")

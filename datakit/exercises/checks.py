@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from datakit.exercises.compare import Feedback, compare
+from datakit.exercises.compare import ORDERS, Feedback, compare
+from datakit.exercises.learner import told_as_yours
 
 __all__ = ["check", "register"]
 
@@ -20,19 +21,24 @@ __all__ = ["check", "register"]
 class _Exercise:
     build: Callable  # inputs -> the reference answer
     apply: Callable  # (the learner's function, inputs) -> the learner's answer
+    order: str = "same"  # "any": the question asks for no order
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def register(name: str, build: Callable, apply: Callable | None = None) -> None:
+def register(name: str, build: Callable, apply: Callable | None = None, *,
+             order: str = "same") -> None:
     """Register the reference of exercise ``name``: ``build(*args, **kwargs)`` makes it.
 
     ``apply(function, *args, **kwargs)`` runs a learner's function on the same
     inputs (default: calls it with them, leaving out keywords it does not take,
     such as the statistics a classic reader reads from global variables).
+    ``order="any"``: the question asks for no order, so any order of the elements is right.
     """
-    _EXERCISES[name] = _Exercise(build, apply or _call)
+    if order not in ORDERS:
+        raise ValueError(f"register({name!r}, order={order!r}): use one of {ORDERS}")
+    _EXERCISES[name] = _Exercise(build, apply or _call, order)
 
 
 def _call(function, *args, **kwargs):
@@ -69,8 +75,11 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     exercise = _EXERCISES[name]
     expected = exercise.build(*args, **kwargs)
     if callable(answer) and not hasattr(answer, "element_spec"):
-        answer = exercise.apply(answer, *args, **kwargs)
-    feedback = compare(answer, expected)
+        try:
+            answer = exercise.apply(answer, *args, **kwargs)
+        except Exception as error:  # raised in your function: told as yours, with its line
+            return Feedback(False, [f"{name}: {told_as_yours(error, 'running your function')}"])
+    feedback = compare(answer, expected, order=exercise.order)
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
 
@@ -99,7 +108,27 @@ def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
 
 
 register("csv_reader", _csv_reader)
-register("example", _examples, lambda f, rows: [f(row) for row in rows])
+def _example_answers(function, rows):
+    """Your function on each row; serialized bytes (``SerializeToString()``) are parsed back."""
+    return [_parsed(function(row)) for row in rows]
+
+
+def _parsed(made):
+    """An Example's serialized bytes (or a string tensor of them) as the Example, else as is."""
+    import tensorflow as tf
+    from google.protobuf.message import DecodeError
+    data = made
+    if isinstance(made, tf.Tensor) and made.dtype == tf.string and made.shape.rank == 0:
+        data = made.numpy()
+    if not isinstance(data, bytes):
+        return made
+    try:
+        return tf.train.Example.FromString(data)
+    except DecodeError:
+        return made
+
+
+register("example", _examples, _example_answers)
 register("clip_pipeline", _clip_pipeline)
 
 

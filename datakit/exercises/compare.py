@@ -1,9 +1,11 @@
 """Compare two datasets (or lists) element by element and say what differs.
 
 :func:`compare` reads the reference, then your answer (at most one element more
-than the reference has rows), and says *what* differs: the number of
-elements, the first element that differs and where inside it, a dtype or a
-shape, the structure, rows that are not batched, or only the order.
+than the reference has rows), and says *what* differs, in your answer's terms: the number
+of elements, the first element that differs and where inside it (the key, the field, the
+index), a type or a shape, the structure, rows that are not batched, or only the order;
+and the likely cause. Values are compared as given: a float is not an index, a string
+label is not an integer; plain Python values (``[1, 2]``) are compared by kind, not width.
 """
 
 from __future__ import annotations
@@ -14,9 +16,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from datakit.exercises.answers import elements, not_elements, row_count, unbatched, with_article
+from datakit.exercises.answers import (
+    Typed,
+    batched_too,
+    elements,
+    is_scalar,
+    not_elements,
+    plain,
+    row_count,
+    unbatched,
+    with_article,
+)
+from datakit.exercises.learner import told_as_yours
 
 __all__ = ["compare"]
+
+ORDERS = ("same", "any")
 
 
 @dataclass
@@ -35,22 +50,33 @@ class Feedback:
     __repr__ = __str__
 
 
+_KINDS = {"i": "integers", "u": "integers", "f": "floats", "b": "booleans", "S": "bytes",
+          "U": "strings", "O": "strings", "c": "complex numbers"}
+
+
+def _kind(a: np.ndarray) -> str:
+    if a.dtype.kind == "O" and a.size and isinstance(a.flat[0], bytes):
+        return "bytes"
+    return _KINDS.get(a.dtype.kind, str(a.dtype))
+
+
 def _describe(value) -> str:
     if isinstance(value, dict):
         return "a dict with keys " + repr(sorted(value))
     if isinstance(value, tuple):
         return f"a tuple of {len(value)}"
+    if value.ndim == 0:
+        return f"a single value ({_kind(value)}, {value.dtype})"
     return f"an array of shape {tuple(value.shape)} and dtype {value.dtype}"
 
 
 def _short(a: np.ndarray) -> str:
     if a.dtype.kind == "f":
         return np.format_float_positional(a.item(), precision=6, trim="-") if a.ndim == 0 else \
-            np.array2string(a, precision=4, threshold=6)
+            np.array2string(np.asarray(a), precision=4, threshold=6)
     if a.ndim == 0:
-        v = a.item()
-        return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
-    return np.array2string(a, threshold=6)
+        return repr(a.item())  # b'cat' and 'cat' stay told apart
+    return np.array2string(np.asarray(a), threshold=6)
 
 
 def _where(path: str) -> str:
@@ -88,65 +114,126 @@ def _diff_dicts(mine: dict, ref: dict, path: str) -> str | None:
     return _first_diff(_diff(mine[k], ref[k], f"{path}[{k!r}]") for k in ref)
 
 
-def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
-    kinds = {a.dtype.kind, b.dtype.kind}
-    text = {"S", "U", "O"}
-    if a.dtype != b.dtype and not kinds <= text:
+def _as_text(a: np.ndarray) -> np.ndarray:
+    return np.vectorize(lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v,
+                        otypes=[object])(a) if a.size else a.astype(object)
+
+
+def _same_type(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same dtype; or, where either side is plain Python values, the same kind."""
+    if _kind(a) in ("strings", "bytes") and _kind(b) in ("strings", "bytes"):
+        return True  # tf.string is bytes: text is compared as text
+    if a.dtype == b.dtype:
+        return True
+    return (isinstance(a, Typed) or isinstance(b, Typed)) and _kind(a) == _kind(b)
+
+
+def _type_diff(a: np.ndarray, b: np.ndarray, path: str) -> str:
+    if _kind(a) == _kind(b):
         return f"dtype{_where(path)}: yours {a.dtype}, expected {b.dtype}"
+    why = ""
+    if {_kind(a), _kind(b)} == {"floats", "integers"}:
+        why = " (a float is not an index or a count: cast, or check the computation)"
+    elif {_kind(a), _kind(b)} & {"strings", "bytes"}:
+        why = " (a name is not a number: map names to their indices, or back)"
+    return (f"dtype{_where(path)}: yours {_kind(a)} ({a.dtype}), expected {_kind(b)} "
+            f"({b.dtype}){why}")
+
+
+def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
+    if not _same_type(a, b):
+        return _type_diff(a, b, path)
     if a.shape != b.shape:
-        return f"shape{_where(path)}: yours {a.shape}, expected {b.shape}"
-    if a.dtype.kind == "f":
+        flip = " (the same axes, swapped?)" if a.ndim == b.ndim and sorted(a.shape) == \
+            sorted(b.shape) else ""
+        return f"shape{_where(path)}: yours {a.shape}, expected {b.shape}{flip}"
+    if _kind(a) in ("strings", "bytes"):
+        a_cmp, b_cmp = _as_text(np.asarray(a)), _as_text(np.asarray(b))
+        same = np.asarray(a_cmp == b_cmp)
+    elif a.dtype.kind == "f" or b.dtype.kind == "f":
         same = np.isclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
     else:
-        same = np.asarray(a == b)
+        same = np.asarray(np.asarray(a) == np.asarray(b))
     if np.all(same):
         return None
     if a.ndim == 0:
-        return f"yours {_short(a)}, expected {_short(b)}{_where(path)}"
+        return f"{path + ': ' if path else ''}yours {_short(a)}, expected {_short(b)}"
     index = tuple(int(i) for i in np.argwhere(~same)[0])
+    swapped = ""
+    if a.dtype.kind != "O" and np.array_equal(np.sort(np.asarray(a), axis=None),
+                                              np.sort(np.asarray(b), axis=None)):
+        swapped = " (the same values in another order inside it: swapped or sorted?)"
     return (f"{_where(path)[4:] or 'the array'}, index {index if len(index) > 1 else index[0]}: "
-            f"yours {_short(a[index])}, expected {_short(b[index])}")
+            f"yours {_short(a[index])}, expected {_short(b[index])}{swapped}")
 
 
-def _rows(elements: list) -> list:
-    """Hashable keys, one per row: batches are cut along their first axis."""
+def _leaves(element) -> list:
     import tensorflow as tf
-    keys = []
+    return tf.nest.flatten(element)
+
+
+def is_batched(ref: list) -> bool:
+    """Whether the reference's elements are batches: each element's arrays share their first
+    axis, and that is a batch axis (several arrays, or the last element shorter)."""
+    firsts = []
+    for e in ref:
+        leaves = _leaves(e)
+        if not leaves or not all(isinstance(x, np.ndarray) and x.ndim for x in leaves):
+            return False
+        sizes = {x.shape[0] for x in leaves}
+        if len(sizes) != 1:
+            return False
+        firsts.append(sizes.pop())
+    several = len(_leaves(ref[0])) > 1 if ref else False
+    return bool(firsts) and (several or len(set(firsts)) > 1)
+
+
+def _keys(elements: list, batched: bool) -> list:
+    """Hashable keys, one per element, or one per row when the elements are batches."""
+    keys: list = []
     for e in elements:
-        leaves = tf.nest.flatten(e)
-        firsts = {leaf.shape[0] if isinstance(leaf, np.ndarray) and leaf.ndim else None
-                  for leaf in leaves}
-        n = firsts.pop() if len(firsts) == 1 else None
-        split = [[leaf] for leaf in leaves] if n is None else [list(leaf) for leaf in leaves]
-        for row in zip(*split, strict=False):
-            keys.append(tuple(_key(np.asarray(v)) for v in row))
+        leaves = _leaves(e)
+        if batched:
+            keys.extend(zip(*[[_key(np.asarray(v)) for v in leaf] for leaf in leaves],
+                            strict=False))
+        else:
+            keys.append(tuple(_key(np.asarray(v)) for v in leaves))
     return keys
 
 
 def _key(a: np.ndarray):
     if a.dtype.kind == "f":
         a = np.round(a.astype(np.float64), 4) + 0.0
-    return (a.dtype.kind, a.shape, a.tobytes() if a.dtype.kind != "O" else repr(a.tolist()))
+    if a.dtype.kind in "SUO":
+        return ("text", a.shape, repr(_as_text(a).tolist()))
+    return (a.dtype.kind, a.shape, a.tobytes())
 
 
-def compare(answer, reference) -> Feedback:
-    """Compare two datasets (or iterables) element by element and say what differs."""
-    wrong = not_elements(answer)
-    if wrong:
-        return Feedback(False, [f"not yet: {wrong}?" if "forget" in wrong
-                                else f"not yet: {wrong}."])
-    ref, endless = elements(reference)
-    if endless:
-        raise ValueError(f"with these inputs the reference does not end ({endless}): "
-                         "check with inputs that end (for example repeat=1, not None), so "
-                         "the answers can be compared")
-    mine, too_many = elements(answer, limit=row_count(ref) + 1)  # bounded by the reference
-    if too_many:
-        return Feedback(False, [f"not yet: your dataset: {too_many}, the reference has "
-                                f"{len(ref):,}; does it end? (repeat() without a count?)"])
-    not_batched = unbatched(mine, ref)
-    if not_batched:
-        return Feedback(False, [not_batched])
+def _scalars(answer, reference) -> Feedback:
+    mine, ref = plain(answer), plain(reference)
+    d = _diff(mine, ref)
+    if d is None:
+        return Feedback(True, [f"correct: {_short(mine)}, the reference's value."])
+    return Feedback(False, [f"not yet: {d}."])
+
+
+def compare(answer, reference, *, order: str = "same") -> Feedback:
+    """Compare two datasets (or iterables, or two single values) and say what differs.
+
+    ``order="any"``: the same elements (or rows) in any order are correct, for a question
+    that asks for no order.
+    """
+    if order not in ORDERS:
+        raise ValueError(f"compare(order={order!r}): use one of {ORDERS}")
+    if is_scalar(reference) and is_scalar(answer):
+        return _scalars(answer, reference)
+    mine, ref, refused = _read(answer, reference)
+    if refused is not None:  # a Feedback is falsy when it refuses
+        return refused
+    batched = is_batched(ref)
+    if order == "any" and _same_multiset(mine, ref, batched):
+        return Feedback(True, [f"correct: the reference's {len(ref)} elements, in an order "
+                               "the question allows."])
     lines = []
     if len(mine) != len(ref):
         lines.append(f"yours has {len(mine)} elements, the reference {len(ref)}.")
@@ -162,23 +249,60 @@ def compare(answer, reference) -> Feedback:
                                "in the same order."])
     lines[0] = "not yet: " + lines[0]
     if not structural:  # values of another type or shape: comparing rows would say nothing more
-        lines += _rows_line(mine, ref)
+        lines += _rows_line(mine, ref, batched)
     return Feedback(False, lines)
 
 
-def _rows_line(mine: list, ref: list) -> list[str]:
-    """What comparing the rows as multisets says: another order, other values, or counts."""
+def _read(answer, reference) -> tuple[list, list, Feedback | None]:
+    """Both answers' elements, or a refusal: no dataset, an error, endless, not batched."""
+    wrong = not_elements(answer)
+    if wrong:
+        return [], [], Feedback(False, [f"not yet: {wrong}?" if "forget" in wrong
+                                        else f"not yet: {wrong}."])
+    ref, endless = elements(reference)
+    if endless:
+        raise ValueError(f"with these inputs the reference does not end ({endless}): "
+                         "check with inputs that end (for example repeat=1, not None), so "
+                         "the answers can be compared")
     try:
-        mine_rows, ref_rows = Counter(_rows(mine)), Counter(_rows(ref))
+        mine, too_many = elements(answer, limit=row_count(ref) + 1)  # bounded by the reference
+    except Exception as error:  # your dataset fails when read: your code's error, told so
+        return [], ref, Feedback(False, [told_as_yours(error, "reading your dataset")])
+    if too_many:
+        return mine, ref, Feedback(False, [
+            f"not yet: your dataset: {too_many}, the reference has {len(ref):,}; does it end? "
+            "(repeat() without a count?)"])
+    not_batched = unbatched(mine, ref) or batched_too(mine, ref)
+    return mine, ref, Feedback(False, [not_batched]) if not_batched else None
+
+
+def _same_multiset(mine: list, ref: list, batched: bool) -> bool:
+    if next((d for a, b in zip(mine, ref, strict=False) if (d := _diff(a, b))),
+            "").startswith("dtype"):
+        return False  # the same values of another type are not the reference's
+    try:
+        return Counter(_keys(mine, batched)) == Counter(_keys(ref, batched))
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def _rows_line(mine: list, ref: list, batched: bool) -> list[str]:
+    """What comparing the elements (rows of batches) as multisets says: another order, other
+    values, or counts."""
+    unit = "rows" if batched else "elements"
+    try:
+        mine_rows, ref_rows = Counter(_keys(mine, batched)), Counter(_keys(ref, batched))
     except (TypeError, ValueError, AttributeError):  # ragged or mixed structures: no row view
         return []
     if mine_rows == ref_rows:
-        return ["same rows as the reference, in another order: "
-                "check the seeds, and where you shuffle."]
+        if len(mine) != len(ref):
+            return [f"the same {unit} as the reference, batched differently: check the batch "
+                    "size and drop_remainder."]
+        return [f"the same {unit} as the reference, in another order: check the order asked "
+                "(seed, shuffle, sort)."]
     if sum(mine_rows.values()) and not (mine_rows & ref_rows):
-        return ["no row of yours is in the reference: check the values themselves."]
+        return [f"no {unit[:-1]} of yours is in the reference: check the values themselves."]
     lost, extra = sum((ref_rows - mine_rows).values()), sum((mine_rows - ref_rows).values())
-    parts = [f"{lost} reference row(s) missing from yours"] * bool(lost) + [
-        f"{extra} row(s) of yours not in the reference"] * bool(extra)
+    parts = [f"{lost} reference {unit[:-1]}(s) missing from yours"] * bool(lost) + [
+        f"{extra} {unit[:-1]}(s) of yours not in the reference"] * bool(extra)
     return [f"content differs: {', '.join(parts)}."]
-

@@ -134,11 +134,25 @@ class RssGrowth:
     later_mb: float         # its growth in the epochs after
     later_epochs: int
     frames_ratio: float     # MB handed over by the stream / MB held in memory
+    floor_mb_per_epoch: float = 0.0  # the slope of each epoch's lowest RSS, last third
+
+    def verdict(self, leak_bytes_per_epoch: float) -> str:
+        """``"grows"`` if the stream's floor (each epoch's lowest RSS, fitted over the last
+        third of the epochs, after the start-up costs) rose by ``leak_bytes_per_epoch`` or
+        more per epoch, else ``"flat"``: a smaller leak passes as flat.
+
+        >>> g = RssGrowth(1.0, 0.01, 5.0, 0.5, 10, 4.0, floor_mb_per_epoch=0.1)
+        >>> g.verdict(0.3e6), g.verdict(0.1e6)
+        ('flat', 'grows')
+        """
+        limit = check_number("leak_bytes_per_epoch", leak_bytes_per_epoch, positive=True)
+        return "grows" if self.floor_mb_per_epoch * 1e6 >= limit else "flat"
 
     def __str__(self) -> str:
         return (f"stream: +{self.first_epoch_mb:.0f} MB in the first epoch, "
                 f"+{self.later_mb:.0f} MB in the {self.later_epochs} after; second half: "
-                f"{self.streamed_slope:.3f} MB per MB of frames; "
+                f"{self.streamed_slope:.3f} MB per MB of frames; last third: floor "
+                f"{self.floor_mb_per_epoch:+.2f} MB per epoch; "
                 f"in memory: {self.in_memory_slope:.2f} MB per MB")
 
 
@@ -158,7 +172,9 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
             after its first epoch, zoomed, with the line fitted to its second half.
 
     Both slopes are least-squares lines: over every item loaded, and over the second half
-    of the stream's steps (after its start-up costs).
+    of the stream's steps (after its start-up costs). The stream's floor per epoch (its
+    lowest RSS in each epoch, fitted over the last third of the epochs) is what
+    :meth:`RssGrowth.verdict` compares with a leak's size.
     """
     steps_per_epoch = check_count("steps_per_epoch", steps_per_epoch,
                                   fix="pass the stream's steps in one epoch (1 or more)")
@@ -183,10 +199,14 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
     in_memory_slope = float(np.polyfit(loaded_mb, loaded_growth, 1)[0])
     slope, intercept = np.polyfit(streamed_mb[half:], streamed_growth[half:], 1)
     first = streamed_growth[steps_per_epoch]
+    epochs = (len(streamed_growth) - 1) // steps_per_epoch
+    floors = streamed_growth[1:1 + epochs * steps_per_epoch].reshape(epochs, -1).min(axis=1)
+    last = max(2, epochs // 3)  # a leak raises the floor; start-up costs are over by then
+    floor_slope = float(np.polyfit(np.arange(last), floors[-last:], 1)[0])
     growth = RssGrowth(in_memory_slope, float(slope), float(first),
                        float(streamed_growth[-1] - first),
                        (len(streamed_mb) - 1) // steps_per_epoch - 1,
-                       float(streamed_mb[-1] / loaded_mb[-1]))
+                       float(streamed_mb[-1] / loaded_mb[-1]), floor_slope)
     if plot:
         _plot_growths(loaded_mb, loaded_growth, streamed_mb, streamed_growth, steps_per_epoch,
                       (float(slope), float(intercept)), predicted_bytes)

@@ -340,7 +340,7 @@ def _refusal(job: dict, dataset) -> Exception | None:
 def main(argv: list[str]) -> None:
     """The fresh process: ``python -m datakit.readers.checkpoints.checkpoint job.pkl out.pkl``.
 
-    (``-m`` imports the package ``datakit`` first, which quiets TensorFlow's start-up lines.)
+    (Its standard error, TensorFlow's start-up lines included, is shown only when it fails.)
     """
     import tensorflow as tf
 

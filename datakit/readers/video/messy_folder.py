@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datakit.core.arguments import check_count, check_int
 from datakit.core.made_once import make_folder_once
 from datakit.readers.video.encoded import write_mixed_videos, write_video
 from datakit.readers.video.moving_squares import CLASSES, make_video
@@ -41,7 +42,28 @@ def make_messy_video_folder(directory, per_class: int = 8, *, size: int = 32,
                             seed: int = 0) -> list[Path]:
     """Write the messy class folder into ``directory`` (made once, see
     :func:`~datakit.readers.video.encoded.make_video_folder`); returns every file written,
-    sorted, the bad and the hidden ones too."""
+    sorted, the bad and the hidden ones too.
+
+    ``per_class`` >= 2 (two videos move to ``down/trip/``); ``size`` a multiple of 4 from 16
+    on (HEVC's encoder takes no smaller frame; the phone video is 1.5 x ``size`` tall, and
+    every side must be even); ``seed`` >= 0.
+
+    >>> make_messy_video_folder("unused", size=42)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+        ...
+    ValueError: size=42 is invalid: pass a multiple of 4 from 16 on (16, 20, ..., 32, ...):
+    the phone video is 1.5 x size pixels tall, video sides must be even, and HEVC's encoder
+    takes no frame under 16 pixels.
+    """
+    check_count("per_class", per_class, 2,
+                fix="pass 2 or more (two of each class's videos move into down/trip/)")
+    check_count("seed", seed, 0, fix="pass an int >= 0 (NumPy's seeds are not negative)")
+    check_int("size", size)
+    if size < 16 or size % 4:
+        raise ValueError(f"size={size} is invalid: pass a multiple of 4 from 16 on (16, 20, "
+                         "..., 32, ...): the phone video is 1.5 x size pixels tall, video "
+                         "sides must be even, and HEVC's encoder takes no frame under 16 "
+                         "pixels.")
     recipe: dict[str, int] = dict(per_class=per_class, size=size, seed=seed)
     return make_folder_once(directory, lambda tmp: _write(tmp, **recipe),
                             recipe={"maker": "make_messy_video_folder", **recipe})

@@ -1,0 +1,56 @@
+"""An error raised while running or reading your answer, told as yours: what, and on which line.
+
+The line is the last one of your own code in the traceback (a notebook cell, a script),
+not TensorFlow's or the kit's; a ``map`` function that forgot its ``return`` is named as
+such, before TensorFlow's own words about it ("output_types of 0").
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
+
+__all__ = ["told_as_yours"]
+
+_LIBRARIES = tuple(str(Path(p)) for p in {sysconfig.get_paths()["stdlib"],
+                                          sysconfig.get_paths()["purelib"],
+                                          sysconfig.get_paths()["platlib"]})
+_KIT = str(Path(__file__).resolve().parent.parent)
+#: What TensorFlow says when a function given to ``map`` (or ``filter``...) returns None.
+_RETURNED_NONE = ("of 0 must be at least minimum 1", "None values not supported",
+                  "returned None")
+
+
+def _is_yours(filename: str) -> bool:
+    if filename.startswith("<frozen") or "site-packages" in filename or \
+            "dist-packages" in filename:
+        return False
+    resolved = str(Path(filename).resolve()) if not filename.startswith("<") else filename
+    return not resolved.startswith(_LIBRARIES) and not resolved.startswith(_KIT) \
+        and not resolved.startswith(sys.base_prefix + "/lib")
+
+
+def your_line(error: BaseException) -> str:
+    """``" (your line 3: `return x.numpy()`)"`` for the last frame of your code, or ``""``."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_yours(f.filename)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).strip()
+    where = f"your line {frame.lineno}" + (f" (in {frame.name})"
+                                           if frame.name not in ("<module>", "<lambda>") else "")
+    return f" ({where}: `{code}`)" if code else f" ({where})"
+
+
+def told_as_yours(error: BaseException, doing: str) -> str:
+    """One refusal line for ``error``, raised while ``doing`` (e.g. "running your function")."""
+    words = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if any(w in str(error) for w in _RETURNED_NONE):
+        return (f"not yet: {doing} failed{your_line(error)}: a function you gave to `map` "
+                "(or `filter`, `interleave`) returned None: did it forget to `return` "
+                "its result?")
+    return (f"not yet: {doing} raised {type(error).__name__}{your_line(error)}: {words[:200]}"
+            " (the error is in your code: fix it and run the check again)")

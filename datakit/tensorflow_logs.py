@@ -1,0 +1,127 @@
+"""Quiet TensorFlow's start-up lines, when you ask: :func:`quiet_tensorflow`.
+
+``import datakit`` changes nothing of yours: no environment variable, no TensorFlow
+option. The notebooks call ``datakit.quiet_tensorflow()`` in their setup cell, before
+``import tensorflow``, so that their first screen is the lesson rather than a dozen lines
+of TensorFlow's C++ logs (written straight to the process's standard error, which
+Jupyter shows: ``TF_CPP_MIN_LOG_LEVEL`` alone does not hide those written before
+TensorFlow's logging starts).
+
+What it hides and what it keeps:
+
+- hidden: TensorFlow's ``I`` (information) lines at start-up, the banner about
+  ``absl::InitializeLog()``, the list of CPU instructions the binary was not built for,
+  and, on a machine with no NVIDIA driver, the ``failed call to cuInit`` error (it says
+  the same as "Could not find cuda drivers": there is no GPU here);
+- kept: every warning and error TensorFlow writes at start-up (on a machine with an
+  NVIDIA driver where TensorFlow finds no GPU, its "Cannot dlopen some GPU libraries"
+  warning that names what to install, which it writes even though it is a warning);
+- after start-up, C++ warnings (``TF_CPP_MIN_LOG_LEVEL=2``, unless you set the variable
+  yourself): tf.data's "did not fully read the dataset being cached" and the like, which
+  the notebooks show and explain where they matter;
+- never touched: oneDNN. TensorFlow's oneDNN CPU kernels stay on (set
+  ``TF_ENABLE_ONEDNN_OPTS=0`` yourself, before TensorFlow loads, to turn them off: sums
+  may then differ in the last digits).
+
+This module imports nothing from the kit, and TensorFlow only inside the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+
+__all__ = ["quiet_tensorflow"]
+
+#: A line TensorFlow's C++ logging writes: level letter, date, time, thread, file:line.
+LOG_LINE = re.compile(r"^([IWEF])\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] ")
+#: Start-up lines that say nothing a learner can act on (beside the ``I`` lines).
+NOISE = re.compile(r"^WARNING: All log messages before absl::InitializeLog\(\) is called"
+                   r"|^To enable the following instructions: .* rebuild TensorFlow")
+#: The driver's own error on a machine with no NVIDIA driver: no GPU, said once more.
+NO_DRIVER = re.compile(r"failed call to cuInit")
+
+
+def quiet_tensorflow() -> bool:
+    """Load TensorFlow without its start-up chatter; call it before ``import tensorflow``.
+
+    Returns True when it loaded TensorFlow, False when TensorFlow was already loaded
+    (its start-up lines are then already written: restart the kernel and call this
+    first). Sets ``TF_CPP_MIN_LOG_LEVEL=2`` unless the variable is set; see the
+    module's text for what is hidden and what is kept.
+
+    >>> import datakit
+    >>> datakit.quiet_tensorflow() in (True, False)
+    True
+    """
+    if "tensorflow" in sys.modules:
+        return False
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    driver = _nvidia_driver_present()
+    with _filtered_stderr(driver) as kept:
+        import tensorflow as tf
+        gpus = tf.config.list_physical_devices("GPU")  # the CUDA probe writes now
+    sys.stderr.write("".join(kept))
+    if driver and not gpus and tf.sysconfig.get_build_info().get("is_cuda_build"):
+        _why_no_gpu()
+    return True
+
+
+def _nvidia_driver_present() -> bool:
+    """Whether the NVIDIA driver's library loads here (no GPU without it)."""
+    if sys.platform == "darwin":
+        return False  # no CUDA on macOS
+    try:
+        ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _filtered_stderr(driver: bool) -> Iterator[list[str]]:
+    """Send the process's standard error (file descriptor 2) to a file while the block
+    runs, then yield into the list the lines worth keeping (Python's ``sys.stderr`` is
+    flushed first, so its lines stay in order)."""
+    kept: list[str] = []
+    sys.stderr.flush()
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield kept
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace")
+            kept += [line for line in text.splitlines(keepends=True)
+                     if _worth_keeping(line, driver)]
+
+
+def _worth_keeping(line: str, driver: bool) -> bool:
+    level = LOG_LINE.match(line)
+    if NOISE.search(line) or (level and level.group(1) == "I"):
+        return False
+    return driver or not NO_DRIVER.search(line)
+
+
+def _why_no_gpu() -> None:
+    """An NVIDIA driver, a CUDA build of TensorFlow, no GPU: TensorFlow's own warning says
+    which library it could not load. It is a warning, hidden by the quiet level, so ask a
+    fresh Python for it with every level shown, and write TensorFlow's words."""
+    code = "import tensorflow as tf; tf.config.list_physical_devices('GPU')"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    said = [line for line in run.stderr.splitlines(keepends=True)
+            if (level := LOG_LINE.match(line)) and level.group(1) != "I"]
+    sys.stderr.write("TensorFlow found no GPU on this machine, though it has an NVIDIA "
+                     "driver. TensorFlow says:\n" + "".join(said or run.stderr[-2000:]))

@@ -1,0 +1,110 @@
+"""``import datakit`` changes nothing of the learner's; ``datakit.quiet_tensorflow()`` is asked for.
+
+Each check runs in a fresh Python (TensorFlow reads its variables once, when it loads),
+with none of TensorFlow's variables set, as on a learner's machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from notebook_setup import NOTEBOOKS, SETUP_LINES, apply, setup_cell
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_fresh(code: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)
+
+
+@pytest.mark.timeout(300)
+def test_importing_the_kit_and_its_helpers_changes_no_variable_and_no_tensorflow_option():
+    run = run_fresh("""
+        import json, os
+        import tensorflow as tf
+        def state():
+            return {"env": dict(os.environ),
+                    "threads": [tf.config.threading.get_inter_op_parallelism_threads(),
+                                tf.config.threading.get_intra_op_parallelism_threads()],
+                    "sync": tf.config.experimental.get_synchronous_execution(),
+                    "soft": tf.config.get_soft_device_placement(),
+                    "eager": tf.executing_eagerly(), "jit": tf.config.optimizer.get_jit(),
+                    "optimizer": tf.config.optimizer.get_experimental_options(),
+                    "float": tf.keras.backend.floatx(), "log": tf.get_logger().level}
+        before = state()
+        import datakit
+        from datakit.readers.csv_files import reader
+        from datakit import doctor, see, perf
+        after = state()
+        print(json.dumps({"before": before, "after": after}))
+    """)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["after"] == out["before"]
+    assert "TF_ENABLE_ONEDNN_OPTS" not in out["after"]["env"]
+
+
+@pytest.mark.timeout(300)
+def test_quiet_tensorflow_hides_the_start_up_lines_keeps_onednn_and_sets_only_the_log_level():
+    run = run_fresh("""
+        import os, sys
+        import datakit
+        before = dict(os.environ)
+        print(datakit.quiet_tensorflow(), "tensorflow" in sys.modules)
+        import tensorflow as tf
+        print(int(tf.reduce_sum(tf.range(10))))
+        print(datakit.quiet_tensorflow())  # TensorFlow already loaded: nothing to do
+        print(sorted(set(os.environ.items()) ^ set(before.items())))
+    """)
+    plain = run_fresh("""
+        import os
+        before = dict(os.environ)
+        import tensorflow
+        print(sorted(set(os.environ.items()) ^ set(before.items())))
+    """)
+    assert run.returncode == plain.returncode == 0, run.stderr[-3000:] + plain.stderr[-3000:]
+    tensorflows_own = eval(plain.stdout.strip().splitlines()[-1])  # what TensorFlow sets itself
+    assert run.stdout.splitlines()[:3] == ["True True", "45", "False"]
+    changed = set(eval(run.stdout.splitlines()[3])) - set(tensorflows_own)
+    assert changed == {("TF_CPP_MIN_LOG_LEVEL", "2")}
+    # the plain import writes the absl banner, oneDNN's and the CPU's notes
+    assert run.stderr == "" and "oneDNN custom operations are on" in plain.stderr, run.stderr
+
+
+@pytest.mark.timeout(300)
+def test_quiet_tensorflow_keeps_the_level_you_set_and_warnings_it_does_not_know():
+    run = run_fresh("""
+        import os, sys
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        import datakit
+        from datakit import tensorflow_logs
+        kept = [l for l in ["W0000 00:00:1.5 77 gpu_device.cc:2344] Cannot dlopen some GPU "
+                            "libraries.\\n", "I0000 00:00:1.5 77 port.cc:153] oneDNN ...\\n",
+                            "WARNING: All log messages before absl::InitializeLog() is "
+                            "called are written to STDERR\\n"]
+                if tensorflow_logs._worth_keeping(l, driver=False)]
+        datakit.quiet_tensorflow()
+        print(os.environ["TF_CPP_MIN_LOG_LEVEL"], len(kept), kept[0].split("] ")[1].strip())
+    """)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "0 1 Cannot dlopen some GPU libraries."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notebook_calls_quiet_tensorflow_first_as_the_template_says(path):
+    nb = nbformat.read(path, as_version=4)
+    assert setup_cell(nb).source.startswith(SETUP_LINES)
+    assert not apply(nb), f"{path.name}: run python tests/notebook_setup.py"
+    text = "\n".join(c.source for c in nb.cells)
+    assert "quiets TensorFlow's start-up logs" not in text
+    assert "TF_ENABLE_ONEDNN_OPTS=0` before TensorFlow loads" not in text
