@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import tensorflow as tf
 
@@ -65,8 +66,8 @@ def _batched(stages: list[StageFacts]) -> bool:
     return "batch" in kinds and "unbatch" not in kinds[kinds.index("batch"):]
 
 
-def compare(original, copy, *, seconds: float, rounds: int = 2, rows: bool = True,
-            fill: float = 0.0) -> float:
+def compare(original: tf.data.Dataset, copy: tf.data.Dataset, *, seconds: float,
+            rounds: int = 2, rows: bool = True, fill: float = 0.0) -> float:
     """Best rate of ``copy`` / best rate of ``original``, measured alternately ``rounds`` times.
 
     ``fill > 0``: first drain each one (up to ``fill`` seconds, or to its end) so that a
@@ -89,12 +90,12 @@ def compare(original, copy, *, seconds: float, rounds: int = 2, rows: bool = Tru
 # stage to speed up, and returns the Candidate changes it proposes there (maybe none).
 
 
-def _copy(base, steps: list) -> Callable[[], tf.data.Dataset]:
+def _copy(base: tf.data.Dataset, steps: list) -> Callable[[], tf.data.Dataset]:
     """Builds ``assemble(base, steps)`` when called: the copy a candidate change makes."""
     return lambda: assemble(base, steps)
 
 
-def _with(stage, **changes) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
+def _with(stage: tf.data.Dataset, **changes: Any) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     """A step for :func:`assemble`: ``stage`` re-applied to its input with ``changes``."""
     return lambda inp: reapply(stage, inp, **changes)
 
@@ -217,7 +218,7 @@ def _python(stages: list[StageFacts], k: int) -> list[Candidate]:
 SPEED_RULES = (_parallel_map, _vectorize, _cache, _reading, _bigger_batch, _python)
 
 
-def advise(report, dataset, *, seconds: float = 0.5, rounds: int = 2,
+def advise(report: Any, dataset: tf.data.Dataset, *, seconds: float = 0.5, rounds: int = 2,
            chain: list | None = None, progress: bool | None = None) -> list[Advice]:
     """Changes for the bottleneck and runner-up of ``report``, each measured on a copy.
 

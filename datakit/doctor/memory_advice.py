@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import tensorflow as tf
 
@@ -86,7 +87,8 @@ def _mixing(n: int, buffer_size: int) -> float:
 # that holds much, and the folder a copy may write in; it returns its Candidate changes.
 
 
-def _rebuilt(stages: list[StageFacts], k: int, step) -> Callable[[], tf.data.Dataset]:
+def _rebuilt(stages: list[StageFacts], k: int,
+             step: Callable[[tf.data.Dataset], tf.data.Dataset]) -> Callable[[], tf.data.Dataset]:
     """Builds the chain with stage ``k`` replaced by ``step`` (``inp -> dataset``)."""
     rest = [s.dataset for s in stages[k + 1:]]
     return lambda: assemble(stages[k - 1].dataset, [step] + rest)
@@ -152,7 +154,7 @@ def _stage_key(stage: StageFacts) -> str:
                  graph_ops(stage.dataset, library=False)))
 
 
-def cache_folder(dataset, chain: list | None = None) -> Path:
+def cache_folder(dataset: tf.data.Dataset, chain: list | None = None) -> Path:
     """The one folder, in the temporary folder, where the advice's ``cache(filename)`` copies
     of ``dataset`` write. It is named by the pipeline's stages (kinds, names, knobs, element
     specs, the ops of their functions), so every call for the same pipeline, even rebuilt by
@@ -167,7 +169,7 @@ def _folder_of(stages: list[StageFacts]) -> Path:
     return Path(tempfile.gettempdir()) / f"datakit_cache_{key[:16]}"
 
 
-def _checked(report, dataset, seconds, folder, chain) -> list:
+def _checked(report: Any, dataset: Any, seconds: float, folder: Any, chain: Any) -> list:
     if not isinstance(report, MemoryReport):
         raise TypeError(f"memory_advice() takes the MemoryReport of memory_report(dataset) "
                         f"first, got {type(report).__name__}")
@@ -187,7 +189,7 @@ def _checked(report, dataset, seconds, folder, chain) -> list:
     return chain_of(dataset) if chain is None else chain
 
 
-def _rate(dataset, seconds: float, patience: float = 15.0) -> float:
+def _rate(dataset: tf.data.Dataset, seconds: float, patience: float = 15.0) -> float:
     """Rows/s of ``dataset`` over ``seconds``; :class:`Stalled` when no element comes within
     ``patience`` seconds more (the wait is cancelled, not left running)."""
     run, stalled = call_with_deadline(lambda: measure(dataset, seconds), seconds + patience)
@@ -205,7 +207,7 @@ def _clear(folder: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
+def memory_advice(report: Any, dataset: Any, *, seconds: float = 1.0, folder: Any = None,
                   chain: list | None = None, progress: bool | None = None) -> list[MemoryAdvice]:
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
 

@@ -128,7 +128,7 @@ def pack(structure: Any, flat: list[Any]) -> Any:
     """
     it = iter(flat)
 
-    def build(s):
+    def build(s: Any) -> Any:
         if isinstance(s, tuple):
             return tuple(build(v) for v in s)
         if isinstance(s, dict):

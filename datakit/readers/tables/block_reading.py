@@ -59,7 +59,8 @@ def shuffle_buffer(options: TableOptions, rows: int) -> int:
                                 what="rows")
 
 
-def file_order(files: list[str], options: TableOptions, *, repeat: bool = True):
+def file_order(files: list[str], options: TableOptions, *,
+               repeat: bool = True) -> tf.data.Dataset:
     """The file names, shuffled with the seed when rows are, and repeated (unless ``repeat``
     is false: a cache repeats the rows instead)."""
     # Not list_files: it globs its input again, so `run[1].csv` would read `run1.csv`.

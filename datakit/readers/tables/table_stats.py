@@ -74,7 +74,7 @@ class TableStats:
     label: str | None = None
     dialect: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.header is None:
             self.header = list(self.columns)
 
@@ -86,7 +86,7 @@ class TableStats:
         header = self.columns if self.header is None else self.header  # as __post_init__
         return {c: self.stats[c].kind if c in self.stats else TEXT for c in header}
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """A pandas table, one row per column (vocabularies left out)."""
         rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
                 for s in self.stats.values()]

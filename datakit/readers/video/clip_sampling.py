@@ -116,7 +116,8 @@ def clip_span(clip_len: int, frame_step: int = 1) -> int:
     return (clip_len - 1) * frame_step + 1
 
 
-def clip_frames(n_frames, key, clip_len: int, *, frame_step: int = 1, sampler: str = "random",
+def clip_frames(n_frames: int | tf.Tensor, key: int | tf.Tensor, clip_len: int, *,
+                frame_step: int = 1, sampler: str = "random",
                 clips_per_video: int = 1) -> tf.Tensor:
     """``(clips_per_video, clip_len)`` int64 frame indices into a video of ``n_frames`` frames.
 
@@ -129,12 +130,12 @@ def clip_frames(n_frames, key, clip_len: int, *, frame_step: int = 1, sampler: s
     return starts[:, None] + frame_step * tf.range(clip_len, dtype=tf.int64)[None, :]
 
 
-def epoch_keys(seed: int | None):
+def epoch_keys(seed: int | None) -> tf.data.Dataset:
     """A dataset of one int64 per iteration: a new one each epoch, the same per ``seed``."""
     return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1)
 
 
-def video_key(epoch_key, index):
+def video_key(epoch_key: int | tf.Tensor, index: int | tf.Tensor) -> tf.Tensor:
     """The random key of video ``index`` in the epoch of ``epoch_key`` (stateless)."""
     seed = tf.stack([tf.cast(epoch_key, tf.int64), tf.cast(index, tf.int64)])
     return tf.random.stateless_uniform([], seed=seed, minval=0, maxval=tf.int64.max,
@@ -146,7 +147,7 @@ def random_start(key: int, n_frames: int, clip_len: int, frame_step: int = 1) ->
     return int(key) % (n_frames - clip_span(clip_len, frame_step) + 1)
 
 
-def random_starts(rng: np.random.Generator, n_frames, clip_len: int,
+def random_starts(rng: np.random.Generator, n_frames: np.ndarray, clip_len: int,
                   frame_step: int = 1) -> np.ndarray:
     """One random first frame per video of ``n_frames`` frames, drawn from ``rng``."""
     return rng.integers(0, np.asarray(n_frames) - clip_span(clip_len, frame_step) + 1)

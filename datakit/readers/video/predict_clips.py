@@ -25,11 +25,12 @@ dtype('float32')
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from datakit.core.errors import DataError
-from datakit.core.paths import one_file
+from datakit.core.paths import PathArg, one_file
 from datakit.readers.video.clip_options import VideoOptions, video_options
 from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, clip_span
 from datakit.readers.video.keras_arguments import check_choice, to_grayscale
@@ -38,8 +39,9 @@ from datakit.readers.video.video_index import short_reason
 __all__ = ["clips_to_predict"]
 
 
-def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "uint8",
-                     options: VideoOptions | None = None, **clip_options) -> np.ndarray:
+def clips_to_predict(path: PathArg, like: Any = None, *, color_mode: str = "rgb",
+                     dtype: str = "uint8",
+                     options: VideoOptions | None = None, **clip_options: Any) -> np.ndarray:
     """``(clips_per_video, clip_len, height, width, channels)`` clips of the video ``path``.
 
     Args:
@@ -101,7 +103,7 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
     return clips.astype(np.float32) if dtype == "float32" else clips
 
 
-def _one_video(path) -> str:
+def _one_video(path: Any) -> str:
     """``path`` as text once it names one file; else the error names ``path=`` (a list, a
     missing file, a folder), before PyAV is asked."""
     if isinstance(path, (list, tuple, set)):
