@@ -36,6 +36,7 @@ LAYERS = [
     ("doctor", "the pipeline's chain, each stage's cost, measured advice"),
     ("cluster", "the tf.data service on loopback and on real machines"),
     ("exercises", "feedback on write-it-yourself answers"),
+    ("__main__", "python -m datakit: the course's notebooks copied where you work"),
 ]
 LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
 #: Layers that import neither TensorFlow nor Matplotlib (nor anything heavy).

@@ -26,44 +26,29 @@ import pytest
 import datakit
 
 ROOT = Path(__file__).resolve().parent.parent
-#: One build per process: a second build in the same process left no sdist (setuptools 84).
-BUILD = ("import sys; from setuptools import build_meta as b; "
-         "print('BUILT', b.build_{}(sys.argv[1]))")
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                              ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache")
-
-
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory) -> dict[str, Path]:
-    """The wheel and the sdist, built from a copy of the repository (no generated data)."""
-    source = tmp_path_factory.mktemp("source") / "datakit"
-    shutil.copytree(ROOT, source, ignore=SKIP)
-    shutil.rmtree(source / "data" / "generated", ignore_errors=True)
-    out = tmp_path_factory.mktemp("dist")
-    built = {}
-    for kind in ("wheel", "sdist"):  # setuptools talks on stdout too: the name is marked
-        run = subprocess.run([sys.executable, "-c", BUILD.format(kind), str(out)], cwd=source,
-                             timeout=280, capture_output=True, text=True)
-        assert run.returncode == 0, run.stderr[-3000:]
-        built[kind] = out / next(line.split()[1] for line in run.stdout.splitlines()
-                                 if line.startswith("BUILT "))
-    return built
+def dist(built_kit) -> dict[str, Path]:
+    """The wheel and the sdist (the session's one build: ``built_kit`` in conftest.py)."""
+    return built_kit
 
 
 @pytest.mark.timeout(300)
 def test_the_wheel_carries_license_typing_changelog_and_the_one_version(dist):
     version = datakit.__version__
-    assert dist["wheel"].name == f"datakit-{version}-py3-none-any.whl"
+    assert dist["wheel"].name == f"tf_datakit-{version}-py3-none-any.whl"
     with zipfile.ZipFile(dist["wheel"]) as whl:
         names = set(whl.namelist())
-        meta = whl.read(f"datakit-{version}.dist-info/METADATA").decode()
-        licence = whl.read(f"datakit-{version}.dist-info/licenses/LICENSE").decode()
-    assert "datakit/py.typed" in names
-    assert f"datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
-    assert f"datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
+        meta = whl.read(f"tf_datakit-{version}.dist-info/METADATA").decode()
+        licence = whl.read(f"tf_datakit-{version}.dist-info/licenses/LICENSE").decode()
+    assert "datakit/py.typed" in names and "\nName: tf-datakit\n" in meta
+    assert f"tf_datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
+    assert f"tf_datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
     assert licence == (ROOT / "LICENSE").read_text() and "Apache License" in licence
     assert f"\nVersion: {version}\n" in meta and "\nLicense-Expression: Apache-2.0\n" in meta
     assert "\nLicense-File: LICENSE\n" in meta and "\nRequires-Dist: filelock" in meta
+    assert "\nKeywords: tensorflow,tf.data," in meta and "\nClassifier: Typing :: Typed\n" in meta
+    assert "\nClassifier: Operating System :: Microsoft :: Windows\n" in meta
+    assert f"tf_datakit-{version}.data/data/share/datakit/notebooks/01_datasets.ipynb" in names
     assert '\nversion = "' not in (ROOT / "pyproject.toml").read_text()  # one source
     with tarfile.open(dist["sdist"]) as sdist:
         inside = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
@@ -116,6 +117,7 @@ def _readers(defaults, markers: set[int], dialect: Dialect):
 def _failer(pattern, columns, kinds, required, classes, ignored, dialect: Dialect):
     """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
     ``lines`` that does not match ``pattern``, as a :class:`BadLine`."""
+    release_iterators_at_exit()  # the message is built in Python: no hang at exit
     def message(line, number, path):
         raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes,

@@ -51,16 +51,18 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.file_facts import file_facts, opened
 from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
+    REPLACE_WHOLE,
     column_dtype,
     columns_with_nulls,
     row_group_reader,
 )
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
-from datakit.readers.tables.file_facts import file_facts, opened
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 from datakit.readers.tables.table_options import TableOptions
@@ -226,7 +228,7 @@ def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str
     the check counted: a file replaced between the check and ``facts`` is refused too."""
     groups = {}
     for f in files:
-        with opened(f, facts) as fh:
+        with opened(f, facts, fix=REPLACE_WHOLE) as fh:
             meta = pq.ParquetFile(fh).metadata
         if meta.num_rows != rows.get(f, meta.num_rows):
             raise DataError(f, f"the file changed while the reader checked it ({meta.num_rows:,} "
@@ -295,6 +297,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
     facts = file_facts(files)  # what every read compares the files with
+    release_iterators_at_exit()  # its row groups are read in Python: no hang at exit
     groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]

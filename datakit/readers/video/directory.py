@@ -45,12 +45,12 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_fits_in_memory
 from datakit.core.cores import cpu_cores
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.progress import check_progress
 from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
 from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
 from datakit.readers.video.clip_tail import clip_tail
 from datakit.readers.video.decoding import decode_frames
-from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.folders import check_split, split_indices
 from datakit.readers.video.keras_arguments import (
     check_choice,

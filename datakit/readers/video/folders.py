@@ -254,7 +254,7 @@ def require_pyav() -> None:
 
     if importlib.util.find_spec("av") is None:
         raise ModuleNotFoundError('reading video files needs PyAV, which is not installed: '
-                                  'pip install "datakit[video]" (or pip install av)',
+                                  'pip install "tf-datakit[video]" (or pip install av)',
                                   name="av")
 
 

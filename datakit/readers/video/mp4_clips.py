@@ -15,11 +15,12 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_seed
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.file_facts import change, file_facts
 from datakit.core.keywords import old_keyword
 from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 from datakit.readers.video.video_index import SHORT_FIX, short_reason
 
@@ -33,7 +34,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
-    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
+    (:mod:`~datakit.core.exit_guard` keeps an error from leaving the
     interpreter hanging at exit.)
 
     Args:
@@ -46,7 +47,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         TypeError: a count is not an int.
         ValueError: a count is out of range, or no MP4 files are found.
         InvalidArgumentError (while reading): a file that is damaged or shorter
-            than a clip, naming it.
+            than a clip, or changed since the dataset was built, naming it.
     """
     VideoOptions(clip_len=clip_len)  # the one clip_len rule
     n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
@@ -55,11 +56,16 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     seed = check_seed(seed)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
+    facts = file_facts(paths)  # each clip's file must be the one listed (datakit.core.file_facts)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
     def decode_clip(path, r):
         path = path.decode()
         try:
+            changed = change(path, facts[path])
+            if changed is not None:
+                raise ValueError(f"changed since the dataset was built ({changed}); build the "
+                                 "dataset again once the files are final")
             n = mp4_frame_count(path)
             if n < clip_len:
                 raise ValueError(f"{short_reason(n, clip_len, None)}; {SHORT_FIX}")

@@ -33,7 +33,8 @@ class VideoInfo:
     rate: float = 0.0  # the container's average frame rate, 0 if it has none
     keys: tuple = ()  # the keyframes, as frame indices (empty: not known)
     reordered: bool = False  # timestamps in decode order (AVI with B-frames): count frames
-    stamp: tuple = ()  # (size in bytes, modification time in ns) when probed
+    stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
+    digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
 
     @property
     def frames(self) -> int:
