@@ -61,7 +61,7 @@ def model_3d(clip_len: int, size: int, classes: int):
     return reference_model(clip_len, size, classes)
 
 
-def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
+def clip_feeds(folder: Path, shards: Path, work, batches: int) -> dict:
     """The three datasets, each repeating forever: direct, shards, memory."""
     import numpy as np
     import tensorflow as tf
@@ -110,7 +110,7 @@ def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
 
     from datakit.bench.device import GpuSampler
     out = {}
-    for name, ds in _feeds(folder, shards, work, batches=min(steps, 24)).items():
+    for name, ds in clip_feeds(folder, shards, work, batches=min(steps, 24)).items():
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
         gpu = GpuSampler()
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     if reason:
         print(f"SKIPPED: {reason}", flush=True)
         return 0
-    folder, shards, work, (n, secs, w, h, steps) = _data(args)
+    folder, shards, work, (n, secs, w, h, steps) = bench_data(args)
     print(f"a small 3D CNN, {steps} steps of {work.batch} clips ({work.clip_len}x{work.size}x"
           f"{work.size}) per feed, {n} videos of {secs} s at {w}x{h}:", flush=True)
     res = train(folder, shards, steps, work, lambda s: print(s, flush=True))
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _data(args, *, shards: bool = True):
+def bench_data(args, *, shards: bool = True):
     """The videos (made once), their shards (``shards``: written once) and the clip settings."""
     from benchmarks.video_peer_loaders import Work
     from benchmarks.video_peers import WORK, make_videos
@@ -239,7 +239,7 @@ def per_core_main(args) -> int:
     """``--per-core``: each feed's clips per CPU second, the cores a GPU needs, the results file."""
     import json
     import platform
-    folder, shards, work, (n, secs, w, h, _) = _data(args)
+    folder, shards, work, (n, secs, w, h, _) = bench_data(args)
     batches = 4 if args.quick else 40
     print(f"clips per CPU second, {batches} batches of {work.batch} clips ({work.clip_len}x"
           f"{work.size}x{work.size}) per feed, one decoder, {n} videos of {secs} s at {w}x{h}:",
@@ -257,10 +257,10 @@ def per_core_main(args) -> int:
                 "**No GPU run exists yet**: no machine with a GPU was at hand. Run "
                 "`python3 benchmarks/gpu_step.py --json gpu.json` on one (PyTorch alone), then "
                 "`python -m benchmarks.accelerator --per-core --gpu-result gpu.json` here.")
-    from benchmarks.fit_overhead import SECTION
     out = ROOT / "benchmarks" / "RESULTS_accelerator.md"
     before = out.read_text() if out.exists() else ""
-    kept = "\n" + before[before.index(SECTION):] if SECTION in before else ""  # fit_overhead's
+    # the sections other benchmarks wrote below this one (fit_overhead's): kept as they are
+    kept = "\n" + before[before.index("\n## ") + 1:] if "\n## " in before else ""
     out.write_text(
         "# Does the input keep an accelerator busy?\n\n"
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "

@@ -78,10 +78,10 @@ def child(args) -> dict:
         tf.config.threading.set_intra_op_parallelism_threads(args.intra)
     import keras
 
-    from benchmarks.accelerator import _data, _feeds, model_3d, timed_fit
+    from benchmarks.accelerator import bench_data, clip_feeds, model_3d, timed_fit
     from datakit.core.cores import cpu_cores
-    folder, shards, work, _ = _data(args)
-    feeds = _feeds(folder, shards, work, batches=min(args.steps, 24))
+    folder, shards, work, _ = bench_data(args)
+    feeds = clip_feeds(folder, shards, work, batches=min(args.steps, 24))
     if args.private_pool:
         opts = tf.data.Options()
         opts.threading.private_threadpool_size = cpu_cores()
@@ -176,11 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print("RESULT " + json.dumps(child(args)), flush=True)
         return 0
-    from benchmarks.accelerator import _data
+    from benchmarks.accelerator import bench_data
     from benchmarks.processes import run_child
     from datakit.core.cores import cpu_cores
     cores, load0, started = cpu_cores(), os.getloadavg()[0], time.time()
-    _, _, work, (n, secs, w, h, _) = _data(args)  # videos and shards made once, here
+    _, _, work, (n, secs, w, h, _) = bench_data(args)  # videos and shards made once, here
     print(f"fit() on the CPU, {args.steps} steps of {work.batch} clips ({work.clip_len}x"
           f"{work.size}x{work.size}) per feed, {n} videos of {secs} s at {w}x{h}, {cores} cores, "
           f"load average {load0:.1f}:", flush=True)

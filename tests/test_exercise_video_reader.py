@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("av")
 
-from datakit import exercises  # noqa: E402
-from datakit.exercises import video_reader as ref  # noqa: E402
-from datakit.readers.video.messy_folder import (  # noqa: E402
+from datakit import exercises
+from datakit.exercises import video_reader as ref
+from datakit.readers.video.messy_folder import (
     BAD_FILES,
     NOT_VIDEOS,
     SHORT_FILES,
     make_messy_video_folder,
 )
-from tests import nb10_inputs  # noqa: E402
+from tests import nb10_inputs
 
 CLIP_LEN, SIZE, FPS, SEED = (nb10_inputs.CLIP_LEN, nb10_inputs.SIZE, nb10_inputs.FPS,
                              nb10_inputs.SEED)

@@ -34,7 +34,6 @@ def test_parquet_refuses_its_arguments_before_opening_any_file(tmp_path, kwargs,
 
 def test_table_options_are_the_csv_options_base():
     assert issubclass(csv_files.ReadOptions, tables.TableOptions)
-    assert csv_files.CsvStats is tables.TableStats
 
 
 def test_tf_datas_knob_name_is_quiet_and_reads_the_same_rows(tmp_path):
@@ -138,3 +137,16 @@ def test_tfrecords_takes_tf_datas_own_names_without_a_warning(tmp_path):
     # a message names each keyword as the caller wrote it (#47)
     with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"):
         tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+
+
+def test_the_table_floor_knows_no_format_and_keeps_the_dialect_layout_it_saved(tmp_path):
+    import json
+    from dataclasses import fields
+    assert not {f.name for f in fields(tables.TableStats)} & {"delimiter", "na_values",
+                                                               "column_names"}
+    stats = tables.TableStats(["x"], dialect={"delimiter": ";", "na_values": ["?"],
+                                              "column_names": None})
+    path = stats.save(tmp_path / "s.json")
+    saved = json.loads(open(path).read())
+    assert saved["delimiter"] == ";" and "dialect" not in saved  # as saved before: old files load
+    assert tables.TableStats.load(path) == stats

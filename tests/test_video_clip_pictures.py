@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from datakit.see.video_clip import (  # noqa: E402
+from datakit.see.video_clip import (
     clip_animation,
     clip_grid,
     plot_clip,

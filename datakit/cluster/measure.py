@@ -149,7 +149,7 @@ class Trainer:
 
         try:  # which dispatcher it reads (see abandon_trainers)
             self._graph = serialized_graph(dataset)
-        except Exception:  # noqa: BLE001 (a dataset TF cannot serialize reads no service)
+        except Exception:  # a dataset TF cannot serialize reads no service
             self._graph = b""
         _READING.add(self)
         self._thread = threading.Thread(target=self._run, args=(dataset,), daemon=True)
@@ -162,7 +162,7 @@ class Trainer:
                 if len(self.received) == self._pause_after:
                     self.paused.set()
                     self._go.wait()
-        except BaseException as e:  # noqa: BLE001 (kept for the caller: see .error, join())
+        except BaseException as e:  # kept for the caller: see .error, join()
             if not self.done.is_set():  # not already ended by abandon_trainers
                 self.error = e
         finally:

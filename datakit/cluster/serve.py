@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     try:
         server = _serve(tf.data.experimental.service, args)
-    except Exception as e:  # noqa: BLE001 (TensorFlow's "Failed to add port", said plainly)
+    except Exception as e:  # TensorFlow's "Failed to add port", said plainly
         sys.exit(f"datakit.cluster: the {args.role} could not start on port {args.port} "
                  f"({type(e).__name__}: {str(e).strip()[:300]}); is the port in use? pass "
                  "another --port")

@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Sequence
+from typing import BinaryIO
 
 from datakit.core.errors import DataError
 
@@ -139,7 +140,8 @@ def change(path: str | os.PathLike, then: Sequence[int], *,
 
 def opened(path: str, facts: dict[str, Stamp], *,
            fix: str = "build the dataset again after the files change, and replace a set "
-                      "whole (write it into a new folder) rather than while it is read"):
+                      "whole (write it into a new folder) rather than while it is read"
+           ) -> BinaryIO:
     """``path`` opened for reading, after checking that it is the file the reader checked.
 
     The check is on the open file itself (``fstat``): a file replaced just before

@@ -45,13 +45,18 @@ import os
 
 __all__ = ["one_file"]
 
+#: A path as the kit takes one: text or an ``os.PathLike`` (``pathlib.Path``).
+PathArg = str | os.PathLike
+#: Files as the readers take them: a path, a glob pattern, or a list of them.
+FilesArg = PathArg | list | tuple
+
 
 def _folder_message(item: str, suffix: str = ".csv") -> str:
     return (f"{item} is a folder, not a file: pass the files in it, or a pattern such as "
             f"{os.path.join(item, '*' + suffix)!r}")
 
 
-def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> list[str]:
+def resolve_files(filepaths: FilesArg, *, what: str = "files", suffix: str = ".csv") -> list[str]:
     """The files named by ``filepaths`` (a path, a pattern, or a list of them), each once.
 
     Raises ``TypeError`` for something that is not a path, ``ValueError`` for
@@ -98,7 +103,7 @@ def _refuse_named_twice(items: list) -> None:
         named[key] = path
 
 
-def one_file(path) -> str:
+def one_file(path: PathArg) -> str:
     """``path`` as text once it names a file, taken literally (no globbing): for readers of
     one file. The errors :func:`resolve_files` gives, naming it.
 

@@ -106,7 +106,7 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
                 label_scale: float = 1.0):
     """The classic reader's elements: (standardized numeric features, label / label_scale)."""
     from datakit.readers.csv_files.reader import csv_reader_dataset
-    from datakit.readers.csv_files.schema import NUMBER
+    from datakit.readers.tables.table_stats import NUMBER
     n = sum(c != label and stats[c].kind == NUMBER for c in stats.columns)
     ds = csv_reader_dataset(filepaths, repeat, n_readers, n_read_threads, shuffle_buffer_size,
                             n_parse_threads, batch_size, stats=stats, label=label, seed=seed,

@@ -50,12 +50,12 @@ import tensorflow as tf
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, stamp, what_changed
 from datakit.readers.csv_files.block_features import BlockFeatures
-from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
-from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.tables.block_reading import blocks_dataset
+from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT"]
 
@@ -312,9 +312,9 @@ def block_reading(parts, opts, *, fused: bool = True):
                          label=label,
                          classes=opts.classes, fill=fill,
                          sizes=file_facts(parts.files), skip=skip,
-                         blank=parts.blank, dialect=stats.dialect,
+                         blank=parts.blank, dialect=dialect_of(stats),
                          features=block_features(parts.kinds, opts) if fused else None)
-    ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
+    ranges_of = _ranges_by_file(list(parts.files), dialect_of(stats).header_lines)
     return (lambda path: block_plan(path, ranges_of(path))), block_parse(parser,
                                                                          parts.to_features)
 

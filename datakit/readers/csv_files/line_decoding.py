@@ -12,7 +12,7 @@
   never a short or long epoch.
 
 >>> import tempfile, os
->>> from datakit.readers.csv_files.schema import NUMBER
+>>> from datakit.readers.tables.table_stats import NUMBER
 >>> path = os.path.join(tempfile.mkdtemp(), "a.csv")
 >>> _ = open(path, "w").write("a,b\\n1,2\\n3,4\\n")
 >>> decode = checked_decoder(["a", "b"], {"a": NUMBER, "b": NUMBER}, set(), [[0.0], [0.0]])
@@ -33,8 +33,8 @@ from datakit.readers.csv_files.grammar import (
     describe_bad_line,
     row_pattern,
 )
-from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
+from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["blank", "unchanged"]
 

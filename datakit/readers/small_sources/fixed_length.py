@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -18,12 +19,12 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
-from datakit.core.paths import one_file
+from datakit.core.paths import PathArg, one_file
 
 __all__ = ["fixed_length_dataset"]
 
 
-def write_fixed_length(path, array, header: bytes = b"") -> Path:
+def write_fixed_length(path: PathArg, array: np.ndarray, header: bytes = b"") -> Path:
     """Write ``array`` (one row a record) as raw little-endian bytes after ``header``, atomically.
 
     >>> import tempfile
@@ -39,7 +40,8 @@ def write_fixed_length(path, array, header: bytes = b"") -> Path:
     return path
 
 
-def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
+def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: Any,
+                         header_bytes: int = 0,
                          footer_bytes: int = 0) -> tf.data.Dataset:
     """Read a file of fixed-size binary records as a dataset of arrays of ``record_shape``.
 

@@ -66,7 +66,7 @@ class TableOptions:
     n_parse_threads: int | None = 5
     prefetch: int | None = PREFETCH
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name, (low, none, auto) in _COUNTS.items():
             check_count(name, getattr(self, name), low, none=none, autotune=auto)
         interleave_lengths(self.n_readers, 1, self.n_read_threads,

@@ -41,9 +41,9 @@ from datakit.core.atomic import Staging
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
+from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in
-from datakit.readers.csv_files.stats import infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 from datakit.readers.tf_transform.transform_folder import (
@@ -238,7 +238,7 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
                 result = pipeline.run()
             result.wait_until_finish()
             bar.update()
-        except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
+        except Exception as e:  # any failure: name the bad line if there is one
             _raise_bad_line(job, e)
             raise
         bar.set_postfix_str("checking its rows")

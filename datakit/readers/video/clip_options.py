@@ -40,7 +40,7 @@ from dataclasses import dataclass, fields
 from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.errors import DataError
 from datakit.core.keywords import options_from
-from datakit.readers.video.clip_sampling import check_sampler
+from datakit.readers.video.clip_sampling import SAMPLERS, check_sampler
 
 __all__ = ["VideoOptions"]
 
@@ -97,19 +97,19 @@ class VideoOptions:
     def sampler_for(self, training: bool) -> str:
         """The sampler asked for, else ``"random"`` to train and ``"center"`` to validate.
 
-        Validation always takes fixed clips: a ``"random"`` sampler asked for
-        training validates on ``"center"`` clips (the same every epoch).
+        Validation always takes fixed clips: a keyed sampler (``"random"``, new
+        clips each epoch) asked for training validates on ``"center"`` clips.
 
         >>> VideoOptions(sampler="random").sampler_for(training=False)
         'center'
         """
         if training:
             return self.sampler or "random"
-        return "center" if self.sampler in (None, "random") else self.sampler
+        return "center" if self.sampler is None or SAMPLERS[self.sampler].keyed else self.sampler
 
     def clips_for(self, sampler: str) -> int:
-        """Clips per video with ``sampler`` (``"center"`` takes one)."""
-        return 1 if sampler == "center" else self.clips_per_video
+        """Clips per video with ``sampler`` (one for a sampler that fixes one, ``"center"``)."""
+        return 1 if SAMPLERS[sampler].one_clip else self.clips_per_video
 
     def check_videos(self, infos) -> None:
         """Refuse, before any frame is decoded, a crop that leaves nothing of a video.

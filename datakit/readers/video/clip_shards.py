@@ -7,16 +7,19 @@ pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
+from datakit.core.paths import PathArg
 from datakit.readers.video import generations
 
 __all__: list[str] = []
 
 
-def shard_class_names(directory, meta: dict, class_names):
+def shard_class_names(directory: PathArg, meta: dict,
+                      class_names: Sequence[str] | None) -> list[str] | None:
     """The manifest's class names; ``class_names`` given must be the same."""
     given = None if class_names is None else [str(c) for c in class_names]
     if given is not None and given != list(meta["class_names"]):
@@ -52,7 +55,7 @@ def check_one_run(directory: Path, meta: dict) -> None:
                         f"{directory.parent} (the videos already converted are reused).")
 
 
-def video_set(directory) -> dict | None:
+def video_set(directory: PathArg) -> dict | None:
     """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
     try:
         man = manifest.read_manifest(directory)

@@ -248,7 +248,7 @@ def _run(job: Conversion, sets: ShardSets, pipeline_args,
                 _run_pipeline(_write_job(parts, items), pipeline_args, parts=str(parts),
                               fps=job.options.fps, quality=job.quality,
                               fit=dict(job.options.fit), on_bad_file=job.on_bad_file)
-        except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
+        except Exception as e:  # a video's failure said as its DataError
             if job.on_bad_file == "raise":  # (under "skip" a video's failure never stops it)
                 _raise_failure(parts, folder, todo, names, e)
             raise

@@ -54,7 +54,7 @@ from datakit.readers.video.clip_options import (
     one_frame_size,
     video_options,
 )
-from datakit.readers.video.clip_sampling import clip_frames, epoch_keys, video_key
+from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
 from datakit.readers.video.clip_tail import clip_tail
 from datakit.readers.video.decoding import decode_frames
 from datakit.readers.video.folders import check_split, split_indices
@@ -263,6 +263,7 @@ class _Reading:
 def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: bool):
     opts = read.options
     sampler = opts.sampler_for(training)
+    keyed = SAMPLERS[sampler].keyed  # a new key per epoch, hence per video
     k, clip_len, seed, channels = opts.clips_for(sampler), opts.clip_len, read.seed, read.channels
     height, width = opts.frame_size or one_frame_size([index.infos[i] for i in idx])
     decode = _clip_decoder(index, read, (k, clip_len, height, width, channels))
@@ -279,12 +280,12 @@ def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: 
 
     def choose(epoch_key):
         def frames_of(i, label, n, file, _path):
-            key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
+            key = video_key(epoch_key, i) if keyed else tf.constant(0, tf.int64)
             return i, label, file, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
                                                sampler=sampler, clips_per_video=k)
         return videos.map(frames_of)
 
-    ds = epoch_keys(seed).flat_map(choose) if sampler == "random" else choose(0)
+    ds = epoch_keys(seed).flat_map(choose) if keyed else choose(0)
 
     def load(i, label, file, frames):
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")

@@ -8,7 +8,9 @@ frame rates) is read by :mod:`datakit.readers.video.decoding`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +67,7 @@ def mp4_frame_count(path: str | Path) -> int:
         return int(container.streams.video[0].frames)
 
 
-def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
+def write_mp4_videos(videos: Iterable, directory: str | Path, **kwargs: Any) -> list[Path]:
     """Write each video as ``directory/<class name>/video_<id>.mp4``; return the paths."""
     directory = Path(directory)
     return [write_mp4(v.frames, directory / CLASSES[v.label] / f"video_{v.id:05d}.mp4", **kwargs)

@@ -89,7 +89,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                 raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
                                  f"expected {clip_len} of {(height, width, 3)}: the file is "
                                  "damaged or its frames differ in size")
-        except Exception as e:  # noqa: BLE001 - reworded with the file's name
+        except Exception as e:  # reworded with the file's name
             reason = str(e).replace(f"{path}: ", "")
             raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
                 from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class VideoInfo:
         return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
 
 
-def frame_at(info: VideoInfo, pts) -> int | None:
+def frame_at(info: VideoInfo, pts: int | None) -> int | None:
     """The index of the frame whose timestamp is ``pts`` (the last, where two share it), or
     ``None`` (no such frame, or ``pts`` is None): a bisection of the sorted ``info.pts``,
     so no table per video is kept while a reader reads.
@@ -78,7 +79,7 @@ WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards aga
                     "already converted are kept)")
 
 
-def open_video(path: str, fix: str = _WHEN_LISTED):
+def open_video(path: str, fix: str = _WHEN_LISTED) -> Any:
     """``av.open(path)``; a file FFmpeg cannot open is a :class:`DataError` ending in ``fix``."""
     import av
 
