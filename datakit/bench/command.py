@@ -19,6 +19,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -47,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _model(args):
+def _model(args: argparse.Namespace) -> Any:
     from datakit.bench.reference import reference_model
     if args.model is None:
         return reference_model(*((4, 32) if args.quick else (16, 112)))
@@ -65,7 +66,7 @@ def _model(args):
     return model
 
 
-def _folder(args) -> Path:
+def _folder(args: argparse.Namespace) -> Path:
     if args.folder is not None:
         folder = Path(args.folder)
         if not folder.is_dir():
@@ -79,7 +80,7 @@ def _folder(args) -> Path:
                         n, secs, size)
 
 
-def _profiled_idle(model, feed, steps: int, logdir: str, say) -> float | None:
+def _profiled_idle(model: Any, feed: Any, steps: int, logdir: str, say: Any) -> float | None:
     import tensorflow as tf
 
     from datakit.bench.device import device_idle
@@ -97,7 +98,7 @@ def _profiled_idle(model, feed, steps: int, logdir: str, say) -> float | None:
     return idle
 
 
-def run(args, say=print) -> dict:
+def run(args: argparse.Namespace, say: Any = print) -> dict:
     """Every measurement of the command, printed with ``say``, returned as a dict."""
     # imported here, so that --help answers without loading TensorFlow
     from datakit.bench.device import GpuSampler, appetite

@@ -19,7 +19,9 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +61,7 @@ class GpuSampler:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property
@@ -67,7 +69,7 @@ class GpuSampler:
         return statistics.mean(self.samples) / 100 if self.samples else None
 
 
-def _clips(model, batch: int, seed: int):
+def _clips(model: Any, batch: int, seed: int) -> Any:
     """A batch of random clips of the model's input shape and dtype, and labels."""
     shape = tuple(model.inputs[0].shape[1:])
     dtype = str(model.inputs[0].dtype)
@@ -77,7 +79,7 @@ def _clips(model, batch: int, seed: int):
     return x, rng.integers(0, classes, batch)
 
 
-def appetite(model, batch_sizes=(8, 32), *, steps: int = 20, warmup: int = 3,
+def appetite(model: Any, batch_sizes: Sequence[int] = (8, 32), *, steps: int = 20, warmup: int = 3,
              seed: int = 0, sampler: dict | None = None) -> dict[int, float]:
     """Clips a second ``model`` trains on when fed from memory, per batch size.
 
@@ -105,7 +107,7 @@ def _union_ns(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
-def device_idle(logdir) -> float | None:
+def device_idle(logdir: str | Path) -> float | None:
     """The share of the profiled time no kernel ran on GPU 0, from the newest TensorFlow
     profiler trace (``*.xplane.pb``) under ``logdir``; ``None`` when it holds no GPU plane.
 
@@ -119,7 +121,7 @@ def device_idle(logdir) -> float | None:
     space = xplane_pb2.XSpace()
     space.ParseFromString(traces[-1].read_bytes())
 
-    def events(plane, keep=lambda line: True):
+    def events(plane: Any, keep: Any = lambda line: True) -> list[tuple[float, float]]:
         return [(line.timestamp_ns + e.offset_ps / 1e3,
                  line.timestamp_ns + (e.offset_ps + e.duration_ps) / 1e3)
                 for line in plane.lines if keep(line) for e in line.events]

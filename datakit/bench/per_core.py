@@ -55,7 +55,7 @@ def feeds(folder: Path, shards: Path, work: ClipWork, *, one_decoder: bool = Fal
     }
 
 
-def per_core(folder: Path, shards: Path, work: ClipWork, batches: int, say=print
+def per_core(folder: Path, shards: Path, work: ClipWork, batches: int, say: Any = print
              ) -> dict[str, float]:
     """Clips per CPU second of each file feed with one decoder, drained as ``fit()`` drains."""
     out = {}

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from datakit.core.made_once import make_folder_once
 __all__ = ["reference_model", "bench_videos"]
 
 
-def reference_model(clip_len: int = 16, size: int = 112, classes: int = 2):
+def reference_model(clip_len: int = 16, size: int = 112, classes: int = 2) -> Any:
     """A small 3D CNN, compiled: ``uint8`` clips in, ``Rescaling(1/255)`` on the device, three
     Conv3D blocks, global pooling, a softmax (the layers of ``benchmarks/gpu_step.py``)."""
     import keras
@@ -57,8 +58,8 @@ def _write(folder: Path, n: int, seconds: int, width: int, height: int, seed: in
     return paths
 
 
-def bench_videos(folder, n: int = 12, seconds: int = 20, size: tuple[int, int] = (320, 240),
-                 *, seed: int = 0) -> Path:
+def bench_videos(folder: str | Path, n: int = 12, seconds: int = 20,
+                 size: tuple[int, int] = (320, 240), *, seed: int = 0) -> Path:
     """``n`` seeded H.264 videos (30 fps, a keyframe every 250 frames) of ``size`` (width,
     height) in two class folders of ``folder``, made once; returns ``folder``."""
     for name, value in (("n", n), ("seconds", seconds), ("size[0]", size[0]),

@@ -124,7 +124,7 @@ def one_file(path: PathArg) -> str:
     raise FileNotFoundError(f"{path}: file is missing")
 
 
-def one_folder(path, *, holds: str = "the files") -> str:
+def one_folder(path: str | os.PathLike, *, holds: str = "the files") -> str:
     """``path`` as text once it names a folder: a missing one is the ``FileNotFoundError`` a
     missing file is, for every reader of a folder; ``holds`` says what it should hold.
 

@@ -21,6 +21,7 @@ uint8 to the device
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__: list[str] = []  # the doctor's input_wait is the face; these are its helpers
 
@@ -44,13 +45,13 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms"
 
 
-def _spare_cores(m) -> float:
+def _spare_cores(m: Any) -> float:
     """Cores the pipeline may use: all of them on the CPU (shared), else those the model's
     host side leaves."""
     return float(m.host_cores) if m.on_cpu else max(1.0, m.host_cores - m.memory_cores)
 
 
-def _floor(m, input_cpu: float) -> float:
+def _floor(m: Any, input_cpu: float) -> float:
     """The shortest step with the pipeline's work at ``input_cpu`` a batch over every core it
     may use (on the CPU the model's own CPU work shares those cores)."""
     if m.on_cpu:
@@ -62,7 +63,7 @@ def _mb(nbytes: float) -> str:
     return f"{nbytes / 1e6:.1f} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.1f} kB"
 
 
-def _more_calls(m, py_function: bool) -> Change | None:
+def _more_calls(m: Any, py_function: bool) -> Change | None:
     busy = m.input_cpu_per_batch_s / m.input_alone_step_s if m.input_alone_step_s else 0.0
     spare = _spare_cores(m)
     if m.wait_share < 0.2 or busy > spare - 0.5:
@@ -80,7 +81,7 @@ def _more_calls(m, py_function: bool) -> Change | None:
                      if py_function else ""), m.pipeline_step_s - best)
 
 
-def _prefetch(m, ends_with_prefetch: bool) -> Change | None:
+def _prefetch(m: Any, ends_with_prefetch: bool) -> Change | None:
     if ends_with_prefetch:
         return None
     overlapped = max(m.memory_step_s, m.input_alone_step_s)
@@ -92,7 +93,7 @@ def _prefetch(m, ends_with_prefetch: bool) -> Change | None:
                   ".inject_prefetch)", max(0.0, min(m.pipeline_step_s, serial) - overlapped))
 
 
-def _uint8(m, x_dtype: str) -> Change | None:
+def _uint8(m: Any, x_dtype: str) -> Change | None:
     size = FLOATS.get(x_dtype)
     if size is None:
         return None
@@ -104,7 +105,7 @@ def _uint8(m, x_dtype: str) -> Change | None:
                   f"{_mb(m.batch_bytes / size)}, and the pipeline skips the cast", 0.0)
 
 
-def _steps_per_execution(m, steps_per_execution: int) -> Change | None:
+def _steps_per_execution(m: Any, steps_per_execution: int) -> Change | None:
     if m.on_cpu or steps_per_execution > 1 or m.memory_step_s > 0.02:
         return None
     host = m.memory_cores * m.memory_step_s
@@ -116,7 +117,7 @@ def _steps_per_execution(m, steps_per_execution: int) -> Change | None:
                   "stops bounding a small model on a fast device", min(host, m.memory_step_s) / 2)
 
 
-def _too_few_cores(m) -> list[Change]:
+def _too_few_cores(m: Any) -> list[Change]:
     spare = _spare_cores(m)
     need = m.input_cpu_per_batch_s / m.memory_step_s if m.memory_step_s else 0.0
     if m.wait_share < 0.2 or need <= spare:
@@ -141,8 +142,8 @@ def _too_few_cores(m) -> list[Change]:
     return out
 
 
-def rank_changes(measured, *, ends_with_prefetch: bool, x_dtype: str, py_function: bool = False,
-                 steps_per_execution: int = 1) -> list[Change]:
+def rank_changes(measured: Any, *, ends_with_prefetch: bool, x_dtype: str,
+                 py_function: bool = False, steps_per_execution: int = 1) -> list[Change]:
     """The changes that apply to what ``measured`` holds, the most time saved first."""
     found = [_more_calls(measured, py_function), _prefetch(measured, ends_with_prefetch),
              *_too_few_cores(measured), _uint8(measured, x_dtype),

@@ -30,6 +30,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import tensorflow as tf
 
@@ -113,7 +114,7 @@ def _fix(what: str) -> str:
     return f"input_wait({what}=...): "
 
 
-def check_model(model) -> None:
+def check_model(model: Any) -> None:
     """Refuse a model that is not a compiled, built Keras model, saying how to fix it."""
     if not all(hasattr(model, a) for a in ("fit", "built", "variables")):
         raise TypeError(_fix("model") + f"takes a Keras model, got {type(model).__name__}")
@@ -127,7 +128,7 @@ def check_model(model) -> None:
                          "optimizer=..., loss=...) as you train it, then measure")
 
 
-def check_dataset(dataset) -> None:
+def check_dataset(dataset: Any) -> None:
     """Refuse what is not a ``tf.data.Dataset`` with known ranks, saying how to fix it."""
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(_fix("dataset") + f"takes a tf.data.Dataset of batches, got "
@@ -144,7 +145,7 @@ def check_dataset(dataset) -> None:
                          "3]), y)), or give from_generator an output_signature")
 
 
-def _snapshot(model) -> list:
+def _snapshot(model: Any) -> list:
     held = [*model.variables, *model.optimizer.variables,
             *getattr(model, "metrics_variables", [])]
     seen, unique = set(), []
@@ -155,14 +156,14 @@ def _snapshot(model) -> list:
     return [(v, tf.identity(v.value if hasattr(v, "value") else v).numpy()) for v in unique]
 
 
-def _restore(model, saved, attrs: dict) -> None:
+def _restore(model: Any, saved: list, attrs: dict) -> None:
     for v, value in saved:
         v.assign(value)
     for name, value in attrs.items():
         setattr(model, name, value)
 
 
-def timed_steps(model, feed, steps: int, warmup: int) -> tuple[list[float], float]:
+def timed_steps(model: Any, feed: Any, steps: int, warmup: int) -> tuple[list[float], float]:
     """Each step's seconds and the process's cores busy over ``steps`` steps of one ``fit()``.
 
     A callback marks the end of each step (or of each ``steps_per_execution`` group), so
@@ -172,7 +173,7 @@ def timed_steps(model, feed, steps: int, warmup: int) -> tuple[list[float], floa
     marks: list[tuple[int, float, float]] = []
 
     class Clock(keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             marks.append((batch, time.perf_counter(), time.process_time()))
 
     model.fit(feed, steps_per_epoch=warmup + steps, epochs=1, verbose=0, shuffle=False,
@@ -193,7 +194,7 @@ def fastest_run(per_step: list[float], runs: int) -> float:
 
 
 @tf.function(reduce_retracing=True)
-def _drain(it, n):
+def _drain(it: Any, n: int) -> None:
     """Take ``n`` elements of the iterator ``it`` in one graph, as ``fit()`` takes them."""
     total = tf.constant(0.0, tf.float64)
     for _ in tf.range(n):
@@ -202,7 +203,7 @@ def _drain(it, n):
     return total
 
 
-def drained_alone(feed, batches: int) -> tuple[float, float]:
+def drained_alone(feed: Any, batches: int) -> tuple[float, float]:
     """CPU and wall seconds a batch of ``feed`` drained in a ``tf.function``, as fit() drains."""
     it = iter(feed)
     _drain(it, tf.constant(2))  # trace, open files, fill buffers
@@ -219,13 +220,13 @@ def _device() -> str:
     return str(details.get("device_name", "GPU:0"))
 
 
-def _batch_bytes(dataset) -> int:
+def _batch_bytes(dataset: Any) -> int:
     first = tf.nest.flatten(next(iter(dataset.take(1))))[0]
     return int(first.numpy().nbytes)
 
 
-def input_wait(model, dataset, *, steps: int = 20, warmup: int = 3, cached_batches: int = 4,
-               rounds: int = 2) -> InputWait:
+def input_wait(model: Any, dataset: Any, *, steps: int = 20, warmup: int = 3,
+               cached_batches: int = 4, rounds: int = 2) -> InputWait:
     """How much of each training step ``model`` waits for ``dataset``, and what to change.
 
     Args:

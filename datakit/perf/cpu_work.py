@@ -30,12 +30,12 @@ _SIDE = 64  # one round: a 64x64 matrix product, ~0.5 MFLOP
 _ROUNDS_PER_S: list[float] = []
 
 
-def _rounds(x, n):
+def _rounds(x: Any, n: int) -> Any:
     """``n`` matrix products chained from a matrix that depends on ``x`` (nothing folds)."""
     seed = tf.cast(tf.size(x), tf.float32) * 0 + 1 / _SIDE
     m = tf.fill([_SIDE, _SIDE], seed)
 
-    def body(i, a):
+    def body(i: Any, a: Any) -> tuple[Any, Any]:
         return i + 1, tf.matmul(a, m)
 
     _, a = tf.while_loop(lambda i, a: i < n, body, (tf.constant(0, tf.int64), m))
@@ -72,7 +72,7 @@ def burn(seconds: float) -> Callable[[Any], Any]:
     check_seconds("seconds", seconds)
     n = max(1, round(seconds * _rounds_per_second()))
 
-    def fn(x):  # the result feeds the output (a control dependency alone may be pruned)
+    def fn(x: Any) -> Any:  # the result feeds the output (a control dependency alone may be pruned)
         return x + tf.cast(tf.minimum(_rounds(x, n), 0.0), x.dtype)  # + 0: the work stays
 
     return fn
