@@ -17,6 +17,7 @@ $(PY):
 
 # One stamp per set of extras: re-install when pyproject.toml changes.
 $(VENV)/.installed-%: pyproject.toml | $(PY)
+	@$(PY) -m pip uninstall --quiet --yes datakit 2>/dev/null || true  # the kit's name before tf-datakit
 	$(PY) -m pip install --quiet -e ".[$(subst +,$(comma),$*)]"
 	@touch $@
 
@@ -33,11 +34,13 @@ lab: $(VENV)/.installed-notebook+video
 # suite kept 1.5 of 2 cores busy (a clean clone, 884 s); with three, 732 s on the same
 # machine, every test the same. TEST_WORKERS=0 runs serially.
 # ruff, then mypy over datakit/ (seconds each), with the project's settings from
-# pyproject.toml's [tool.ruff] and [tool.mypy].
+# pyproject.toml's [tool.ruff] and [tool.mypy], then the CI workflow against GitHub's
+# workflow schema (check-jsonschema ships it: no network).
 TEST_WORKERS ?= 3
 test: $(VENV)/.installed-test+video+transform+backends
 	$(PY) -m ruff check .
 	$(PY) -m mypy --config-file pyproject.toml datakit
+	$(PY) -m check_jsonschema --builtin-schema vendor.github-workflows .github/workflows/ci.yml
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Benchmarks (minutes; never part of `make test`). BENCH_ARGS="--quick" checks the harness;

@@ -137,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         mixing[name] = run_job({**base, "paths": subset, "kind": "mixing", "name": name,
                                 "batch": 32})
         log(f"mixing {name}: {mixing[name]}")
-    from benchmarks.worker import _mixing_stats
+    from benchmarks.worker import mixing_figures
     n = len(subset) * rows // 20
     perm = np.random.default_rng(SEED).permutation(n)
-    mixing["full random permutation"] = {"rows": n, **_mixing_stats(
+    mixing["full random permutation"] = {"rows": n, **mixing_figures(
         perm, np.arange(n) // (rows // 20), 32)}
 
     overlap = [run_job({"kind": "overlap", "cost": 0.02, "n": 100}) for _ in range(rounds)]

@@ -8,13 +8,14 @@ Trains the same small 3D CNN (16 frames of 112x112) three times, each for
 same clips held in memory (``from_tensor_slices``: the input costs nothing,
 so its step time is the model's own). It prints each feed's step time, the
 ratio to the memory-fed step (1.0: the input is free; 3.0: the accelerator
-waits two thirds of the time) and the GPU's busy share sampled by
-``nvidia-smi`` every 100 ms. The videos are those of
-``benchmarks/video_peers.py`` (12 of 60 s at 320x240, made once).
+waits two thirds of the time) and the GPU's kernel-time share sampled by
+``nvidia-smi`` every 100 ms (the share of time any kernel ran, not how busy the
+device was). The videos are those of ``benchmarks/video_peers.py`` (12 of 60 s
+at 320x240, made once).
 
 Where no GPU is visible it prints why it skips and exits 0. ``--cpu`` runs the
 same three trainings on the CPU (tiny settings with ``--quick``), to check the
-script where there is no GPU; the busy share is then not measured. Each feed's
+script where there is no GPU; the kernel-time share is then not measured. Each feed's
 line also gives the CPU cores the whole process kept busy while it trained.
 
 GPU machines may have no TensorFlow. Then split the question in two:
@@ -33,8 +34,6 @@ import argparse
 import glob
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -57,56 +56,12 @@ def no_gpu_reason() -> str | None:
 
 
 def model_3d(clip_len: int, size: int, classes: int):
-    """A small 3D CNN: three Conv3D blocks, then global pooling and a softmax."""
-    import keras
-    from keras import layers
-    return keras.Sequential([
-        keras.Input((clip_len, size, size, 3)),
-        layers.Rescaling(1 / 255),
-        layers.Conv3D(16, 3, padding="same", activation="relu"),
-        layers.MaxPool3D((1, 2, 2)),
-        layers.Conv3D(32, 3, padding="same", activation="relu"),
-        layers.MaxPool3D(2),
-        layers.Conv3D(64, 3, padding="same", activation="relu"),
-        layers.GlobalAveragePooling3D(),
-        layers.Dense(classes, activation="softmax"),
-    ], name="small_3d_cnn")
+    """The reference 3D CNN of ``python -m datakit.bench``, compiled (``uint8`` clips in)."""
+    from datakit.bench.reference import reference_model
+    return reference_model(clip_len, size, classes)
 
 
-class GpuSampler:
-    """``nvidia-smi``'s GPU utilization every 100 ms from :meth:`start` to :meth:`stop`, or
-    while a ``with`` block runs (``busy`` is None without a GPU)."""
-
-    def __init__(self):
-        self.samples: list[float] = []
-        self.proc = None
-
-    def start(self) -> None:
-        if self.proc is None and shutil.which("nvidia-smi"):
-            self.proc = subprocess.Popen(
-                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
-                 "-lms", "100", "-i", "0"], stdout=subprocess.PIPE, text=True)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            out, _ = self.proc.communicate(timeout=10)
-            self.samples = [float(x) for x in out.split() if x.strip().isdigit()]
-            self.proc = None
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    @property
-    def busy(self) -> float | None:
-        return statistics.mean(self.samples) / 100 if self.samples else None
-
-
-def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
+def clip_feeds(folder: Path, shards: Path, work, batches: int) -> dict:
     """The three datasets, each repeating forever: direct, shards, memory."""
     import numpy as np
     import tensorflow as tf
@@ -124,14 +79,13 @@ def _feeds(folder: Path, shards: Path, work, batches: int) -> dict:
             "shards (clip_dataset)": shard.repeat(), "memory (the same clips)": memory}
 
 
-def timed_fit(model, ds, steps: int, warmup: int = 3,
-              gpu: GpuSampler | None = None) -> tuple[float, float]:
+def timed_fit(model, ds, steps: int, warmup: int = 3, gpu=None) -> tuple[float, float]:
     """Seconds a step and cores busy over ``steps`` steps of one ``fit()`` call, after ``warmup``.
 
     Timed from the end of the last warm-up step to the end of the last step (a
     callback), so that neither the iterator's start nor its teardown counts:
     ending a ``fit()`` call can wait seconds for tf.data's autotuning thread.
-    ``gpu`` samples over the same steps.
+    ``gpu`` (a :class:`datakit.bench.device.GpuSampler`) samples over the same steps.
     """
     import keras
     marks: list[tuple[float, float]] = []
@@ -150,19 +104,21 @@ def timed_fit(model, ds, steps: int, warmup: int = 3,
 
 
 def train(folder: Path, shards: Path, steps: int, work, say) -> dict:
-    """Step time, GPU busy share and CPU cores busy for each feed; the model is rebuilt for each."""
+    """Step time, GPU kernel-time share and CPU cores busy for each feed; the model is rebuilt
+    for each."""
     import keras
+
+    from datakit.bench.device import GpuSampler
     out = {}
-    for name, ds in _feeds(folder, shards, work, batches=min(steps, 24)).items():
+    for name, ds in clip_feeds(folder, shards, work, batches=min(steps, 24)).items():
         keras.utils.set_random_seed(0)
         model = model_3d(work.clip_len, work.size, classes=2)
-        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
         gpu = GpuSampler()
         try:
             step, cores = timed_fit(model, ds, steps, gpu=gpu)  # (sampled after the warm-up)
         finally:
             gpu.stop()
-        out[name] = (step, gpu.busy, cores)
+        out[name] = (step, gpu.kernel_share, cores)
         say(f"  {name}: {step * 1e3:,.0f} ms a step, {cores:.2f} cores busy")
     return out
 
@@ -193,14 +149,10 @@ def drain(it, n):
 
 def drained(ds, batches: int) -> tuple[float, float]:
     """Wall and CPU seconds (the whole process) of ``batches`` batches of ``ds`` drained as
-    ``fit()`` drains them, after 2 untimed ones (trace, open the files, fill the buffers)."""
-    import tensorflow as tf
-
-    it = iter(ds)
-    drain(it, tf.constant(2))
-    t0, c0 = time.perf_counter(), time.process_time()
-    drain(it, tf.constant(batches))
-    return time.perf_counter() - t0, time.process_time() - c0
+    ``fit()`` drains them, after 2 untimed ones (the kit's ``drained_alone``, in totals)."""
+    from datakit.doctor.input_wait import drained_alone
+    cpu, wall = drained_alone(ds, batches)
+    return wall * batches, cpu * batches
 
 
 def per_core(folder: Path, shards: Path, work, batches: int, say) -> dict[str, float]:
@@ -257,19 +209,19 @@ def main(argv: list[str] | None = None) -> int:
     if reason:
         print(f"SKIPPED: {reason}", flush=True)
         return 0
-    folder, shards, work, (n, secs, w, h, steps) = _data(args)
+    folder, shards, work, (n, secs, w, h, steps) = bench_data(args)
     print(f"a small 3D CNN, {steps} steps of {work.batch} clips ({work.clip_len}x{work.size}x"
           f"{work.size}) per feed, {n} videos of {secs} s at {w}x{h}:", flush=True)
     res = train(folder, shards, steps, work, lambda s: print(s, flush=True))
     mem = res["memory (the same clips)"][0]
-    print(f"\n{'feed':<40} {'step ms':>8} {'x memory':>9} {'GPU busy':>9} {'cores':>6}")
+    print(f"\n{'feed':<40} {'step ms':>8} {'x memory':>9} {'kernel %':>9} {'cores':>6}")
     for name, (step, busy, cores) in res.items():
         shown = f"{busy:.0%}" if busy is not None else "n/a"
         print(f"{name:<40} {step * 1e3:>8,.0f} {step / mem:>9.2f} {shown:>9} {cores:>6.2f}")
     return 0
 
 
-def _data(args, *, shards: bool = True):
+def bench_data(args, *, shards: bool = True):
     """The videos (made once), their shards (``shards``: written once) and the clip settings."""
     from benchmarks.video_peer_loaders import Work
     from benchmarks.video_peers import WORK, make_videos
@@ -287,7 +239,7 @@ def per_core_main(args) -> int:
     """``--per-core``: each feed's clips per CPU second, the cores a GPU needs, the results file."""
     import json
     import platform
-    folder, shards, work, (n, secs, w, h, _) = _data(args)
+    folder, shards, work, (n, secs, w, h, _) = bench_data(args)
     batches = 4 if args.quick else 40
     print(f"clips per CPU second, {batches} batches of {work.batch} clips ({work.clip_len}x"
           f"{work.size}x{work.size}) per feed, one decoder, {n} videos of {secs} s at {w}x{h}:",
@@ -305,10 +257,10 @@ def per_core_main(args) -> int:
                 "**No GPU run exists yet**: no machine with a GPU was at hand. Run "
                 "`python3 benchmarks/gpu_step.py --json gpu.json` on one (PyTorch alone), then "
                 "`python -m benchmarks.accelerator --per-core --gpu-result gpu.json` here.")
-    from benchmarks.fit_overhead import SECTION
     out = ROOT / "benchmarks" / "RESULTS_accelerator.md"
     before = out.read_text() if out.exists() else ""
-    kept = "\n" + before[before.index(SECTION):] if SECTION in before else ""  # fit_overhead's
+    # the sections other benchmarks wrote below this one (fit_overhead's): kept as they are
+    kept = "\n" + before[before.index("\n## ") + 1:] if "\n## " in before else ""
     out.write_text(
         "# Does the input keep an accelerator busy?\n\n"
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "

@@ -8,7 +8,8 @@ housing-like table (rows drawn from ``data/housing``: 9 number columns, some
 empty, and a text column, :func:`benchmarks.data.make_housing_like`). On each,
 in its own process: the kit's reader (``parse="arrow"``, batch 1024, seed 42,
 drained inside a ``tf.function`` as Keras ``fit()`` pulls batches:
-``datakit.perf.tune.measure``, one epoch after a ~10,000-row warm-up, best of 3), the same reader
+``datakit.perf.throughput.measure``, one epoch after a ~10,000-row warm-up, best of 3), the
+same reader
 as it was before issue 49 (a parse map per file inside the interleave:
 ``contenders.kit_arrow_per_file``), the reader before its features moved into the parse
 call (a tensor per column, text as strings, features in the graph:
@@ -106,7 +107,7 @@ def one(job: dict) -> dict:
     paths, stats_path, label = _table(job["table"], job["rows"])
     if job["name"] in FLOORS:
         return _floor(job["name"], paths)
-    from datakit.perf.tune import measure
+    from datakit.perf.throughput import measure
     build = (kit_arrow_columns if job["name"] == "kit_arrow_columns"
              else getattr(contenders, job["name"]))
     ds = build(paths, load_stats(stats_path), BATCH, 42, label=label)

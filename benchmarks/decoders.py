@@ -285,11 +285,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batches", type=int, default=30, help="batches of 8 clips timed per run")
     args = ap.parse_args(argv)
-    from benchmarks.accelerator import _data
+    from benchmarks.accelerator import bench_data
     from datakit.core.cores import cpu_cores
 
     load0, started = _load(), time.time()
-    folder, _shards, work, (nv, secs, w, h, _) = _data(argparse.Namespace(
+    folder, _shards, work, (nv, secs, w, h, _) = bench_data(argparse.Namespace(
         quick=args.quick, steps=0), shards=False)
     cores = cpu_cores()
     counts = decoder_counts(cores)

@@ -78,10 +78,10 @@ def child(args) -> dict:
         tf.config.threading.set_intra_op_parallelism_threads(args.intra)
     import keras
 
-    from benchmarks.accelerator import _data, _feeds, model_3d, timed_fit
+    from benchmarks.accelerator import bench_data, clip_feeds, model_3d, timed_fit
     from datakit.core.cores import cpu_cores
-    folder, shards, work, _ = _data(args)
-    feeds = _feeds(folder, shards, work, batches=min(args.steps, 24))
+    folder, shards, work, _ = bench_data(args)
+    feeds = clip_feeds(folder, shards, work, batches=min(args.steps, 24))
     if args.private_pool:
         opts = tf.data.Options()
         opts.threading.private_threadpool_size = cpu_cores()
@@ -91,8 +91,7 @@ def child(args) -> dict:
     for name in names[args.round % len(names):] + names[:args.round % len(names)]:
         ds = feeds[name]
         keras.utils.set_random_seed(0)
-        model = model_3d(work.clip_len, work.size, classes=2)
-        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        model = model_3d(work.clip_len, work.size, classes=2)  # compiled
         step, cores = timed_fit(model, ds, args.steps)  # after 3 steps that build and trace
         out["feeds"][name] = {"step_s": step, "cores": cores}
     for name in (DIRECT, SHARDS):
@@ -177,11 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print("RESULT " + json.dumps(child(args)), flush=True)
         return 0
-    from benchmarks.accelerator import _data
+    from benchmarks.accelerator import bench_data
     from benchmarks.processes import run_child
     from datakit.core.cores import cpu_cores
     cores, load0, started = cpu_cores(), os.getloadavg()[0], time.time()
-    _, _, work, (n, secs, w, h, _) = _data(args)  # videos and shards made once, here
+    _, _, work, (n, secs, w, h, _) = bench_data(args)  # videos and shards made once, here
     print(f"fit() on the CPU, {args.steps} steps of {work.batch} clips ({work.clip_len}x"
           f"{work.size}x{work.size}) per feed, {n} videos of {secs} s at {w}x{h}, {cores} cores, "
           f"load average {load0:.1f}:", flush=True)

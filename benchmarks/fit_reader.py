@@ -8,7 +8,7 @@ reader (about 100 us a batch here, a ceiling near 314k rows/s), so a Python-loop
 benchmark measures the loop.
 Here each contender (from ``benchmarks.contenders``) runs in its own process
 and is timed twice on fresh pipelines: drained inside a ``tf.function``
-(``datakit.perf.tune.measure``, which also sums each batch so nothing is
+(``datakit.perf.throughput.measure``, which also sums each batch so nothing is
 optimized away) and from a Python ``for`` loop (``datakit.perf.bench.benchmark``),
 over the same number of rows after the same warm-up. Rounds alternate the
 contenders; ratios to pandas are taken within a round. Then, in the same run:
@@ -39,7 +39,7 @@ TITLE = "## The reader as `fit()` consumes it"
 def _speed(job: dict, stats) -> dict:
     from benchmarks.contenders import CONTENDERS as BUILD
     from datakit.perf.bench import benchmark
-    from datakit.perf.tune import measure
+    from datakit.perf.throughput import measure
     batch, steps = job["batch"], job["steps"]
     warmup = max(2, 10_000 // batch)
     build = BUILD[job["name"]]
@@ -59,7 +59,7 @@ def _cache(job: dict, stats) -> dict:
     import tensorflow as tf
 
     from benchmarks.contenders import kit_arrow
-    from datakit.perf.tune import measure
+    from datakit.perf.throughput import measure
     batch = job["batch"]
     with tempfile.TemporaryDirectory(dir=HERE / "work") as d:
         ds = kit_arrow(job["paths"], stats, batch, 42, cache=d)
@@ -86,7 +86,7 @@ def one(job: dict) -> dict:
         out = _cache(job, stats)
     elif job["kind"] == "memory":
         from benchmarks.contenders import CONTENDERS as BUILD
-        from datakit.perf.tune import measure
+        from datakit.perf.throughput import measure
         run = measure(BUILD[job["name"]](job["paths"], stats, 1024, 42), seconds=600)
         out = {"rows": run.total_rows, "rows_per_s": run.rows_per_s}
     else:
@@ -154,7 +154,7 @@ def report(out: dict) -> str:
          f"{out['rows']:,} generated rows (9 number columns) in 20 files; each contender in its "
          f"own process, {out['timed']:,} rows timed after a ~10,000-row warm-up (the classic "
          f"chain: a quarter of that), first drained inside a `tf.function` "
-         f"(`datakit.perf.tune.measure`, as Keras `fit()` pulls batches), then from a Python "
+         f"(`datakit.perf.throughput.measure`, as Keras `fit()` pulls batches), then from a Python "
          f"`for` loop on a fresh pipeline. {out['rounds']} rounds alternating the contenders; "
          f"*× pandas* is the per-round ratio, median (min). Peak RSS is the process's "
          f"high-water mark (TensorFlow alone is ~600 MB of it). The machine was shared "

@@ -13,7 +13,8 @@ prints the clips per second one training step consumes at batch 8 and 32.
 Divide that figure by a feed's clips per second per CPU core (``python -m
 benchmarks.accelerator --per-core`` on a machine with TensorFlow and the kit)
 to get the cores the feed needs to keep this GPU busy: ``--json`` writes the
-figures for ``--per-core --gpu-result FILE`` to read.
+figures for ``--per-core --gpu-result FILE`` to read. Where TensorFlow is installed,
+``python -m datakit.bench`` times the same model's step in Keras (``uint8`` in) instead.
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def parse_timeline(build, B):
     import threading
     import time
 
-    from datakit.perf.tune import measure
+    from datakit.perf.throughput import measure
     from datakit.readers.csv_files import arrow
     calls, call = [], arrow.BlockParser.__call__
 

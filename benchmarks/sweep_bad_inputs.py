@@ -193,7 +193,7 @@ def run_case(c: Case, base: Path) -> dict:
             result = c.fn(d)
     except Skip as e:
         out.update(outcome="skipped", message=str(e))
-    except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes too
+    except BaseException as e:  # SystemExit and KeyboardInterrupt are outcomes too
         if isinstance(e, KeyboardInterrupt):
             raise
         out.update(outcome=classify_error(c, e), message=first_line(e),
@@ -204,7 +204,7 @@ def run_case(c: Case, base: Path) -> dict:
         else:
             try:
                 good = c.ok(result)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 good, result = False, f"check failed: {first_line(e)}"
             out.update(outcome="ok" if good else "silent",
                        message=("" if good else "wrong: ") + _summary(result))

@@ -153,7 +153,7 @@ def label_scale_str(d):
     return read_csv([write(d, "a.csv", GOOD)], stats_of(d), label_scale="2")
 
 
-@case("csv", "stats= a dict, not the CsvStats", ("stats",))
+@case("csv", "stats= a dict, not the TableStats", ("stats",))
 def stats_dict(d):
     return read_csv([write(d, "a.csv", GOOD)], {"x": 1})
 

@@ -58,7 +58,7 @@ def video_folder() -> Path:
 def _video():
     import tensorflow as tf
 
-    from datakit.doctor.advice import assemble, reapply
+    from datakit.doctor.rebuild import assemble, reapply
     from datakit.perf.chain import chain_of, kind_of
     from datakit.readers import video
     folder = video_folder()

@@ -14,10 +14,10 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.data import COLUMNS, load_stats  # noqa: E402
-from datakit.perf.bench import benchmark  # noqa: E402
+from benchmarks.data import COLUMNS, load_stats
+from datakit.perf.bench import benchmark
 
 
 def _maxrss_mb() -> tuple[float, float]:
@@ -51,9 +51,9 @@ def speed(job: dict) -> dict:
             "ru_maxrss_mb": own, "ru_maxrss_children_mb": kids}
 
 
-def _mixing_stats(order, labels, batch_size):
-    """The kit's own mixing measures (datakit.see.mixing.mixing_stats) as a plain dict."""
-    from datakit.see.mixing import mixing_stats
+def mixing_figures(order, labels, batch_size):
+    """The kit's own mixing measures (datakit.glassbox.shuffle_stats.mixing_stats) as a dict."""
+    from datakit.glassbox.shuffle_stats import mixing_stats
     return vars(mixing_stats(order[None, :], labels=labels, batch_size=batch_size))
 
 
@@ -73,7 +73,7 @@ def mixing(job: dict) -> dict:
     assert sorted(order.tolist()) == list(range(n)), "rows lost or duplicated"
     rows_per_file = n // len(job["paths"])
     file_of = np.arange(n) // rows_per_file  # label = the file a row came from
-    return {"rows": n, **_mixing_stats(order, file_of, job["batch"])}
+    return {"rows": n, **mixing_figures(order, file_of, job["batch"])}
 
 
 def overlap(job: dict) -> dict:

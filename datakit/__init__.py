@@ -50,19 +50,21 @@ __version__ = "0.1.0"
 
 def _data_dir() -> _Path:
     """Where the kit's data lives: ``DATAKIT_DATA_DIR``, else the clone's ``data/`` folder,
-    else (an installed kit, with no ``data/`` beside it) a per-user folder, created."""
-    if _os.environ.get("DATAKIT_DATA_DIR"):
-        return _Path(_os.environ["DATAKIT_DATA_DIR"]).expanduser().resolve()
+    else (an installed kit, with no ``data/`` beside it) ``data`` in the kit's cache folder
+    (:func:`datakit.core.environment.cache_dir`), created."""
+    from datakit.core.environment import cache_dir, env_folder
+    from datakit.core.shipped import shipped_folder
+
+    chosen = env_folder("DATAKIT_DATA_DIR")
+    if chosen is not None:
+        return chosen.resolve()
     clone = _Path(__file__).resolve().parent.parent / "data"
     if (clone / "housing").is_dir():
         return clone.resolve()
-    import sysconfig
-    cache = _Path(_os.environ.get("XDG_CACHE_HOME") or _Path.home() / ".cache") / "datakit"
-    return _installed_data_dir((cache / "data").resolve(),
-                               _Path(sysconfig.get_paths()["data"]) / "share" / "datakit" / "data")
+    return _installed_data_dir(cache_dir("data").resolve(), shipped_folder("data"))
 
 
-def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
+def _installed_data_dir(folder: _Path, shipped: _Path | None) -> _Path:
     """``folder``, created, holding a copy of each data set the wheel shipped in ``shipped``
     (copied once, whole, even when several processes start at once: a set already there
     is left as it is)."""
@@ -77,7 +79,7 @@ def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
         return into
 
     (folder / "generated").mkdir(parents=True, exist_ok=True)
-    for data_set in sorted(shipped.iterdir()) if shipped.is_dir() else ():
+    for data_set in sorted(shipped.iterdir()) if shipped and shipped.is_dir() else ():
         if data_set.is_dir() and not (folder / data_set.name).exists():
             make_folder_once(folder / data_set.name, copy(data_set),
                              recipe={"copied from": str(data_set)})
@@ -88,24 +90,35 @@ def _installed_data_dir(folder: _Path, shipped: _Path) -> _Path:
 #: files the notebooks make. ``DATAKIT_DATA_DIR`` points the kit at another copy (the
 #: browser test does, so that its notebooks never write the repository's own files). In a
 #: clone it is the repository's ``data/``; a kit installed from a wheel has no ``data/``
-#: beside it, so it uses ``~/.cache/datakit/data`` (``$XDG_CACHE_HOME/datakit/data``),
-#: which exists and is yours to write, and copies there the data sets the wheel installed
-#: in ``<environment>/share/datakit/data``.
+#: beside it, so it uses ``data`` in the kit's cache folder (``~/.cache/datakit/data`` on
+#: Linux, ``~/Library/Caches/datakit/data`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache\\data``
+#: on Windows; ``DATAKIT_CACHE`` moves it), which exists and is yours to write, and copies
+#: there the data sets the wheel installed (in ``share/datakit/data`` of pip's scheme).
 DATA_DIR = _data_dir()
 
 
-def data_path(*parts: str) -> _Path:
+def data_path(*parts: str, relative: bool = False) -> _Path:
     """Return the path of a file in the kit's data folder (:data:`DATA_DIR`).
 
     A shipped file that is not there (a kit installed without the shipped data
-    sets) is a ``FileNotFoundError`` that says where to find it.
+    sets) is a ``FileNotFoundError`` that says where to find it. ``relative=True`` gives
+    the path from the current folder (what the notebooks show: the same in every
+    checkout) where there is one, and the absolute path where there is none (on Windows,
+    a data folder on another drive than the notebook).
 
     >>> data_path("housing", "housing.csv").name
     'housing.csv'
     >>> data_path("housing", "housing.csv").exists()
     True
+    >>> data_path("generated", relative=True).is_absolute()
+    False
     """
     path = DATA_DIR.joinpath(*parts)
+    if relative:
+        try:
+            path = _Path(_os.path.relpath(path))
+        except ValueError:  # Windows: no relative path from one drive to another
+            pass
     if parts and parts[0] != "generated" and not path.exists() and not (
             DATA_DIR / "housing").is_dir():
         raise FileNotFoundError(

@@ -64,10 +64,13 @@ def quiet_tensorflow() -> bool:
         return False
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     driver = _nvidia_driver_present()
-    with _filtered_stderr(driver) as kept:
-        import tensorflow as tf
-        gpus = tf.config.list_physical_devices("GPU")  # the CUDA probe writes now
-    sys.stderr.write("".join(kept))
+    kept: list[str] = []
+    try:
+        with _filtered_stderr(driver, kept):
+            import tensorflow as tf
+            gpus = tf.config.list_physical_devices("GPU")  # the CUDA probe writes now
+    finally:  # written even when TensorFlow fails to load: its own words may say why
+        sys.stderr.write("".join(kept))
     if driver and not gpus and tf.sysconfig.get_build_info().get("is_cuda_build"):
         _why_no_gpu()
     return True
@@ -85,17 +88,16 @@ def _nvidia_driver_present() -> bool:
 
 
 @contextlib.contextmanager
-def _filtered_stderr(driver: bool) -> Iterator[list[str]]:
+def _filtered_stderr(driver: bool, kept: list[str]) -> Iterator[None]:
     """Send the process's standard error (file descriptor 2) to a file while the block
-    runs, then yield into the list the lines worth keeping (Python's ``sys.stderr`` is
+    runs, then add to ``kept`` the lines worth keeping (Python's ``sys.stderr`` is
     flushed first, so its lines stay in order)."""
-    kept: list[str] = []
     sys.stderr.flush()
     with tempfile.TemporaryFile(mode="w+b") as sink:
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
         try:
-            yield kept
+            yield
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)

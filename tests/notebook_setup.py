@@ -1,5 +1,14 @@
 """Every notebook's setup, written from one template: ``python tests/notebook_setup.py``.
 
+The install cell (the first code cell, tag ``install-kit``) is :func:`install_cell`: where
+``import datakit`` fails it installs the kit, with the extras the notebook needs, from the
+kit's one address (``install`` under ``[tool.datakit]`` in ``pyproject.toml``, which the
+README's "Run it without a clone" repeats), and where that cannot work (the address not
+published yet, no network) it raises one error that says what to do, so "Run All" stops
+there; where a ``datakit`` that is not this kit is imported, it names it and the fix. A
+chapter whose extra ``make lab`` leaves out installs that extra's requirements as the
+installed kit declares them (never a bare name from the package index).
+
 The setup code cell (the second code cell, after the install cell) starts with the two
 lines of :data:`SETUP_LINES`: ``import datakit``, then ``datakit.quiet_tensorflow()``
 before anything imports TensorFlow (``import datakit`` itself changes nothing of the
@@ -38,6 +47,68 @@ OLD_FIRST = re.compile(
     r"\A(?:import datakit(?:  #[^\n]*)?\n|datakit\.quiet_tensorflow\(\)[^\n]*\n)+")
 
 
+def address() -> str:
+    """The kit's one install address: ``install`` under ``[tool.datakit]`` in pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text()
+    return re.search(r'^\[tool\.datakit\]\n(?:.*\n)*?install = "([^"]+)"', text, re.M).group(1)
+
+
+#: The modules that tell a heavy extra is there, for the chapters that install it on demand.
+ON_DEMAND = {"transform": ("tensorflow_transform", "apache_beam"),
+             "backends": ("jax", "torch", "grain")}
+
+INSTALL = """\
+# Installs the kit when this kernel lacks it (Colab, a fresh venv); else does nothing
+KIT = "{kit}"  # the kit's address: README.md
+import importlib.metadata, importlib.util, subprocess, sys
+try:
+    import datakit
+except ModuleNotFoundError:
+    unpublished = "/OWNER/" in KIT  # the kit has no public address yet
+    if unpublished or subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                                      KIT]).returncode:
+        raise ModuleNotFoundError(
+            "datakit is not installed in this kernel and cannot be installed from "
+            + KIT.split(" @ ")[1] + (" (OWNER: not published yet)" if unpublished else "")
+            + ". Open this notebook from a clone of the kit (make lab), or build the kit's "
+            "wheel in a clone (python -m pip wheel --no-deps -w dist .), upload the .whl "
+            'file here and run: %pip install "{wheel}"'
+            ", then run this cell again.") from None
+    importlib.invalidate_caches()
+    import datakit
+theirs = [d for d in importlib.metadata.packages_distributions().get("datakit", [])
+          if d not in ("tf-datakit", "datakit")]
+if theirs or not hasattr(datakit, "__path__") or not importlib.util.find_spec("datakit.exercises"):
+    raise ImportError(
+        f"the datakit imported here ({{datakit.__file__}}) is not this kit"
+        + (": it is installed by " + ", ".join(theirs) if theirs else "")
+        + ", another project with the same import name. Uninstall it (pip uninstall "
+        + (theirs or ["datakit"])[0] + ") or use a fresh environment, then restart the "
+        "kernel and run this cell again.")
+"""
+
+EXTRA = """\
+# The {extra} extra, when missing: its requirements, as the installed kit declares them
+if not all(importlib.util.find_spec(m) for m in {modules!r}):
+    owner = importlib.metadata.packages_distributions()["datakit"][0]  # the installed kit
+    needs = [r.replace(' and extra == "{extra}"', "").replace('; extra == "{extra}"', "")
+             for r in importlib.metadata.requires(owner) or () if 'extra == "{extra}"' in r]
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *needs], check=True)
+"""
+
+
+def install_cell(extras: set[str]) -> str:
+    """The install cell of a notebook whose code needs ``extras``."""
+    from datakit import __version__
+    name, url = address().split(" @ ")
+    listed = f"[{','.join(sorted(extras))}]" if extras else ""
+    cell = INSTALL.format(kit=f"{name}{listed} @ {url}",
+                          wheel=f"tf_datakit-{__version__}-py3-none-any.whl{listed}")
+    for extra in sorted(set(ON_DEMAND) & extras):
+        cell += EXTRA.format(extra=extra, modules=ON_DEMAND[extra])
+    return cell.rstrip("\n")
+
+
 def setup_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The setup code cell: the code cell after the install cell (tag ``install-kit``)."""
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -50,14 +121,43 @@ def setup_markdown(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb.cells[first_code - 1]
 
 
+#: What a notebook's code uses -> the extra that installs it.
+NEEDS = {"video": r"\bimport av\b|datakit\.readers\.video|from datakit\.readers import video",
+         "notebook": r"\bwidgets\.|ipywidgets",
+         "transform": r"tensorflow_transform|apache_beam|readers import transform",
+         "backends": r"\bjax\b|\btorch\b|\bgrain\b"}
+
+
+def extras_needed(nb: nbformat.NotebookNode) -> set[str]:
+    """The extras the notebook's code (its install cell aside) needs."""
+    code = [c.source for c in nb.cells if c.cell_type == "code"
+            and "install-kit" not in c.metadata.get("tags", [])]
+    return {extra for extra, pattern in NEEDS.items() if re.search(pattern, "\n".join(code))}
+
+
+def install(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The install cell: the first code cell."""
+    return next(c for c in nb.cells if c.cell_type == "code")
+
+
+#: A path shown relative to the notebook: ``os.path.relpath`` raises on Windows when the data
+#: folder is on another drive; ``data_path(..., relative=True)`` falls back to the absolute.
+RELPATH = re.compile(r'Path\(os\.path\.relpath\(datakit\.data_path\(("[^"]+")\)\)\)')
+
+
 def apply(nb: nbformat.NotebookNode) -> bool:
-    """Rewrite ``nb``'s setup cell and markdown from the template; True if anything changed."""
-    cell, text = setup_cell(nb), setup_markdown(nb)
-    source = SETUP_LINES + OLD_FIRST.sub("", cell.source)
-    markdown = OLD_SENTENCES.sub(SETUP_SENTENCE, text.source)
-    changed = (source, markdown) != (cell.source, text.source)
-    cell.source, text.source = source, markdown
-    return changed
+    """Rewrite ``nb``'s install cell, setup cell and setup markdown from the template; True
+    if anything changed."""
+    first, cell, text = install(nb), setup_cell(nb), setup_markdown(nb)
+    before = (first.source, cell.source, text.source)
+    sources = [c.source for c in nb.cells]
+    first.source = install_cell(extras_needed(nb))
+    for code in (c for c in nb.cells if c.cell_type == "code"):
+        code.source = RELPATH.sub(r"datakit.data_path(\1, relative=True)", code.source)
+    cell.source = SETUP_LINES + OLD_FIRST.sub("", cell.source)
+    text.source = OLD_SENTENCES.sub(SETUP_SENTENCE, text.source)
+    return (first.source, cell.source, text.source) != before or sources != [
+        c.source for c in nb.cells]
 
 
 def main(argv: list[str]) -> int:

@@ -4,8 +4,8 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.advice import assemble
-from datakit.perf.chain import chain_of, kind_of, knob
+from datakit.doctor.rebuild import assemble
+from datakit.perf.chain import chain_of, kind_of, knob, stage_facts
 from datakit.perf.synthetic import work
 
 SLOW = 0.006
@@ -46,8 +46,9 @@ def test_vectorize_moves_the_batch_before_the_map_with_the_same_elements():
 
 
 def _changes(ds, k):
-    from datakit.doctor.advice import _candidates
-    return [c.change for c in _candidates(chain_of(ds), k)]
+    from datakit.doctor.advice import SPEED_RULES
+    stages = stage_facts(chain_of(ds))
+    return [c.change for rule in SPEED_RULES for c in rule(stages, k)]
 
 
 def test_no_cache_is_proposed_where_a_later_stage_caches_already():
@@ -116,3 +117,39 @@ def test_a_cost_below_zero_is_shown_as_zero_with_what_it_means():
     assert "-444" not in lines[2].split("buffer_size")[0]  # the cost column
     assert " 0 us" in lines[2] and "measured -444 us (timing noise" in lines[2]
     assert "measured -1 us (what reading from it saves, or timing noise)" in lines[3]
+
+
+def scalar_only(x):
+    # refuses a batch (the vectorized copy cannot be built); costly enough to be the bottleneck
+    busy = tf.reduce_sum(tf.sin(tf.range(200_000, dtype=tf.float32)))
+    return tf.reshape(x, []) * 2 + tf.cast(busy * 0, tf.int64)
+
+
+def test_a_change_whose_copy_raised_is_listed_apart_from_the_advice():
+    ds = tf.data.Dataset.range(40).map(scalar_only, name="scalar").batch(4)
+    report = diagnosis.diagnose(ds, seconds=0.05, repeats=1)
+    failed = [a for a in report.failed if a.change.startswith("vectorize")]
+    assert failed and failed[0].error and not failed[0].advised
+    assert not [a for a in report.advice + report.not_advised if a.change.startswith("vectorize")]
+    assert "could not be measured (the copy raised), so not advised:\n  - scalar: vectorize" \
+        in str(report)
+    assert "raised " in str(failed[0])
+
+
+@pytest.mark.parametrize("flag", ["advise", "memory"])
+def test_a_yes_no_switch_of_the_diagnosis_takes_only_a_bool(flag):
+    ds = tf.data.Dataset.range(8)
+    with pytest.raises(TypeError, match=f"{flag} must be True or False, got 'no'"):
+        diagnosis.diagnose(ds, seconds=0.05, **{flag: "no"})
+
+
+def test_the_stage_record_reads_kind_name_and_knobs_once():
+    ds = tf.data.Dataset.range(8).map(times_two, num_parallel_calls=2, name="double") \
+        .cache().batch(4)
+    facts = stage_facts(chain_of(ds))
+    assert [(f.label, f.kind) for f in facts] == [("range #0", "range"), ("double", "map"),
+                                                  ("cache #2", "cache"), ("batch #3", "batch")]
+    assert facts[1].knobs["num_parallel_calls"] == 2 and facts[1].detail == \
+        "num_parallel_calls=2"
+    assert facts[3].knobs["batch_size"] == 4 and facts[2].filename == ""
+    assert [f.cardinality for f in facts] == [8, 8, 8, 2]

@@ -156,7 +156,7 @@ def test_shuffled_orders_too_big_for_memory_is_refused_before_any_work():
 @pytest.mark.parametrize("kwargs, said", [
     pytest.param({"cycle_length": 0}, "cycle_length=0 is invalid", id="cycle_length"),
     pytest.param({"cycle_length": 2, "num_parallel_reads": 3},
-                 "num_parallel_reads=3 is more than cycle_length=2", id="both-old"),
+                 "num_parallel_reads=3 is more than cycle_length=2", id="both-tf-data"),
     pytest.param({"n_readers": 0}, "n_readers=0 is invalid", id="new-name"),
 ])
 def test_read_records_names_the_keyword_as_passed(tmp_path, kwargs, said):
@@ -166,9 +166,8 @@ def test_read_records_names_the_keyword_as_passed(tmp_path, kwargs, said):
     from datakit.readers.records.tfrecords import read_records
     with ShardWriter(tmp_path, num_shards=1) as w:
         w.write(to_example({"id": 1}).SerializeToString())
-    with pytest.warns(DeprecationWarning) if "n_readers" not in kwargs else _nothing():
-        with pytest.raises(ValueError, match=said):
-            read_records(tmp_path, **kwargs)
+    with pytest.raises(ValueError, match=said):
+        read_records(tmp_path, **kwargs)
 
 
 def test_parquet_names_num_parallel_calls_as_passed(tmp_path):
@@ -178,14 +177,8 @@ def test_parquet_names_num_parallel_calls_as_passed(tmp_path):
     from datakit.readers.parquet_files import parquet
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"a": [1, 2]}), path)
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError,
-                                                         match="num_parallel_calls=0 is invalid"):
+    with pytest.raises(ValueError, match="num_parallel_calls=0 is invalid"):
         parquet.parquet_dataset([str(path)], num_parallel_calls=0)
-
-
-def _nothing():
-    import contextlib
-    return contextlib.nullcontext()
 
 
 def _too_big(name):

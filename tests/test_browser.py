@@ -363,7 +363,7 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
                     problems.append(f"{path.name}: error outputs {state['errors']}")
                 elif path.name == WIDGET_NOTEBOOK:  # it has run: move a slider
                     _slider_changes_the_figure(page)
-            except Exception as e:  # noqa: BLE001 - report every notebook, then fail
+            except Exception as e:  # report every notebook, then fail
                 problems.append(f"{path.name}: {type(e).__name__}: {e}")
             finally:
                 tabs[i].close(shared and state is not None)

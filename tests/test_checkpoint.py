@@ -368,7 +368,7 @@ def test_a_large_input_is_checked_by_its_ends_size_and_time(tmp_path, monkeypatc
     monkeypatch.setattr(fp, "WHOLE_HASH_BYTES", 1000)
     path = tmp_path / "long.mp4"
     path.write_bytes(bytes(range(256)) * 20)
-    saved = {str(path): fp.file_facts(str(path))}
+    saved = {str(path): fp.input_fingerprint(str(path))}
     assert "sha256" not in saved[str(path)] and fp.input_changes(saved) is None
     os.utime(path, ns=(0, saved[str(path)]["mtime_ns"] + 1))  # touched: refused, to be safe
     assert "changed since the save" in fp.input_changes(saved)[1]

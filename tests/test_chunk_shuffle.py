@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.readers.csv_files.chunk_shuffle import shuffle_chunks
+from datakit.glassbox.shuffle_stats import mixing_stats
 from datakit.readers.csv_files.reader import csv_reader_dataset
 from datakit.readers.csv_files.shards import write_shards
 from datakit.readers.csv_files.stats import column_stats
-from datakit.see.mixing import mixing_stats
+from datakit.readers.tables.chunk_buffer import shuffle_chunks
 
 
 def rows_of(ds):

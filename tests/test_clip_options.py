@@ -85,13 +85,13 @@ def test_rules_between_options_are_refused_by_every_entry_point(broken, tmp_path
 
 
 def test_options_or_keywords_not_both(broken, tmp_path):
-    keyword = {"video_dataset_from_directory": {"frame_step": 2},
-               "write_video_shards": {"fps": 10}, "clip_dataset": {"clip_len": 4}}
-    for name, kw in keyword.items():
+    keyword = {"video_dataset_from_directory": ({"frame_step": 2}, 3),
+               "write_video_shards": ({"fps": 10}, 12), "clip_dataset": ({"clip_len": 4}, 6)}
+    for name, (kw, other) in keyword.items():
         (key, value), = kw.items()
         with pytest.raises(TypeError, match=f"{name}\\(\\) got {key} twice: {key}={value} "
                            "beside options="):
-            _call(name, broken, tmp_path, options=VideoOptions(clip_len=4), **kw)
+            _call(name, broken, tmp_path, options=VideoOptions(**{key: other}), **kw)
         with pytest.raises(TypeError, match="twice"):  # the same value twice is still twice
             _call(name, broken, tmp_path, options=VideoOptions(**kw), **kw)
         with pytest.raises(TypeError, match="VideoOptions"):
@@ -118,11 +118,10 @@ def test_options_are_frozen_and_normalized():
 
 
 # ---- #47: arguments taken without a word, or named by the kit's knob instead of the caller's
-def test_a_knob_under_both_names_or_the_old_name_is_named_as_given(broken):
-    with pytest.raises(TypeError, match="got cycle_length= and n_readers=: pass only n_readers="):
+def test_a_knob_under_both_names_or_tf_datas_name_is_named_as_given(broken):
+    with pytest.raises(TypeError, match="got cycle_length= and n_readers=: pass only one"):
         video.clip_dataset(broken / "shards", n_readers=2, cycle_length=3)  # 2 is the default
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError,
-                                                         match="cycle_length=0 is invalid"):
+    with pytest.raises(ValueError, match="cycle_length=0 is invalid"):
         video.clip_dataset(broken / "shards", cycle_length=0)
 
 

@@ -67,3 +67,28 @@ def test_the_numpy_random_start_is_clip_frames_one_random_clip(key, n, clip_len,
     assert clip_sampling.random_start(key, n, clip_len, step) == int(want)
     if step == 1:  # the MP4 baseline's rule as it was written: key mod (n - clip_len + 1)
         assert clip_sampling.random_start(key, n, clip_len) == key % (n - clip_len + 1)
+
+
+def test_a_new_sampler_is_one_record_read_by_the_options_and_the_readers(monkeypatch, tmp_path):
+    from datakit.readers.video.clip_options import VideoOptions
+    from datakit.readers.video.encoded import write_video
+    from datakit.readers.video.predict_clips import clips_to_predict
+
+    first = clip_sampling.ClipSampler(lambda last, key, k: tf.zeros([1], tf.int64),
+                                      one_clip=True)
+    monkeypatch.setitem(clip_sampling.SAMPLERS, "first", first)
+    opts = VideoOptions(clip_len=4, sampler="first")
+    assert opts.sampler_for(training=False) == "first"  # fixed clips: validation keeps it
+    assert opts.clips_for("first") == 1
+    with pytest.raises(ValueError, match="sampler='first' takes one clip per video"):
+        VideoOptions(sampler="first", clips_per_video=2)
+    # a keyed sampler is never validation's
+    assert VideoOptions(sampler="random").sampler_for(training=False) == "center"
+    video = np.arange(12, dtype=np.uint8)[:, None, None, None] * np.ones((1, 16, 16, 3), np.uint8)
+    path = write_video(video * 20, tmp_path / "v.mp4")
+    clips = clips_to_predict(path, clip_len=4, sampler="first", clips_per_video=3)
+    center = clips_to_predict(path, clip_len=4, sampler="center")
+    assert clips.shape == center.shape == (1, 4, 16, 16, 3)
+    assert clips[0, 0].mean() < center[0, 0].mean()  # frame 0, not the middle one
+    with pytest.raises(ValueError, match="sampler"):
+        clips_to_predict(path, clip_len=4, sampler="random")

@@ -20,6 +20,8 @@ def test_no_quota_is_the_affinity(tmp_path):
 @pytest.mark.parametrize(("line", "expected"), [
     ("max 100000", None), ("100000 100000", 1), ("150000 100000", 2), ("400000 100000", 4),
     ("50000 100000", 1), ("", None),
+    # what cannot be parsed is no limit, never an error
+    ("100000 max", None), ("abc", None), ("100000 x", None), ("1.5 100000", None),
 ])
 def test_quota_lines(line, expected):
     assert cores.quota_cores(line) == expected
@@ -38,6 +40,26 @@ def test_v1_quota_caps_the_count(tmp_path):
     (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
     assert cores.cpu_cores(tmp_path) == 1
     (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # v1's "no limit"
+    assert cores.cpu_cores(tmp_path) == cores.affinity_cores()
+
+
+@pytest.mark.parametrize("period", ["missing", "unreadable", "garbled", "empty"])
+def test_a_v1_quota_beside_a_period_that_cannot_be_read_is_no_limit(tmp_path, period):
+    """A quota with its period file gone, unreadable (a folder here) or garbled: no limit
+    known, so the affinity (it raised ``int('max')``, and ``import datakit.doctor`` failed)."""
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    target = tmp_path / "cpu" / "cpu.cfs_period_us"
+    if period == "unreadable":
+        target.mkdir()
+    elif period != "missing":
+        target.write_text({"garbled": "1e5\n", "empty": ""}[period])
+    assert cores.cpu_cores(tmp_path) == cores.affinity_cores()
+
+
+def test_a_v2_cpu_max_that_cannot_be_read_is_no_limit(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
+    (tmp_path / "cpu.max").write_text("\x00\x01 garbage\n")
     assert cores.cpu_cores(tmp_path) == cores.affinity_cores()
 
 

@@ -147,8 +147,9 @@ def test_no_debug_exercise_is_answered_above_it(path):
     """Each "Find the bug" exercise has a hidden hint, and the fix its solution names
     (``{"datakit": {"fix": ...}}``) appears in that solution and nowhere above it: not in
     the lesson's cells or outputs, not in the exercise list, not in its hint. Judged by
-    meaning too: no one cell above the solutions (source and outputs) holds all the fix's
-    key identifiers (``"fix_keys"``), so the fix in other words or other names is caught."""
+    meaning too: no one lesson cell above the exercises (source and outputs), nor the hint,
+    holds all the fix's key identifiers (``"fix_keys"``), so the fix in other words or other
+    names is caught (the exercise's own buggy cell may hold them: it is what gets fixed)."""
     nb = nbformat.read(path, as_version=4)
     at = exercises_cell(nb)
     above = no_space("\n".join(cell_text(c) for c in nb.cells[:at])) if at is not None else ""
@@ -167,8 +168,29 @@ def test_no_debug_exercise_is_answered_above_it(path):
         keys = [no_space(k) for k in e.fix_keys]
         assert keys or path.stem >= "11", f"exercise {e.number}: no fix_keys in its metadata"
         assert all(k in no_space(e.solution_code[0].source) for k in keys), e.fix_keys
-        told = [i for i, c in enumerate(nb.cells[:solutions_cell(nb)])
+        told = [i for i, c in enumerate(nb.cells[:at])  # the lesson, before the exercises
                 if keys and all(k in no_space(cell_text(c)) for k in keys)]
         told += ["its hint"] * bool(keys and all(k in no_space("".join(e.hints)) for k in keys))
         assert not told, (f"exercise {e.number}: cells {told} show the fix's keys "
                           f"{e.fix_keys} together, above the solution")
+
+
+#: The route's budgets (issue 61): markdown words and minutes by tests/course.py's formula,
+#: per part of the route.
+BUDGETS = {("01", "05"): (4_450, 6 * 60 + 30), ("06", "09"): (4_650, 5 * 60 + 45),
+           ("10", "10"): (1_900, 3 * 60 + 45)}
+
+
+@pytest.mark.parametrize("first, last", list(BUDGETS), ids=lambda s: s)
+def test_each_part_of_the_route_keeps_its_budget(first, last):
+    """01-05, 06-09 and 10 each within their words and hours; notebook 10's header within
+    30 minutes of the formula's estimate."""
+    words_at_most, minutes_at_most = BUDGETS[first, last]
+    part = [stem for stem in core_stems() if first <= stem[:2] <= last]
+    words = sum(markdown_words(notebook(stem)) for stem in part)
+    minutes = sum(estimate_minutes(notebook(stem)) for stem in part)
+    assert words <= words_at_most, f"{first}-{last}: {words} words"
+    assert minutes <= minutes_at_most, f"{first}-{last}: {minutes:.0f} min"
+    if last == "10":
+        stated = stated_minutes(notebook("10_your_own_videos").cells[0].source)
+        assert stated is not None and abs(stated - minutes) <= 30, (stated, minutes)

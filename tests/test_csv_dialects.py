@@ -12,6 +12,8 @@ from csv_cases import read_all
 
 from datakit.core.errors import DataError
 from datakit.readers import csv_files as dc
+from datakit.readers.csv_files.dialect import dialect_of
+from datakit.readers.tables.table_stats import NUMBER, TEXT, TableStats
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -137,7 +139,7 @@ def test_a_date_column_is_warned_about(tmp_path):
     path = write(tmp_path, "dates.csv", "day,y\n2024-01-03,1\n2024-01-04,2\n2024-02-01,3\n")
     with pytest.warns(UserWarning, match="column 'day' holds dates"):
         stats = dc.column_stats(path)
-    assert stats["day"].kind == dc.TEXT
+    assert stats["day"].kind == TEXT
 
 
 # -- a table with the dialects that read right round-trips like pandas ---------------
@@ -168,7 +170,7 @@ def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tm
                       for p in paths])
     assert back["name"].fillna("").tolist() == ['Rice, Mrs. "Ellen"', "김 민준", "", "O'Brien",
                                                 'a ""b""', "x"] * 5
-    assert stats["age"].kind == dc.NUMBER and stats["age"].missing == 10
+    assert stats["age"].kind == NUMBER and stats["age"].missing == 10
     ds = dc.csv_reader_dataset(paths, stats=stats, label="y", output="dict", parse=parse,
                                n_readers=1, shuffle_buffer_size=None, batch_size=7)
     features, ys = [], []
@@ -228,7 +230,7 @@ def test_missing_value_markers_in_a_number_column_read_as_missing(tmp_path, pars
     stats = dc.column_stats(path, label="y")
     want = pd.read_csv(path, keep_default_na=False,
                        na_values={"x": list(dc.DEFAULT_NA_VALUES) + [""]})
-    assert stats["x"].kind == dc.NUMBER and stats["x"].missing == len(marks)
+    assert stats["x"].kind == NUMBER and stats["x"].missing == len(marks)
     assert stats["x"].mean == pytest.approx(want["x"].mean())
     assert stats["x"].std == pytest.approx(want["x"].std(ddof=0))
     assert stats["city"].vocabulary == {"rome": 1125, "NA": 375}  # text: a marker stays a value
@@ -245,7 +247,7 @@ def test_a_first_marker_after_row_1000_is_missing_not_a_failure(tmp_path, parse)
     path = write(tmp_path, "late.csv", "x,y\n" + "".join(f"{v},{i}\n" for i, v in
                                                        enumerate(rows)))
     stats = dc.column_stats(path, label="y")
-    assert (stats["x"].kind, stats["x"].missing, stats["x"].count) == (dc.NUMBER, 1, 1499)
+    assert (stats["x"].kind, stats["x"].missing, stats["x"].count) == (NUMBER, 1, 1499)
     x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
                                           shuffle_buffer_size=None, n_readers=1))
     assert x[1300, 0] == 0.0 and y.tolist() == list(range(1500))
@@ -257,12 +259,13 @@ def test_na_values_replaces_the_markers(tmp_path):
         dc.column_stats(path, na_values=["?"])  # NA no longer a marker: a stray word
     path = write(tmp_path, "q2.csv", "x,y\n1,1\n?,2\n3,3\n-999,4\n")
     stats = dc.column_stats(path, na_values=["?", "-999"])
-    assert (stats["x"].kind, stats["x"].missing, stats["x"].mean) == (dc.NUMBER, 2, 2.0)
+    assert (stats["x"].kind, stats["x"].missing, stats["x"].mean) == (NUMBER, 2, 2.0)
     with pytest.raises(DataError, match="line 3, column x .*`\\?` is not a number"):
         dc.column_stats(path, na_values=[])
     with pytest.raises(TypeError, match="na_values='NA': pass a list of strings"):
         dc.column_stats(path, na_values="NA")
-    assert dc.CsvStats.load(stats.save(tmp_path / "s.json")).na_values == ["?", "-999"]
+    back = TableStats.load(stats.save(tmp_path / "s.json"))
+    assert back == stats and dialect_of(back).na_values == ("?", "-999")
 
 
 @pytest.mark.parametrize("parse", PARSES)

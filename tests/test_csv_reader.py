@@ -12,6 +12,7 @@ from datakit.readers import csv_files as dc
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.csv_files.reader import OOV
 from datakit.readers.csv_files.stats import column_stats
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -24,12 +25,12 @@ def expected_rows(files, stats):
         s = stats[c]
         if c == LABEL:
             continue
-        if s.kind == dc.NUMBER:
+        if s.kind == NUMBER:
             v = df[c].astype(np.float32).fillna(np.float32(s.mean))  # documented fill: the mean
             cols.append(((v - np.float32(s.mean)) / np.float32(s.std)).to_numpy()[:, None])
     for c in stats.columns:
         s = stats[c]
-        if c != LABEL and s.kind == dc.TEXT:
+        if c != LABEL and s.kind == TEXT:
             slots = [OOV] + list(s.vocabulary)
             idx = df[c].map(lambda v, slots=slots: slots.index(v) if v in slots[1:] else 0)
             cols.append(np.eye(len(slots), dtype=np.float32)[idx.to_numpy()])
@@ -354,7 +355,7 @@ def test_dict_features_train_a_keras_model_with_preprocessing_layers(passengers)
     valid = dc.csv_reader_dataset(parts["valid"], shuffle_buffer_size=None, batch_size=256, **kw)
     inputs, encoded = {}, []
     for c in dc.feature_names(stats, "class", output="dict"):
-        text = stats[c].kind == dc.TEXT
+        text = stats[c].kind == TEXT
         inputs[c] = tf.keras.Input(shape=(), name=c, dtype="string" if text else "float32")
         if text:
             lookup = tf.keras.layers.StringLookup(vocabulary=list(stats[c].vocabulary),

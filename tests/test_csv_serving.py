@@ -10,6 +10,7 @@ from csv_cases import read_all
 
 from datakit.core.errors import DataError
 from datakit.readers import csv_files as dc
+from datakit.readers.tables.table_stats import TableStats
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -27,16 +28,16 @@ def passengers(tmp_path_factory):
 def test_statistics_saved_as_json_load_equal(passengers, tmp_path):
     _, _, stats = passengers
     path = stats.save(tmp_path / "stats.json")
-    again = dc.CsvStats.load(path)
+    again = TableStats.load(path)
     assert again == stats and again.label == "class"
     assert list(again["cabin"].vocabulary) == list(stats["cabin"].vocabulary)  # order kept
     (tmp_path / "bad.json").write_text("{\"columns\": []}")
-    with pytest.raises(DataError, match="bad.json: not statistics saved by CsvStats.save"):
-        dc.CsvStats.load(tmp_path / "bad.json")
+    with pytest.raises(DataError, match="bad.json: not statistics saved by TableStats.save"):
+        TableStats.load(tmp_path / "bad.json")
     (tmp_path / "utf16.json").write_bytes(open(path, "rb").read().decode("utf-8").encode("utf-16"))
-    with pytest.raises(DataError, match=r"utf16.json: not statistics saved by CsvStats.save "
+    with pytest.raises(DataError, match=r"utf16.json: not statistics saved by TableStats.save "
                                         r"\(not UTF-8 text: .* at byte 0\); save them again"):
-        dc.CsvStats.load(tmp_path / "utf16.json")
+        TableStats.load(tmp_path / "utf16.json")
 
 
 def test_text_label_classes_are_sorted_and_never_capped(passengers):
@@ -68,7 +69,7 @@ def test_a_model_trained_on_shards_predicts_unlabelled_rows_with_loaded_stats(pa
     # serving: another folder, rows without the label, model and statistics from disk
     table = pd.concat([pd.read_csv(f, keep_default_na=False) for f in parts["test"]])
     unlabelled = dc.write_shards(table.drop(columns="class"), tmp_path / "new", num_shards=2)
-    loaded = dc.CsvStats.load(tmp_path / "stats.json")
+    loaded = TableStats.load(tmp_path / "stats.json")
     served = tf.keras.models.load_model(tmp_path / "model.keras")
     rows = dc.csv_reader_dataset(unlabelled, stats=loaded, label=None, n_readers=1,
                                  shuffle_buffer_size=None, batch_size=64)

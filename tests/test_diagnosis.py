@@ -9,12 +9,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+import tensorflow as tf
 
-from datakit.doctor import diagnosis  # noqa: E402
-from datakit.perf.synthetic import synthetic_files, work  # noqa: E402
+from datakit.doctor import diagnosis
+from datakit.perf.synthetic import synthetic_files, work
 
 SLOW = 0.006  # seconds per element of a planted stage; light stages cost ~25-100 us
 

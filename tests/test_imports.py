@@ -35,7 +35,9 @@ LAYERS = [
     ("see", "pictures of batches, shuffles, mixing, interleave, sampling; widgets"),
     ("doctor", "the pipeline's chain, each stage's cost, measured advice"),
     ("cluster", "the tf.data service on loopback and on real machines"),
+    ("bench", "python -m datakit.bench: is my GPU fed, on my videos and my model"),
     ("exercises", "feedback on write-it-yourself answers"),
+    ("__main__", "python -m datakit: the course's notebooks copied where you work"),
 ]
 LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
 #: Layers that import neither TensorFlow nor Matplotlib (nor anything heavy).
@@ -105,6 +107,42 @@ def test_imports_run_downward(name):
     upward = {m for m in kit_edges(name) if LAYER[layer_of(m)] > LAYER[layer_of(name)]}
     assert not upward, (f"{name} (layer {layer_of(name)}) imports {sorted(upward)} from a "
                         "higher layer: move the shared part down, or the importer up")
+
+
+#: The wings of ``readers/``, bottom first, as LAYERS: a reader module may import its own
+#: wing or the wings below it. ``tables`` is the floor, knowing no format.
+READER_WINGS = [
+    ("tables", "what every row reader shares: statistics, options, file sets, the tail"),
+    ("small_sources", "text lines, fixed-length records, SQLite"),
+    ("records", "TFRecord files and Examples"),
+    ("csv_files", "CSV: dialect, statistics, shards, the reader"),
+    ("parquet_files", "Parquet and Arrow"),
+    ("tf_transform", "the tf.Transform full pass"),
+    ("video", "video files, clips, shards, the converters"),
+    ("checkpoints", "iterator checkpoints of any reader's pipeline"),
+]
+WING = {name: i for i, (name, _) in enumerate(READER_WINGS)}
+
+
+def wing_of(module: str) -> str | None:
+    """The wing of ``readers/`` a module lives in, or None (outside, or the face)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "readers" else None
+
+
+def test_every_reader_module_is_in_a_wing():
+    unplaced = sorted({wing_of(m) for m in MODULES} - set(WING) - {None})
+    assert not unplaced, f"place {unplaced} in READER_WINGS in tests/test_imports.py"
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
+                                  if wing_of(m)])
+def test_reader_wings_import_downward(name):
+    upward = {m for m in kit_edges(name)
+              if wing_of(m) and WING[wing_of(m)] > WING[wing_of(name)]}
+    assert not upward, (f"{name} (wing {wing_of(name)}) imports {sorted(upward)} from a "
+                        "higher wing of readers/: move the shared part down (tables/ knows "
+                        "no format), or the importer up")
 
 
 def test_no_module_imports_the_top_package():
@@ -184,6 +222,28 @@ def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
 def test_no_module_imports_another_modules_private_name(folder):
     found = [f for p in sorted((ROOT / folder).glob("**/*.py")) for f in _private_uses(p)]
     assert not found, "private names used across modules: " + "; ".join(found)
+
+
+def test_the_benchmarks_import_each_other_without_cycles_or_private_names():
+    bench = {p.stem: p for p in (ROOT / "benchmarks").glob("*.py")}
+    graph, private = {}, []
+    for name, path in bench.items():
+        graph[name] = set()
+        for mod, names, line in imports(path):
+            if mod == "benchmarks":
+                targets = [(n, []) for n in names if n in bench]
+            elif mod.startswith("benchmarks."):
+                targets = [(mod.split(".")[1], names)]
+            else:
+                continue
+            for target, taken in targets:
+                graph[name].add(target)
+                private += [f"{name}.py:{line} imports {target}.{t}" for t in taken
+                            if t.startswith("_")]
+    assert not private, "; ".join(private)
+    cycles = sorted(f"{a} <-> {b}" for a in graph for b in graph[a]
+                    if a < b and a in graph.get(b, ()))
+    assert not cycles, f"benchmark modules importing each other: {cycles}"
 
 
 @pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)])

@@ -414,3 +414,15 @@ def test_diagnose_measures_a_cache_as_memory_report_alone_does():
     # The timing phase fills the cache: measured after it, a 300 MB cache grew 32 MB (#47).
     # Memory is measured first, on a fresh process, and agrees with memory_report's margin.
     assert int(run_alone(DIAGNOSE_CACHE, "300")) >= 270
+
+
+@pytest.mark.timeout(120)
+def test_memory_advice_deletes_its_cache_on_disk_copy_once_measured(tmp_path):
+    from datakit.doctor.memory_advice import memory_advice
+    ds = one_mb_elements(6).cache(name="memo").repeat().take(12)
+    report = memory_report(ds, seconds=0.2)
+    (tmp_path / "cache_1.index").write_bytes(b"an earlier call's")  # an old copy: gone too
+    advice = memory_advice(report, ds, seconds=0.2, folder=tmp_path)
+    disk = next(a for a in advice if "on disk" in a.change)
+    assert disk.growth_bytes is not None and disk.rows_per_s > 0  # it was written and measured
+    assert list(tmp_path.iterdir()) == []  # ... and no copy of the data is left behind

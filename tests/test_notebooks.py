@@ -75,9 +75,11 @@ def test_there_are_notebooks():
 
 
 # A folder under data/generated/ named in a notebook's code: `GENERATED / "x"`,
-# `DATA_DIR / "generated" / "x"`, `data_path("generated", "x")` or "../data/generated/x".
+# `DATA_DIR / "generated" / "x"`, `data_path("generated", "x")` or "../data/generated/x"
+# (not `data_path("generated", relative=True)`, a keyword).
 GENERATED_FOLDER = re.compile(r"""(?:GENERATED\s*/\s*|["']generated["']\s*/\s*|"""
-                              r"""data_path\(\s*["']generated["']\s*,\s*|data/generated/)"""
+                              r"""data_path\(\s*["']generated["']\s*,\s*(?=["'])|"""
+                              r"""data/generated/)"""
                               r"""["']?([\w.-]+)""")
 
 

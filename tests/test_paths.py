@@ -78,40 +78,6 @@ def test_data_path_is_the_repository_data_folder_unless_DATAKIT_DATA_DIR_says_ot
     assert elsewhere == str(tmp_path.resolve() / "generated" / "x")
 
 
-@pytest.mark.timeout(400)
-def test_a_kit_installed_from_a_wheel_finds_its_shipped_data(tmp_path):
-    """Built as the README says (pip wheel), installed in a bare environment: DATA_DIR is a
-    per-user folder holding a copy of the shipped housing table, byte for byte."""
-    import shutil
-    root = Path(datakit.__file__).resolve().parent.parent
-    src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info beside the sources
-    shutil.copytree(root / "datakit", src / "datakit",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(root / "data" / "housing", src / "data" / "housing")
-    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"):
-        shutil.copy(root / name, src / name)
-    run = {"capture_output": True, "text": True, "timeout": 300}
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                            str(tmp_path / "dist"), str(src)], **run)
-    assert built.returncode == 0, built.stderr[-2000:]
-    wheel = next((tmp_path / "dist").glob("datakit-*.whl"))
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "env")], check=True, **run)
-    py = tmp_path / "env" / "bin" / "python"
-    installed = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps",
-                                "--no-index", str(wheel)], **run)
-    assert installed.returncode == 0, installed.stderr[-2000:]
-    environ = {k: v for k, v in os.environ.items() if k not in ("DATAKIT_DATA_DIR", "PYTHONPATH")}
-    environ["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    out = subprocess.run([str(py), "-c", "import datakit; print(datakit.DATA_DIR); "
-                          "print(datakit.data_path('housing', 'housing.csv'))"],
-                         env=environ, cwd=tmp_path, **run)
-    assert out.returncode == 0, out.stderr[-2000:]
-    data_dir, housing = out.stdout.split()
-    assert data_dir == str((tmp_path / "cache" / "datakit" / "data").resolve())
-    assert Path(housing).read_bytes() == (root / "data" / "housing" / "housing.csv").read_bytes()
-    assert (Path(data_dir) / "generated").is_dir()
-
-
 def test_a_pattern_that_also_matches_a_folder_says_so(tmp_path):
     (tmp_path / "a.csv").write_text("x\n1\n")
     (tmp_path / "old.csv").mkdir()  # a folder named like the files

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from datakit.core import progress
 from datakit.core.progress import check_progress, progress_bar, with_progress
 
 
@@ -43,10 +44,12 @@ for _ in with_progress(range(3), "videos", unit="video"):
 """
 
 
-def _run(env_progress: str | None, tty: bool) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "DATAKIT_PROGRESS"}
+def _run(env_progress: str | None, tty: bool, **more: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "DATAKIT_PROGRESS"
+           and not k.startswith("TQDM_")}
     if env_progress is not None:
         env["DATAKIT_PROGRESS"] = env_progress
+    env.update(more)
     if not tty:
         done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
                               text=True, timeout=120, check=True)
@@ -80,3 +83,34 @@ def test_automatic_bar_in_a_terminal_and_not_in_a_pipe():
     assert "videos" in _run(None, tty=True)
     assert _run(None, tty=False) == ""
     assert "videos" not in _run("0", tty=True)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_every_spelling_of_no_and_tqdms_own_switch_hide_the_bar_in_a_terminal():
+    for no in ("false", "No", "OFF"):
+        assert "videos" not in _run(no, tty=True), no
+    assert "videos" in _run("yes", tty=True)
+    assert "videos" not in _run(None, tty=True, TQDM_DISABLE="1")
+    assert "videos" in _run(None, tty=True, TQDM_DISABLE="0")
+
+
+@pytest.mark.parametrize("value", ["2", "maybe", "o"])
+def test_an_unknown_spelling_is_named(value, monkeypatch):
+    monkeypatch.setenv("DATAKIT_PROGRESS", value)
+    with pytest.raises(ValueError, match=f"DATAKIT_PROGRESS='{value}': not a yes/no value; "
+                                         "set it to 1, true, yes or on"):
+        progress_bar(2, "files")
+
+
+def test_tqdm_disable_hides_an_automatic_bar_and_its_other_variables_reach_tqdm(monkeypatch):
+    monkeypatch.delenv("DATAKIT_PROGRESS")
+    monkeypatch.setenv("TQDM_DISABLE", "true")
+    assert progress_bar(2, "files").disable
+    assert not progress_bar(2, "files", progress=True).disable  # the argument wins
+    monkeypatch.delenv("TQDM_DISABLE")
+    monkeypatch.setenv("TQDM_LEAVE", "1")
+    seen: dict = {}
+    monkeypatch.setattr(progress, "tqdm", lambda **settings: seen.update(settings))
+    progress_bar(2, "files")
+    # tqdm applies TQDM_LEAVE to a bar whose leave= is not passed, the kit's delay stays
+    assert "leave" not in seen and seen["delay"] == progress.DELAY and seen["disable"] is None

@@ -108,3 +108,16 @@ def test_every_notebook_calls_quiet_tensorflow_first_as_the_template_says(path):
     text = "\n".join(c.source for c in nb.cells)
     assert "quiets TensorFlow's start-up logs" not in text
     assert "TF_ENABLE_ONEDNN_OPTS=0` before TensorFlow loads" not in text
+
+
+def test_the_no_driver_error_is_hidden_only_where_there_is_no_driver():
+    from datakit.tensorflow_logs import _worth_keeping
+
+    cuinit = ("E0000 00:00:1796633948.015781    7949 cuda_platform.cc:52] failed call to cuInit: "
+              "INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\n")
+    cpu = "To enable the following instructions: AVX2 FMA, in other operations, rebuild " \
+          "TensorFlow with the appropriate compiler flags.\n"
+    other = "E0000 00:00:1.5 77 some_op.cc:12] an error TensorFlow meant\n"
+    assert not _worth_keeping(cuinit, driver=False) and _worth_keeping(cuinit, driver=True)
+    assert not _worth_keeping(cpu, driver=True)
+    assert _worth_keeping(other, driver=False) and _worth_keeping("a Python line\n", False)

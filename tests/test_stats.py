@@ -10,7 +10,7 @@ from csv_cases import five_files, housing_parts
 
 from datakit.core.errors import DataError
 from datakit.readers.csv_files import stats as ds
-from datakit.readers.csv_files.schema import NUMBER, TEXT
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -31,6 +31,7 @@ from datakit.readers.csv_files import shards
 from datakit.readers.csv_files.stats import column_stats
 from datakit.readers.records import tf_example, tfrecords
 from datakit.readers.small_sources import fixed_length, sqlite
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -202,12 +203,12 @@ def csv_long_bad_line_find(d, st):
 
 def csv_describe_long(d, st):
     return [dc.describe_bad_line("1," + "9" * 10_000_000 + "x", ["x", "y"],
-                                 {"x": dc.NUMBER, "y": dc.NUMBER})[0]]
+                                 {"x": NUMBER, "y": NUMBER})[0]]
 
 
 def csv_many_empty_text_fields(d, st):  # exponential backtracking with optional text fields
     cols = [f"t{i}" for i in range(40)]
-    return [dc.describe_bad_line("," * 39 + '"', cols, dict.fromkeys(cols, dc.TEXT))[1]]
+    return [dc.describe_bad_line("," * 39 + '"', cols, dict.fromkeys(cols, TEXT))[1]]
 
 
 def csv_text_in_number(d, st):
@@ -678,7 +679,7 @@ def gb_seed_too_big(d, st):
 
 
 # ---------------------------------------------------------------- the table
-def E(exc, *parts):  # noqa: N802 - an expected error
+def E(exc, *parts):  # an expected error
     return (exc, list(parts))
 
 

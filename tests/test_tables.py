@@ -34,17 +34,17 @@ def test_parquet_refuses_its_arguments_before_opening_any_file(tmp_path, kwargs,
 
 def test_table_options_are_the_csv_options_base():
     assert issubclass(csv_files.ReadOptions, tables.TableOptions)
-    assert csv_files.CsvStats is tables.TableStats
 
 
-def test_old_knob_name_warns_and_reads_the_same_rows(tmp_path):
+def test_tf_datas_knob_name_is_quiet_and_reads_the_same_rows(tmp_path):
     paths = parquet.write_parquet_shards({"x": np.arange(10.0)}, tmp_path, num_shards=2,
                                          row_group_rows=3)
     new = parquet.parquet_dataset(paths, n_parse_threads=2, shuffle_buffer_size=None)
-    with pytest.warns(DeprecationWarning, match="num_parallel_calls= is now n_parse_threads="):
-        old = parquet.parquet_dataset(paths, num_parallel_calls=2, shuffle_buffer_size=None)
-    assert [b["x"].numpy().tolist() for b in old] == [b["x"].numpy().tolist() for b in new]
-    with pytest.raises(TypeError, match="pass only n_parse_threads="):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # map's num_parallel_calls: tf.data's word, no warning
+        same = parquet.parquet_dataset(paths, num_parallel_calls=2, shuffle_buffer_size=None)
+    assert [b["x"].numpy().tolist() for b in same] == [b["x"].numpy().tolist() for b in new]
+    with pytest.raises(TypeError, match="got num_parallel_calls= and n_parse_threads="):
         parquet.parquet_dataset(paths, num_parallel_calls=2, n_parse_threads=2)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         parquet.parquet_dataset(paths, nope=1)
@@ -121,25 +121,7 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
                                       * opts.repeat)
 
 
-def test_tfrecords_old_knob_names_warn_and_read_the_same_records(tmp_path):
-    from datakit.readers.records import tfrecords
-
-    with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
-        for i in range(9):
-            w.write(str(i).encode())
-    new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]
-    with pytest.warns(DeprecationWarning, match="cycle_length= is now n_readers="):
-        old = tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=2)
-    assert [r.numpy() for r in old] == new
-    # a message names each keyword as the caller wrote it (#47)
-    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"), \
-            pytest.warns(DeprecationWarning):
-        tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
-
-
-def test_tfrecords_takes_tf_datas_own_name_without_a_warning(tmp_path):
-    import warnings
-
+def test_tfrecords_takes_tf_datas_own_names_without_a_warning(tmp_path):
     from datakit.readers.records import tfrecords
 
     with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
@@ -147,8 +129,24 @@ def test_tfrecords_takes_tf_datas_own_name_without_a_warning(tmp_path):
             w.write(str(i).encode())
     new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # TFRecordDataset's num_parallel_reads: no warning
-        same = tfrecords.read_records(tmp_path, n_readers=2, num_parallel_reads=2)
+        warnings.simplefilter("error")  # interleave's and TFRecordDataset's names: no warning
+        same = tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=2)
     assert [r.numpy() for r in same] == new
     with pytest.raises(TypeError, match="num_parallel_reads= and n_read_threads="):
         tfrecords.read_records(tmp_path, num_parallel_reads=2, n_read_threads=2)
+    # a message names each keyword as the caller wrote it (#47)
+    with pytest.raises(ValueError, match="num_parallel_reads=3 is more than cycle_length=2"):
+        tfrecords.read_records(tmp_path, cycle_length=2, num_parallel_reads=3)
+
+
+def test_the_table_floor_knows_no_format_and_keeps_the_dialect_layout_it_saved(tmp_path):
+    import json
+    from dataclasses import fields
+    assert not {f.name for f in fields(tables.TableStats)} & {"delimiter", "na_values",
+                                                               "column_names"}
+    stats = tables.TableStats(["x"], dialect={"delimiter": ";", "na_values": ["?"],
+                                              "column_names": None})
+    path = stats.save(tmp_path / "s.json")
+    saved = json.loads(open(path).read())
+    assert saved["delimiter"] == ";" and "dialect" not in saved  # as saved before: old files load
+    assert tables.TableStats.load(path) == stats

@@ -14,13 +14,13 @@ import pytest
 
 pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
 
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
-import datakit  # noqa: E402
-from datakit.core.errors import DataError  # noqa: E402
-from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards  # noqa: E402
-from datakit.readers.csv_files.demo_tables import passengers  # noqa: E402
-from datakit.readers.tf_transform import transform, transform_folder, transform_run  # noqa: E402
+import datakit
+from datakit.core.errors import DataError
+from datakit.readers.csv_files import column_stats, csv_reader_dataset, write_shards
+from datakit.readers.csv_files.demo_tables import passengers
+from datakit.readers.tf_transform import transform, transform_folder, transform_run
 
 pytestmark = pytest.mark.timeout(900)
 

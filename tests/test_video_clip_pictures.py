@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from datakit.see.video_clip import (  # noqa: E402
+from datakit.see.video_clip import (
     clip_animation,
     clip_grid,
     plot_clip,
@@ -41,8 +41,9 @@ def test_fit_choices_show_a_tall_frame_squashed_cropped_and_padded():
     tall = np.full((64, 32, 3), 200, np.uint8)  # a frame twice as tall as wide
     axes = plot_fit_choices(tall.transpose(1, 0, 2), tall, 16)
     titles = [ax.get_title() for ax in axes]
-    assert titles == ["as stored\n32x64", "turned\n64x32", "squashed\n16x16", "cropped\n16x16",
-                      "padded\n16x16"]
+    assert titles == ["as stored\n64 wide, 32 tall", "turned\n32 wide, 64 tall",
+                      "squashed\n16 wide, 16 tall", "cropped\n16 wide, 16 tall",
+                      "padded\n16 wide, 16 tall"]
     padded = axes[4].get_images()[0].get_array()
     assert padded[:, :4].max() == 0 and padded[:, 6:10].min() == 200  # black bars left, right
     plt.close(axes[0].figure)

@@ -164,9 +164,9 @@ def test_a_keyword_given_twice_is_refused_naming_both(folder, shards, tmp_path):
              "write_video_shards_beam": lambda **kw: video.write_video_shards_beam(
                  folder, tmp_path / "b", **kw)}
     for name, call in calls.items():
-        with pytest.raises(TypeError, match=rf"{name}\(\) got fps twice: fps=None beside "
-                                            r"options=VideoOptions\(fps=None\)"):
-            call(options=VideoOptions(), fps=None)  # the default value, still twice
+        with pytest.raises(TypeError, match=rf"{name}\(\) got fps twice: fps=12 beside "
+                                            r"options=VideoOptions\(fps=10\)"):
+            call(options=VideoOptions(fps=10), fps=12)  # a field the options set, and a keyword
     with pytest.raises(TypeError, match="got crop_to_aspect_ratio twice"):  # a Keras name too
         video.video_dataset_from_directory(folder, crop_to_aspect_ratio=True, options=VideoOptions(
             frame_size=(8, 8), crop_to_aspect_ratio=True))

@@ -15,6 +15,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_stamp
 from datakit.readers import video
 from datakit.readers.video import decoding, frame_reading, probe_cache
 from datakit.readers.video.clip_sampling import clip_frames, video_key
@@ -194,21 +195,30 @@ def test_a_video_replaced_after_listing_is_refused_by_name(tmp_path):
     assert len(read) == 2  # the two unchanged videos, then the error: never a mix
     assert str(later) in str(e.value) and "changed since the folder was listed" in str(e.value)
     info = decoding.probe(tmp_path / "set" / "a" / "v1.mp4")
-    os.utime(info.path, ns=(1, 1))
-    with pytest.raises(DataError, match="changed since"):
+    first = decoding.decode_frames(info, [0])
+    os.utime(info.path, ns=(1, 1))  # touched, no byte changed: compared by content, read
+    np.testing.assert_array_equal(decoding.decode_frames(info, [0]), first)
+    data = bytearray(open(info.path, "rb").read())
+    data[-8:] = bytes(b ^ 0xFF for b in data[-8:])  # the same size, other bytes
+    open(info.path, "wb").write(bytes(data))
+    with pytest.raises(DataError, match="changed since.*its bytes differ"):
         decoding.decode_frames(info, [0])
 
 
 @pytest.mark.timeout(60)
-def test_probe_facts_are_cached_by_path_size_and_time(tmp_path):
+def test_probe_facts_are_cached_by_path_and_stamp(tmp_path, monkeypatch):
     path = video.write_video(frames_of(40), tmp_path / "v.mp4", gop=10, fps=Fraction(30))
     first = decoding.probe(path)
-    assert probe_cache.load(str(path), probe_cache.file_stamp(str(path))) is not None
+    assert probe_cache.load(str(path), file_stamp(str(path))) is not None
+    with monkeypatch.context() as m:  # the file unchanged: its facts come from the cache
+        m.setattr(decoding, "_probe_file", lambda p: pytest.fail("probed again"))
+        assert decoding.probe(path) == first
     stamp = os.stat(path)
     data = path.read_bytes()
-    path.write_bytes(b"\0" * len(data))  # same size, same time: the cached facts are used
+    path.write_bytes(b"\0" * len(data))  # rewritten keeping size and time (cp -p): probed
     os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    assert decoding.probe(path) == first
+    with pytest.raises(DataError, match="not a video"):
+        decoding.probe(path)
     os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1))  # touched: probed again
     with pytest.raises(DataError, match="not a video"):
         decoding.probe(path)

@@ -256,5 +256,5 @@ def test_a_split_that_leaves_a_subset_empty_is_refused(folder):
 
 
 def test_both_names_of_the_readers_knob_are_refused(tmp_path):
-    with pytest.raises(TypeError, match="pass only n_readers="):
+    with pytest.raises(TypeError, match="got cycle_length= and n_readers=: pass only one"):
         video.clip_dataset(tmp_path, n_readers=4, cycle_length=2)

@@ -26,44 +26,29 @@ import pytest
 import datakit
 
 ROOT = Path(__file__).resolve().parent.parent
-#: One build per process: a second build in the same process left no sdist (setuptools 84).
-BUILD = ("import sys; from setuptools import build_meta as b; "
-         "print('BUILT', b.build_{}(sys.argv[1]))")
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                              ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache")
-
-
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory) -> dict[str, Path]:
-    """The wheel and the sdist, built from a copy of the repository (no generated data)."""
-    source = tmp_path_factory.mktemp("source") / "datakit"
-    shutil.copytree(ROOT, source, ignore=SKIP)
-    shutil.rmtree(source / "data" / "generated", ignore_errors=True)
-    out = tmp_path_factory.mktemp("dist")
-    built = {}
-    for kind in ("wheel", "sdist"):  # setuptools talks on stdout too: the name is marked
-        run = subprocess.run([sys.executable, "-c", BUILD.format(kind), str(out)], cwd=source,
-                             timeout=280, capture_output=True, text=True)
-        assert run.returncode == 0, run.stderr[-3000:]
-        built[kind] = out / next(line.split()[1] for line in run.stdout.splitlines()
-                                 if line.startswith("BUILT "))
-    return built
+def dist(built_kit) -> dict[str, Path]:
+    """The wheel and the sdist (the session's one build: ``built_kit`` in conftest.py)."""
+    return built_kit
 
 
 @pytest.mark.timeout(300)
 def test_the_wheel_carries_license_typing_changelog_and_the_one_version(dist):
     version = datakit.__version__
-    assert dist["wheel"].name == f"datakit-{version}-py3-none-any.whl"
+    assert dist["wheel"].name == f"tf_datakit-{version}-py3-none-any.whl"
     with zipfile.ZipFile(dist["wheel"]) as whl:
         names = set(whl.namelist())
-        meta = whl.read(f"datakit-{version}.dist-info/METADATA").decode()
-        licence = whl.read(f"datakit-{version}.dist-info/licenses/LICENSE").decode()
-    assert "datakit/py.typed" in names
-    assert f"datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
-    assert f"datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
+        meta = whl.read(f"tf_datakit-{version}.dist-info/METADATA").decode()
+        licence = whl.read(f"tf_datakit-{version}.dist-info/licenses/LICENSE").decode()
+    assert "datakit/py.typed" in names and "\nName: tf-datakit\n" in meta
+    assert f"tf_datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
+    assert f"tf_datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
     assert licence == (ROOT / "LICENSE").read_text() and "Apache License" in licence
     assert f"\nVersion: {version}\n" in meta and "\nLicense-Expression: Apache-2.0\n" in meta
     assert "\nLicense-File: LICENSE\n" in meta and "\nRequires-Dist: filelock" in meta
+    assert "\nKeywords: tensorflow,tf.data," in meta and "\nClassifier: Typing :: Typed\n" in meta
+    assert "\nClassifier: Operating System :: Microsoft :: Windows\n" in meta
+    assert f"tf_datakit-{version}.data/data/share/datakit/notebooks/01_datasets.ipynb" in names
     assert '\nversion = "' not in (ROOT / "pyproject.toml").read_text()  # one source
     with tarfile.open(dist["sdist"]) as sdist:
         inside = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
@@ -76,6 +61,35 @@ def test_twine_finds_the_metadata_of_wheel_and_sdist_clean(dist):
     run = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(dist["wheel"]),
                           str(dist["sdist"])], capture_output=True, text=True, timeout=100)
     assert run.returncode == 0 and run.stdout.count("PASSED") == 2, run.stdout + run.stderr
+
+
+@pytest.mark.timeout(300)
+def test_the_bench_command_answers_help_from_the_wheel_outside_the_repository(dist, tmp_path):
+    """``python -m datakit.bench --help`` from the wheel installed in a fresh venv, run from a
+    folder outside the clone; the dependencies come from this environment's site-packages on
+    PYTHONPATH (whose editable-install hook, a .pth file, Python does not run there)."""
+    import site
+    import sysconfig
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    vpy = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    purelib = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.strip()
+    with zipfile.ZipFile(dist["wheel"]) as whl:  # a wheel is a zip: unpacked, it is installed
+        whl.extractall(purelib)
+    deps = os.pathsep.join([sysconfig.get_paths()["purelib"], *site.getsitepackages()])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONPATH"] = deps
+    where = subprocess.run([str(vpy), "-c", "import datakit.bench; print(datakit.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout  # not the clone's
+    run = subprocess.run([str(vpy), "-m", "datakit.bench", "--help"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("usage: python -m datakit.bench") and "--model" in run.stdout
 
 
 @pytest.mark.skipif(os.environ.get("DATAKIT_WHEEL_TEST") == "0",

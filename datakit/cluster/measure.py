@@ -12,6 +12,7 @@ what was expected, :func:`plot_delivery` draws who received what.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import warnings
@@ -20,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from datakit.cluster.process import NOT_A_DISPATCHER, dispatcher_problem, host_port
+from datakit.cluster.process import NOT_A_DISPATCHER, PID_FILE, dispatcher_problem, host_port
 from datakit.core.arguments import check_seconds
 
 __all__ = ["sleepy_range", "with_worker_pid", "distribute", "Trainer", "read_concurrently",
@@ -103,16 +104,26 @@ def sleepy_range(n: int, seconds: float):
     return tf.data.Dataset.range(n).apply(testing_sleep(int(seconds * 1e6)))
 
 
+#: Where Linux tells a process its own pid (the first field).
+_PROC_STAT = "/proc/self/stat"
+
+
 def with_worker_pid(dataset):
     """Pair each element with the id of the process that made it: ``(element, pid)``.
 
-    The pid is read on the worker (``/proc/self/stat``, Linux); turn it into a
+    The pid is read on the worker, inside the graph (a service worker runs no Python):
+    ``/proc/self/stat`` on Linux; elsewhere (macOS, Windows) the file a
+    :class:`LocalCluster`'s server writes its pid to in its own folder. Turn it into a
     worker number with :meth:`LocalCluster.worker_index`.
     """
     import tensorflow as tf
 
+    proc = _PROC_STAT if os.path.exists(_PROC_STAT) else None
+
     def tag(x):
-        stat = tf.io.read_file("/proc/self/stat")
+        if proc is None:  # the LocalCluster server's own folder is its working folder
+            return x, tf.strings.to_number(tf.io.read_file(PID_FILE), tf.int64)
+        stat = tf.io.read_file(proc)
         return x, tf.strings.to_number(tf.strings.split(stat, " ")[0], tf.int64)
 
     return dataset.map(tag)
@@ -138,7 +149,7 @@ class Trainer:
 
         try:  # which dispatcher it reads (see abandon_trainers)
             self._graph = serialized_graph(dataset)
-        except Exception:  # noqa: BLE001 (a dataset TF cannot serialize reads no service)
+        except Exception:  # a dataset TF cannot serialize reads no service
             self._graph = b""
         _READING.add(self)
         self._thread = threading.Thread(target=self._run, args=(dataset,), daemon=True)
@@ -151,7 +162,7 @@ class Trainer:
                 if len(self.received) == self._pause_after:
                     self.paused.set()
                     self._go.wait()
-        except BaseException as e:  # noqa: BLE001 (kept for the caller: see .error, join())
+        except BaseException as e:  # kept for the caller: see .error, join()
             if not self.done.is_set():  # not already ended by abandon_trainers
                 self.error = e
         finally:

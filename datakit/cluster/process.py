@@ -7,8 +7,8 @@ in a log file; it is ready once ``datakit.cluster: ready`` appears there.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +26,9 @@ def free_port() -> int:
         s.bind((HOST, 0))
         return s.getsockname()[1]
 
+
+#: The file a LocalCluster's server writes its process id to, in its own folder (its cwd).
+PID_FILE = "datakit-server.pid"
 
 #: What :func:`dispatcher_problem` says of a gRPC server that is not a dispatcher.
 NOT_A_DISPATCHER = "a gRPC server answers there, but not a tf.data service dispatcher"
@@ -81,11 +84,18 @@ class ServerProcess:
         self.restart = False  # whether the supervisor starts it again when it is found dead
 
     def start(self) -> None:
+        """Start the server in a process group of its own (so that Ctrl-C in the notebook
+        does not reach it), in its own folder (where it writes its process id for
+        :func:`~datakit.cluster.measure.with_worker_pid` on systems without ``/proc``)."""
         cmd = [sys.executable, "-m", "datakit.cluster", *self.args, "--exit-with-parent",
                str(os.getpid())]
+        home = self.log.with_suffix("")
+        home.mkdir(exist_ok=True)
+        own_group: dict = ({"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+                           if os.name == "nt" else {"start_new_session": True})
         with open(self.log, "w") as log:  # the child writes "ready" here once it serves
             self.popen = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
+                                          stdin=subprocess.DEVNULL, cwd=home, **own_group)
         self.pids.append(self.popen.pid)
 
     @property
@@ -111,7 +121,24 @@ class ServerProcess:
         raise RuntimeError(f"{self.name} on port {self.port} {state}; its log ends with:\n{tail}")
 
     def kill(self) -> None:
+        """Kill the server and every process it started, on every system (``psutil``:
+        Windows has no ``os.killpg``)."""
         popen = self.popen
         if popen is not None and popen.poll() is None:  # alive()
-            os.killpg(popen.pid, signal.SIGKILL)  # its own process group (start_new_session)
+            kill_tree(popen.pid)
             popen.wait(timeout=30)
+
+
+def kill_tree(pid: int) -> None:
+    """Kill process ``pid`` and its descendants (those already gone are skipped)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [*root.children(recursive=True), root]
+    except psutil.NoSuchProcess:
+        return
+    for process in tree:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(tree, timeout=30)

@@ -53,19 +53,55 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     try:
         server = _serve(tf.data.experimental.service, args)
-    except Exception as e:  # noqa: BLE001 (TensorFlow's "Failed to add port", said plainly)
+    except Exception as e:  # TensorFlow's "Failed to add port", said plainly
         sys.exit(f"datakit.cluster: the {args.role} could not start on port {args.port} "
                  f"({type(e).__name__}: {str(e).strip()[:300]}); is the port in use? pass "
                  "another --port")
+    if args.exit_with_parent is not None:  # started by a LocalCluster: its pid for the graph
+        from datakit.cluster.process import PID_FILE
+        with open(PID_FILE, "w") as f:  # (with_worker_pid, where there is no /proc)
+            f.write(str(os.getpid()))
+    parent = _parent(args.exit_with_parent)
     print(f"datakit.cluster: ready {args.role} on {args.host}:{args.port}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        while args.exit_with_parent is None or os.getppid() == args.exit_with_parent:
+        while parent is None or _alive(*parent):
             time.sleep(0.5)  # a Python loop, not server.join(): signals stay responsive
     except KeyboardInterrupt:
         pass
     finally:
         server.stop() if hasattr(server, "stop") else None
+
+
+def _parent(pid: int | None) -> tuple[int, float] | None:
+    """``(pid, its start time)`` of the process to end with, or None (no such process:
+    the server ends at once, as when the parent dies later)."""
+    if pid is None:
+        return None
+    import psutil
+
+    try:
+        return pid, psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
+        return pid, -1.0
+
+
+def _alive(pid: int, started: float) -> bool:
+    """Whether the parent ``pid`` that started at ``started`` still runs, on every system.
+
+    On Linux and macOS an orphan gets a new parent at once (``os.getppid()`` changes,
+    even while the dead parent is a zombie); Windows gives it none, so there the parent
+    is looked up with ``psutil`` (a pid reused by a later process has another start time).
+    """
+    if os.name != "nt":
+        return os.getppid() == pid
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+        return parent.create_time() == started and parent.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _port(text: str) -> int:

@@ -50,6 +50,10 @@ __all__ = ["AUTOTUNE", "default_cycle_length"]
 #: Same value as ``tf.data.AUTOTUNE``.
 AUTOTUNE = -1
 
+#: The one default of the row and clip readers' final prefetch: tf.data's own choice of
+#: depth, which follows what the consumer takes.
+PREFETCH = AUTOTUNE
+
 #: The largest shuffle buffer TensorFlow takes (a larger one crashes it).
 MAX_SHUFFLE_BUFFER = 2**31 - 1
 

@@ -344,6 +344,17 @@ def commit_set(folder: str | os.PathLike, staged: dict[str, Path], *, listed, ge
     fsync_folder(folder)
     switch(finals)
     for old in listed - set(finals):
-        (folder / old).unlink(missing_ok=True)
+        remove_unless_open(folder / old)
     fsync_folder(folder)
     return finals
+
+
+def remove_unless_open(path: Path) -> bool:
+    """Delete ``path`` (gone already is fine); False where the system refuses because a
+    reader holds it open (Windows' sharing rules: ``PermissionError``). The file is then
+    left as it is: no manifest lists it any more, and the set's next write removes it."""
+    try:
+        path.unlink(missing_ok=True)
+    except PermissionError:
+        return False
+    return True

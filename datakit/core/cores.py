@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["cpu_cores"]
@@ -29,12 +30,33 @@ __all__ = ["cpu_cores"]
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
+#: The most worker processes Windows lets one ``ProcessPoolExecutor`` wait on (its
+#: ``WaitForMultipleObjects`` limit, less the pool's own handles): more is a ``ValueError``.
+WINDOWS_MAX_WORKERS = 61
+
+
 def affinity_cores() -> int:
-    """The cores this process may be scheduled on (TensorFlow's ``MaxParallelism``)."""
+    """The cores this process may be scheduled on (TensorFlow's ``MaxParallelism``): the
+    affinity (Linux; Windows through ``psutil``), else every core (macOS has no affinity)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
+        pass
+    try:
+        import psutil
+        return len(psutil.Process().cpu_affinity()) or os.cpu_count() or 1
+    except (ImportError, AttributeError, OSError):  # macOS: no cpu_affinity
         return os.cpu_count() or 1
+
+
+def pool_workers(wanted: int, platform: str = sys.platform) -> int:
+    """``wanted`` worker processes, capped where the system caps a process pool (61 on
+    Windows, :data:`WINDOWS_MAX_WORKERS`); at least 1.
+
+    >>> pool_workers(64, "win32"), pool_workers(64, "linux")
+    (61, 64)
+    """
+    return max(1, min(wanted, WINDOWS_MAX_WORKERS) if platform == "win32" else wanted)
 
 
 def cpu_cores(cgroup_root: Path | str = _CGROUP_ROOT) -> int:
@@ -48,12 +70,17 @@ def cpu_cores(cgroup_root: Path | str = _CGROUP_ROOT) -> int:
 
 
 def quota_cores(cpu_max: str) -> int | None:
-    """The cores a cgroup v2 ``cpu.max`` line allows (``"QUOTA PERIOD"``), ``None`` for ``max``."""
+    """The cores a cgroup v2 ``cpu.max`` line allows (``"QUOTA PERIOD"``), ``None`` for ``max``.
+
+    A line that cannot be parsed (an unreadable file reads as ``max``, a v1 quota beside an
+    unreadable period, garbage) counts as no limit: ``None``, never an error.
+    """
     fields = cpu_max.split()
-    if not fields or fields[0] == "max":
+    try:
+        quota = int(fields[0])
+        period = int(fields[1]) if len(fields) > 1 else 100_000
+    except (IndexError, ValueError):
         return None
-    quota = int(fields[0])
-    period = int(fields[1]) if len(fields) > 1 else 100_000
     if quota <= 0 or period <= 0:
         return None
     return max(1, math.ceil(quota / period))
@@ -65,9 +92,9 @@ def _cgroup_quota(root: Path) -> int | None:
     for folder in _cgroup_folders(root):
         if (folder / "cpu.max").is_file():
             limits.append(quota_cores(_read(folder / "cpu.max")))
-        elif (folder / "cpu.cfs_quota_us").is_file():  # v1: -1 is no limit
+        elif (folder / "cpu.cfs_quota_us").is_file():  # v1: -1, empty or unreadable: no limit
             quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
-            limits.append(quota_cores(f"{quota} {period}") if quota.lstrip("-").isdigit() else None)
+            limits.append(quota_cores(f"{quota or 'max'} {period or 'max'}"))
     found = [limit for limit in limits if limit is not None]
     return min(found) if found else None
 
@@ -85,6 +112,8 @@ def _cgroup_folders(root: Path) -> list[Path]:
         return []
     folders: list[Path] = []
     for line in lines:
+        if line.count(":") < 2:  # not a cgroup line: no limit read from it
+            continue
         _, controllers, path = line.split(":", 2)
         names = controllers.split(",")
         if controllers == "":  # cgroup v2: mounted at the root, or beside v1 as unified/

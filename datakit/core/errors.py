@@ -25,6 +25,7 @@ import graph), and nothing from TensorFlow.
 from __future__ import annotations
 
 from os import PathLike
+from typing import Any
 
 __all__ = ["DataError"]
 
@@ -53,12 +54,14 @@ class DataError(ValueError):
             where += f", column {column}"
         super().__init__(f"{where}: {reason}")
 
-    def __reduce__(self):  # picklable across processes (sweep tests run cases in subprocesses)
+    # picklable across processes (sweep tests run cases in subprocesses)
+    def __reduce__(self) -> tuple[Any, tuple]:
         return (_rebuild, (type(self), self.path, self.reason, self.line, self.column,
                            self.offset))
 
 
-def _rebuild(cls, path, reason, line, column, offset):
+def _rebuild(cls: type[DataError], path: Any, reason: str, line: int | None,
+             column: str | None, offset: int | None) -> DataError:
     err = cls.__new__(cls)
     DataError.__init__(err, path, reason, line=line, column=column, offset=offset)
     return err

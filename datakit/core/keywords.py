@@ -1,94 +1,202 @@
-"""Keywords under two names, written once: an old name kept for a version, or tf.data's own.
+"""The door of every reader: tf.data's names for its knobs, and "keywords or an options object".
 
-A reader of the kit gives its knobs one name everywhere (``n_readers``,
-``n_read_threads``, ``n_parse_threads``). Two kinds of other name reach it:
+**One name per knob, tf.data's accepted too.** Every reader of the kit gives a knob
+one name (``n_readers``, ``n_read_threads``, ``n_parse_threads``,
+``shuffle_buffer_size``) and takes tf.data's word for it quietly, everywhere and for
+good (:data:`TF_DATA_NAMES`): a learner who knows ``interleave`` or
+``TFRecordDataset`` is never told off. Only a name that was the kit's alone
+(:data:`OLD_NAMES`, none today) warns. A knob given under two names is one
+``TypeError`` naming both; a tf.data or Keras name a reader does not take says why
+(:data:`NOT_TAKEN`); any other unknown name is the ``TypeError`` Python gives.
 
-- an **old name** of the kit's (``renamed``): kept for one version, each use
-  warns (``DeprecationWarning``) with the name to use;
-- **tf.data's own name** for the op the reader wraps (``aliases``): accepted
-  quietly, since a learner who knows ``TFRecordDataset`` should not be told off.
-
-Either way, passing both names is a ``TypeError`` naming both, and a keyword
-that is neither is the ``TypeError`` Python gives.
-
->>> import warnings
->>> with warnings.catch_warnings(record=True) as w:
-...     warnings.simplefilter("always")
-...     keywords("parquet_dataset", {"num_parallel_calls": 2, "seed": 1},
-...              renamed={"num_parallel_calls": "n_parse_threads"})
-{'seed': 1, 'n_parse_threads': 2}
->>> w[0].category.__name__, str(w[0].message)[:62]
-('DeprecationWarning', 'parquet_dataset(): num_parallel_calls= is now n_parse_threads=')
->>> keywords("read_records", {"num_parallel_reads": 2},
-...          aliases={"num_parallel_reads": "n_read_threads"})
-{'n_read_threads': 2}
->>> keywords("read_records", {"num_parallel_reads": 2, "n_read_threads": 2},
-...          aliases={"num_parallel_reads": "n_read_threads"})  # doctest: +NORMALIZE_WHITESPACE
+>>> kw = keywords("read_records", {"n_readers": None}, {"num_parallel_reads": 2},
+...               takes={"n_read_threads"}, defaults={"n_readers": None})
+>>> dict(kw)
+{'n_readers': None, 'n_read_threads': 2}
+>>> kw.given, kw.written
+({'n_read_threads'}, {'n_read_threads': 'num_parallel_reads'})
+>>> keywords("read_records", {"n_readers": 2}, {"cycle_length": 2},
+...          defaults={"n_readers": None})  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
     ...
-TypeError: read_records() got num_parallel_reads= and n_read_threads=: pass only n_read_threads=
-(num_parallel_reads= is tf.data's name for it).
+TypeError: read_records() got cycle_length= and n_readers=: pass only one (cycle_length= is
+tf.data's name for n_readers=).
+>>> keywords("clip_dataset", {}, {"image_size": (64, 64)}, takes={"frame_size"})
+Traceback (most recent call last):
+    ...
+TypeError: clip_dataset() got image_size=, Keras' name for images: pass frame_size=(height, width).
+
+A message names a knob as the caller wrote it, with no code in the reader: the
+checks run under :meth:`Keywords.as_written`, which puts the caller's word back
+(``cycle_length=0 is invalid``, not ``n_readers=0``).
+
+**Keywords or an options object** (:func:`options_from`): a reader that has an
+options object (``TableOptions``, ``VideoOptions``) takes ``options=`` or its
+fields as keywords; a keyword beside ``options=`` replaces that field, unless the
+object sets it too (differs from the class' default): then it is one ``TypeError``
+naming both.
 
 This module imports nothing from the kit, nor TensorFlow.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import re
 import warnings
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
-__all__ = ["keywords"]
+__all__ = ["TF_DATA_NAMES", "keywords", "options_from"]
+
+#: tf.data's name for a knob -> the kit's name for it: accepted quietly, by every reader
+#: that has the knob. ``cycle_length``: interleave's inputs open at once;
+#: ``num_parallel_reads``: ``TFRecordDataset``'s (and ``CsvDataset``'s) reading threads;
+#: ``num_parallel_calls``: ``map``'s parse calls at once; ``buffer_size``: ``shuffle``'s.
+TF_DATA_NAMES = {"cycle_length": "n_readers", "num_parallel_reads": "n_read_threads",
+                 "num_parallel_calls": "n_parse_threads", "buffer_size": "shuffle_buffer_size"}
+
+#: tf.data's and Keras' names that no reader of the kit takes, and what to do instead.
+NOT_TAKEN = {
+    "block_length": "tf.data's interleave knob: every reader of the kit takes a whole block (a "
+                    "chunk of lines, a row group, a record, a clip) from a file at a time; "
+                    "leave it out",
+    "deterministic": "tf.data's switch: every reader of the kit is deterministic (the same seed "
+                     "gives the same order, in any process); leave it out",
+    "image_size": "Keras' name for images: pass frame_size=(height, width)",
+}
+
+#: A name that was the kit's alone -> its name now: accepted for one version, warning
+#: (``DeprecationWarning``). None is left: tf.data's names are never deprecated.
+OLD_NAMES: dict[str, str] = {}
 
 
-def keywords(func: str, given: Mapping[str, Any], *, renamed: Mapping[str, str] | None = None,
-             aliases: Mapping[str, str] | None = None, allowed: Iterable[str] | None = None,
-             stacklevel: int = 3) -> dict[str, Any]:
-    """``given`` with each other name under the kit's name (see the module docstring).
+class Keywords(dict):
+    """A reader's knobs under the kit's names, with what the caller wrote.
 
-    ``renamed`` maps the kit's old names to the new ones (a warning each use);
-    ``aliases`` maps tf.data's names to the kit's (no warning). With ``allowed``,
-    a resulting keyword outside it is the ``TypeError`` Python would give for
-    ``func(**given)``. ``stacklevel`` points the warning at the caller's caller.
+    ``given``: the knobs set by the caller (a keyword away from its default, or a
+    tf.data name); ``written``: ``{kit name: the name the caller used}`` where they differ.
     """
-    renamed, aliases = dict(renamed or {}), dict(aliases or {})
-    out = {k: v for k, v in given.items() if k not in renamed and k not in aliases}
-    for other, new in [*renamed.items(), *aliases.items()]:
-        if other not in given:
-            continue
-        if new in given:
-            why = "its old name" if other in renamed else "tf.data's name for it"
-            raise TypeError(f"{func}() got {other}= and {new}=: pass only {new}= "
-                            f"({other}= is {why}).")
-        if other in renamed:
-            warnings.warn(f"{func}(): {other}= is now {new}= (the name every reader of the "
-                          "kit uses); the old name goes in the next version.",
+
+    def __init__(self, values: Mapping[str, Any], given: set[str], written: dict[str, str]):
+        super().__init__(values)
+        self.given, self.written = given, written
+
+    @contextlib.contextmanager
+    def as_written(self) -> Iterator[None]:
+        """Checks inside it raise ``TypeError``/``ValueError`` naming each knob as written.
+
+        >>> kw = keywords("f", {"n_readers": 5}, {"cycle_length": 0}, defaults={"n_readers": 5})
+        >>> with kw.as_written():
+        ...     raise ValueError("n_readers=0 is invalid: pass an int >= 1.")
+        Traceback (most recent call last):
+            ...
+        ValueError: cycle_length=0 is invalid: pass an int >= 1.
+        """
+        try:
+            yield
+        except (TypeError, ValueError) as e:
+            if type(e) in (TypeError, ValueError) and self.written and e.args:
+                message = str(e.args[0])
+                for kit, word in self.written.items():
+                    message = re.sub(rf"\b{kit}\b", word, message)
+                e.args = (message, *e.args[1:])
+            raise
+
+
+def keywords(func: str, named: Mapping[str, Any], extra: Mapping[str, Any], *,
+             takes: Iterable[str] = (), defaults: Mapping[str, Any] | None = None,
+             stacklevel: int = 3) -> Keywords:
+    """The knobs of a call to ``func``, under the kit's names (see the module docstring).
+
+    Args:
+        func: the reader's name, for messages.
+        named: the knobs in its signature, by the kit's names, with their values.
+        extra: its ``**keywords``: tf.data's names (:data:`TF_DATA_NAMES`), old names
+            (:data:`OLD_NAMES`) and the names in ``takes``.
+        takes: the kit's names it accepts through ``extra`` (e.g. its options' fields).
+        defaults: the signature's defaults: a knob in ``named`` at its default is not
+            "given" (so a tf.data name for it is no clash).
+        stacklevel: where an old name's warning points (the caller's caller).
+
+    Raises:
+        TypeError: a knob under two names, a name it does not take.
+    """
+    defaults = dict(defaults or {})
+    knobs = set(named) | set(takes)
+    values, written = dict(named), dict[str, str]()
+    given = {k for k, v in named.items() if k not in defaults or not _same(v, defaults[k])}
+    for word, value in extra.items():
+        kit = TF_DATA_NAMES.get(word) or OLD_NAMES.get(word) or word
+        if kit not in knobs:
+            why = NOT_TAKEN.get(word)
+            if why:
+                raise TypeError(f"{func}() got {word}=, {why}.")
+            raise TypeError(f"{func}() got an unexpected keyword argument {word!r}")
+        if kit in given:  # the other name first, the kit's last
+            one, two = sorted({word, written.get(kit, kit)}, key=lambda w: w == kit)
+            whose = "its old name" if one in OLD_NAMES else "tf.data's name"
+            raise TypeError(f"{func}() got {one}= and {two}=: pass only one ({one}= is "
+                            f"{whose} for {kit}=).")
+        if word in OLD_NAMES:
+            warnings.warn(f"{func}(): {word}= is now {kit}= (the name every reader of the kit "
+                          "uses); the old name goes in the next version.",
                           DeprecationWarning, stacklevel=stacklevel)
-        out[new] = given[other]
-    if allowed is not None:
-        unknown = sorted(set(out) - set(allowed))
-        if unknown:
-            raise TypeError(f"{func}() got an unexpected keyword argument {unknown[0]!r}")
-    return out
+        if word != kit:
+            written[kit] = word
+        values[kit] = value
+        given.add(kit)
+    return Keywords(values, given, written)
 
 
-def old_keyword(func: str, old: str, old_value: Any, new: str, new_value: Any, default: Any) -> Any:
-    """The value of a keyword renamed from ``old`` to ``new``: ``old_value`` (warning) when given.
+def _same(a: Any, b: Any) -> bool:
+    """``a`` is ``b``'s value (``True`` and ``1`` differ, as do ``None`` and ``0``)."""
+    return type(a) is type(b) and bool(a == b)
 
-    For a signature that keeps the old keyword, defaulting to ``None``, for one
-    version. Both given (the new one not at its ``default``) is a ``TypeError``.
 
-    >>> import warnings
-    >>> old_keyword("clip_dataset", "cycle_length", None, "n_readers", 2, 2)
-    2
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     old_keyword("clip_dataset", "cycle_length", 4, "n_readers", 2, 2)
-    4
-    >>> str(w[0].message)[:54]
-    'clip_dataset(): cycle_length= is now n_readers= (the n'
+Options = TypeVar("Options")
+
+
+def options_from(cls: type[Options], options: Options | None, fields: Mapping[str, Any], *,
+                 where: str, given: Iterable[str] | None = None) -> Options:
+    """The options of a call to ``where``: ``options`` (a ``cls``) and the ``fields`` beside it.
+
+    Without ``options``, ``cls(**fields)`` (so the class checks them). With it, each
+    field in ``given`` (default: all of ``fields``) replaces the object's, unless the
+    object sets that field too (differs from the class' default): one ``TypeError``
+    naming both. A result is always checked by the class.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Opts:
+    ...     clip_len: int = 16
+    ...     frame_size: tuple | None = None
+    >>> options_from(Opts, Opts(clip_len=8), {"frame_size": (32, 32)}, where="clip_dataset")
+    Opts(clip_len=8, frame_size=(32, 32))
+    >>> options_from(Opts, Opts(clip_len=8), {"clip_len": 4},
+    ...              where="clip_dataset")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+        ...
+    TypeError: clip_dataset() got clip_len twice: clip_len=4 beside options=Opts(clip_len=8);
+    pass it once, as a keyword or in options=
+    >>> options_from(Opts, {"clip_len": 8}, {}, where="clip_dataset")
+    Traceback (most recent call last):
+        ...
+    TypeError: options must be an Opts, got dict: pass options=Opts(...)
     """
-    if old_value is None:
-        return new_value
-    given = {old: old_value} if new_value == default else {old: old_value, new: new_value}
-    return keywords(func, given, renamed={old: new}, stacklevel=4)[new]
+    if options is None:
+        return cls(**fields)
+    if not isinstance(options, cls):
+        article = "an" if cls.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"options must be {article} {cls.__name__}, got "
+                        f"{type(options).__name__}: pass options={cls.__name__}(...)")
+    chosen = set(fields) if given is None else set(given) & set(fields)
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for name in sorted(chosen):
+        if defaults[name] is dataclasses.MISSING or not _same(getattr(options, name),
+                                                                defaults[name]):
+            raise TypeError(f"{where}() got {name} twice: {name}={fields[name]!r} beside "
+                            f"options={cls.__name__}({name}={getattr(options, name)!r}); pass "
+                            "it once, as a keyword or in options=")
+    return dataclasses.replace(options, **{k: fields[k] for k in chosen})  # type: ignore[type-var]

@@ -49,6 +49,7 @@ from datakit.core.atomic import (
     commit_set,
     folder_lock,
     fsync_folder,
+    remove_unless_open,
     write_atomic,
 )
 from datakit.core.errors import DataError
@@ -192,7 +193,7 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
         for entry in os.scandir(folder):  # strays of these sets' patterns (an older writer's)
             if entry.name not in trusted and any(
                     fnmatch.fnmatchcase(entry.name, spec["pattern"]) for spec in specs.values()):
-                os.unlink(entry.path)
+                remove_unless_open(Path(entry.path))
         return finals_of
 
 
@@ -207,20 +208,23 @@ def _settle_names(folder: Path, wanted: list[str], finals: list[str], announce, 
     and what it holds is told by the set's ``generation`` (which a checkpoint
     records: see :mod:`datakit.readers.checkpoints.checkpoint_fingerprint`).
     """
-    moved = [(w, f) for w, f in zip(wanted, finals, strict=True) if w != f]
+    # a wanted name a reader still holds open (Windows refuses to delete it) keeps its
+    # tagged file: the set stays whole under the names the manifest lists
+    moved = [(w, f) for w, f in zip(wanted, finals, strict=True)
+             if w != f and remove_unless_open(folder / w)]  # not trusted by any manifest now
     if not moved:
         return
-    announce(wanted)
+    names = [w if (w, f) in moved else f for w, f in zip(wanted, finals, strict=True)]
+    announce(names)
     for w, f in moved:
-        (folder / w).unlink(missing_ok=True)  # not trusted by any manifest now
         try:
             os.link(folder / f, folder / w)
         except OSError:  # no hard links here (some network or FAT file systems)
             shutil.copy2(folder / f, folder / w)
     fsync_folder(folder)
-    switch(wanted)
+    switch(names)
     for _, f in moved:
-        (folder / f).unlink(missing_ok=True)
+        remove_unless_open(folder / f)
     fsync_folder(folder)
 
 

@@ -45,13 +45,18 @@ import os
 
 __all__ = ["one_file"]
 
+#: A path as the kit takes one: text or an ``os.PathLike`` (``pathlib.Path``).
+PathArg = str | os.PathLike
+#: Files as the readers take them: a path, a glob pattern, or a list of them.
+FilesArg = PathArg | list | tuple
+
 
 def _folder_message(item: str, suffix: str = ".csv") -> str:
     return (f"{item} is a folder, not a file: pass the files in it, or a pattern such as "
             f"{os.path.join(item, '*' + suffix)!r}")
 
 
-def resolve_files(filepaths, *, what: str = "files", suffix: str = ".csv") -> list[str]:
+def resolve_files(filepaths: FilesArg, *, what: str = "files", suffix: str = ".csv") -> list[str]:
     """The files named by ``filepaths`` (a path, a pattern, or a list of them), each once.
 
     Raises ``TypeError`` for something that is not a path, ``ValueError`` for
@@ -98,7 +103,7 @@ def _refuse_named_twice(items: list) -> None:
         named[key] = path
 
 
-def one_file(path) -> str:
+def one_file(path: PathArg) -> str:
     """``path`` as text once it names a file, taken literally (no globbing): for readers of
     one file. The errors :func:`resolve_files` gives, naming it.
 
@@ -117,6 +122,26 @@ def one_file(path) -> str:
         raise IsADirectoryError(f"{path} is a folder, not a file: pass the path of one file in it")
     _refuse_not_regular(path)
     raise FileNotFoundError(f"{path}: file is missing")
+
+
+def one_folder(path: str | os.PathLike, *, holds: str = "the files") -> str:
+    """``path`` as text once it names a folder: a missing one is the ``FileNotFoundError`` a
+    missing file is, for every reader of a folder; ``holds`` says what it should hold.
+
+    >>> one_folder("no/such/folder", holds="the shards")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such/folder: folder is missing: pass the folder that holds the shards
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return path
+    if os.path.exists(path):
+        raise NotADirectoryError(f"{path} is a file, not a folder: pass the folder that holds "
+                                 f"{holds}")
+    raise FileNotFoundError(f"{path}: folder is missing: pass the folder that holds {holds}")
 
 
 def _refuse_not_regular(path: str) -> None:

@@ -7,9 +7,12 @@ running tf.Transform, the doctor's and the tuner's runs) takes
 
 - ``progress=None`` (the default): a widget in a notebook, text on stderr in a
   terminal, nothing when stderr is not a terminal (a log file, a pipe, CI),
-  and nothing when the environment variable ``DATAKIT_PROGRESS=0`` is set
-  (the kit's notebook runs set it, so no stored output carries a bar's
-  changing text). A bar appears only once the work has lasted a second.
+  and nothing when the environment variable ``DATAKIT_PROGRESS=0`` (or ``false``,
+  ``no``, ``off``) or tqdm's own ``TQDM_DISABLE=1`` is set (the kit's notebook runs
+  set ``DATAKIT_PROGRESS=0``, so no stored output carries a bar's changing text).
+  A bar appears only once the work has lasted a second. tqdm's other ``TQDM_*``
+  variables (``TQDM_MININTERVAL``, ``TQDM_NCOLS``, ...) are honoured too: the kit
+  passes no setting that one of them sets.
 - ``progress=True``: always a bar, at once.
 - ``progress=False``: never a bar.
 
@@ -24,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
+
+from datakit.core.environment import YES, env_switch
 
 __all__: list[str] = []
 
@@ -44,12 +49,21 @@ def progress_bar(total: int | None, desc: str, *, progress: bool | None = None,
                  unit: str = "it", initial: int = 0) -> Any:
     """A ``tqdm.auto`` bar over ``total`` steps named ``desc``, shown by the rule above."""
     progress = check_progress(progress)
-    if progress is None and os.environ.get("DATAKIT_PROGRESS", "") == "0":
+    if progress is None and (env_switch("DATAKIT_PROGRESS") is False or _tqdm_disabled()):
         progress = False
-    return tqdm(total=total, desc=desc, unit=unit, initial=initial,
-                disable=None if progress is None else not progress,
-                delay=DELAY if progress is None else 0.0, leave=progress is not None,
-                dynamic_ncols=True)
+    settings = {"disable": None if progress is None else not progress,
+                "delay": DELAY if progress is None else 0.0, "leave": progress is not None,
+                "dynamic_ncols": True}
+    if progress is None:  # tqdm applies a TQDM_<NAME> variable to a setting not passed
+        settings = {k: v for k, v in settings.items()
+                    if k == "disable" or f"TQDM_{k.upper()}" not in os.environ}
+    return tqdm(total=total, desc=desc, unit=unit, initial=initial, **settings)
+
+
+def _tqdm_disabled() -> bool:
+    """Whether ``TQDM_DISABLE`` says yes (tqdm's variable, read at each bar: any spelling of
+    yes hides the bar; tqdm itself reads it once, at import, and takes ``0`` for yes)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() in YES
 
 
 def with_progress(items: Iterable[T], desc: str, *, progress: bool | None = None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from datakit.doctor.deadline import stage_label
+from datakit.doctor.deadline import BoundedRun, stage_label
 from datakit.doctor.holdings import epoch_count
 from datakit.doctor.rebuild import assemble
 from datakit.perf.chain import input_of, kind_of, setting
@@ -28,13 +28,13 @@ from datakit.perf.chain import input_of, kind_of, setting
 __all__: list[str] = []
 
 
-def in_memory_caches(chain) -> list[int]:
+def in_memory_caches(chain: list[tf.data.Dataset]) -> list[int]:
     """Indices of the chain's ``cache()`` stages without a file name."""
     return [k for k, d in enumerate(chain) if kind_of(d) == "cache"
             and not (setting(d, "filename") is not None and setting(d, "filename").numpy())]
 
 
-def _one_pass(chain, k: int, n: int) -> int | None:
+def _one_pass(chain: list[tf.data.Dataset], k: int, n: int) -> int | None:
     """Elements the chain's end delivers while cache ``k`` reads its ``n`` inputs once."""
     rest = [d for d in chain[k + 1:] if kind_of(d) != "repeat"]
     try:
@@ -45,7 +45,7 @@ def _one_pass(chain, k: int, n: int) -> int | None:
     return got if got >= 0 else None
 
 
-def fill_target(chain, counted: dict, *, seconds: float, patience: float
+def fill_target(chain: list[tf.data.Dataset], counted: dict, *, seconds: float, patience: float
                 ) -> tuple[int | None, list[str]]:
     """``(elements to take, the caches' labels)``: 0 and [] without an in-memory cache of an
     input that ends; None when the stages after a cache leave the count unknown (a
@@ -63,9 +63,9 @@ def fill_target(chain, counted: dict, *, seconds: float, patience: float
     return target, labels
 
 
-def fill_note(target: int | None, labels: list[str], run, budget: float) -> str:
-    """What the report says of its caches after ``run`` (a :class:`~datakit.doctor.deadline.Run`)
-    that aimed at ``target`` elements."""
+def fill_note(target: int | None, labels: list[str], run: BoundedRun, budget: float) -> str:
+    """What the report says of its caches after ``run``
+    (a :class:`~datakit.doctor.deadline.BoundedRun`) that aimed at ``target`` elements."""
     if not labels:
         return ""
     caches = ", ".join(repr(x) for x in labels)

@@ -42,7 +42,7 @@ from tensorflow.python.eager import cancellation
 from datakit.perf.chain import is_generator_source, kind_of, name_of
 from datakit.perf.synthetic import serial
 
-__all__ = ["Run", "stuck_stage"]
+__all__ = ["stuck_stage"]
 
 
 class Stalled(TimeoutError):
@@ -50,7 +50,7 @@ class Stalled(TimeoutError):
 
 
 @dataclass
-class Run:
+class BoundedRun:
     """What a :func:`bounded_run` got."""
 
     count: int = 0
@@ -96,7 +96,7 @@ def call_with_deadline(fn: Callable[[], Any], patience: float) -> tuple[Any, boo
         try:
             with cancellation.CancellationManagerContext(manager):
                 out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+        except BaseException as e:  # handed to the caller's thread
             out["error"] = e
 
     worker = threading.Thread(target=work, daemon=True, name="datakit-deadline")
@@ -131,7 +131,7 @@ class _Taker:
     """Takes the elements for :func:`bounded_run`: one by one while paced, then in chunks
     sized to last about 0.1 s each (so that ``patience`` still sees progress)."""
 
-    def __init__(self, dataset, run: Run, manager, keep: int, fast: bool,
+    def __init__(self, dataset, run: BoundedRun, manager, keep: int, fast: bool,
                  keep_as: Callable[[list], Any] | None = None):
         self.run, self.manager, self.keep, self.chunk = run, manager, keep, 16
         self.keep_as = keep_as or (lambda parts: parts)
@@ -173,7 +173,7 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
                 keep: int = 0, step_time: float = 0.0, paced_for: float = math.inf,
                 fast: bool = False, before: Callable[[], object] | None = None,
                 fill_pause: float = 0.0,
-                keep_as: Callable[[list], Any] | None = None) -> Run:
+                keep_as: Callable[[list], Any] | None = None) -> BoundedRun:
     """Take the elements of ``dataset`` until it ends, ``until(count, seconds)`` is true, or
     no element comes for ``patience`` seconds (then ``stalled``).
 
@@ -187,7 +187,7 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
     (traced, slow) does, so that the pipeline's buffers fill.
     Errors of the pipeline are raised here, in the caller's thread."""
     manager = cancellation.CancellationManager()
-    run, stop = Run(), threading.Event()
+    run, stop = BoundedRun(), threading.Event()
     taker = _Taker(dataset, run, manager, keep, fast, keep_as)
     if before is not None:
         before()
@@ -212,7 +212,7 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
                 if step_time and paced:
                     time.sleep(step_time)
                     last[0] = time.perf_counter()
-        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+        except BaseException as e:  # handed to the caller's thread
             run.error = e
 
     worker = threading.Thread(target=work, daemon=True, name="datakit-bounded-run")

@@ -16,7 +16,8 @@ as you built it (runtime help on) and how long a consumer taking
 ``step_time`` per element waits. Stages are named by the ``name=`` you gave
 (``ds.map(decode, name="decode")``), otherwise by kind and position.
 :mod:`datakit.doctor.advice` proposes changes for the bottleneck and measures them;
-one measured slower is listed apart, as not advised (``report.not_advised``).
+one measured slower is listed apart, as not advised (``report.not_advised``), and one
+whose copy raised when built or measured apart again (``report.failed``).
 
 >>> import tensorflow as tf
 >>> from datakit.perf.synthetic import work
@@ -36,12 +37,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from datakit.core.arguments import check_count, check_seconds
+from datakit.core.arguments import check_count, check_flag, check_seconds
 from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.advice import advise as measured_advice
 from datakit.doctor.deadline import call_with_deadline, stalled_error
 from datakit.doctor.prefixes import fan, group_size, overhead, time_run
-from datakit.perf.chain import chain_of, describe, kind_of, name_of
+from datakit.perf.chain import StageFacts, chain_of, stage_facts
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
 
@@ -84,6 +85,7 @@ class Report:
     wait_fraction: float    # of a consumer's time spent waiting, at step_time per element
     advice: list = field(default_factory=list)   # datakit.doctor.advice.Advice, bottleneck first
     not_advised: list = field(default_factory=list)  # changes tried and measured slower
+    failed: list = field(default_factory=list)   # changes whose copy raised when measured
     method: str = METHOD
     elapsed_s: float = 0.0
     notes: list = field(default_factory=list)    # what the budget cut short, and why
@@ -121,6 +123,9 @@ class Report:
         if self.not_advised:
             lines.append("measured slower, so not advised:")
             lines += ["  " + str(a) for a in self.not_advised]
+        if self.failed:
+            lines.append("could not be measured (the copy raised), so not advised:")
+            lines += ["  " + str(a) for a in self.failed]
         lines += [f"note: {n}" for n in self.notes]
         if self.memory_report is not None:
             lines += ["", "where the memory goes:", str(self.memory_report)]
@@ -139,14 +144,15 @@ def _below_zero(s: Stage) -> str:
 # -- the diagnosis --------------------------------------------------------------------------
 
 
-def _stages(chain, runs, fans, groups, notes, seconds) -> list[Stage]:
+def _stages(facts: list[StageFacts], runs, fans, groups, notes, seconds) -> list[Stage]:
     stages, prev = [], 0.0
-    for k, d in enumerate(chain):
+    for k, f in enumerate(facts):
+        d, kind = f.dataset, f.kind
         per_output, exact = 1.0, True
         for fanout, ok in fans[k + 1:]:
             per_output /= fanout
             exact = exact and ok
-        rate, kind = runs[k].elements_per_s, kind_of(d)
+        rate = runs[k].elements_per_s
         if runs[k].exhausted and runs[k].count <= 1:  # one element (from_tensors...): no rate
             own, rate = 0.0, float("nan")
         else:
@@ -155,21 +161,21 @@ def _stages(chain, runs, fans, groups, notes, seconds) -> list[Stage]:
         prefix = per_output * max(own, 0.0)
         if kind == "repeat":
             notes.setdefault(k, "its cost is the start-up of each epoch of the stages above")
-        detail = ", ".join(x for x in (describe(d), notes.get(k, "")) if x)
-        stages.append(Stage(k, name_of(d) or f"{kind} #{k}", kind, detail, per_output, rate,
-                            prefix, prefix - prev, exact, d))
+        detail = ", ".join(x for x in (f.detail, notes.get(k, "")) if x)
+        stages.append(Stage(k, f.label, kind, detail, per_output, rate, prefix, prefix - prev,
+                            exact, d))
         prev = prefix
     return stages
 
 
-def _fill_caches(chain, seconds: float, budget: float) -> dict[int, str]:
+def _fill_caches(facts: list[StageFacts], seconds: float, budget: float) -> dict[int, str]:
     """Drain each ``cache`` stage first, for its steady state (later prefixes share it);
     the note each one's detail gets, by stage index."""
     notes = {}
-    for k, d in enumerate(chain):
-        if kind_of(d) == "cache":
+    for k, f in enumerate(facts):
+        if f.kind == "cache":
             fill = min(max(20 * seconds, 30.0), budget / 2)
-            filled = measure(serial(d), fill).exhausted
+            filled = measure(serial(f.dataset), fill).exhausted
             notes[k] = "filled, timed from memory" if filled else \
                 f"not filled in {fill:g} s: timed while filling"
     return notes
@@ -208,7 +214,8 @@ def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
         tried = measured_advice(report, dataset, seconds=seconds, chain=chain,
                                 progress=progress)
         report.advice = [a for a in tried if a.advised]
-        report.not_advised = [a for a in tried if not a.advised]
+        report.not_advised = [a for a in tried if not a.advised and not a.error]
+        report.failed = [a for a in tried if a.error]
 
 
 def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
@@ -242,7 +249,8 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
 
     Raises:
         TypeError: ``dataset`` is not a ``tf.data.Dataset``; a number given as text;
-            ``repeats`` not an int; ``progress`` not ``True``, ``False`` or ``None``.
+            ``repeats`` not an int; ``advise`` or ``memory`` not ``True`` or ``False``
+            (``"no"`` would be taken as yes); ``progress`` not ``True``, ``False`` or ``None``.
         ValueError: ``step_time < 0``, ``seconds <= 0`` (or not finite), ``repeats < 1``,
             or a dataset without elements.
         Stalled: (a ``TimeoutError``) no element came in half of ``budget_s``; it names
@@ -256,6 +264,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     budget = max(120 * seconds, 60.0) if budget_s is None else \
         check_seconds("budget_s", budget_s, positive=True, func="diagnose")
     check_progress(progress)
+    advise, memory = check_flag("advise", advise), check_flag("memory", memory)
     start = time.perf_counter()
     held = None
     if memory:  # first, in a fresh state: the timing below fills caches and grows the process
@@ -272,17 +281,18 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
                          "(check its files, its filter, or a take()/skip() that empties it)")
     # a bar over the timed runs (an error leaves it to be closed when it is collected)
     bar = progress_bar(len(chain) * repeats + 2, "diagnose", progress=progress, unit="run")
-    notes = _fill_caches(chain, seconds, budget)
+    facts = stage_facts(chain)  # each stage's kind, name and knobs, read once
+    notes = _fill_caches(facts, seconds, budget)
     groups = [group_size(d, seconds) for d in chain]
     report_notes: list[str] = []
     runs = _fastest_runs(chain, groups, seconds, repeats, start=start, budget=budget,
                          report_notes=report_notes, bar=bar)
     slow = max(range(len(chain)), key=lambda k: runs[k].first_s)
     if runs[slow].first_s > seconds:
-        report_notes.append(f"the first element of {name_of(chain[slow]) or kind_of(chain[slow])}"
+        report_notes.append(f"the first element of {facts[slow].name or facts[slow].kind}"
                             f" takes {runs[slow].first_s:.1f} s, paid by every prefix from it")
     fans = [(1.0, True)] + [fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
-    stages = _stages(chain, runs, fans, groups, notes, seconds)
+    stages = _stages(facts, runs, fans, groups, notes, seconds)
     ranked = sorted((s for s in stages if s.kind != "repeat"), key=lambda s: -s.cost_s) or stages
     whole = measure(dataset, seconds, repeats=repeats)
     bar.update()

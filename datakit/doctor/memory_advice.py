@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import tensorflow as tf
 
@@ -37,7 +39,7 @@ from datakit.doctor.deadline import Stalled, call_with_deadline
 from datakit.doctor.memory_use import MemoryReport, memory_report
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.glassbox.shuffle_stats import mixing_stats
-from datakit.perf.chain import chain_of, graph_ops, kind_of, knob, name_of, setting
+from datakit.perf.chain import StageFacts, chain_of, graph_ops, stage_facts
 from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
 
@@ -79,55 +81,95 @@ def _mixing(n: int, buffer_size: int) -> float:
     return mixing_stats(shuffled_orders(n, buffer_size, runs=10, seed=0)).mean_displacement
 
 
-def _candidates(chain, k, folder: Path):
-    """The :class:`~datakit.doctor.rebuild.Candidate` changes for stage ``k``."""
-    s, kind, rest = chain[k], kind_of(chain[k]), chain[k + 1:]
-    n = knob(s, "buffer_size")
-    if kind == "shuffle" and n and n > 1:
-        small = max(1, n // 10)
-        epoch = int(chain[k - 1].cardinality())
-        epoch = min(epoch, 2000) if epoch > 0 else min(10 * n, 2000)
-        note = (f"elements move {_mixing(epoch, small):,.0f} places on average instead of "
-                f"{_mixing(epoch, n):,.0f} (on {epoch:,} elements); shuffle the file names "
-                "too (list_files(shuffle=True)) to win mixing back")
-        yield Candidate(f"a smaller shuffle buffer: shuffle({small}) instead of shuffle({n})",
-                        "order: it mixes less", lambda: assemble(chain[k - 1], [lambda i: reapply(
-                            s, i, buffer_size=small)] + rest), note)
-    if kind == "cache" and not setting(s, "filename").numpy():
-        path = str(folder / f"cache_{k}")
+# -- the advice: one small rule per change, tried in the order of MEMORY_RULES --------------
+#
+# A rule takes the chain's stage records (perf.chain.stage_facts), the index k of a stage
+# that holds much, and the folder a copy may write in; it returns its Candidate changes.
+
+
+def _rebuilt(stages: list[StageFacts], k: int,
+             step: Callable[[tf.data.Dataset], tf.data.Dataset]) -> Callable[[], tf.data.Dataset]:
+    """Builds the chain with stage ``k`` replaced by ``step`` (``inp -> dataset``)."""
+    rest = [s.dataset for s in stages[k + 1:]]
+    return lambda: assemble(stages[k - 1].dataset, [step] + rest)
+
+
+def _smaller_shuffle(stages: list[StageFacts], k: int, folder: Path) -> list[Candidate]:
+    """A ``shuffle``: a tenth of the buffer, with what it costs in mixing measured."""
+    s, n = stages[k], stages[k].knobs["buffer_size"]
+    if s.kind != "shuffle" or not n or n <= 1:
+        return []
+    small = max(1, n // 10)
+    epoch = stages[k - 1].cardinality
+    epoch = min(epoch, 2000) if epoch > 0 else min(10 * n, 2000)
+    note = (f"elements move {_mixing(epoch, small):,.0f} places on average instead of "
+            f"{_mixing(epoch, n):,.0f} (on {epoch:,} elements); shuffle the file names "
+            "too (list_files(shuffle=True)) to win mixing back")
+    return [Candidate(f"a smaller shuffle buffer: shuffle({small}) instead of shuffle({n})",
+                      "order: it mixes less",
+                      _rebuilt(stages, k, lambda i: reapply(s.dataset, i, buffer_size=small)),
+                      note)]
+
+
+def _cache_on_disk(stages: list[StageFacts], k: int, folder: Path) -> list[Candidate]:
+    """An in-memory ``cache``: the same on disk (its files are deleted once measured)."""
+    if stages[k].kind != "cache" or stages[k].filename:
+        return []
+    path, copy = str(folder / f"cache_{k}"), _rebuilt(stages, k, lambda i: i.cache(path))
+
+    def make() -> tf.data.Dataset:
         folder.mkdir(parents=True, exist_ok=True)
-        _clear(folder, k)
-        yield Candidate(f"cache({path!r}) on disk instead of in memory", "", lambda: assemble(
-            chain[k - 1], [lambda i: i.cache(path)] + rest), "timed on its first epoch")
-    if kind == "prefetch" and (n == -1 or (n or 0) > 2):
-        depth = "AUTOTUNE" if n == -1 else n
-        yield Candidate(f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "",
-                        lambda: assemble(chain[k - 1], [lambda i: i.prefetch(1)] + rest))
-    calls = knob(s, "num_parallel_calls")
-    if kind in ("map", "interleave") and calls is not None and (calls == -1 or calls > 1):
-        yield Candidate("fewer parallel calls: num_parallel_calls=1", "", lambda: assemble(
-            chain[k - 1], [lambda i: reapply(s, i, num_parallel_calls=1)] + rest))
+        return copy()
+    return [Candidate(f"cache({path!r}) on disk instead of in memory", "", make,
+                      "timed on its first epoch")]
 
 
-def _stage_key(stage) -> str:
-    knobs = {k: knob(stage, k) for k in ("batch_size", "buffer_size", "cycle_length",
+def _bounded_prefetch(stages: list[StageFacts], k: int, folder: Path) -> list[Candidate]:
+    """A deep or autotuned ``prefetch``: one element ahead."""
+    n = stages[k].knobs["buffer_size"]
+    if stages[k].kind != "prefetch" or not (n == -1 or (n or 0) > 2):
+        return []
+    depth = "AUTOTUNE" if n == -1 else n
+    return [Candidate(f"a bounded prefetch: prefetch(1) instead of prefetch({depth})", "",
+                      _rebuilt(stages, k, lambda i: i.prefetch(1)))]
+
+
+def _fewer_calls(stages: list[StageFacts], k: int, folder: Path) -> list[Candidate]:
+    """A parallel ``map`` or ``interleave``: one call at a time."""
+    s, calls = stages[k], stages[k].knobs["num_parallel_calls"]
+    if s.kind not in ("map", "interleave") or calls is None or not (calls == -1 or calls > 1):
+        return []
+    return [Candidate("fewer parallel calls: num_parallel_calls=1", "",
+                      _rebuilt(stages, k, lambda i: reapply(s.dataset, i, num_parallel_calls=1)))]
+
+
+#: The memory advice: each rule proposes its changes for one stage, in this order.
+MEMORY_RULES = (_smaller_shuffle, _cache_on_disk, _bounded_prefetch, _fewer_calls)
+
+
+def _stage_key(stage: StageFacts) -> str:
+    knobs = {k: stage.knobs[k] for k in ("batch_size", "buffer_size", "cycle_length",
                                          "num_parallel_calls", "count")}
-    return repr((kind_of(stage), name_of(stage), str(stage.element_spec), knobs,
-                 graph_ops(stage, library=False)))
+    return repr((stage.kind, stage.name, str(stage.dataset.element_spec), knobs,
+                 graph_ops(stage.dataset, library=False)))
 
 
-def cache_folder(dataset, chain: list | None = None) -> Path:
+def cache_folder(dataset: tf.data.Dataset, chain: list | None = None) -> Path:
     """The one folder, in the temporary folder, where the advice's ``cache(filename)`` copies
     of ``dataset`` write. It is named by the pipeline's stages (kinds, names, knobs, element
     specs, the ops of their functions), so every call for the same pipeline, even rebuilt by
     the same code, reuses it instead of leaving a new folder behind each time. ``chain``:
-    ``chain_of(dataset)`` when it was read already. The folder is made when a copy writes."""
-    chain = chain_of(dataset) if chain is None else chain
-    key = hashlib.sha256("|".join(map(_stage_key, chain)).encode()).hexdigest()
+    ``chain_of(dataset)`` when it was read already. The folder is made when a copy writes,
+    and the copies' files are deleted once measured."""
+    return _folder_of(stage_facts(chain_of(dataset) if chain is None else chain))
+
+
+def _folder_of(stages: list[StageFacts]) -> Path:
+    key = hashlib.sha256("|".join(map(_stage_key, stages)).encode()).hexdigest()
     return Path(tempfile.gettempdir()) / f"datakit_cache_{key[:16]}"
 
 
-def _checked(report, dataset, seconds, folder, chain) -> tuple[list, Path]:
+def _checked(report: Any, dataset: Any, seconds: float, folder: Any, chain: Any) -> list:
     if not isinstance(report, MemoryReport):
         raise TypeError(f"memory_advice() takes the MemoryReport of memory_report(dataset) "
                         f"first, got {type(report).__name__}")
@@ -144,11 +186,10 @@ def _checked(report, dataset, seconds, folder, chain) -> tuple[list, Path]:
     if chain is not None and not isinstance(chain, list):
         raise TypeError(f"memory_advice(): chain must be chain_of(dataset) or None, got "
                         f"{type(chain).__name__}")
-    chain = chain_of(dataset) if chain is None else chain
-    return chain, Path(folder) if folder is not None else cache_folder(dataset, chain)
+    return chain_of(dataset) if chain is None else chain
 
 
-def _rate(dataset, seconds: float, patience: float = 15.0) -> float:
+def _rate(dataset: tf.data.Dataset, seconds: float, patience: float = 15.0) -> float:
     """Rows/s of ``dataset`` over ``seconds``; :class:`Stalled` when no element comes within
     ``patience`` seconds more (the wait is cancelled, not left running)."""
     run, stalled = call_with_deadline(lambda: measure(dataset, seconds), seconds + patience)
@@ -159,14 +200,14 @@ def _rate(dataset, seconds: float, patience: float = 15.0) -> float:
     return run.rows_per_s
 
 
-def _clear(folder: Path, k: int) -> None:
-    """Remove the files an earlier call's ``cache_{k}`` copy wrote: each copy is measured
-    writing its cache, never reading an old one."""
-    for old in folder.glob(f"cache_{k}*"):
+def _clear(folder: Path) -> None:
+    """Remove the files the ``cache_{k}`` copies wrote (before: each copy is measured
+    writing its cache, never reading an old one; after: no copy of your data is left)."""
+    for old in folder.glob("cache_*"):
         old.unlink(missing_ok=True)
 
 
-def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
+def memory_advice(report: Any, dataset: Any, *, seconds: float = 1.0, folder: Any = None,
                   chain: list | None = None, progress: bool | None = None) -> list[MemoryAdvice]:
     """Changes for the stages of ``report`` that hold the most, each measured on a copy.
 
@@ -189,23 +230,33 @@ def memory_advice(report, dataset, *, seconds: float = 1.0, folder=None,
             ``False`` or ``None``.
         ValueError: ``seconds`` not > 0 (or not finite), ``folder=""``.
     """
-    chain, folder = _checked(report, dataset, seconds, folder, chain)
+    chain = _checked(report, dataset, seconds, folder, chain)
+    stages = stage_facts(chain)  # each stage read once
+    folder = Path(folder) if folder is not None else _folder_of(stages)
     check_progress(progress)
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
-    tries = [(stage, c) for stage in targets for c in _candidates(chain, stage.index, folder)]
+    tries = [(stage, c) for stage in targets for rule in MEMORY_RULES
+             for c in rule(stages, stage.index, folder)]
     bar = progress_bar(len(tries) + 1, "memory_advice", progress=progress, unit="change")
     was_rate = _rate(dataset, seconds)
     out = []
-    for stage, c in tries:
-        a = MemoryAdvice(stage.name, c.change, c.alters, None, report.measured_growth_bytes,
-                         None, was_rate, c.note)
-        a.dataset = c.make().with_options(dataset.options())
-        a.growth_bytes = memory_report(a.dataset, seconds=seconds,
-                                       progress=False).measured_growth_bytes
-        a.rows_per_s = _rate(a.dataset, seconds)
-        out.append(a)
-        bar.update()
+    if folder.is_dir():
+        _clear(folder)
+    try:
+        for stage, c in tries:
+            a = MemoryAdvice(stage.name, c.change, c.alters, None, report.measured_growth_bytes,
+                             None, was_rate, c.note)
+            assert c.make is not None  # every memory rule builds its copy
+            a.dataset = c.make().with_options(dataset.options())
+            a.growth_bytes = memory_report(a.dataset, seconds=seconds,
+                                           progress=False).measured_growth_bytes
+            a.rows_per_s = _rate(a.dataset, seconds)
+            out.append(a)
+            bar.update()
+    finally:
+        if folder.is_dir():
+            _clear(folder)
     budget = int(max(report.predicted_bytes / 4, 16e6))
     options = tf.data.Options()
     options.autotune.ram_budget = budget

@@ -112,7 +112,7 @@ class GrowthSampler(threading.Thread):
         return rss, now[1] - self.tensors0
 
 
-def consume(dataset, step_time: float, seconds: float) -> int:
+def consume(dataset: tf.data.Dataset, step_time: float, seconds: float) -> int:
     n, start = 0, time.perf_counter()
     for x in dataset:
         n += 1

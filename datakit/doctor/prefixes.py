@@ -89,7 +89,9 @@ def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
         m = min(m, runs[k - 1].count)
     if m < 1:
         return None
-    inp = input_of(stage).take(m)
+    upstream = input_of(stage)
+    assert upstream is not None  # stage k >= 1 has an input
+    inp = upstream.take(m)
     if kind == "interleave":
         cycle = knob(stage, "cycle_length")
         sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
@@ -102,7 +104,8 @@ def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
 
 def fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
     """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
-    kind = kind_of(stage)
+    kind, upstream = kind_of(stage), input_of(stage)
+    assert upstream is not None  # stage k >= 1 has an input
     if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
         return runs[k].count / runs[k - 1].count, True
     if kind in ONE_TO_ONE:
@@ -110,11 +113,11 @@ def fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
     if kind == "batch" and (size := knob(stage, "batch_size")):
         return 1.0 / size, True
     if kind == "unbatch":
-        dims = [s.shape[0] for s in tf.nest.flatten(input_of(stage).element_spec)
+        dims = [s.shape[0] for s in tf.nest.flatten(upstream.element_spec)
                 if getattr(s, "shape", None) is not None and s.shape.rank]
         if dims and dims[0] is not None:
             return float(dims[0]), True
-    a, b = int(input_of(stage).cardinality()), int(stage.cardinality())
+    a, b = int(upstream.cardinality()), int(stage.cardinality())
     if a > 0 and b > 0:
         return b / a, True
     sampled = _sample_fan(stage, runs, k, seconds)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import tensorflow as tf
 
@@ -42,11 +43,12 @@ class Candidate:
     requires: str = ""   # what the change needs of your code: said when it is not measured
 
 
-def _det(stage):
+def _det(stage: tf.data.Dataset) -> bool | None:
     return {"true": True, "false": False}.get(setting(stage, "deterministic"))
 
 
-def reapply(stage, inp, **changes):  # noqa: C901 -- one branch per stage kind reads best whole
+def reapply(stage: tf.data.Dataset, inp: tf.data.Dataset,  # noqa: C901 -- one branch per
+            **changes: Any) -> tf.data.Dataset:  # stage kind reads best whole
     """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
     kind, name = kind_of(stage), name_of(stage)
     knobs = {k: changes.get(k, knob(stage, k))
@@ -83,7 +85,7 @@ def reapply(stage, inp, **changes):  # noqa: C901 -- one branch per stage kind r
     raise NotImplementedError(f"cannot rebuild a {kind} stage")
 
 
-def assemble(base, steps: list):
+def assemble(base: tf.data.Dataset, steps: list) -> tf.data.Dataset:
     """``base`` with ``steps`` applied in order: each a stage of a chain (re-applied as it was
     built, :func:`reapply`) or a function ``inp -> dataset`` (a changed or new stage)."""
     ds = base

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plain", "elements", "is_scalar"]
+__all__ = ["plain", "elements"]
 
 #: Elements of the reference read at most (an endless one is reported, not read forever);
 #: yours is read up to one more than the reference's rows.
@@ -180,3 +180,9 @@ def batched_too(mine: list, ref: list) -> str | None:
     return (f"not yet: your elements are batches ({a[0].shape[0]} rows in the first), the "
             f"reference's are single rows ({len(ref)} elements): leave out .batch(...), or "
             "compare yours.unbatch().")
+
+
+def as_text(a: np.ndarray) -> np.ndarray:
+    """Text as ``str`` (``bytes`` decoded), so a ``tf.string`` equals a Python string."""
+    return np.vectorize(lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v,
+                        otypes=[object])(a) if a.size else a.astype(object)

@@ -1,9 +1,9 @@
 """The exercises and their references: ``register`` one, ``check`` an answer against it.
 
 The kit registers its exercises when this module loads: ``"csv_reader"``, ``"example"``,
-``"clip_pipeline"``, and notebook 10's video reader (``"video_listing"``, ``"video_probe"``,
-``"frame_times"``, ``"clip_frames"``, ``"clip_choices"``: see
-:mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
+``"clip_pipeline"``, notebooks 01-05's (:mod:`datakit.exercises.route`), and notebook 10's
+video reader (``"video_listing"``, ``"video_probe"``, ``"frame_times"``, ``"clip_frames"``,
+``"clip_choices"``: see :mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
 """
 
 from __future__ import annotations
@@ -22,23 +22,26 @@ class _Exercise:
     build: Callable  # inputs -> the reference answer
     apply: Callable  # (the learner's function, inputs) -> the learner's answer
     order: str = "same"  # "any": the question asks for no order
+    judge: Callable | None = None  # (answer, inputs) -> Feedback: a question of properties
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
 def register(name: str, build: Callable, apply: Callable | None = None, *,
-             order: str = "same") -> None:
+             order: str = "same", judge: Callable | None = None) -> None:
     """Register the reference of exercise ``name``: ``build(*args, **kwargs)`` makes it.
 
     ``apply(function, *args, **kwargs)`` runs a learner's function on the same
     inputs (default: calls it with them, leaving out keywords it does not take,
     such as the statistics a classic reader reads from global variables).
     ``order="any"``: the question asks for no order, so any order of the elements is right.
+    ``judge(answer, *args, **kwargs)``: a question of properties (a split, a shuffle) says
+    itself what is right, as a :class:`~datakit.exercises.compare.Feedback`.
     """
     if order not in ORDERS:
         raise ValueError(f"register({name!r}, order={order!r}): use one of {ORDERS}")
-    _EXERCISES[name] = _Exercise(build, apply or _call, order)
+    _EXERCISES[name] = _Exercise(build, apply or _call, order, judge)
 
 
 def _call(function, *args, **kwargs):
@@ -73,15 +76,29 @@ def check(name: str, answer, *args, **kwargs) -> Feedback:
     if name not in _EXERCISES:
         raise ValueError(f"no exercise named {name!r}; the exercises are {exercise_names()}")
     exercise = _EXERCISES[name]
-    expected = exercise.build(*args, **kwargs)
     if callable(answer) and not hasattr(answer, "element_spec"):
         try:
             answer = exercise.apply(answer, *args, **kwargs)
-        except Exception as error:  # raised in your function: told as yours, with its line
+        except Exception as error:  # only your function runs here: its error is yours
             return Feedback(False, [f"{name}: {told_as_yours(error, 'running your function')}"])
-    feedback = compare(answer, expected, order=exercise.order)
+    try:
+        if exercise.judge is not None:
+            feedback = exercise.judge(answer, *args, **kwargs)
+        else:
+            feedback = compare(answer, exercise.build(*args, **kwargs), order=exercise.order)
+    except Exception as error:  # raised in your dataset: told as yours, with its line
+        if not _raised_by_you(error):
+            raise
+        feedback = Feedback(False, [told_as_yours(error, "reading your answer")])
     feedback.lines[0] = f"{name}: {feedback.lines[0]}"
     return feedback
+
+
+def _raised_by_you(error: BaseException) -> bool:
+    """Whether your code raised ``error``: a line of yours in its traceback, or TensorFlow's
+    error (raised while your dataset or function runs)."""
+    from datakit.exercises.learner import your_line
+    return bool(your_line(error)) or type(error).__module__.startswith("tensorflow")
 
 
 def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_buffer_size=10_000,
@@ -89,7 +106,7 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
                 label_scale: float = 1.0):
     """The classic reader's elements: (standardized numeric features, label / label_scale)."""
     from datakit.readers.csv_files.reader import csv_reader_dataset
-    from datakit.readers.csv_files.schema import NUMBER
+    from datakit.readers.tables.table_stats import NUMBER
     n = sum(c != label and stats[c].kind == NUMBER for c in stats.columns)
     ds = csv_reader_dataset(filepaths, repeat, n_readers, n_read_threads, shuffle_buffer_size,
                             n_parse_threads, batch_size, stats=stats, label=label, seed=seed,
@@ -132,13 +149,35 @@ register("example", _examples, _example_answers)
 register("clip_pipeline", _clip_pipeline)
 
 
+def _register_route() -> None:
+    from datakit.exercises import route as r
+    register("dict_dataset", r.dict_dataset)
+    register("named_pairs", r.named_pairs)
+    register("standardize_and_batch", r.standardized_batches, r.on_floats)
+    register("odd_squares", r.odd_squares)
+    register("halve_and_round", r.halve_and_round, r.halved)
+    register("epoch_0_leaves", r.epoch_0_leaves)
+    register("take_skip_split", _none, judge=r.take_skip_split)
+    register("shuffled_pairs", _none, judge=r.shuffled_pairs)
+    register("split_then_shuffle", _none, judge=r.split_then_shuffle)
+    register("lines_before_file", r.lines_before_file)
+    register("near_bay_count", r.near_bay_count)
+
+
+def _none(*args, **kwargs) -> None:
+    """No reference list: the exercise is judged by its properties."""
+
+
+_register_route()
+
+
 def _register_video_reader() -> None:
     from datakit.exercises import video_reader as v
-    register("video_listing", v.video_listing)
-    register("video_probe", v.video_probe, v.probe_answer)
-    register("frame_times", v.frame_times, v.frame_times_answer)
-    register("clip_frames", v.clip_frames, v.clip_frames_answer)
-    register("clip_choices", v.clip_choices)
+    register("video_listing", v.video_listing, judge=v.listing_judge)
+    register("video_probe", v.video_probe, v.probe_answer, judge=v.probe_judge)
+    register("frame_times", v.frame_times, v.frame_times_answer, judge=v.frame_times_judge)
+    register("clip_frames", v.clip_frames, v.clip_frames_answer, judge=v.clip_frames_judge)
+    register("clip_choices", v.clip_choices, judge=v.clip_choices_judge)
 
 
 _register_video_reader()

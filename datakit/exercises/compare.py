@@ -10,6 +10,7 @@ label is not an integer; plain Python values (``[1, 2]``) are compared by kind, 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import numpy as np
 
 from datakit.exercises.answers import (
     Typed,
+    as_text,
     batched_too,
     elements,
     is_scalar,
@@ -28,6 +30,7 @@ from datakit.exercises.answers import (
     with_article,
 )
 from datakit.exercises.learner import told_as_yours
+from datakit.exercises.rows import is_batched, keys, rows_line
 
 __all__ = ["compare"]
 
@@ -114,11 +117,6 @@ def _diff_dicts(mine: dict, ref: dict, path: str) -> str | None:
     return _first_diff(_diff(mine[k], ref[k], f"{path}[{k!r}]") for k in ref)
 
 
-def _as_text(a: np.ndarray) -> np.ndarray:
-    return np.vectorize(lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v,
-                        otypes=[object])(a) if a.size else a.astype(object)
-
-
 def _same_type(a: np.ndarray, b: np.ndarray) -> bool:
     """Same dtype; or, where either side is plain Python values, the same kind."""
     if _kind(a) in ("strings", "bytes") and _kind(b) in ("strings", "bytes"):
@@ -148,7 +146,7 @@ def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
             sorted(b.shape) else ""
         return f"shape{_where(path)}: yours {a.shape}, expected {b.shape}{flip}"
     if _kind(a) in ("strings", "bytes"):
-        a_cmp, b_cmp = _as_text(np.asarray(a)), _as_text(np.asarray(b))
+        a_cmp, b_cmp = as_text(np.asarray(a)), as_text(np.asarray(b))
         same = np.asarray(a_cmp == b_cmp)
     elif a.dtype.kind == "f" or b.dtype.kind == "f":
         same = np.isclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
@@ -165,48 +163,6 @@ def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
         swapped = " (the same values in another order inside it: swapped or sorted?)"
     return (f"{_where(path)[4:] or 'the array'}, index {index if len(index) > 1 else index[0]}: "
             f"yours {_short(a[index])}, expected {_short(b[index])}{swapped}")
-
-
-def _leaves(element) -> list:
-    import tensorflow as tf
-    return tf.nest.flatten(element)
-
-
-def is_batched(ref: list) -> bool:
-    """Whether the reference's elements are batches: each element's arrays share their first
-    axis, and that is a batch axis (several arrays, or the last element shorter)."""
-    firsts = []
-    for e in ref:
-        leaves = _leaves(e)
-        if not leaves or not all(isinstance(x, np.ndarray) and x.ndim for x in leaves):
-            return False
-        sizes = {x.shape[0] for x in leaves}
-        if len(sizes) != 1:
-            return False
-        firsts.append(sizes.pop())
-    several = len(_leaves(ref[0])) > 1 if ref else False
-    return bool(firsts) and (several or len(set(firsts)) > 1)
-
-
-def _keys(elements: list, batched: bool) -> list:
-    """Hashable keys, one per element, or one per row when the elements are batches."""
-    keys: list = []
-    for e in elements:
-        leaves = _leaves(e)
-        if batched:
-            keys.extend(zip(*[[_key(np.asarray(v)) for v in leaf] for leaf in leaves],
-                            strict=False))
-        else:
-            keys.append(tuple(_key(np.asarray(v)) for v in leaves))
-    return keys
-
-
-def _key(a: np.ndarray):
-    if a.dtype.kind == "f":
-        a = np.round(a.astype(np.float64), 4) + 0.0
-    if a.dtype.kind in "SUO":
-        return ("text", a.shape, repr(_as_text(a).tolist()))
-    return (a.dtype.kind, a.shape, a.tobytes())
 
 
 def _scalars(answer, reference) -> Feedback:
@@ -242,14 +198,14 @@ def compare(answer, reference, *, order: str = "same") -> Feedback:
     structural = False
     if first:
         i, d = first
-        structural = d.startswith("dtype") or " is " in d or "keys" in d  # a type or structure
+        structural = _structural(d)
         lines.append(f"element {i}: {d}." if structural else f"element {i} differs: {d}.")
     if not lines:
         return Feedback(True, [f"correct: {len(ref)} elements, each equal to the reference's, "
                                "in the same order."])
     lines[0] = "not yet: " + lines[0]
     if not structural:  # values of another type or shape: comparing rows would say nothing more
-        lines += _rows_line(mine, ref, batched)
+        lines += rows_line(mine, ref, batched)
     return Feedback(False, lines)
 
 
@@ -276,33 +232,23 @@ def _read(answer, reference) -> tuple[list, list, Feedback | None]:
     return mine, ref, Feedback(False, [not_batched]) if not_batched else None
 
 
+def _structural(d: str) -> bool:
+    """A type, a structure, or a shape beyond the batch axis differs: comparing rows would
+    say nothing more."""
+    if d.startswith("dtype") or " is " in d or "keys" in d:
+        return True
+    shapes = re.match(r"shape[^:]*: yours \(([^)]*)\), expected \(([^)]*)\)", d)
+    return shapes is not None and shapes.group(1).split(",")[1:] != shapes.group(2).split(",")[1:]
+
+
 def _same_multiset(mine: list, ref: list, batched: bool) -> bool:
     if next((d for a, b in zip(mine, ref, strict=False) if (d := _diff(a, b))),
             "").startswith("dtype"):
         return False  # the same values of another type are not the reference's
     try:
-        return Counter(_keys(mine, batched)) == Counter(_keys(ref, batched))
+        return Counter(keys(mine, batched)) == Counter(keys(ref, batched))
     except (TypeError, ValueError, AttributeError):
         return False
 
 
-def _rows_line(mine: list, ref: list, batched: bool) -> list[str]:
-    """What comparing the elements (rows of batches) as multisets says: another order, other
-    values, or counts."""
-    unit = "rows" if batched else "elements"
-    try:
-        mine_rows, ref_rows = Counter(_keys(mine, batched)), Counter(_keys(ref, batched))
-    except (TypeError, ValueError, AttributeError):  # ragged or mixed structures: no row view
-        return []
-    if mine_rows == ref_rows:
-        if len(mine) != len(ref):
-            return [f"the same {unit} as the reference, batched differently: check the batch "
-                    "size and drop_remainder."]
-        return [f"the same {unit} as the reference, in another order: check the order asked "
-                "(seed, shuffle, sort)."]
-    if sum(mine_rows.values()) and not (mine_rows & ref_rows):
-        return [f"no {unit[:-1]} of yours is in the reference: check the values themselves."]
-    lost, extra = sum((ref_rows - mine_rows).values()), sum((mine_rows - ref_rows).values())
-    parts = [f"{lost} reference {unit[:-1]}(s) missing from yours"] * bool(lost) + [
-        f"{extra} {unit[:-1]}(s) of yours not in the reference"] * bool(extra)
-    return [f"content differs: {', '.join(parts)}."]
+#END

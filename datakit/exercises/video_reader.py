@@ -5,10 +5,12 @@ production code (:mod:`datakit.readers.video`), on the same inputs:
 
 - ``"video_listing"``: the listing of :func:`~datakit.readers.video.folders.video_files`
   (class folders sorted, files in sub-folders counted, hidden and ``._*`` files out,
-  sorted by path), each file with its label and a seeded split **by video** into
-  ``"train"``, ``"validation"`` and ``"test"`` (:func:`split3`);
+  sorted by path, as ``Path`` objects or as strings), each file with its label and a
+  seeded split **by video** into ``"train"``, ``"validation"`` and ``"test"``
+  (:func:`split3`);
 - ``"video_probe"``: what :func:`~datakit.readers.video.decoding.probe` finds per file:
-  ``"ok"`` with its frame count, rotation and displayed size, or the kind of bad file
+  a good file's facts (sorted ``pts`` in ``time_base`` units, ``time_base`` and ``rate``
+  as floats, rotation, displayed height and width), or the kind of bad file
   (``"unreadable"``: FFmpeg cannot open it; ``"truncated"``: it opens, its frames do not);
 - ``"frame_times"``: :func:`~datakit.readers.video.decoding.output_frames`, the file
   frame shown at each time step of a chosen frame rate;
@@ -16,10 +18,12 @@ production code (:mod:`datakit.readers.video`), on the same inputs:
   frames centre-cropped or padded to the target's aspect ratio;
 - ``"clip_choices"``: one epoch of clip choices ``(video, label, start)``, notebook 09's
   design: a seeded ``Dataset.random`` zipped with the videos for training, the middle
-  clip for validation (:func:`clip_choices`).
+  clip for validation (:func:`clip_choice_rows`).
 
-A learner's function is called with facts the kit's probe found (``facts(path)``), so
-each part is checked on its own.
+``frame_times`` and ``clip_frames`` run the learner's function on the learner's own probe
+results when given them (a difference those cause is blamed on the probe), or on the
+kit's facts when given paths. :mod:`datakit.exercises.video_feedback` and
+:mod:`datakit.exercises.clip_feedback` judge the answers.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from datakit.exercises import clip_feedback
+from datakit.exercises import video_feedback as feedback
+from datakit.exercises.video_feedback import run
 
 __all__: list[str] = []
 
@@ -52,16 +60,38 @@ def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> lis
     return split
 
 
-def video_listing(folder, seed: int) -> list[tuple[str, int, str]]:
-    """``(path relative to folder, label, split)`` per video, in sorted order."""
+def _rows(folder: Path) -> tuple[list[str], list[tuple[str, int]]]:
     from datakit.readers.video.folders import video_files
 
-    folder = Path(folder)
     names = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-    rows = [(p.relative_to(folder).as_posix(), label) for label, name in enumerate(names)
-            for p in video_files(folder / name)]
-    return [(path, label, split) for (path, label), split in
-            zip(rows, split3(len(rows), seed), strict=True)]
+    return names, [(p.relative_to(folder).as_posix(), label) for label, name in enumerate(names)
+                   for p in video_files(folder / name)]
+
+
+def video_listing(folder, seed: int) -> dict:
+    """The listing, ``(path relative to folder, label, split)`` per video, sorted by path
+    as ``Path`` objects (``"path_order"``) and as strings (``"str_order"``, which puts
+    ``up/a b.mp4`` before ``up/a/c.mp4``): the question allows both, and each draws its
+    split over its own order. Also the class names, and the splits of a learner who reads
+    the permutation the other way round (for the feedback)."""
+    folder = Path(folder)
+    names, rows = _rows(folder)
+    out: dict = {"class_names": names}
+    for order, key in (("path", lambda r: Path(r[0])), ("str", lambda r: r[0])):
+        ranked = sorted(rows, key=key)
+        n = len(ranked)
+        out[f"{order}_order"] = [(path, label, split) for (path, label), split in
+                                 zip(ranked, split3(n, seed), strict=True)]
+        out[f"inverse_{order}_split"] = split3_inverse(n, seed)
+    return out
+
+
+def split3_inverse(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> list[str]:
+    """:func:`split3` read the other way round: video ``i``'s rank taken as ``order[i]``."""
+    order = np.random.default_rng(seed).permutation(n)
+    n_val, n_test = int(validation * n), int(test * n)
+    return ["test" if rank >= n - n_test else "validation" if rank >= n - n_test - n_val
+            else "train" for rank in order.tolist()]
 
 
 def facts(path) -> dict:
@@ -92,58 +122,76 @@ def _kind(reason: str) -> str:
                      "datakit/exercises/video_reader.py's _KINDS")
 
 
-def _probe_row(path: str, found) -> tuple:
-    if isinstance(found, str):  # a bad file: its kind, the first word of the reason
-        return (path, found.split()[0].strip(":,.").lower(), 0, 0, 0, 0)
-    return (path, "ok", len(found["pts"]), int(found["rotation"]), int(found["height"]),
-            int(found["width"]))
-
-
 def video_probe(folder, paths) -> list[tuple]:
-    """``(path, "ok" or the kind of bad file, frames, rotation, height, width)`` per file."""
+    """``(path, the kit's facts)`` per good file, ``(path, (kind, reason))`` per bad one:
+    the kind ``"unreadable"`` (FFmpeg cannot open it) or ``"truncated"``."""
     from datakit.core.errors import DataError
 
-    rows = []
+    rows: list[tuple] = []
     for path in paths:
+        full = str(Path(folder) / path)
         try:
-            rows.append(_probe_row(path, facts(Path(folder) / path)))
+            rows.append((path, facts(full)))
         except DataError as e:
-            rows.append(_probe_row(path, _kind(e.reason)))
+            rows.append((path, (_kind(e.reason), e.reason.split(";")[0])))
     return rows
 
 
 def probe_answer(probe, folder, paths) -> list[tuple]:
-    return [_probe_row(path, probe(str(Path(folder) / path))) for path in paths]
+    return [(path, run(probe, str(Path(folder) / path))) for path in paths]
 
 
-def frame_times(paths, fps: float) -> list[np.ndarray]:
-    """Per file, the file frame shown at each step of ``fps`` (the kit's ``output_frames``)."""
+def _kit_facts(item) -> dict:
+    """The kit's facts of a file given by its path or by a learner's facts dict."""
+    path = item.get("path") if isinstance(item, dict) else item
+    return facts(str(path))
+
+
+def frame_times(items, fps: float) -> list[tuple]:
+    """Per file (a path, or a learner's probe facts), the kit's facts and the file frame
+    shown at each step of ``fps`` (the kit's ``output_frames``)."""
     from datakit.readers.video.decoding import output_frames, probe
 
-    return [output_frames(probe(p), fps).astype(np.int64) for p in paths]
+    kits = [_kit_facts(item) for item in items]
+    return [(kit, output_frames(probe(kit["path"]), fps)) for kit in kits]
 
 
-def frame_times_answer(function, paths, fps: float) -> list[np.ndarray]:
-    return [np.asarray(function(facts(p), fps), np.int64) for p in paths]
+def frame_times_answer(function, items, fps: float) -> list[tuple]:
+    """The learner's function on their own facts (or the kit's, for a path)."""
+    return [(item, run(function, item if isinstance(item, dict) else facts(item), fps))
+            for item in items]
 
 
-def clip_frames(requests, size: int, fit: str) -> list[np.ndarray]:
-    """Per ``(path, wanted frame indices)``, the frames at ``size`` x ``size``, ``fit``:
-    ``"crop"`` (the centre, at the target's aspect ratio) or ``"pad"`` (black bars)."""
+def clip_frames(requests, size: int, fit: str) -> list[tuple]:
+    """Per ``(path or facts, wanted frame indices)``, the kit's facts and the frames at
+    ``size`` x ``size``, ``fit``: ``"crop"`` (the centre, at the target's aspect ratio) or
+    ``"pad"`` (black bars)."""
     from datakit.readers.video.decoding import decode_frames, probe
 
     if fit not in ("crop", "pad"):
         raise ValueError(f"fit={fit!r}: pass 'crop' or 'pad'")
-    return [decode_frames(probe(p), list(w), frame_size=(size, size),
-                          crop_to_aspect_ratio=fit == "crop", pad_to_aspect_ratio=fit == "pad")
-            for p, w in requests]
+    out = []
+    for item, wanted in requests:
+        kit = _kit_facts(item)
+        out.append((kit, decode_frames(probe(kit["path"]), list(wanted), frame_size=(size, size),
+                                       crop_to_aspect_ratio=fit == "crop",
+                                       pad_to_aspect_ratio=fit == "pad")))
+    return out
 
 
-def clip_frames_answer(function, requests, size: int, fit: str) -> list[np.ndarray]:
-    return [function(facts(p), list(w), size, fit) for p, w in requests]
+def clip_frames_answer(function, requests, size: int, fit: str) -> list[tuple]:
+    return [(item, list(wanted), run(function, item if isinstance(item, dict) else facts(item),
+                                     list(wanted), size, fit)) for item, wanted in requests]
 
 
-def clip_choices(ids, labels, lengths, training: bool, *, clip_len: int, seed: int):
+def clip_choices(ids, labels, lengths, training: bool, *, clip_len: int, seed: int) -> dict:
+    """:func:`clip_choice_rows` as a reference: its rows, and how they were drawn."""
+    rows = [tuple(int(x) for x in row) for row in clip_choice_rows(
+        ids, labels, lengths, training, clip_len=clip_len, seed=seed)]
+    return {"rows": rows, "training": bool(training), "clip_len": clip_len}
+
+
+def clip_choice_rows(ids, labels, lengths, training: bool, *, clip_len: int, seed: int):
     """One epoch's ``(video, label, start)``: training zips the videos with a seeded
     ``Dataset.random`` (new numbers each epoch) and takes ``start = r % (n - clip_len + 1)``,
     then shuffles; validation takes the middle clip, ``(n - clip_len) // 2``."""
@@ -158,3 +206,53 @@ def clip_choices(ids, labels, lengths, training: bool, *, clip_len: int, seed: i
     return (tf.data.Dataset.zip(videos, numbers)
             .map(lambda v, r: (v[0], v[1], r % (v[2] - clip_len + 1)))
             .shuffle(len(ids), seed=seed))
+
+
+# The judges ``check`` calls with the learner's answer and the inputs: each builds the
+# reference from the inputs and says what differs (datakit/exercises/video_feedback.py).
+
+def listing_judge(answer, folder, seed: int):
+    return feedback.judge_listing(answer, video_listing(folder, seed))
+
+
+def _not_run(answer, n: int, name: str) -> str | None:
+    """A refusal when ``answer`` is not what running the learner's function gave (they
+    passed its results, not the function)."""
+    if isinstance(answer, list) and len(answer) == n and all(isinstance(a, tuple)
+                                                             for a in answer):
+        return None
+    return (f"pass your function {name} itself (the check calls it on each file), not "
+            f"its results")
+
+
+def probe_judge(answer, folder, paths):
+    if (why := _not_run(answer, len(paths), "probe")):
+        return feedback.no(why)
+    return feedback.judge_probe(answer, video_probe(folder, paths))
+
+
+def _pathless(items) -> str | None:
+    """Which of the learner's facts dicts names no file (the reference needs its path)."""
+    k = next((k for k, item in enumerate(items) if isinstance(item, dict)
+              and not isinstance(item.get("path"), (str, Path))), None)
+    return None if k is None else (f"your facts number {k} have no 'path' (a str): the "
+                                   "probe of exercise 2 gives the path it was given")
+
+
+def frame_times_judge(answer, items, fps: float):
+    if (why := _not_run(answer, len(items), "frame_times") or _pathless(items)):
+        return feedback.no(why)
+    return clip_feedback.judge_frame_times(answer, frame_times(items, fps))
+
+
+def clip_frames_judge(answer, requests, size: int, fit: str):
+    if (why := _not_run(answer, len(requests), "read_clip")
+            or _pathless([item for item, _ in requests])):
+        return feedback.no(why)
+    return clip_feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
+
+
+def clip_choices_judge(answer, ids, labels, lengths, training: bool, *, clip_len: int,
+                       seed: int):
+    return clip_feedback.judge_clip_choices(answer, clip_choices(
+        ids, labels, lengths, training, clip_len=clip_len, seed=seed))

@@ -377,7 +377,7 @@ class Dataset:
         if parent is None:  # a source
             return self._op.run(None, rec)
 
-        def parent_iter():
+        def parent_iter() -> Iterator[Any]:
             # Each call starts a new pass over the parent (repeat makes several):
             # positions an op records count from 0 per pass, the recorder shifts
             # them to positions in the parent's whole recorded stream.

@@ -5,7 +5,7 @@ tensors; ``as_numpy_iterator()`` gives NumPy values in the same structure.
 These functions build the same values from Python ones, the way
 ``tf.convert_to_tensor`` would, and take them apart (slice, stack, pad):
 
->>> to_numpy((1, [2.5, 3.0], "a"))
+>>> as_tensor_value((1, [2.5, 3.0], "a"))
 (np.int32(1), array([2.5, 3. ], dtype=float32), b'a')
 >>> stack([np.array([1, 2]), np.array([3, 4])]).tolist()
 [[1, 2], [3, 4]]
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Step", "to_numpy", "stack", "call", "leaves", "pack", "pad"]
+__all__ = ["Step", "stack", "call", "leaves", "pack", "pad"]
 
 
 @dataclass
@@ -39,16 +39,16 @@ class Step:
     epoch: int | None = None
 
 
-def to_numpy(x: Any) -> Any:
+def as_tensor_value(x: Any) -> Any:
     """Convert a Python/NumPy value the way ``tf.convert_to_tensor`` would.
 
     Tuples and dicts are structure (kept); lists become arrays; Python ints
     become int32, floats float32, str bytes, as in TensorFlow.
     """
     if isinstance(x, tuple):
-        return tuple(to_numpy(v) for v in x)
+        return tuple(as_tensor_value(v) for v in x)
     if isinstance(x, dict):
-        return {k: to_numpy(v) for k, v in x.items()}
+        return {k: as_tensor_value(v) for k, v in x.items()}
     if isinstance(x, np.ndarray) and x.dtype.kind not in "US":
         return x
     if isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
@@ -128,7 +128,7 @@ def pack(structure: Any, flat: list[Any]) -> Any:
     """
     it = iter(flat)
 
-    def build(s):
+    def build(s: Any) -> Any:
         if isinstance(s, tuple):
             return tuple(build(v) for v in s)
         if isinstance(s, dict):

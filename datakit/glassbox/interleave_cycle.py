@@ -109,7 +109,7 @@ def cycle_steps(inputs: Iterable[Any], map_func: Callable[[Any], Iterable[Any]],
     end_of_input, n_open, index, in_block, emitted = False, 0, 0, 0, 0
     opened: dict[int, SlotEvent] = {}
 
-    def advance():
+    def advance() -> None:
         nonlocal index, in_block
         index, in_block = (index + 1) % cycle, 0
 

@@ -32,17 +32,17 @@ from typing import Any
 
 from datakit.glassbox.elements import Step
 
-__all__ = ["Op", "Run"]
+__all__ = ["Op"]
 
 #: An op's generator: ``run(parent, rec)``, ``parent()`` starting a pass over the input.
-Run = Callable[[Callable[[], Iterator[Any]] | None, "Recorder"], Iterator[Any]]
+OpRun = Callable[[Callable[[], Iterator[Any]] | None, "Recorder"], Iterator[Any]]
 
 
 @dataclass(frozen=True)
 class Op:
     """One op of a chain: its generator, display name, kind and checked arguments."""
 
-    run: Run
+    run: OpRun
     name: str
     #: The ``Dataset`` method that made it (``"batch"``, ``"repeat"``, ...).
     kind: str

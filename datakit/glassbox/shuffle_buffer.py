@@ -32,7 +32,7 @@ import numpy as np
 
 from datakit.core.arguments import check_count, check_seed
 from datakit.glassbox.elements import Step
-from datakit.glassbox.recording import Op, check_name
+from datakit.glassbox.recording import Op, Recorder, check_name
 
 __all__ = ["Pick"]
 
@@ -107,7 +107,7 @@ def replay_picks(picks: Iterable[int]) -> Chooser:
     """A chooser that replays recorded draws (e.g. ``BufferTrace.offsets`` of TF)."""
     it = iter(picks)
 
-    def choose(n, _slots, _head):
+    def choose(n: int, _slots: Any, _head: Any) -> int:
         try:
             return next(it)
         except StopIteration:
@@ -146,7 +146,8 @@ def shuffle_op(buffer_size: int, seed: int | None = None, reshuffle_each_iterati
     base = seed % 2**64 if seed is not None else secrets.randbits(128)  # SeedSequence()'s entropy
     started = [0]  # iterations started so far; a trace() does not use them up
 
-    def run(parent, rec):
+    def run(parent: Callable[[], Iterator[Any]] | None, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # a shuffle has an input
         k = rec.iteration(started)
         choose = (replay_picks(picks) if picks is not None else rng_chooser(
             np.random.default_rng([base, k if reshuffle_each_iteration else 0])))

@@ -17,14 +17,14 @@ This module imports only the glass box's bottom modules, and no TensorFlow.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from datakit.core.arguments import check_int, check_seed
-from datakit.glassbox.elements import Step, slice_element, structure_len, to_numpy
-from datakit.glassbox.recording import Op, Run, check_name
+from datakit.glassbox.elements import Step, as_tensor_value, slice_element, structure_len
+from datakit.glassbox.recording import Op, OpRun, Recorder, check_name
 
 __all__ = ["from_tensor_slices", "from_iterable", "list_files"]
 
@@ -41,7 +41,7 @@ def range_op(*args: int, output_type: Any = np.int64, name: str | None = None) -
     dtype = np.dtype(getattr(output_type, "as_numpy_dtype", output_type))
     values = range(*args)
 
-    def run(_parent, rec):
+    def run(_parent: Callable[[], Iterator[Any]] | None, rec: Recorder) -> Iterator[Any]:
         for i, v in enumerate(values):
             x = dtype.type(v)
             rec.append(Step(x, (i,)))
@@ -52,10 +52,10 @@ def range_op(*args: int, output_type: Any = np.int64, name: str | None = None) -
                    output_type=dtype.name))
 
 
-def _positions(n: int, value: Callable[[int], Any]) -> Run:
+def _positions(n: int, value: Callable[[int], Any]) -> OpRun:
     """The generator that emits ``value(i)`` for ``i < n``, each at its position."""
 
-    def run(_parent, rec):
+    def run(_parent: Callable[[], Iterator[Any]] | None, rec: Recorder) -> Iterator[Any]:
         for i in range(n):
             x = value(i)
             rec.append(Step(x, (i,)))
@@ -68,7 +68,7 @@ def from_tensor_slices(tensors: Any, name: str | None = None) -> Op:
     """One element per row; tuples and dicts are structure (each component is sliced)."""
     check_name("from_tensor_slices", name)
     try:
-        data = to_numpy(tensors)
+        data = as_tensor_value(tensors)
     except ValueError as e:  # NumPy's "inhomogeneous shape": rows of several lengths
         if "inhomogeneous" not in str(e):
             raise
@@ -82,7 +82,7 @@ def from_tensor_slices(tensors: Any, name: str | None = None) -> Op:
 
 def from_iterable(items: Iterable[Any], name: str | None = None) -> Op:
     """The values of ``items``, converted as ``tf.data`` would; ``name`` is the display name."""
-    values = [to_numpy(x) for x in items]
+    values = [as_tensor_value(x) for x in items]
     return Op(_positions(len(values), values.__getitem__),
               name or f"from_iterable(<{len(values)} items>)", "from_iterable", dict(items=values))
 
@@ -110,7 +110,7 @@ def list_files(file_pattern: str | list[str], shuffle: bool | None = None,
     rng = np.random.default_rng(None if seed is None else seed % 2**64)
     shuffled = shuffle is None or bool(shuffle)
 
-    def run(_parent, rec):
+    def run(_parent: Callable[[], Iterator[Any]] | None, rec: Recorder) -> Iterator[Any]:
         order = rng.permutation(len(files)) if shuffled else range(len(files))
         for j in order:
             rec.append(Step(files[j], (int(j),)))

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from datakit.core.arguments import check_count, check_int, interleave_lengths
-from datakit.glassbox.elements import Step, call, function_name, stack, to_numpy
+from datakit.glassbox.elements import Step, as_tensor_value, call, function_name, stack
 from datakit.glassbox.interleave_cycle import cycle_steps
-from datakit.glassbox.recording import Op, Run, check_callable, check_deterministic, check_name
+from datakit.glassbox.recording import Op, OpRun, check_callable, check_deterministic, check_name
 
 __all__ = ["repeat", "batch", "take", "skip", "interleave"]
 
@@ -54,7 +54,7 @@ def repeat(count: int | None = None, name: str | None = None) -> Op:
     return Op(run, "repeat()" if count is None else f"repeat({n})", "repeat", dict(count=n))
 
 
-def batcher(size: int, drop_remainder: bool, make: Callable[[list[Any]], Any]) -> Run:
+def batcher(size: int, drop_remainder: bool, make: Callable[[list[Any]], Any]) -> OpRun:
     """The generator of a batch-like op: groups of ``size`` inputs, made into one by ``make``."""
 
     def run(parent, rec):
@@ -112,7 +112,7 @@ def map_op(map_func: Callable, num_parallel_calls: int | None = None,
                 raise TypeError(f"map_func {function_name(map_func)} returned None for element "
                                 f"{pos}: it must return a value (a missing `return`?), "
                                 "as tf.data requires.")
-            y = to_numpy(y)
+            y = as_tensor_value(y)
             rec.append(Step(y, (pos,)))
             yield y
 

@@ -26,6 +26,9 @@ rebuilds changed copies of it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import tensorflow as tf
 
@@ -40,14 +43,14 @@ _KIND_NAMES = {"tensor_slice": "from_tensor_slices", "tensor": "from_tensors",
                "text_line": "TextLineDataset", "t_f_record": "TFRecordDataset",
                "fixed_length_record": "FixedLengthRecordDataset"}
 
-def kind_of(dataset) -> str:
+def kind_of(dataset: tf.data.Dataset) -> str:
     """The transformation's kind from its class: ``_ParallelMapDataset`` -> ``"map"``."""
     name = re.sub(r"^_*(Parallel)?|Dataset(V\d)?$", "", type(dataset).__name__)
     snake = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
     return _KIND_NAMES.get(snake, snake)
 
 
-def chain_of(dataset) -> list:
+def chain_of(dataset: tf.data.Dataset) -> list:
     """The datasets from the source to ``dataset`` (the first input of each; options skipped)."""
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"diagnose() takes a tf.data.Dataset, got {type(dataset).__name__}")
@@ -59,7 +62,7 @@ def chain_of(dataset) -> list:
     return chain[::-1]
 
 
-def input_of(stage):
+def input_of(stage: tf.data.Dataset) -> tf.data.Dataset | None:
     """The dataset ``stage`` reads from (its first input), or None for a source.
 
     ``snapshot`` zips a stream of its own in front of your dataset before it
@@ -73,33 +76,33 @@ def input_of(stage):
     return inputs[0]
 
 
-def name_of(stage) -> str | None:
+def name_of(stage: tf.data.Dataset) -> str | None:
     """The ``name=`` the stage was given, or None."""
     return getattr(stage, "_name", None)
 
 
-def setting(stage, name: str):
+def setting(stage: tf.data.Dataset, name: str) -> Any:
     """A stage's setting as TensorFlow keeps it (``"drop_remainder"``, ``"filename"``,
     ``"reshuffle_each_iteration"``, ``"deterministic"``...), or None when it has none."""
     return getattr(stage, "_" + name, None)
 
 
-def _wrapper(stage):
+def _wrapper(stage: tf.data.Dataset) -> Any:
     return getattr(stage, "_map_func", None) or getattr(stage, "_predicate", None)
 
 
-def function_of(stage):
+def function_of(stage: tf.data.Dataset) -> Callable | None:
     """The stage's Python function (map, filter, interleave, flat_map), or None."""
     return getattr(_wrapper(stage), "_func", None)
 
 
-def is_generator_source(stage) -> bool:
+def is_generator_source(stage: tf.data.Dataset) -> bool:
     """Whether the stage is ``from_generator`` (TensorFlow builds it as a ``flat_map``)."""
     fn = function_of(stage)
     return getattr(fn, "__module__", "") == "tensorflow.python.data.ops.from_generator_op"
 
 
-def graph_ops(stage, *, library: bool = True) -> list[str] | None:
+def graph_ops(stage: tf.data.Dataset, *, library: bool = True) -> list[str] | None:
     """The op types of the stage's traced function (and of the functions it calls, with
     ``library``), or None for a stage without a function."""
     wrapper = _wrapper(stage)
@@ -110,7 +113,7 @@ def graph_ops(stage, *, library: bool = True) -> list[str] | None:
     return ops + [n.op for f in gdef.library.function for n in f.node_def] if library else ops
 
 
-def py_functions(stage) -> list:
+def py_functions(stage: tf.data.Dataset) -> list:
     """The Python functions the stage's traced function runs through ``tf.py_function`` or
     ``tf.numpy_function`` (looked up by the token TensorFlow registered them under)."""
     from tensorflow.python.ops import script_ops
@@ -123,7 +126,7 @@ def py_functions(stage) -> list:
             if n.op in PY_OPS]
 
 
-def uses_py_function(stage) -> bool:
+def uses_py_function(stage: tf.data.Dataset) -> bool:
     """Does the stage's traced function (or one it calls) run a ``tf.py_function`` of yours?
 
     The kit's own readers are known: their one ``numpy_function`` (stateless) builds the
@@ -133,7 +136,7 @@ def uses_py_function(stage) -> bool:
                for f in py_functions(stage))
 
 
-def knob(stage, name: str) -> int | None:
+def knob(stage: tf.data.Dataset, name: str) -> int | None:
     """A stage's integer knob (``"batch_size"``, ``"cycle_length"``...; -1 is AUTOTUNE), or None.
 
     >>> knob(tf.data.Dataset.range(4).batch(2), "batch_size"), knob(tf.data.Dataset.range(4), "x")
@@ -145,7 +148,7 @@ def knob(stage, name: str) -> int | None:
         return None
 
 
-def describe(stage) -> str:
+def describe(stage: tf.data.Dataset) -> str:
     """The knobs of one stage that matter for speed, as text."""
     parts = []
     for attr, label in (("_num_parallel_calls", "num_parallel_calls"),
@@ -159,7 +162,62 @@ def describe(stage) -> str:
     return ", ".join(parts)
 
 
-def held_tensors(stage) -> list:
+#: The integer knobs a stage record keeps (None where the stage has none).
+KNOBS = ("num_parallel_calls", "cycle_length", "block_length", "batch_size", "buffer_size",
+         "count")
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """One stage of a chain, read once: its place, kind, name, knobs and what its function runs.
+
+    The doctor reads a chain into these records (:func:`stage_facts`) and asks them,
+    rather than asking this module about the same stage again and again.
+    """
+
+    index: int
+    kind: str                   # map, batch, interleave, range, ...
+    name: str | None            # the name= it was given
+    knobs: dict[str, int | None]  # KNOBS; -1 is AUTOTUNE
+    python: bool                # runs a tf.py_function / numpy_function of yours
+    random: bool                # draws random numbers (a shuffle, or random ops in its function)
+    cardinality: int            # tf.data's count (-1 infinite, -2 unknown)
+    filename: str               # a cache's file ("" in memory, and for other stages)
+    dataset: tf.data.Dataset = field(repr=False)
+
+    @property
+    def label(self) -> str:
+        """The name= you gave, else ``"<kind> #<index>"``."""
+        return self.name or f"{self.kind} #{self.index}"
+
+    @property
+    def detail(self) -> str:
+        """The knobs that matter for speed, as text (:func:`describe`)."""
+        parts = [f"{label}={'AUTOTUNE' if v == -1 else v}" for label, v in (
+            (k, self.knobs[k]) for k in ("num_parallel_calls", "cycle_length", "batch_size",
+                                         "buffer_size")) if v is not None]
+        return ", ".join(parts + (["py_function"] if self.python else []))
+
+
+def stage_facts(chain: list) -> list[StageFacts]:
+    """Each stage of ``chain`` (:func:`chain_of`) read once into a :class:`StageFacts`.
+
+    >>> ds = tf.data.Dataset.range(8).shuffle(8, seed=1).batch(4, name="rows")
+    >>> [(s.label, s.knobs["batch_size"], s.random) for s in stage_facts(chain_of(ds))]
+    [('range #0', None, False), ('shuffle #1', None, True), ('rows', 4, False)]
+    """
+    facts = []
+    for k, d in enumerate(chain):
+        kind, ops = kind_of(d), graph_ops(d, library=False)
+        random = kind == "shuffle" if ops is None else any("Random" in op for op in ops)
+        filename = setting(d, "filename") if kind == "cache" else None
+        facts.append(StageFacts(k, kind, name_of(d), {n: knob(d, n) for n in KNOBS},
+                                uses_py_function(d), random, int(d.cardinality()),
+                                "" if filename is None else filename.numpy().decode(), d))
+    return facts
+
+
+def held_tensors(stage: tf.data.Dataset) -> list:
     """The tensors a ``from_tensor_slices`` / ``from_tensors`` source holds ([] for others)."""
     return tf.nest.flatten(getattr(stage, "_tensors", None) or [])
 
@@ -169,7 +227,7 @@ def serialized_graph(dataset: tf.data.Dataset) -> bytes:
     return bytes(dataset._as_serialized_graph().numpy())
 
 
-def testing_sleep(microseconds: int):
+def testing_sleep(microseconds: int) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     """tf.data's own testing ``sleep`` transformation: each element waits inside the runtime.
 
     It holds no Python lock (a ``py_function`` sleep takes the GIL), for ``Dataset.apply``.

@@ -49,7 +49,7 @@ def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
     check_seconds("seconds", seconds)
     check_seconds("per_item", per_item)
 
-    def fn(x):
+    def fn(x: tf.Tensor) -> tf.Tensor:
         n = tf.cast(tf.size(x), tf.float64)
         with tf.control_dependencies([sleep_op(seconds + per_item * n)]):
             return tf.identity(x)
@@ -93,11 +93,11 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
     check_seconds("open_time", open_time)
     check_seconds("read_time", read_time)
 
-    def read_file(f):
+    def read_file(f: tf.Tensor) -> tf.data.Dataset:
         opened = tf.data.Dataset.from_tensors(f).map(  # opens lazily, in the thread that reads
             lambda f: stamp_around(lambda: sleep_op(open_time))[1])
 
-        def read(t_open, r):
+        def read(t_open: tf.Tensor, r: tf.Tensor) -> Any:
             row_id = f * rows_per_file + r
             out, t_read = stamp_around(
                 lambda: sleep_op(read_time) * 0 + tf.cast(row_id, tf.float64))

@@ -5,7 +5,7 @@ arguments by measuring real throughput, and compares the best it found with
 AUTOTUNE (everywhere, and knob by knob) and with your defaults, side by side.
 On 2 shared cores AUTOTUNE often loses (with TF 2.21, ``map(num_parallel_calls=AUTOTUNE)``
 ran the per-line CSV chain 1.5-2x slower than the same chain without it): measure.
-Measuring is :mod:`datakit.perf.throughput` (``measure`` is also importable from here).
+Measuring is :func:`datakit.perf.throughput.measure`.
 
 >>> import tensorflow as tf
 >>> def build(num_parallel_calls=None, batch_size=8):
@@ -32,13 +32,11 @@ from dataclasses import dataclass, field
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_seconds
+from datakit.core.arguments import AUTOTUNE, check_count, check_seconds
 from datakit.core.progress import check_progress, progress_bar
-from datakit.perf.throughput import Run, consumer_wait, measure
+from datakit.perf.throughput import measure
 
-__all__ = ["AUTOTUNE", "Run", "consumer_wait", "measure", "tune"]
-
-AUTOTUNE = tf.data.AUTOTUNE
+__all__ = ["tune"]
 
 
 # -- tuning -------------------------------------------------------------------------------

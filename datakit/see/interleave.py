@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
@@ -33,6 +34,9 @@ from datakit.glassbox.interleave_cycle import (
     interleave_steps,
 )
 from datakit.readers.small_sources.text_lines import numbered_lines
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["trace_sources", "plot_sources", "interleave_steps", "default_cycle_length"]
 
@@ -55,7 +59,7 @@ class SourceTrace:
     events: list = field(default_factory=list)
 
 
-def trace_sources(files, *, cycle_length: int | None = None, block_length: int = 1,
+def trace_sources(files: list[str], *, cycle_length: int | None = None, block_length: int = 1,
                   num_parallel_calls: int | None = None, deterministic: bool | None = None,
                   skip_header: bool = True, max_elements: int | None = None) -> SourceTrace:
     """Run ``from_tensor_slices(files).interleave(lines of each file)`` and record the sources.
@@ -111,8 +115,8 @@ def _add_slots(trace: SourceTrace, skip_header: bool) -> None:
         trace.events = [e for e in events if e.opened <= len(steps)]
 
 
-def plot_sources(trace: SourceTrace, ax=None, *, labels: list[str] | None = None,
-                 title: str | None = None):
+def plot_sources(trace: SourceTrace, ax: Axes | None = None, *, labels: list[str] | None = None,
+                 title: str | None = None) -> Axes:
     """Draw the output order: one lane per cycle slot, one cell per element, coloured by file.
 
     The number in each cell is the line number within its file. A file that

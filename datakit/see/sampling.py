@@ -23,13 +23,16 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_number, check_ordered, check_seed
 from datakit.core.class_ids import check_class_ids
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["trace_sample", "source_counts", "plot_source_batches", "resampled_labels"]
 
@@ -42,7 +45,7 @@ def tag_sources(datasets: Sequence[Any]) -> list[Any]:
         raise TypeError("tag_sources() takes a non-empty list of tf.data.Dataset, got "
                         f"{[type(d).__name__ for d in datasets]}.")
 
-    def tagger(i):
+    def tagger(i: int) -> Any:
         return lambda p, x: (x, {"source": tf.constant(i, tf.int64), "position": p})
 
     return [d.enumerate().map(tagger(i)) for i, d in enumerate(datasets)]
@@ -167,8 +170,8 @@ def resampled_labels(labels: Any, target_dist: Sequence[float], *, seed: int | N
         logger.setLevel(level)
 
 
-def plot_source_batches(counts: np.ndarray, ax=None, *, title: str = "What each batch holds",
-                        label: str = "source"):
+def plot_source_batches(counts: np.ndarray, ax: Axes | None = None, *,
+                        title: str = "What each batch holds", label: str = "source") -> Axes:
     """Stacked bars: the elements of each source (or label) in every batch."""
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(7, 2.8))

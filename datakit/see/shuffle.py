@@ -32,9 +32,9 @@ true, the same seeds otherwise, so the order equals that of the unfused chain.
 
 The algorithm itself (:func:`buffer_steps`, :func:`replay_picks`) lives in
 :mod:`datakit.glassbox.shuffle_buffer` and the glass-box op (:func:`glassbox_shuffle`)
-in :mod:`datakit.glassbox`; this module re-exports them next to the tracer
-and the picture. How far a shuffle of a given buffer size mixes the data is
-measured and drawn in :mod:`datakit.see.mixing`.
+in :mod:`datakit.glassbox` (notebook 11 replays a trace with ``glassbox_shuffle``
+from here, beside the tracer and the picture). How far a shuffle of a given buffer
+size mixes the data is measured and drawn in :mod:`datakit.see.mixing`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ import tensorflow as tf
 from datakit import plotting
 from datakit.core.arguments import check_count, check_int, check_seed
 from datakit.glassbox.dataset import glassbox_shuffle
-from datakit.glassbox.shuffle_buffer import Pick, buffer_steps, check_buffer_size
+from datakit.glassbox.shuffle_buffer import buffer_steps, check_buffer_size
 
-__all__ = ["trace_buffer", "plot_buffer", "Pick", "glassbox_shuffle"]
+__all__ = ["trace_buffer", "plot_buffer", "glassbox_shuffle"]
 
 
 # ---------------------------------------------------------------- buffers of a real tf.data run

@@ -100,7 +100,8 @@ def plot_fit_choices(stored, upright, size: int):
 
     Squashed (each side scaled on its own), cropped (the short side fits, the centre is
     cut) and padded (the long side fits, black bars around), side by side, each titled
-    with its shape. Returns the figure's Axes (it never calls ``plt.show()``).
+    with its size, width first as video tools print it. Returns the figure's Axes (it
+    never calls ``plt.show()``).
     """
     import matplotlib.pyplot as plt
 
@@ -114,5 +115,6 @@ def plot_fit_choices(stored, upright, size: int):
         _, axes = plt.subplots(1, len(shown), figsize=(9, 2.4))
         for ax, (title, rgb) in zip(axes, shown.items(), strict=True):
             ax.imshow(rgb)
-            ax.set(title=f"{title}\n{rgb.shape[0]}x{rgb.shape[1]}", xticks=[], yticks=[])
+            ax.set(title=f"{title}\n{rgb.shape[1]} wide, {rgb.shape[0]} tall", xticks=[],
+                   yticks=[])
     return axes

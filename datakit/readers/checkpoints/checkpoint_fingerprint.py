@@ -39,8 +39,9 @@ from pathlib import Path
 from datakit.core import manifest
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
+from datakit.core.file_facts import STAMP_FIELDS, stamp_record
 
-__all__ = ["file_facts"]
+__all__: list[str] = []
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
 
@@ -193,21 +194,24 @@ def _ends_sha256(path: str, size: int) -> str:
     return h.hexdigest()
 
 
-def file_facts(path: str, whole: bool | None = None) -> dict:
-    """Bytes, modification time, sha256 and (if a manifest lists it) set and generation.
+def input_fingerprint(path: str, whole: bool | None = None) -> dict:
+    """What the fingerprint keeps of one input file: bytes, modification time, sha256 and
+    (if a manifest lists it) set and generation.
 
     With ``whole=False`` (and by default for a file over ``WHOLE_HASH_BYTES``, a long
     video) it holds the sha256 of the file's first and last MiB instead (``sha256_ends``),
-    and the modification time is then compared too.
+    and the file's stamp (:mod:`datakit.core.file_facts`: modification and change times,
+    inode) is then compared too: a file touched, copied over keeping its size and time
+    (``cp -p``) or given other permissions counts as changed, as its middle is not hashed.
     """
-    st = os.stat(path)
-    facts: dict = {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    st = stamp_record(path)
+    facts: dict = {"bytes": st["bytes"], "mtime_ns": st["mtime_ns"]}
     if whole is None:
-        whole = st.st_size <= WHOLE_HASH_BYTES
+        whole = st["bytes"] <= WHOLE_HASH_BYTES
     if whole:
         facts["sha256"] = manifest.sha256(path)
     else:
-        facts["sha256_ends"] = _ends_sha256(path, st.st_size)
+        facts.update(st, sha256_ends=_ends_sha256(path, st["bytes"]))
     name = os.path.basename(path)
     for e in _listed(os.path.dirname(path)):
         if e["file"] == name:
@@ -216,7 +220,7 @@ def file_facts(path: str, whole: bool | None = None) -> dict:
 
 
 def inputs_facts(files: list[str]) -> dict[str, dict]:
-    """:func:`file_facts` of every input, hashing ``WHOLE_HASH_BYTES`` whole at most in all:
+    """:func:`input_fingerprint` of every input, hashing ``WHOLE_HASH_BYTES`` whole at most in all:
     the files after that (a folder of many videos) are checked by their ends, size and
     modification time, as hashing them whole at every save and resume would take minutes."""
     facts, hashed = {}, 0
@@ -224,7 +228,7 @@ def inputs_facts(files: list[str]) -> dict[str, dict]:
         size = os.path.getsize(f)
         whole = hashed + size <= WHOLE_HASH_BYTES
         hashed += size if whole else 0
-        facts[f] = file_facts(f, whole)
+        facts[f] = input_fingerprint(f, whole)
     return facts
 
 
@@ -291,6 +295,9 @@ def check_checkpoint_files(prefix: str, saved: dict) -> None:
 
 
 _WORDS = {"sha256": "sha256", "mtime_ns": "modification time",
+          "ctime_ns": "inode change time (rewritten keeping its size and time, cp -p, or its "
+                      "permissions changed)",
+          "inode": "inode (replaced by another file)",
           "sha256_ends": "sha256 of its first and last MiB"}
 
 
@@ -299,14 +306,14 @@ def input_changes(saved: dict) -> tuple[str, str] | None:
     for path, then in saved.items():
         if not os.path.isfile(path):
             return path, "was read by the saved pipeline and is gone"
-        now = file_facts(path, "sha256" in then)
+        now = input_fingerprint(path, "sha256" in then)
         if then.get("generation") is not None and now.get("generation") != then["generation"]:
             return path, (f"its set {then['set']!r} was rewritten since the save (generation "
                           f"{then['generation']} then, {now.get('generation')} now): resuming "
                           "would mix the old rows and the new ones in one epoch; start the "
                           "epoch again on the new set")
-        keys = ("bytes", "sha256") if "sha256" in then else ("bytes", "mtime_ns", "sha256_ends")
-        changed = [k for k in keys if now.get(k) != then[k]]
+        keys = ("bytes", "sha256") if "sha256" in then else (*STAMP_FIELDS, "sha256_ends")
+        changed = [k for k in keys if k in then and now.get(k) != then[k]]
         if changed:
             what = [f"{then['bytes']} bytes then, {now['bytes']} now" if k == "bytes" else
                     f"another {_WORDS[k]}" for k in changed]

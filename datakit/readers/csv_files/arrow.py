@@ -47,14 +47,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import tensorflow as tf
 
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.file_facts import file_facts, stamp, what_changed
 from datakit.readers.csv_files.block_features import BlockFeatures
-from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
-from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.tables.block_reading import blocks_dataset
-from datakit.readers.tables.file_facts import file_facts, stamp, what_changed
+from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT"]
 
@@ -107,7 +108,7 @@ class BlockParser:
     with ``fill[c]``; text as bytes), one array of the block's rows; with
     ``features``, the block's ``[x, y]`` it computes from them instead
     (:class:`~datakit.readers.csv_files.block_features.BlockFeatures`). ``sizes``: each file's
-    :func:`~datakit.readers.tables.file_facts.stamp` when checked (a changed file is an error,
+    :func:`~datakit.core.file_facts.stamp` when checked (a changed file is an error,
     checked on the open file at each block); ``skip``: line numbers to drop
     per file; ``blank``: files that hold blank lines.
     """
@@ -240,6 +241,7 @@ def block_parse(parser: BlockParser, to_element):
     looked up), or, when the parser computes the features itself (its ``features``), the
     call's ``x`` and ``y`` as they come."""
     dtypes, features = parser.dtypes(), parser.features
+    release_iterators_at_exit()  # blocks are parsed in Python: no hang at exit
 
     def parse(path, start, end, first, lines):
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
@@ -310,9 +312,9 @@ def block_reading(parts, opts, *, fused: bool = True):
                          label=label,
                          classes=opts.classes, fill=fill,
                          sizes=file_facts(parts.files), skip=skip,
-                         blank=parts.blank, dialect=stats.dialect,
+                         blank=parts.blank, dialect=dialect_of(stats),
                          features=block_features(parts.kinds, opts) if fused else None)
-    ranges_of = _ranges_by_file(list(parts.files), stats.dialect.header_lines)
+    ranges_of = _ranges_by_file(list(parts.files), dialect_of(stats).header_lines)
     return (lambda path: block_plan(path, ranges_of(path))), block_parse(parser,
                                                                          parts.to_features)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from datakit.readers.csv_files.schema import NUMBER
+from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["BlockFeatures"]
 

@@ -31,8 +31,10 @@ import json
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from datakit.core import manifest
+from datakit.core.paths import PathArg
 from datakit.readers.tables.file_set import FolderManifests
 
 __all__: list[str] = []
@@ -47,7 +49,7 @@ def _file_digest(path: str, manifests: FolderManifests) -> dict:
     return {"path": os.path.abspath(path), "bytes": os.path.getsize(path), "sha256": digest}
 
 
-def cache_key(files, **options) -> str:
+def cache_key(files: list[str], **options: Any) -> str:
     """A hex digest of the files' contents and the options that shape the parsed tensors.
 
     >>> import tempfile
@@ -72,7 +74,7 @@ def is_complete(prefix: str) -> bool:
     return os.path.exists(prefix + ".index")
 
 
-def cache_prefix(folder, files, **options) -> str:
+def cache_prefix(folder: PathArg, files: list[str], **options: Any) -> str:
     """The ``Dataset.cache`` filename for these files and options, inside ``folder``.
 
     Creates ``folder``; removes a killed writer's lock and partial files for

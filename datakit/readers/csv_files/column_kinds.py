@@ -35,8 +35,8 @@ from typing import NoReturn
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import NUMBER_PATTERN
-from datakit.readers.csv_files.schema import NUMBER, TEXT
 from datakit.readers.tables.column_choice import name_list
+from datakit.readers.tables.table_stats import NUMBER, TEXT
 
 __all__ = ["infer_kinds"]
 

@@ -18,6 +18,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from datakit.core.arguments import check_count, check_fits_in_memory, check_seed
@@ -31,7 +33,7 @@ _FIRST = {"male": ["John", "William", "Karl", "Thomas", "Ernst", "Patrick", "Sam
 _CLASSES = ["first", "second", "third"]
 
 
-def passengers(n: int = 891, *, seed: int = 0):
+def passengers(n: int = 891, *, seed: int = 0) -> Any:
     """A pandas DataFrame of ``n`` invented passengers, the same for the same ``seed``."""
     import pandas as pd
 

@@ -30,8 +30,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_NA_VALUES", "Dialect"]
+if TYPE_CHECKING:
+    from datakit.readers.tables.table_stats import TableStats
+
+__all__ = ["DEFAULT_NA_VALUES", "Dialect", "dialect_of"]
 
 #: pandas' default missing-value markers (``pd.read_csv``), but the empty field,
 #: which is always missing.
@@ -49,7 +53,7 @@ class Dialect:
     #: Any sequence of names when made (a list, say); kept as a tuple.
     column_names: Sequence[str] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         d = self.delimiter
         if not isinstance(d, str):
             raise TypeError(f"delimiter must be a str, got {type(d).__name__}.")
@@ -60,6 +64,11 @@ class Dialect:
         object.__setattr__(self, "na_values", _markers(self.na_values, d))
         if self.column_names is not None:
             object.__setattr__(self, "column_names", _names(self.column_names))
+
+    def saved(self) -> dict:
+        """The dialect as the statistics keep it (``TableStats.dialect``), plain JSON."""
+        return {"delimiter": self.delimiter, "na_values": list(self.na_values),
+                "column_names": None if self.column_names is None else list(self.column_names)}
 
     @property
     def separator(self) -> str:
@@ -79,7 +88,7 @@ class Dialect:
         return "(?:" + "|".join(re.escape(m) for m in self.na_values) + ")"
 
 
-def _markers(values, delimiter: str) -> tuple[str, ...]:
+def _markers(values: Sequence[str], delimiter: str) -> tuple[str, ...]:
     if isinstance(values, str) or not all(isinstance(v, str) for v in values):
         raise TypeError(f"na_values={values!r}: pass a list of strings, such as ['NA', 'n/a'] "
                         "(a list of one for one marker; [] for none).")
@@ -91,7 +100,7 @@ def _markers(values, delimiter: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def _names(names) -> tuple[str, ...]:
+def _names(names: Sequence[str]) -> tuple[str, ...]:
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
         raise TypeError(f"column_names={names!r}: pass a list of column names.")
     repeated = sorted({n for n in names if list(names).count(n) > 1})
@@ -103,3 +112,17 @@ def _names(names) -> tuple[str, ...]:
 
 #: The default dialect: commas, pandas' markers, a header line.
 COMMA = Dialect()
+
+
+def dialect_of(stats: TableStats) -> Dialect:
+    """The dialect the statistics ``stats`` were computed with (``column_stats(delimiter=...,
+    na_values=..., column_names=...)``), which every CSV reader given them reads its files
+    with; statistics of a binary format (Parquet) or of tf.Transform give the default.
+
+    >>> from datakit.readers.tables.table_stats import TableStats
+    >>> dialect_of(TableStats(["x"], dialect=Dialect(";", ["?"]).saved())).na_values
+    ('?',)
+    >>> dialect_of(TableStats(["x"])) == COMMA
+    True
+    """
+    return Dialect(**stats.dialect)

@@ -25,9 +25,10 @@ from collections import Counter
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from datakit.readers.csv_files.dialect import COMMA, Dialect
+from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
-from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for, label_classes
+from datakit.readers.csv_files.schema import kinds_for, label_classes
+from datakit.readers.tables.table_stats import NUMBER, TEXT, TableStats
 
 __all__ = ["BadLine", "describe_bad_line", "find_bad_lines"]
 
@@ -177,18 +178,18 @@ def _field_reason(raw: str, pos: int, col: str, kinds, required, classes, dialec
     return f"expected a number, got `{shown}`"
 
 
-def find_bad_lines(filepaths, stats: CsvStats, *, label: str | None = None) -> list[BadLine]:
+def find_bad_lines(filepaths, stats: TableStats, *, label: str | None = None) -> list[BadLine]:
     """Every line of ``filepaths`` that the reader would reject (pure Python, before training).
 
     The test is the reader's own: the same regular expression per row (in
     time linear in each line's length). Blank lines are skipped, as the
     reader skips them.
     """
-    checked = csv_file_set(filepaths, dialect=stats.dialect)
+    checked = csv_file_set(filepaths, dialect=dialect_of(stats))
     return bad_lines_in(checked.files, checked.shape, stats, label=label)
 
 
-def bad_lines_in(files: list[str], columns: list[str], stats: CsvStats, *,
+def bad_lines_in(files: list[str], columns: list[str], stats: TableStats, *,
                  label: str | None = None, ignore=frozenset()) -> list[BadLine]:
     """:func:`find_bad_lines` of files already checked (``csv_file_set``), header ``columns``.
 
@@ -196,7 +197,7 @@ def bad_lines_in(files: list[str], columns: list[str], stats: CsvStats, *,
     checked twice. ``ignore``: more columns the reader reads but does not keep
     (the statistics' label, when it reads rows for prediction).
     """
-    dialect = stats.dialect
+    dialect = dialect_of(stats)
     ignored = (set(columns) - set(stats.columns)) | set(ignore)
     kinds = kinds_for(stats, columns, files[0])
     classes = label_classes(stats, label)

@@ -12,7 +12,7 @@
   never a short or long epoch.
 
 >>> import tempfile, os
->>> from datakit.readers.csv_files.schema import NUMBER
+>>> from datakit.readers.tables.table_stats import NUMBER
 >>> path = os.path.join(tempfile.mkdtemp(), "a.csv")
 >>> _ = open(path, "w").write("a,b\\n1,2\\n3,4\\n")
 >>> decode = checked_decoder(["a", "b"], {"a": NUMBER, "b": NUMBER}, set(), [[0.0], [0.0]])
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.csv_files.grammar import (
     NUMBER_PATTERN,
@@ -32,8 +33,8 @@ from datakit.readers.csv_files.grammar import (
     describe_bad_line,
     row_pattern,
 )
-from datakit.readers.csv_files.schema import NUMBER
 from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
+from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["blank", "unchanged"]
 
@@ -116,6 +117,7 @@ def _readers(defaults, markers: set[int], dialect: Dialect):
 def _failer(pattern, columns, kinds, required, classes, ignored, dialect: Dialect):
     """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
     ``lines`` that does not match ``pattern``, as a :class:`BadLine`."""
+    release_iterators_at_exit()  # the message is built in Python: no hang at exit
     def message(line, number, path):
         raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes,

@@ -36,7 +36,12 @@ from dataclasses import dataclass
 import tensorflow as tf
 
 from datakit.perf import timeline
-from datakit.readers.tables.block_reading import blocks_dataset, counted, file_order
+from datakit.readers.tables.block_reading import (
+    blocks_dataset,
+    counted,
+    file_order,
+    interleave_files,
+)
 from datakit.readers.tables.table_options import TableOptions
 
 __all__ = ["PARSE_MODES"]
@@ -89,11 +94,6 @@ class ParseMode:
     caches: bool = False
 
 
-def _interleave(files, reader, opts: TableOptions):
-    return files.interleave(reader, cycle_length=opts.n_readers, block_length=1,
-                            num_parallel_calls=opts.n_read_threads)
-
-
 def _shuffled(rows, parts: ReaderParts, opts: TableOptions):
     return rows.shuffle(parts.buffer, seed=opts.seed) if parts.buffer else rows
 
@@ -116,19 +116,19 @@ def _row_mode(build: Callable) -> Callable:
 
 
 def _build_line(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
-    lines = _shuffled(parts.drop_bad(_interleave(names, parts.lines_of, opts)), parts, opts)
+    lines = _shuffled(parts.drop_bad(interleave_files(names, parts.lines_of, opts)), parts, opts)
     return _parsed(_traced(lines, "lines", parts), parts, opts).batch(opts.batch_size)
 
 
 def _build_batch(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
-    rows = _shuffled(_interleave(names, lambda p: parts.chunks_of(p).unbatch(), opts), parts,
+    rows = _shuffled(interleave_files(names, lambda p: parts.chunks_of(p).unbatch(), opts), parts,
                      opts)
     return _traced(rows, "rows", parts).batch(opts.batch_size)
 
 
 def _build_vectorized(names: tf.data.Dataset, parts: ReaderParts,
                       opts: TableOptions) -> tf.data.Dataset:
-    lines = _shuffled(parts.drop_bad(_interleave(names, parts.lines_of, opts)), parts, opts)
+    lines = _shuffled(parts.drop_bad(interleave_files(names, parts.lines_of, opts)), parts, opts)
     return _parsed(_traced(lines.batch(opts.batch_size), "lines", parts), parts, opts)
 
 

@@ -8,8 +8,8 @@ table reader shares (:class:`~datakit.readers.tables.table_options.TableOptions`
 passes, batch size, shuffle buffer, seed, readers, read and parse threads,
 prefetch) with CSV's own: the statistics and label, the parse mode, bad lines.
 
->>> from datakit.readers.csv_files.schema import ColumnStats, CsvStats, NUMBER
->>> stats = CsvStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
+>>> from datakit.readers.tables.table_stats import ColumnStats, TableStats, NUMBER
+>>> stats = TableStats(["x", "y"], {c: ColumnStats(c, NUMBER) for c in "xy"})
 >>> ReadOptions(stats, "y", batch_size=64).batch_size
 64
 >>> ReadOptions(stats, "y", parse="fast")  # doctest: +ELLIPSIS
@@ -27,10 +27,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from datakit.core.arguments import check_flag, check_number
+from datakit.core.arguments import check_flag, check_number, check_on_bad
 from datakit.readers.csv_files.modes import PARSE_MODES, ParseMode
-from datakit.readers.csv_files.schema import CsvStats, label_classes
+from datakit.readers.csv_files.schema import label_classes
 from datakit.readers.tables.table_options import TableOptions
+from datakit.readers.tables.table_stats import TableStats
 
 __all__ = ["ReadOptions"]
 
@@ -44,7 +45,7 @@ class ReadOptions(TableOptions):
     (:class:`~datakit.readers.tables.table_options.TableOptions`) are keywords.
     """
 
-    stats: CsvStats
+    stats: TableStats
     label: str | None
     parse: str = "line"
     label_scale: float = 1.0
@@ -72,8 +73,7 @@ class ReadOptions(TableOptions):
         check_number("label_scale", self.label_scale, positive=True,
                      fix="labels are divided by it, so pass a finite number > 0 (1 keeps them "
                      "as they are)")
-        if self.on_bad_line not in ("raise", "skip"):
-            raise ValueError(f"on_bad_line={self.on_bad_line!r}: use 'raise' or 'skip'.")
+        check_on_bad("on_bad_line", self.on_bad_line)
 
     def _check_cache(self):
         if self.cache is None:
@@ -91,8 +91,8 @@ class ReadOptions(TableOptions):
                              "parse='arrow' or parse='chunk'.")
 
     def _check_label(self):
-        if not isinstance(self.stats, CsvStats):
-            raise TypeError(f"stats must be the CsvStats that column_stats returns, got "
+        if not isinstance(self.stats, TableStats):
+            raise TypeError(f"stats must be the TableStats that column_stats returns, got "
                             f"{type(self.stats).__name__}.")
         if self.label is None and self.stats.label is None:
             raise ValueError("label=None reads rows without the label, but these statistics do "

@@ -1,4 +1,4 @@
-# About 330 lines on purpose: the reader's one entry point and the functions it builds for
+# About 360 lines on purpose: the reader's one entry point and the functions it builds for
 # the parse modes (features, preprocess, per-file readers) share the statistics and options.
 """Read CSV shards with ``tf.data``: the reader for ``fit()``.
 
@@ -59,8 +59,10 @@ import os
 
 import tensorflow as tf
 
+from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.cache import cache_prefix
+from datakit.readers.csv_files.dialect import dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in, row_pattern, warn_skipped
 from datakit.readers.csv_files.line_decoding import (
@@ -71,9 +73,11 @@ from datakit.readers.csv_files.line_decoding import (
 )
 from datakit.readers.csv_files.modes import ReaderParts
 from datakit.readers.csv_files.options import ReadOptions
-from datakit.readers.csv_files.schema import NUMBER, TEXT, CsvStats, kinds_for
+from datakit.readers.csv_files.schema import kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
+from datakit.readers.tables.table_options import TABLE_FIELDS, TableOptions, table_options
+from datakit.readers.tables.table_stats import NUMBER, TEXT, TableStats
 
 __all__ = ["feature_names", "csv_reader_dataset"]
 
@@ -81,7 +85,7 @@ __all__ = ["feature_names", "csv_reader_dataset"]
 OOV = "[UNK]"
 
 
-def feature_names(stats: CsvStats, label: str | None, output: str = "matrix") -> list[str]:
+def feature_names(stats: TableStats, label: str | None, output: str = "matrix") -> list[str]:
     """What each feature is: the matrix columns (numbers, then one-hot slots per text column),
     or with ``output="dict"`` the dict's keys (the kept columns, label left out).
 
@@ -161,7 +165,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
                 tf.constant([""]) for c in columns]
     decode = checked_decoder(columns, kinds, set() if label is None else {label}, defaults,
                              skip=opts.skip and opts.mode.decodes_chunks, classes=classes,
-                             ignored=ignored_columns(columns, opts), dialect=stats.dialect)
+                             ignored=ignored_columns(columns, opts), dialect=dialect_of(stats))
     to_features = build_features(opts, kinds)
 
     def preprocess(lines, numbers, paths):
@@ -203,7 +207,7 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         warn_skipped(bad)
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
-    dialect = opts.stats.dialect
+    dialect = dialect_of(opts.stats)
     pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
                           opts.classes, dialect=dialect, ignored=ignored)
 
@@ -244,10 +248,11 @@ def _cached(files, columns, opts: ReadOptions):
 def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
                        n_read_threads: int | None = None, shuffle_buffer_size: int | None = 10_000,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
-                       stats: CsvStats, label: str | None, seed: int | None = None,
+                       stats: TableStats, label: str | None, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
-                       on_bad_line: str = "raise", prefetch: int | None = 1,
-                       trace: bool = False, output: str = "matrix", cache=None):
+                       on_bad_line: str = "raise", prefetch: int | None = PREFETCH,
+                       trace: bool = False, output: str = "matrix", cache=None,
+                       options: TableOptions | None = None, **tf_names):
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     The dataset knows its length (``len(ds)``, from the files' line counts),
@@ -258,7 +263,7 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
     is an error naming it, never an epoch that mixes old and new rows.
 
     For serving, save the statistics beside the model (``stats.save(path)``)
-    and load them where it predicts (``CsvStats.load(path)``), so new rows are
+    and load them where it predicts (``TableStats.load(path)``), so new rows are
     preprocessed exactly as the training rows.
 
     Checkpoints: an iterator over it can be saved mid-epoch with
@@ -306,7 +311,8 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         label_scale: labels are divided by it (> 0).
         on_bad_line: ``"raise"``, or ``"skip"`` (drop bad lines, warn with a
             count per file).
-        prefetch: the buffer of the final ``prefetch`` (0 or None: none).
+        prefetch: the buffer of the final ``prefetch`` (``tf.data.AUTOTUNE``; 0 or
+            None: none).
         trace: add :mod:`datakit.perf.timeline` stages; elements become
             ``((features, label), trace)``, for ``timeline.trace_timeline``.
         output: ``"matrix"``, features as one float32 matrix (:func:`feature_names`
@@ -319,6 +325,12 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
             The cache is named after the files' sha256 and the options that shape
             the rows (:mod:`datakit.readers.csv_files.cache`): a changed file gets a
             new cache, never a stale one; a pass cut short leaves none.
+        options: a :class:`~datakit.readers.tables.table_options.TableOptions`, whole,
+            instead of (or beside) ``repeat`` ... ``batch_size``, ``seed`` and
+            ``prefetch`` as keywords, not both for one field.
+        **tf_names: tf.data's names for the knobs (``cycle_length``,
+            ``num_parallel_reads``, ``num_parallel_calls``, ``buffer_size``), taken
+            quietly; never two names for one knob.
 
     Raises:
         TypeError: a count is not an int.
@@ -329,13 +341,16 @@ def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
         BadLine: (as ``InvalidArgumentError`` while iterating) a line that does
             not parse, named with its file, line number and column.
     """
-    opts = ReadOptions(stats, label, repeat=repeat, n_readers=n_readers,
-                       n_read_threads=n_read_threads, shuffle_buffer_size=shuffle_buffer_size,
-                       n_parse_threads=n_parse_threads, batch_size=batch_size, seed=seed,
-                       parse=parse, label_scale=label_scale, on_bad_line=on_bad_line,
-                       prefetch=prefetch, trace=trace, output=output, cache=cache)
+    table, knobs = table_options(csv_reader_dataset, options, dict(
+        repeat=repeat, n_readers=n_readers, n_read_threads=n_read_threads,
+        shuffle_buffer_size=shuffle_buffer_size, n_parse_threads=n_parse_threads,
+        batch_size=batch_size, seed=seed, prefetch=prefetch), tf_names)
+    with knobs.as_written():
+        opts = ReadOptions(stats, label, **{f: getattr(table, f) for f in TABLE_FIELDS},
+                           parse=parse, label_scale=label_scale, on_bad_line=on_bad_line,
+                           trace=trace, output=output, cache=cache)
     # One read of each file: rows, blank lines, header, manifest (checked and hashed once).
-    checked = csv_file_set(filepaths, dialect=stats.dialect)
+    checked = csv_file_set(filepaths, dialect=dialect_of(stats))
     parts = _reader_parts(checked, opts)
     # The mode reads the files in the tables' order, counts the batches and prefetches;
     # with a cache, the files are read once and the cached rows repeated (parts.cached).

@@ -1,37 +1,25 @@
 """The statistics as the CSV reader reads them: the header's kinds, a text label's classes.
 
-The statistics themselves (:class:`~datakit.readers.tables.table_stats.TableStats`,
-``CsvStats`` here by its old name) are every table reader's, in
-:mod:`datakit.readers.tables`; :func:`datakit.readers.csv_files.stats.column_stats`
-fills them and the reader takes them. For serving,
-save the statistics beside the model and load them where it predicts, so the
-rows are preprocessed exactly as in training:
+The statistics themselves (:class:`~datakit.readers.tables.table_stats.TableStats`)
+are every table reader's, in :mod:`datakit.readers.tables`;
+:func:`datakit.readers.csv_files.stats.column_stats` fills them and the reader
+takes them:
 
->>> import os, tempfile
->>> stats = CsvStats(["x", "y"], {"x": ColumnStats("x", NUMBER, 3, 0, 2.0, 1.0, 1.0, 3.0),
-...                               "y": ColumnStats("y", TEXT, 3, vocabulary={"b": 2, "a": 1})},
-...                  label="y")
->>> path = stats.save(os.path.join(tempfile.mkdtemp(), "stats.json"))
->>> CsvStats.load(path) == stats, class_names(stats, "y")
-(True, ['a', 'b'])
+>>> from datakit.readers.tables.table_stats import TEXT, ColumnStats, TableStats
+>>> stats = TableStats(["x", "y"], {"y": ColumnStats("y", TEXT, 3, vocabulary={"b": 2, "a": 1})},
+...                    label="y")
+>>> class_names(stats, "y")
+['a', 'b']
 """
 
 from __future__ import annotations
 
-from datakit.readers.tables.table_stats import (
-    NUMBER,
-    TEXT,
-    ColumnStats,
-    TableStats,
-)
+from datakit.readers.tables.table_stats import TEXT, TableStats
 
-__all__ = ["NUMBER", "TEXT", "ColumnStats", "TableStats", "CsvStats", "class_names"]
-
-#: The statistics' old name, from when only CSV had them (the same class).
-CsvStats = TableStats
+__all__ = ["class_names"]
 
 
-def kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]:
+def kinds_for(stats: TableStats, columns: list[str], path: str) -> dict[str, str]:
     """Each column's kind, after checking ``path``'s header ``columns`` against the statistics'.
 
     The header may lack the statistics' label (rows for prediction).
@@ -45,7 +33,7 @@ def kinds_for(stats: CsvStats, columns: list[str], path: str) -> dict[str, str]:
     return {c: kinds[c] for c in columns}
 
 
-def label_classes(stats: CsvStats, label: str | None) -> dict[str, list[str]]:
+def label_classes(stats: TableStats, label: str | None) -> dict[str, list[str]]:
     """``{label: its classes}`` for a text label, else {}: every value, sorted.
 
     Sorted as Keras' ``*_dataset_from_directory`` sorts class folders, so a
@@ -65,7 +53,7 @@ def label_classes(stats: CsvStats, label: str | None) -> dict[str, list[str]]:
     return {label: sorted(s.vocabulary or {})}
 
 
-def class_names(stats: CsvStats, label: str) -> list[str]:
+def class_names(stats: TableStats, label: str) -> list[str]:
     """A text label's classes, sorted: class index ``i`` is ``class_names(stats, label)[i]``."""
     classes = label_classes(stats, label)
     if not classes:

@@ -36,12 +36,11 @@ from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.line_decoding import checked_decoder, decoded_chunks
-from datakit.readers.csv_files.schema import NUMBER, TEXT, ColumnStats, CsvStats
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.running_stats import add_numbers, finish_column
+from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
-# infer_kinds lives in column_kinds; it is imported here, its first address, too.
-__all__ = ["ColumnStats", "CsvStats", "infer_kinds", "column_stats"]
+__all__ = ["column_stats"]
 
 
 def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:
@@ -66,7 +65,7 @@ def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int
 def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
                  text_columns=(), number_columns=(), batch_size: int = 4096,
                  delimiter: str = ",", na_values=DEFAULT_NA_VALUES,
-                 column_names=None, progress: bool | None = None) -> CsvStats:
+                 column_names=None, progress: bool | None = None) -> TableStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -172,8 +171,7 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
         if kinds[c] == TEXT:
             _warn_dates(c, vocab[c])
         finish_column(acc[c], moments, vocab, limits.get(c))
-    return CsvStats(chosen, acc, files, rows, header, label, delimiter, list(dialect.na_values),
-                    None if dialect.column_names is None else list(dialect.column_names))
+    return TableStats(chosen, acc, files, rows, header, label, dialect.saved())
 
 
 #: A date or a date and time, as CSV files write them (ISO 8601, or day/month/year).

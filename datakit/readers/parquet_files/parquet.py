@@ -48,22 +48,23 @@ import pyarrow.parquet as pq
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_count
+from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.core.keywords import keywords
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.file_facts import file_facts, opened
 from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
+    REPLACE_WHOLE,
     column_dtype,
     columns_with_nulls,
     row_group_reader,
 )
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.column_choice import choose_columns
-from datakit.readers.tables.file_facts import file_facts, opened
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 from datakit.readers.tables.running_stats import add_numbers, finish_column
-from datakit.readers.tables.table_options import TableOptions
+from datakit.readers.tables.table_options import TableOptions, table_options
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
 __all__ = ["write_parquet_shards", "check_parquet_files", "parquet_dataset", "column_stats"]
@@ -226,7 +227,7 @@ def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str
     the check counted: a file replaced between the check and ``facts`` is refused too."""
     groups = {}
     for f in files:
-        with opened(f, facts) as fh:
+        with opened(f, facts, fix=REPLACE_WHOLE) as fh:
             meta = pq.ParquetFile(fh).metadata
         if meta.num_rows != rows.get(f, meta.num_rows):
             raise DataError(f, f"the file changed while the reader checked it ({meta.num_rows:,} "
@@ -238,8 +239,8 @@ def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str
 def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
                     shuffle_buffer_size: int | None = 10_000, seed: int | None = None,
                     repeat: int | None = 1, n_readers: int = 5, n_read_threads=None,
-                    n_parse_threads=None, prefetch: int | None = 1,
-                    **old_names) -> tf.data.Dataset:
+                    n_parse_threads=None, prefetch: int | None = PREFETCH,
+                    options: TableOptions | None = None, **tf_names) -> tf.data.Dataset:
     """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
 
     Floats become float32, integers int64, booleans bool, strings tf.string
@@ -267,22 +268,18 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
         n_readers: files read at once (``interleave``'s ``cycle_length``; 1 and no
             shuffle: the rows in file order).
         n_read_threads: threads reading them (``None``, at most ``n_readers``, or AUTOTUNE).
-        n_parse_threads: row groups decoded at once per file (its old name,
-            ``num_parallel_calls``, still works for one version, with a
-            ``DeprecationWarning``).
+        n_parse_threads: row groups decoded at once per file.
+        prefetch: the final prefetch's buffer (0 or ``None``: none).
+        options: a :class:`~datakit.readers.tables.table_options.TableOptions`, whole,
+            instead of (or beside) its fields as keywords, not both for one field.
+        **tf_names: tf.data's names for the knobs (``cycle_length``,
+            ``num_parallel_reads``, ``num_parallel_calls``, ``buffer_size``), taken
+            quietly; never two names for one knob.
     """
-    given = dict(old_names)
-    if n_parse_threads is not None:
-        given["n_parse_threads"] = n_parse_threads
-    knobs = keywords("parquet_dataset", given, renamed={"num_parallel_calls": "n_parse_threads"},
-                     allowed={"n_parse_threads"})
-    n_parse_threads = knobs.get("n_parse_threads")
-    if "num_parallel_calls" in given:  # a message names the keyword as it was passed
-        check_count("num_parallel_calls", n_parse_threads, none=True, autotune=True)
-    options = TableOptions(repeat=repeat, batch_size=batch_size,
-                           shuffle_buffer_size=shuffle_buffer_size, seed=seed,
-                           n_readers=n_readers, n_read_threads=n_read_threads,
-                           n_parse_threads=n_parse_threads, prefetch=prefetch)
+    options = table_options(parquet_dataset, options, dict(
+        repeat=repeat, batch_size=batch_size, shuffle_buffer_size=shuffle_buffer_size,
+        seed=seed, n_readers=n_readers, n_read_threads=n_read_threads,
+        n_parse_threads=n_parse_threads, prefetch=prefetch), tf_names)[0]
     choose_columns(columns)  # its form, before any file is opened
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label={label!r}: pass a column name, or None.")
@@ -295,6 +292,7 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     if label is not None and label not in keep:
         raise ValueError(f"label={label!r} is not one of the columns read: {keep}.")
     facts = file_facts(files)  # what every read compares the files with
+    release_iterators_at_exit()  # its row groups are read in Python: no hang at exit
     groups = _row_groups(files, facts, checked.rows)
     nulls = columns_with_nulls(files, schema, keep)
     dtypes = [column_dtype(schema.field(c), c in nulls) for c in keep]

@@ -6,7 +6,7 @@ missing value becomes floats, so the value stays missing, as pandas reads it),
 :func:`columns_with_nulls` finds those columns in the files' metadata, and
 :func:`row_group_reader` is the Python call that reads one row group, after
 checking that its file is the one the reader checked
-(:mod:`datakit.readers.tables.file_facts`), and its label column with
+(:mod:`datakit.core.file_facts`), and its label column with
 :func:`check_label` (a missing, ``nan`` or infinite label is refused by file,
 row and column, as the CSV reader refuses it).
 """
@@ -20,9 +20,13 @@ import pyarrow.parquet as pq
 import tensorflow as tf
 
 from datakit.core.errors import DataError
-from datakit.readers.tables.file_facts import Stamp, file_facts, opened
+from datakit.core.file_facts import Stamp, file_facts, opened
 
 __all__: list[str] = []
+
+#: What to do about a file changed while it is read.
+REPLACE_WHOLE = ("build the dataset again after the files change, and replace a set whole "
+                 "(write_parquet_shards into a new folder) rather than while it is read")
 
 
 def column_dtype(field: pa.Field, has_nulls: bool = False) -> tf.DType:
@@ -112,7 +116,7 @@ def row_group_reader(columns: list[str], dtypes: list[tf.DType],
                       facts: dict[str, Stamp] | None = None, *, label: str | None = None):
     def read(path, group):
         path, group = path.decode(), int(group)
-        with opened(path, facts or file_facts([path])) as fh:
+        with opened(path, facts or file_facts([path]), fix=REPLACE_WHOLE) as fh:
             try:
                 pf = pq.ParquetFile(fh)
                 table = pf.read_row_group(group, columns=columns)

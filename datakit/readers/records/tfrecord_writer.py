@@ -146,7 +146,7 @@ class ShardWriter:
         for w in self._writers:
             try:
                 w.close()  # flushes: on a full disk this fails too
-            except Exception as e:  # noqa: BLE001 (kept: raised once every file is gone)
+            except Exception as e:  # kept: raised once every file is gone
                 first = first or e
         self._writers = []
         if self._bar is not None:

@@ -276,7 +276,7 @@ def read_records(source, compression="auto", check_manifest: bool = True,
                  verify: bool | None = None,
                  n_readers: int | None = None, n_read_threads: int | None = None,
                  shuffle_files: bool = False, seed: int | None = None,
-                 **old_names) -> tf.data.Dataset:
+                 **tf_names) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
     Args:
@@ -291,12 +291,16 @@ def read_records(source, compression="auto", check_manifest: bool = True,
             (:func:`datakit.core.arguments.default_cycle_length`).
         n_read_threads: reading threads (``TFRecordDataset``'s ``num_parallel_reads``;
             ``None``: one; try ``tf.data.AUTOTUNE`` and measure); at most an explicit
-            ``n_readers``. The names every reader of the kit gives these knobs;
-            ``num_parallel_reads`` (``TFRecordDataset``'s name) is taken as
-            ``n_read_threads``, and ``cycle_length``, the old name of ``n_readers``,
-            still works for one version, with a ``DeprecationWarning``.
+            ``n_readers``. The names every reader of the kit gives these knobs.
+        **tf_names: tf.data's names for them, taken as well
+            (:data:`~datakit.core.keywords.TF_DATA_NAMES`: ``cycle_length``,
+            ``num_parallel_reads``), never both names for one knob.
         shuffle_files: shuffle the file order each epoch, with ``seed``.
         seed: seeds the file shuffle.
+
+    The dataset knows its length (``len(ds)``, the records the check counted), except
+    for a GZIP file that neither a manifest nor ``verify=True`` counted: then its
+    length is unknown.
 
     Raises:
         RecordFileError: (a :class:`datakit.core.errors.DataError`) a shard is
@@ -315,19 +319,14 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     >>> sorted(int(i) for i in ds)
     [0, 1, 2, 3, 4, 5, 6]
     """
-    given = dict(old_names)
-    given.update({k: v for k, v in (("n_readers", n_readers), ("n_read_threads", n_read_threads))
-                  if v is not None})
-    knobs = keywords("read_records", given, renamed={"cycle_length": "n_readers"},
-                     aliases={"num_parallel_reads": "n_read_threads"},
-                     allowed={"n_readers", "n_read_threads"})
-    n_readers, n_read_threads = knobs.get("n_readers"), knobs.get("n_read_threads")
-    seed = check_seed(seed)
-    check_flag("shuffle_files", shuffle_files)
-    # messages name each knob as the caller wrote it (cycle_length=0, not n_readers=0)
-    names = ("cycle_length" if "cycle_length" in given else "n_readers",
-             "num_parallel_reads" if "num_parallel_reads" in given else "n_read_threads")
-    interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1, names=names)
+    knobs = keywords("read_records", {"n_readers": n_readers, "n_read_threads": n_read_threads},
+                     tf_names, defaults={"n_readers": None, "n_read_threads": None})
+    n_readers, n_read_threads = knobs["n_readers"], knobs["n_read_threads"]
+    with knobs.as_written():  # a message names each knob as the caller wrote it
+        seed = check_seed(seed)
+        check_flag("shuffle_files", shuffle_files)
+        interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1,
+                           names=("n_readers", "n_read_threads"))
     report = check_shards(source, compression, check_manifest, verify)
     comps = {r["compression"] for r in report}
     if len(comps) > 1:
@@ -337,11 +336,17 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     files = tf.data.Dataset.from_tensor_slices([r["file"] for r in report])
     if shuffle_files:
         files = files.shuffle(len(report), seed=seed)
-    cycle, _, threads = interleave_lengths(
-        n_readers, 1, n_read_threads, default_cycle=min(4, len(report)), names=names)
+    with knobs.as_written():
+        cycle, _, threads = interleave_lengths(
+            n_readers, 1, n_read_threads, default_cycle=min(4, len(report)),
+            names=("n_readers", "n_read_threads"))
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
     parallel = {} if threads is None else {"num_parallel_calls": threads, "deterministic": True}
-    return files.interleave(
+    records = files.interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=comp),
         cycle_length=cycle, block_length=1, **parallel)
+    counts = [r["records"] for r in report]
+    if None in counts:  # a GZIP file no manifest counts: its length is unknown
+        return records
+    return records.apply(tf.data.experimental.assert_cardinality(sum(counts)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -18,12 +19,12 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
-from datakit.core.paths import one_file
+from datakit.core.paths import PathArg, one_file
 
 __all__ = ["fixed_length_dataset"]
 
 
-def write_fixed_length(path, array, header: bytes = b"") -> Path:
+def write_fixed_length(path: PathArg, array: np.ndarray, header: bytes = b"") -> Path:
     """Write ``array`` (one row a record) as raw little-endian bytes after ``header``, atomically.
 
     >>> import tempfile
@@ -39,12 +40,14 @@ def write_fixed_length(path, array, header: bytes = b"") -> Path:
     return path
 
 
-def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
+def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: Any,
+                         header_bytes: int = 0,
                          footer_bytes: int = 0) -> tf.data.Dataset:
     """Read a file of fixed-size binary records as a dataset of arrays of ``record_shape``.
 
     The file size is checked first: bytes left over after the last whole record mean a wrong
-    ``record_shape``/``dtype``/header, or a truncated file.
+    ``record_shape``/``dtype``/header, or a truncated file. The dataset knows its length
+    (``len(ds)``, the records that size holds).
 
     >>> import tempfile
     >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin",
@@ -72,5 +75,6 @@ def fixed_length_dataset(path, record_shape, dtype, header_bytes: int = 0,
                               "dtype and header_bytes, or the file is truncated")
     ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
                                           footer_bytes)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(body // record_bytes))
     shape = dims
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

@@ -73,6 +73,8 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
 
     TensorFlow would silently *create* an empty database for a missing file and then fail
     with "no such table"; here the file and the query are checked with Python's sqlite3.
+    The dataset's length is unknown (``len(ds)`` raises ``TypeError``): the query's rows
+    are counted only by running it.
 
     >>> import tempfile
     >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "x": [0.5, 1.5]})

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_flag
 from datakit.core.errors import DataError
-from datakit.core.paths import one_file
+from datakit.core.paths import PathArg, one_file
 
 __all__ = ["numbered_lines"]
 
@@ -48,7 +48,7 @@ def _refuse_binary(path: str) -> None:
                         "UTF-16): save it as UTF-8 text", offset=head.index(b"\x00"))
 
 
-def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
+def numbered_lines(path: PathArg, *, skip_header: bool = True) -> tf.data.Dataset:
     """``(line, line number, path)`` for each line of a text file (numbers from 1).
 
     With ``skip_header`` (the default) line 1 is dropped and the first
@@ -56,7 +56,9 @@ def numbered_lines(path, *, skip_header: bool = True) -> tf.data.Dataset:
     dropped (one call, on line 1 only). A path given as text or a ``Path`` is checked
     first (:func:`datakit.core.paths.one_file`: a missing file or a folder named), and
     so is its start: a gzip file, or NUL bytes (a binary or UTF-16 file), is a
-    :class:`~datakit.core.errors.DataError` naming it, never lines of bytes.
+    :class:`~datakit.core.errors.DataError` naming it, never lines of bytes. The
+    dataset's length is unknown (``len(ds)`` raises ``TypeError``), as
+    ``TextLineDataset``'s: the lines are counted only by reading them.
     """
     check_flag("skip_header", skip_header)
     if isinstance(path, (str, os.PathLike)):

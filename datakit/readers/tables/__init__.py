@@ -16,6 +16,6 @@ from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
     from datakit.readers.tables.table_options import TableOptions
-    from datakit.readers.tables.table_stats import ColumnStats, TableStats
+    from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
 __all__ = lazy_face(__name__)

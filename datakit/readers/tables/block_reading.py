@@ -59,7 +59,8 @@ def shuffle_buffer(options: TableOptions, rows: int) -> int:
                                 what="rows")
 
 
-def file_order(files: list[str], options: TableOptions, *, repeat: bool = True):
+def file_order(files: list[str], options: TableOptions, *,
+               repeat: bool = True) -> tf.data.Dataset:
     """The file names, shuffled with the seed when rows are, and repeated (unless ``repeat``
     is false: a cache repeats the rows instead)."""
     # Not list_files: it globs its input again, so `run[1].csv` would read `run1.csv`.
@@ -75,6 +76,15 @@ def counted(batches: tf.data.Dataset, options: TableOptions, rows: int) -> tf.da
         total = -(-rows * options.repeat // options.batch_size)
         batches = batches.apply(tf.data.experimental.assert_cardinality(total))
     return batches.prefetch(options.prefetch) if options.prefetch else batches
+
+
+def interleave_files(names: tf.data.Dataset, read: Callable,
+                     options: TableOptions) -> tf.data.Dataset:
+    """``read`` (``path tensor -> dataset``) over the file ``names``: ``options.n_readers``
+    files at a time, one element of each in turn, ``options.n_read_threads`` reading at once.
+    The one interleave of every table reader."""
+    return names.interleave(read, cycle_length=options.n_readers, block_length=1,
+                            num_parallel_calls=options.n_read_threads)
 
 
 def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions, rows: int, *,
@@ -96,8 +106,7 @@ def blocks_dataset(files: list[str], blocks_of: Callable, options: TableOptions,
             once; ``None``: ``blocks_of`` gives the blocks themselves.
     """
     names = file_order(files, options, repeat=cache is None)
-    blocks = names.interleave(blocks_of, cycle_length=options.n_readers, block_length=1,
-                              num_parallel_calls=options.n_read_threads)
+    blocks = interleave_files(names, blocks_of, options)
     if parse is not None:
         blocks = blocks.map(parse, num_parallel_calls=parse_calls)  # in order (tf.data default)
     if cache is not None:

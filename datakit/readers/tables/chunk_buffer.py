@@ -30,6 +30,8 @@ ValueError: buffer_size=0 is invalid: pass an int >= 1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
@@ -37,13 +39,14 @@ from datakit.core.arguments import check_count
 __all__ = ["shuffle_chunks"]
 
 
-def _empty(spec):
+def _empty(spec: tf.TensorSpec) -> tf.Tensor:
     if spec.shape.rank is None or spec.shape.rank < 1:
         raise ValueError(f"shuffle_chunks() needs chunks (a leading row dimension), got {spec}")
     return tf.zeros([0] + [d or 0 for d in spec.shape[1:]], spec.dtype)
 
 
-def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *, seed: int | None = None):
+def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *,
+                   seed: int | None = None) -> tf.data.Dataset:
     """Shuffle the rows of ``chunks`` through a ``buffer_size``-row buffer, a chunk at a time.
 
     Args:
@@ -65,7 +68,7 @@ def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *, seed: int | Non
     stream = stream.concatenate(tf.data.Dataset.from_tensors(
         (empty, tf.constant(0, tf.int64), tf.constant(True))))
 
-    def step(buffer, element):
+    def step(buffer: Any, element: tuple) -> tuple:
         chunk, r, last = element
         rows = tf.nest.map_structure(lambda b, c: tf.concat([b, c], 0), buffer, chunk)
         n = tf.shape(tf.nest.flatten(rows)[0], out_type=tf.int64)[0]

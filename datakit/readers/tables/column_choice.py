@@ -40,12 +40,12 @@ __all__: list[str] = []
 
 
 @overload
-def choose_columns(columns, available: Sequence[str], where: str = "",
+def choose_columns(columns: Any, available: Sequence[str], where: str = "",
                    *, what: str = "header") -> list[str]: ...
 @overload
-def choose_columns(columns, available: None = None, where: str = "",
+def choose_columns(columns: Any, available: None = None, where: str = "",
                    *, what: str = "header") -> list[str] | None: ...
-def choose_columns(columns, available: Sequence[str] | None = None, where: str = "",
+def choose_columns(columns: Any, available: Sequence[str] | None = None, where: str = "",
                    *, what: str = "header") -> list[str] | None:
     """The columns to keep, checked: ``columns`` (or all of ``available`` if it is ``None``).
 

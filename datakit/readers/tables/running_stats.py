@@ -83,7 +83,8 @@ def cap_vocabulary(counts: Counter, limit: int | None) -> tuple[dict[str, int], 
     return dict(kept), sum(n for _, n in ranked[len(kept):])
 
 
-def _combine(a, b):
+def _combine(a: tuple[int, float, float],
+             b: tuple[int, float, float]) -> tuple[int, float, float]:
     """Chan et al.: merge (count, mean, sum of squared deviations) of two parts."""
     (na, ma, qa), (nb, mb, qb) = a, b
     n = na + nb

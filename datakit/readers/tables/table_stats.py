@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import pandas as pd
 
@@ -58,10 +59,11 @@ class TableStats:
     ``columns`` are the columns kept (in the order asked for); ``header`` is the
     files' full header, which readers check their files against; ``label`` the
     target column, if ``column_stats`` was told (then rows without it can be
-    read for prediction: ``csv_reader_dataset(..., label=None)``). ``delimiter``,
-    ``na_values`` and ``column_names`` say how text files were written (their
-    dialect, :attr:`dialect`), which every reader given these statistics reads
-    its files with; a binary format keeps the defaults.
+    read for prediction: ``csv_reader_dataset(..., label=None)``). ``dialect``
+    says how the files are written, as their format's wing records it (a text
+    format's separator, missing-value markers and column names: see
+    :func:`datakit.readers.csv_files.dialect.dialect_of`); this floor keeps it,
+    saves and loads it, and never reads it. A binary format leaves it empty.
     """
 
     columns: list[str]
@@ -70,24 +72,11 @@ class TableStats:
     rows: int = 0
     header: list[str] | None = None
     label: str | None = None
-    delimiter: str = ","
-    na_values: list[str] = field(default_factory=lambda: list(_pandas_markers()))
-    column_names: list[str] | None = None
+    dialect: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.header is None:
             self.header = list(self.columns)
-
-    @property
-    def dialect(self):
-        """How text files are written: separator, missing-value markers, header or names.
-
-        A :class:`datakit.readers.csv_files.dialect.Dialect` (imported when asked
-        for: the text format's own rules, not the table's).
-        """
-        from datakit.readers.csv_files.dialect import Dialect
-        return Dialect(self.delimiter, tuple(self.na_values),
-                       None if self.column_names is None else tuple(self.column_names))
 
     def __getitem__(self, name: str) -> ColumnStats:
         return self.stats[name]
@@ -97,7 +86,7 @@ class TableStats:
         header = self.columns if self.header is None else self.header  # as __post_init__
         return {c: self.stats[c].kind if c in self.stats else TEXT for c in header}
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """A pandas table, one row per column (vocabularies left out)."""
         rows = [{k: v for k, v in vars(s).items() if k not in ("vocabulary", "unknown")}
                 for s in self.stats.values()]
@@ -107,9 +96,11 @@ class TableStats:
         """Write the statistics to ``path`` as JSON (atomically); return the path.
 
         Vocabularies keep their order (most frequent first), so a loaded copy
-        preprocesses exactly as this one.
+        preprocesses exactly as this one. The dialect's entries are written beside the
+        statistics' own (as they were when they were fields of their own).
         """
         data = {"format": STATS_FORMAT, **asdict(self)}
+        data.update(data.pop("dialect"))
         for s in data["stats"].values():
             if s["vocabulary"] is not None:
                 s["vocabulary"] = [[k, n] for k, n in s["vocabulary"].items()]
@@ -130,6 +121,8 @@ class TableStats:
             data = json.loads(raw.decode("utf-8"))
             if data.pop("format") != STATS_FORMAT:
                 raise ValueError("another format")
+            own = {f.name for f in fields(cls)}  # the rest is the format's dialect
+            data["dialect"] = {k: data.pop(k) for k in list(data) if k not in own}
             stats = {}
             for name, s in data.pop("stats").items():
                 if s["vocabulary"] is not None:
@@ -139,11 +132,5 @@ class TableStats:
         except (ValueError, KeyError, TypeError, AttributeError) as e:  # UnicodeDecodeError too
             why = (f"not UTF-8 text: {e.reason} at byte {e.start}"
                    if isinstance(e, UnicodeDecodeError) else str(e))
-            raise DataError(path, f"not statistics saved by CsvStats.save ({why}); save them "
+            raise DataError(path, f"not statistics saved by TableStats.save ({why}); save them "
                             "again with stats.save(path)") from None
-
-
-def _pandas_markers() -> tuple[str, ...]:
-    """The missing-value markers a text file is read with by default (pandas' list)."""
-    from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES
-    return DEFAULT_NA_VALUES

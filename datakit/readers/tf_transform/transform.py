@@ -28,7 +28,6 @@ model carries so it takes raw rows. Needs the ``transform`` extra
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gc
 import os
 import shutil
@@ -39,11 +38,12 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
+from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
+from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.grammar import bad_lines_in
-from datakit.readers.csv_files.stats import infer_kinds
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 from datakit.readers.tf_transform.transform_folder import (
@@ -58,8 +58,7 @@ from datakit.readers.tf_transform.transform_folder import (
 )
 from datakit.readers.tf_transform.transform_run import TransformRun
 
-__all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_args",
-           "no_interactive_labels"]
+__all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_args"]
 
 PLAN_FILE = JOB_FILE  # the plan file's first name
 def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
@@ -176,32 +175,10 @@ def _raw_schema(job: TransformJob):
     return schema
 
 
-@contextlib.contextmanager
-def no_interactive_labels():
-    """Build Beam pipelines in a notebook with pandas 3: Beam's IPython relabelling off.
-
-    Under IPython, Beam 2.77 prefixes each top-level transform's label with the cell
-    number, and to do so imports ``apache_beam.dataframe``, which fails with pandas 3
-    (``AttributeError: type object 'DataFrame' has no attribute 'first'``: pandas 3
-    removed it). Inside this block Beam sees no IPython while it labels transforms.
-    """
-    from apache_beam.utils import interactive_utils
-
-    original = interactive_utils.is_in_ipython
-    interactive_utils.is_in_ipython = lambda: False
-    try:
-        yield
-    finally:
-        interactive_utils.is_in_ipython = original
-
-
 def beam_args(workers: int = 1) -> list[str]:
-    """The DirectRunner's flags: one process in memory, or ``workers`` processes."""
-    check_count("workers", workers, fix="pass an int >= 1 (processes of the runner)")
-    if workers == 1:
-        return ["--runner=DirectRunner", "--direct_running_mode=in_memory"]
-    return ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
-            f"--direct_num_workers={workers}"]
+    """The DirectRunner's flags for tf.Transform: one process in memory, or ``workers``
+    processes (its analyzers hold the GIL: threads would take turns)."""
+    return direct_runner_args(workers, processes=True)
 
 
 def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
@@ -261,7 +238,7 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
                 result = pipeline.run()
             result.wait_until_finish()
             bar.update()
-        except Exception as e:  # noqa: BLE001 - any failure: name the bad line if there is one
+        except Exception as e:  # any failure: name the bad line if there is one
             _raise_bad_line(job, e)
             raise
         bar.set_postfix_str("checking its rows")

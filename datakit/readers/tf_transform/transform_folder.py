@@ -8,9 +8,10 @@ the transformed rows in a hidden folder (``.run.<pid>-<hex>.tmp``, staged by
 renames it to ``run-<N>/`` and then rewrites the plan file (:data:`JOB_FILE`) to name it,
 in one atomic write: before that write a reader sees the earlier run whole, after it the
 new one. The plan file also records what the run was made from (each source file's
-path, size and modification time) and the files of the transformed rows with their sizes.
-Only then are the earlier run's files deleted. A run killed at any step leaves the plan
-file naming a complete run; the next run removes what the killed one left.
+path and stamp: size, modification and change times, inode) and the files of the
+transformed rows with their sizes. Only then are the earlier run's files deleted. A run
+killed at any step leaves the plan file naming a complete run; the next run removes what
+the killed one left.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_atomic
 from datakit.core.errors import DataError
+from datakit.core.file_facts import STAMP_FIELDS, change, stamp_record
 from datakit.readers.tables.table_stats import NUMBER, TEXT
 
 __all__: list[str] = []
@@ -84,16 +86,18 @@ def check_output_folder(output_dir: str) -> None:
 
 
 def source_facts(files) -> list[dict]:
-    return [{"path": os.path.abspath(f), "bytes": (st := os.stat(f)).st_size,
-             "mtime_ns": st.st_mtime_ns} for f in files]
+    """Each source file's path and stamp (:mod:`datakit.core.file_facts`), as the plan keeps it."""
+    return [{"path": os.path.abspath(f), **stamp_record(f)} for f in files]
 
 
 def check_unchanged(made_from: list[dict]) -> None:
-    for now, then in zip(source_facts([f["path"] for f in made_from]), made_from, strict=True):
-        if now != then:
-            raise DataError(then["path"], "changed while tf.Transform read it (size or "
-                            "modification time): the run would mix two versions of the file; "
-                            "nothing was written. Run it again once the file is final.")
+    """A :class:`DataError` naming the first source file that changed since ``made_from``."""
+    for then in made_from:
+        changed = change(then["path"], [then[k] for k in STAMP_FIELDS])
+        if changed is not None:
+            raise DataError(then["path"], f"changed while tf.Transform read it ({changed}): "
+                            "the run would mix two versions of the file; nothing was written. "
+                            "Run it again once the file is final.")
 
 
 def commit_run(stage: str, output_dir: str, job: dict, made_from: list[dict]) -> None:

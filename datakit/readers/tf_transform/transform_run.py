@@ -16,10 +16,11 @@ import os
 
 import tensorflow as tf
 
+from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.reader import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
-from datakit.readers.tables.table_options import TableOptions
+from datakit.readers.tables.table_options import TableOptions, table_options
 from datakit.readers.tables.table_stats import NUMBER, TEXT
 from datakit.readers.tf_transform.transform_folder import (
     JOB_FILE,
@@ -86,18 +87,23 @@ class TransformRun:
 
     def dataset(self, batch_size: int = 32, *, shuffle_buffer_size: int | None = None,
                 seed: int | None = None, repeat: int | None = 1, n_readers: int = 1,
-                n_read_threads: int | None = None, prefetch: int | None = 1):
+                n_read_threads: int | None = None, n_parse_threads: int | None = None,
+                prefetch: int | None = PREFETCH, options: TableOptions | None = None,
+                **tf_names):
         """The transformed rows as ``(matrix, label)`` batches, through the tables' one tail.
 
         The arguments are the kit's row readers' (:class:`TableOptions`, checked before
-        a file opens): the default reads the files one at a time in Beam's order, no
-        shuffle; ``shuffle_buffer_size`` shuffles the files (with ``seed``) and the rows.
-        The dataset knows its length (``len(ds)``) and ends with ``prefetch``. A file a
-        later run replaced is an error naming it, when an epoch reaches it.
+        a file opens; as ``options=TableOptions(...)``, whole, or as keywords, not both
+        for one field; tf.data's names taken quietly): the default reads the files one
+        at a time in Beam's order, no shuffle; ``shuffle_buffer_size`` shuffles the files
+        (with ``seed``) and the rows; ``n_parse_threads`` blocks of records parsed at
+        once. The dataset knows its length (``len(ds)``) and ends with ``prefetch``. A
+        file a later run replaced is an error naming it, when an epoch reaches it.
         """
-        options = TableOptions(batch_size=batch_size, shuffle_buffer_size=shuffle_buffer_size,
-                               seed=seed, repeat=repeat, n_readers=n_readers,
-                               n_read_threads=n_read_threads, prefetch=prefetch)
+        options = table_options(TransformRun.dataset, options, dict(
+            batch_size=batch_size, shuffle_buffer_size=shuffle_buffer_size, seed=seed,
+            repeat=repeat, n_readers=n_readers, n_read_threads=n_read_threads,
+            n_parse_threads=n_parse_threads, prefetch=prefetch), tf_names)[0]
         keep = self.job.numbers + self.job.texts + [self.job.label]
         spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
         label = self.job.label
@@ -114,7 +120,8 @@ class TransformRun:
             said = tf.strings.join([path, gone], separator=" ")
             with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
                 path = tf.identity(path)
-            return tf.data.TFRecordDataset(path).batch(_BLOCK).map(parse)
+            return tf.data.TFRecordDataset(path).batch(_BLOCK).map(
+                parse, num_parallel_calls=options.n_parse_threads)
 
         return blocks_dataset(self._transformed_files(), blocks_of, options, self.job.rows)
 

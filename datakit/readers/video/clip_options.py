@@ -3,7 +3,7 @@
 :func:`~datakit.readers.video.directory.video_dataset_from_directory`,
 :func:`~datakit.readers.video.convert.write_video_shards` and
 :func:`~datakit.readers.video.clips.clip_dataset` take these as keywords (or
-as ``options=VideoOptions(...)``, never both for one field) and build one object
+as ``options=VideoOptions(...)``, never both ways for one field) and build one object
 from them (:func:`video_options`), so a bad
 value is refused before any file is opened, with the same message whichever
 entry point was called:
@@ -37,9 +37,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.errors import DataError
-from datakit.readers.video.clip_sampling import check_sampler
+from datakit.core.keywords import options_from
+from datakit.readers.video.clip_sampling import SAMPLERS, check_sampler
 
 __all__ = ["VideoOptions"]
 
@@ -60,7 +61,8 @@ class VideoOptions:
         sampler: ``"random"``, ``"uniform"``, ``"center"``, or ``None`` (the
             default for training or validation).
         clips_per_video: clips per video per epoch (one for ``"center"``).
-        prefetch: batches the readers prepare ahead (``-1``: ``tf.data.AUTOTUNE``; 0: none).
+        prefetch: batches the readers prepare ahead (``-1``: ``tf.data.AUTOTUNE``, the row
+            and clip readers' default; 0: none).
     """
 
     clip_len: int = 16
@@ -71,7 +73,7 @@ class VideoOptions:
     pad_to_aspect_ratio: bool = False
     sampler: str | None = None
     clips_per_video: int = 1
-    prefetch: int = -1
+    prefetch: int = PREFETCH
 
     def __post_init__(self):
         if self.frame_size is not None:
@@ -95,19 +97,19 @@ class VideoOptions:
     def sampler_for(self, training: bool) -> str:
         """The sampler asked for, else ``"random"`` to train and ``"center"`` to validate.
 
-        Validation always takes fixed clips: a ``"random"`` sampler asked for
-        training validates on ``"center"`` clips (the same every epoch).
+        Validation always takes fixed clips: a keyed sampler (``"random"``, new
+        clips each epoch) asked for training validates on ``"center"`` clips.
 
         >>> VideoOptions(sampler="random").sampler_for(training=False)
         'center'
         """
         if training:
             return self.sampler or "random"
-        return "center" if self.sampler in (None, "random") else self.sampler
+        return "center" if self.sampler is None or SAMPLERS[self.sampler].keyed else self.sampler
 
     def clips_for(self, sampler: str) -> int:
-        """Clips per video with ``sampler`` (``"center"`` takes one)."""
-        return 1 if sampler == "center" else self.clips_per_video
+        """Clips per video with ``sampler`` (one for a sampler that fixes one, ``"center"``)."""
+        return 1 if SAMPLERS[sampler].one_clip else self.clips_per_video
 
     def check_videos(self, infos) -> None:
         """Refuse, before any frame is decoded, a crop that leaves nothing of a video.
@@ -178,41 +180,34 @@ def _check_fps(fps) -> None:
         raise ValueError(message)
 
 
+#: Every field of :class:`VideoOptions`, in order.
+VIDEO_FIELDS = tuple(f.name for f in fields(VideoOptions))
+
 #: The fields the converters take: how frames are stored (clips are the reader's business).
 FRAME_FIELDS = ("frame_size", "fps", "crop_to_aspect_ratio", "pad_to_aspect_ratio")
 
 
 def video_options(options: VideoOptions | None, given: dict, *, where: str,
                   takes: tuple[str, ...] | None = None) -> VideoOptions:
-    """The options of a call to ``where``: ``options``, or a :class:`VideoOptions` built (and so
-    checked) from the keywords ``given`` beside it, which then may not be in ``options`` too.
+    """The options of a call to ``where``: ``options``, and the fields ``given`` as keywords
+    beside it (the one rule, :func:`~datakit.core.keywords.options_from`: a field set both
+    ways is a ``TypeError``).
 
     ``takes``: the fields ``where`` accepts as keywords (default: all of them).
 
-    >>> video_options(VideoOptions(clip_len=8), {"clip_len": 8},
+    >>> video_options(VideoOptions(clip_len=8), {"frame_size": (32, 32)},
     ...               where="clip_dataset")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    TypeError: clip_dataset() got clip_len twice: clip_len=8 beside options=VideoOptions(clip_...
+    VideoOptions(clip_len=8, frame_step=1, fps=None, frame_size=(32, 32), ...)
     >>> video_options(None, {"clip_lenn": 8}, where="clip_dataset")
     Traceback (most recent call last):
         ...
     TypeError: clip_dataset() got an unexpected keyword argument 'clip_lenn'
     """
-    allowed = takes if takes is not None else tuple(f.name for f in fields(VideoOptions))
+    allowed = takes if takes is not None else VIDEO_FIELDS
     unknown = sorted(set(given) - set(allowed))
     if unknown:
         raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-    if options is None:
-        return VideoOptions(**given)
-    if not isinstance(options, VideoOptions):
-        raise TypeError(f"options must be a VideoOptions, got {type(options).__name__}")
-    if given:
-        name = sorted(given)[0]
-        raise TypeError(f"{where}() got {name} twice: {name}={given[name]!r} beside options="
-                        f"VideoOptions({name}={getattr(options, name)!r}); pass it once, as a "
-                        "keyword or in options=")
-    return options
+    return options_from(VideoOptions, options, given, where=where)
 
 
 def check_quality(quality) -> int:

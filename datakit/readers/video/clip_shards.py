@@ -10,18 +10,21 @@ still there (a generation removed by later runs), naming the set.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
+from datakit.core.paths import PathArg
 from datakit.readers.video import generations
 
 __all__: list[str] = []
 
 
-def shard_class_names(directory, meta: dict, class_names):
+def shard_class_names(directory: PathArg, meta: dict,
+                      class_names: Sequence[str] | None) -> list[str] | None:
     """The manifest's class names; ``class_names`` given must be the same."""
     given = None if class_names is None else [str(c) for c in class_names]
     if given is not None and given != list(meta["class_names"]):
@@ -58,25 +61,22 @@ def check_one_run(directory: Path, meta: dict) -> None:
 
 
 def refuse_missing_set(folder: Path) -> None:
-    """A ``DataError`` for a folder that does not exist: a set the last conversion into its
-    parent did not write (``validation/`` after a run without ``validation_split``), or a
-    path that names no folder at all."""
-    if folder.is_dir():
+    """A ``FileNotFoundError`` saying so when ``folder``, missing, is a set the last
+    conversion into its parent did not write (``validation/`` after a run without
+    ``validation_split``): not a folder of an earlier layout, nor one never written."""
+    if folder.name not in ("train", "validation") or folder.exists():
         return
-    if folder.name in ("train", "validation"):
-        sets = [n for n in ("train", "validation") if (folder.parent / n).is_dir()
-                and video_set(generations.current(folder.parent / n)) is not None]
-        if sets:
-            raise DataError(str(folder), f"is not part of the last write_video_shards into "
-                            f"{folder.parent} (it wrote {' and '.join(sets)} only: "
-                            f"{folder.name}/ was removed with the run before); read "
-                            f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
-                            "again with a validation_split")
-    raise DataError(str(folder), "does not exist; pass the folder of a set that "
-                    "write_video_shards or write_video_records wrote (e.g. <out>/train)")
+    sets = [n for n in ("train", "validation") if (folder.parent / n).is_dir()
+            and video_set(generations.current(folder.parent / n)) is not None]
+    if sets:
+        raise FileNotFoundError(f"{folder}: is not part of the last write_video_shards into "
+                                f"{folder.parent} (it wrote {' and '.join(sets)} only: "
+                                f"{folder.name}/ was removed with the run before); read "
+                                f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
+                                "again with a validation_split")
 
 
-def video_set(directory) -> dict | None:
+def video_set(directory: PathArg) -> dict | None:
     """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
     try:
         man = manifest.read_manifest(directory)
@@ -89,7 +89,8 @@ def video_set(directory) -> dict | None:
 
 
 
-def shards_present(directory: Path, asked: Path, shards):
+def shards_present(directory: Path, asked: Path,
+                   shards: Sequence[str]) -> Callable[[tf.Tensor], tf.Tensor]:
     """``check(epoch_key) -> epoch_key``, for the epoch's start, in the graph (no Python: the
     pipeline stays one a tf.data service worker can run): an error naming the set ``asked``
     when a shard file of ``directory`` (the generation read: its pinned copy, or ``asked``
@@ -107,7 +108,7 @@ def shards_present(directory: Path, asked: Path, shards):
                 f"ran into {Path(asked).parent} again, or the files were moved); build the "
                 f"dataset again: clip_dataset({str(asked)!r}, ...)")
 
-    def check(key):
+    def check(key: tf.Tensor) -> tf.Tensor:
         found = tf.size(tf.io.matching_files(patterns)) if files else tf.constant(0)
         there = tf.debugging.Assert(tf.equal(found, len(files)), [said], name="shards_present")
         with tf.control_dependencies([there]):

@@ -43,7 +43,7 @@ def clip_tail(ds: tf.data.Dataset, *, count: int | None, batch_size: int | None,
     return ds.prefetch(prefetch) if prefetch else ds
 
 
-def check_clip_counts(batch_size, shuffle_buffer_size, n_readers) -> None:
+def check_clip_counts(batch_size: int, shuffle_buffer_size: int, n_readers: int) -> None:
     """The batching, shuffling and reading counts of a clip pipeline, checked first."""
     check_count("batch_size", batch_size)
     check_count("shuffle_buffer_size", shuffle_buffer_size, 0)  # 0: no shuffle

@@ -19,11 +19,12 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_on_bad, check_seed
 from datakit.core.errors import DataError
-from datakit.core.keywords import old_keyword
+from datakit.core.keywords import keywords
+from datakit.core.paths import one_folder
 from datakit.perf import timeline
 from datakit.readers.records import tfrecords
 from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VideoOptions, video_options
+from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions, video_options
 from datakit.readers.video.clip_sampling import (
     clip_frames,
     epoch_keys,
@@ -48,7 +49,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
                  drop_remainder: bool = False,
                  with_ids: bool = False, trace: bool = False, training: bool = True,
                  class_names=None, options: VideoOptions | None = None,
-                 cycle_length: int | None = None, on_bad_file: str = "raise", **clip_options):
+                 on_bad_file: str = "raise", **clip_options):
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
     Videos in a new seeded order each epoch -> choose the clip's frames from the
@@ -65,8 +66,8 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
         n_readers: videos read at once, each by its own thread (``None``: 2; the name
-            every reader of the kit uses; the old ``cycle_length=`` still works for one
-            version and warns; both given is a ``TypeError``).
+            every reader of the kit uses; tf.data's ``cycle_length=`` is taken too, not
+            both).
         seed: seeds the video order, the clip starts and the shuffle (an int in
             the int64 range); ``None`` (the default, as the table readers take it):
             TensorFlow draws them, new ones at each build, the same again under
@@ -83,8 +84,9 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
         **clip_options: its clip fields as keywords (``clip_len``, ``frame_step``,
             ``sampler``, ``clips_per_video``, ``prefetch``; see
-            :mod:`~datakit.readers.video.clip_sampling`), not both for one field
-            (the frame size and fps were fixed when the shards were written). A
+            :mod:`~datakit.readers.video.clip_sampling`), not both ways for one
+            field (the frame size and fps were fixed when the shards were written),
+            and tf.data's names for the knobs (``cycle_length``, ``buffer_size``). A
             random clip depends on the video and the epoch only, so it is the clip
             the direct reader picks.
         on_bad_file: a video shorter than one clip (the converter keeps every
@@ -102,31 +104,39 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
+        FileNotFoundError: no such folder (a set the last conversion did not write: said).
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
-            manifest of videos, shards of an earlier layout (one record per video), or
-            a set the last conversion did not write, named with the call that writes it.
+            manifest of videos, or shards of an earlier layout (one record per
+            video), named with the call that writes them again.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a shard changed after it was written,
-            naming the video.
+            naming the video; a shard gone at an epoch's start, naming the set.
     """
     # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
-    n_readers = old_keyword("clip_dataset", "cycle_length", cycle_length, "n_readers",
-                            n_readers, None)
-    # a message names the knob as the caller wrote it (cycle_length=0, not n_readers=0)
-    n_readers = 2 if n_readers is None else check_count(
-        "cycle_length" if cycle_length is not None else "n_readers", n_readers)
-    opts = video_options(options, clip_options, where="clip_dataset")
-    _check_shard_options(opts)
-    check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
-    check_on_bad("on_bad_file", on_bad_file)
-    seed = check_seed(seed)  # None: TensorFlow draws one
-    asked = Path(directory)
+    knobs = keywords("clip_dataset", {"n_readers": n_readers,
+                                      "shuffle_buffer_size": shuffle_buffer_size},
+                     clip_options, takes=VIDEO_FIELDS,
+                     defaults={"n_readers": None, "shuffle_buffer_size": 64})
+    with knobs.as_written():  # a message names each knob as the caller wrote it
+        n_readers = 2 if knobs["n_readers"] is None else check_count("n_readers",
+                                                                     knobs["n_readers"])
+        shuffle_buffer_size = knobs["shuffle_buffer_size"]
+        opts = video_options(options, {f: knobs[f] for f in VIDEO_FIELDS if f in knobs},
+                             where="clip_dataset")
+        _check_shard_options(opts)
+        check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
+        check_on_bad("on_bad_file", on_bad_file)
+        seed = check_seed(seed)  # None: TensorFlow draws one
+    try:
+        asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))
+    except FileNotFoundError:
+        refuse_missing_set(Path(directory))  # a set the last conversion left out: said so
+        raise
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = video_set(directory)
     if meta is None:
         _refuse_converter_root(asked)
-        refuse_missing_set(asked)
     if meta is None or not _indexed(meta):
         raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
                         if meta is not None else _NO_VIDEOS)

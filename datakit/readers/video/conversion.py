@@ -5,11 +5,12 @@
 machine) and :func:`~datakit.readers.video.convert_beam.write_video_shards_beam`
 (an Apache Beam pipeline) run: check the call, take the lock, list and probe the
 folder, find the parts an earlier run already converted (each finished video is
-its own small file in ``out/.parts/``, named by a digest of its source path, size,
-modification time and the options), relabel the reused ones, fill the shard sets
-and commit them as one generation. Only the step in the middle differs: the
-``convert`` callable each converter passes, which turns the videos still to do
-into their parts and says which failed.
+its own small file in ``out/.parts/``, named by a digest of its source path, its stamp
+as listed (size, modification and change times, inode: :mod:`datakit.core.file_facts`,
+so a video copied over keeping its size and time is converted again) and the options),
+relabel the reused ones, fill the shard sets and commit them as one generation. Only
+the step in the middle differs: the ``convert`` callable each converter passes, which
+turns the videos still to do into their parts and says which failed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
+from datakit.core.file_facts import file_stamp
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
 from datakit.readers.video.decoding import output_frames
@@ -156,10 +158,11 @@ def _part_key(part: Path) -> str:
 
 
 def _record(info, i: int, label: int, class_names, options: dict) -> dict:
-    """What part ``i`` is made from: its source file as it is now, its label and the options."""
-    st = os.stat(info.path)
-    return {"source": info.path, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "id": i,
-            "label": label, "class_name": class_names[label], "options": options}
+    """What part ``i`` is made from: its source file as listed (its stamp), its label and the
+    options."""
+    stamp = tuple(info.stamp) or file_stamp(info.path)
+    return {"source": info.path, "size": stamp[0], "mtime_ns": stamp[1], "stamp": list(stamp),
+            "id": i, "label": label, "class_name": class_names[label], "options": options}
 
 
 def _key(record: dict) -> str:
@@ -168,7 +171,7 @@ def _key(record: dict) -> str:
     The id, label and class name are not in it: a video added before it or
     class names reordered change them, and :func:`_reuse` sets them anew.
     """
-    made_of = {k: record[k] for k in ("source", "size", "mtime_ns", "options")}
+    made_of = {k: record[k] for k in ("source", "stamp", "options")}
     text = json.dumps(made_of, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(text).hexdigest()[:16]
 

@@ -23,7 +23,15 @@ processes. What runs where:
    kept, so the next run converts only the rest.
 
 Beam's flags choose the runner (``pipeline_args``). Here the DirectRunner runs
-``workers`` threads on this machine (:func:`_direct_runner_args`). On a cluster, ``directory`` and
+``workers`` threads on this machine
+(:func:`~datakit.core.beam_runner.direct_runner_args`): threads, not processes,
+as FFmpeg decodes and libjpeg-turbo encodes JPEGs with the GIL released, so two
+threads convert at once (here two kept 1.7x the CPU of one busy), and a thread
+starts at once where a worker process first imports TensorFlow to unpickle the
+conversion. Measured here (12 videos of 200 frames to 112x112, two runs on a busy
+machine): 2 threads took 7.3 and 6.2 s, 3.8 and 3.9 CPU s; 2 processes
+(``--direct_running_mode=multi_processing``) 37.8 and 15.9 s, 15.9 and 14.7 CPU s;
+the local converter 5.6 and 3.6 s, 3.3 and 3.1 CPU s. On a cluster, ``directory`` and
 ``out`` must be one folder every worker and this process see under the same
 absolute path (an NFS share, or a bucket mounted with gcsfuse), because workers
 write the parts there and the commit renames files atomically (``gs://`` URLs
@@ -52,6 +60,7 @@ from pathlib import Path
 
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
+from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
@@ -65,28 +74,6 @@ _FAILED = ".failed"  # a part's name + this: the reason its video failed, writte
 #: Videos per job file: the elements' probed facts (timestamps of every frame) are read
 #: by the workers from these files, not sent in the pipeline's graph.
 _JOB_CHUNK = 256
-
-
-def _direct_runner_args(workers: int = 2) -> list[str]:
-    """The DirectRunner's flags for ``workers`` threads on this machine (1: in this thread).
-
-    Threads, not processes: FFmpeg decodes and libjpeg-turbo encodes JPEGs with
-    the GIL released, so two threads convert at once (here two kept 1.7x the CPU
-    of one busy), and a thread starts at once where a worker process first
-    imports TensorFlow to unpickle the conversion. Measured here (12 videos of
-    200 frames to 112x112, two runs on a busy machine): 2 threads took 7.3 and
-    6.2 s, 3.8 and 3.9 CPU s; 2 processes (``--direct_running_mode=multi_processing``)
-    37.8 and 15.9 s, 15.9 and 14.7 CPU s; the local converter 5.6 and 3.6 s,
-    3.3 and 3.1 CPU s.
-
-    >>> _direct_runner_args(2)
-    ['--runner=DirectRunner', '--direct_running_mode=multi_threading', '--direct_num_workers=2']
-    """
-    check_count("workers", workers, fix="pass an int >= 1 (threads of the DirectRunner)")
-    if workers == 1:
-        return ["--runner=DirectRunner", "--direct_running_mode=in_memory"]
-    return ["--runner=DirectRunner", "--direct_running_mode=multi_threading",
-            f"--direct_num_workers={workers}"]
 
 
 def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_file: str) -> int:
@@ -130,8 +117,6 @@ def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
     """Convert the videos of ``job_files`` on Beam; returns when all are done (or raises)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
-
-    from datakit.readers.tf_transform.transform import no_interactive_labels
 
     if not isinstance(pipeline_args, PipelineOptions):
         pipeline_args = PipelineOptions(list(pipeline_args))
@@ -218,7 +203,7 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
     (the same set for the same ones), with Beam's in place of ``processes``:
 
     Args:
-        workers: threads of the DirectRunner on this machine (:func:`_direct_runner_args`).
+        workers: threads of the DirectRunner on this machine (see the module's docstring).
         pipeline_args: Beam's flags (a list of strings, or a ``PipelineOptions``)
             instead: ``["--runner=FlinkRunner", ...]`` runs the same conversion on a
             cluster (see the module's docstring for Dataflow, Flink and Spark).
@@ -235,7 +220,8 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
                          takes=FRAME_FIELDS)
     _check_call(workers, pipeline_args)
     check_progress(progress)
-    args = _direct_runner_args(workers) if pipeline_args is None else pipeline_args
+    args = (direct_runner_args(workers, processes=False) if pipeline_args is None
+            else pipeline_args)
 
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
         return _run(job, sets, args, progress)
@@ -262,7 +248,7 @@ def _run(job: Conversion, sets: ShardSets, pipeline_args,
                 _run_pipeline(_write_job(parts, items), pipeline_args, parts=str(parts),
                               fps=job.options.fps, quality=job.quality,
                               fit=dict(job.options.fit), on_bad_file=job.on_bad_file)
-        except Exception as e:  # noqa: BLE001 - a video's failure said as its DataError
+        except Exception as e:  # a video's failure said as its DataError
             if job.on_bad_file == "raise":  # (under "skip" a video's failure never stops it)
                 _raise_failure(parts, folder, todo, names, e)
             raise

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from datakit.core.errors import DataError
+from datakit.core.file_facts import content_digest, file_stamp
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
 from datakit.readers.video.video_info import VideoInfo, frame_at, frame_order, video_stream
 from datakit.readers.video.video_info import open_video as _open
@@ -63,25 +64,33 @@ def _check_link(path: str) -> None:
 
 def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
     """Timestamps, keyframes, size, rotation and codec of a video file; a :class:`DataError`
-    naming it. ``cache``: reuse (and keep) what an earlier probe of the unchanged file found."""
+    naming it. ``cache``: reuse (and keep) what an earlier probe of the unchanged file found.
+
+    The probe also takes the file's CRC-32 (:func:`~datakit.core.file_facts.content_digest`:
+    one more read of the file, from the page cache after the probe, about 1 GB/s of CPU,
+    a few per cent of the probe), so that a reader can tell a ``touch`` that changed no
+    byte from an edit (:func:`~datakit.readers.video.frame_reading.check_unchanged`).
+    """
     from datakit.readers.video import probe_cache
 
     path = str(path)
     _check_link(path)
     try:
-        stamp = probe_cache.file_stamp(path)
+        stamp = file_stamp(path)
     except OSError as e:
         raise DataError(path, f"cannot be read ({e.strerror}); remove it or pass "
                         "on_bad_file='skip'") from None
     facts = probe_cache.load(path, stamp) if cache else None
     if facts is None:
         facts = _probe_file(path)
-        if cache and probe_cache.file_stamp(path) == stamp:  # not changed while probed
+        facts["digest"] = content_digest(path)
+        if cache and file_stamp(path) == stamp:  # not changed while probed
             probe_cache.store(path, stamp, facts)
     return VideoInfo(path=path, pts=_unpacked(facts["pts"]), time_base=facts["time_base"],
                      height=facts["height"], width=facts["width"], rotation=facts["rotation"],
                      codec=facts["codec"], rate=facts["rate"], keys=tuple(facts["keys"]),
-                     reordered=facts["reordered"], stamp=stamp)
+                     reordered=facts["reordered"], stamp=stamp,
+                     digest=facts.get("digest"))
 
 
 def _probe_file(path: str) -> dict:
@@ -264,7 +273,7 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """
     import av
 
-    from datakit.readers.video.frame_reading import check_unchanged
+    from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
 
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
@@ -282,11 +291,11 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
                     yield jpeg
                     j += 1
         except av.error.FFmpegError as e:
-            check_unchanged(info, _WHILE_CONVERTING)  # replaced while converted: said so
+            check_unchanged(info, CHANGED_WHILE_CONVERTING)  # replaced while converted: said so
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
                             f"{_WHILE_CONVERTING}") from None
     if j < len(timeline):
-        check_unchanged(info, _WHILE_CONVERTING)
+        check_unchanged(info, CHANGED_WHILE_CONVERTING)
         raise DataError(info.path, f"only {j} of {len(timeline)} frames decoded (a truncated "
                         f"file?); {_WHILE_CONVERTING}")
 

@@ -13,7 +13,7 @@ The pipeline: video list -> shuffle (training) -> each video's frame indices
 that reads only those frames
 (:func:`~datakit.readers.video.frame_reading.read_frames`: a seek to the
 keyframe before each clip when that decodes fewer frames, each kept frame
-converted once to the target size), ``num_parallel_calls`` videos at once ->
+converted once to the target size), ``n_parse_threads`` videos at once ->
 batch -> prefetch. FFmpeg decodes with the GIL released and the Python left
 around it is a few per cent of a clip, so the calls run on several cores, each
 decoding on one FFmpeg thread when they fill the cores (``decoder_threads``). Each
@@ -45,12 +45,18 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_fits_in_memory
 from datakit.core.cores import cpu_cores
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress
-from datakit.readers.video.clip_options import VideoOptions, one_frame_size, video_options
-from datakit.readers.video.clip_sampling import clip_frames, epoch_keys, video_key
+from datakit.readers.video.clip_options import (
+    VIDEO_FIELDS,
+    VideoOptions,
+    one_frame_size,
+    video_options,
+)
+from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
 from datakit.readers.video.clip_tail import clip_tail
 from datakit.readers.video.decoding import decode_frames
-from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.folders import check_split, split_indices
 from datakit.readers.video.keras_arguments import (
     check_choice,
@@ -70,7 +76,7 @@ def video_dataset_from_directory(
         shuffle: bool = True, seed: int | None = None, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
         crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
-        num_parallel_calls: int | None = None, decoder_threads: int | None = None,
+        n_parse_threads: int | None = None, decoder_threads: int | None = None,
         seek: bool = True, on_bad_file: str = "raise",
         with_ids: bool = False, verbose: bool = True, progress: bool | None = None,
         options: VideoOptions | None = None, **clip_options):
@@ -112,9 +118,11 @@ def video_dataset_from_directory(
         validation_split, subset: split *by video*: ``"training"``,
             ``"validation"`` or ``"both"`` (a pair of datasets).
         follow_links: follow symbolic links to folders, as Keras does.
-        num_parallel_calls: videos decoded at once (default: the cores).
+        n_parse_threads: videos decoded at once (default: the cores; the name every
+            reader of the kit gives its parse calls; tf.data's ``num_parallel_calls=``
+            is taken too, not both).
         decoder_threads: FFmpeg's threads per video decoded (default: the cores
-            shared among the ``num_parallel_calls`` decoders, at least one: one
+            shared among the ``n_parse_threads`` decoders, at least one: one
             each at the default, where a single thread per video does the same
             work on less CPU than FFmpeg's own threads, which mostly wait on each
             other; ``python -m benchmarks.decoders`` measures both).
@@ -140,7 +148,8 @@ def video_dataset_from_directory(
             ``fps``, ``frame_size``, ``sampler``, ``clips_per_video``, ``prefetch``,
             and ``crop_to_aspect_ratio`` / ``pad_to_aspect_ratio``, named in the
             signature as Keras names them; ``None``: the options' own, else
-            ``False``), not both for one field.
+            ``False``), not both ways for one field (Keras' ``image_size`` is
+            ``frame_size`` here).
 
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
@@ -164,12 +173,16 @@ def video_dataset_from_directory(
                         ("pad_to_aspect_ratio", pad_to_aspect_ratio)):
         if value is not None:  # Keras' names, in the signature; VideoOptions' fields
             clip_options[name] = value
-    opts = video_options(options, clip_options, where="video_dataset_from_directory")
+    knobs = keywords("video_dataset_from_directory", {"n_parse_threads": n_parse_threads},
+                     clip_options, takes=VIDEO_FIELDS, defaults={"n_parse_threads": None})
+    with knobs.as_written():  # a message names each knob as the caller wrote it
+        opts = video_options(options, {f: knobs[f] for f in VIDEO_FIELDS if f in knobs},
+                             where="video_dataset_from_directory")
+        n_parse_threads = check_count("n_parse_threads", knobs["n_parse_threads"], none=True)
     label_mode = check_labels(labels, label_mode, class_names)
     check_choice("color_mode", color_mode, ("rgb", "grayscale"))
     check_choice("dtype", dtype, ("uint8", "float32"))
     check_count("batch_size", batch_size, none=True)
-    check_count("num_parallel_calls", num_parallel_calls, none=True)
     check_count("decoder_threads", decoder_threads, none=True)
     check_progress(progress)
     batch: dict = dict(clip_len=opts.clip_len, batch_size=batch_size, color_mode=color_mode,
@@ -201,7 +214,7 @@ def video_dataset_from_directory(
                              "pass a validation_split that leaves videos on both sides")
     if verbose:
         _say_found(index, subset, train, val)
-    decoders = num_parallel_calls or cpu_cores()
+    decoders = n_parse_threads or cpu_cores()
     read = _Reading(opts, batch_size=batch_size, seed=seed, seek=seek, with_ids=with_ids,
                     label_mode=label_mode, num_parallel_calls=decoders,
                     decoder_threads=decoder_threads or max(1, cpu_cores() // decoders),
@@ -269,6 +282,7 @@ class _Reading:
 def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: bool):
     opts = read.options
     sampler = opts.sampler_for(training)
+    keyed = SAMPLERS[sampler].keyed  # a new key per epoch, hence per video
     k, clip_len, seed, channels = opts.clips_for(sampler), opts.clip_len, read.seed, read.channels
     height, width = opts.frame_size or one_frame_size([index.infos[i] for i in idx])
     decode = _clip_decoder(index, read, (k, clip_len, height, width, channels))
@@ -285,12 +299,12 @@ def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: 
 
     def choose(epoch_key):
         def frames_of(i, label, n, file, _path):
-            key = video_key(epoch_key, i) if sampler == "random" else tf.constant(0, tf.int64)
+            key = video_key(epoch_key, i) if keyed else tf.constant(0, tf.int64)
             return i, label, file, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
                                                sampler=sampler, clips_per_video=k)
         return videos.map(frames_of)
 
-    ds = epoch_keys(seed).flat_map(choose) if sampler == "random" else choose(0)
+    ds = epoch_keys(seed).flat_map(choose) if keyed else choose(0)
 
     def load(i, label, file, frames):
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")

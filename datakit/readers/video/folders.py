@@ -35,6 +35,7 @@ import numpy as np
 from datakit.core.arguments import check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
+from datakit.core.paths import one_folder
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
@@ -57,9 +58,6 @@ def _hidden(name: str) -> bool:
 
 
 def _class_folders(directory: Path, class_names) -> list[str]:
-    if not directory.is_dir():
-        raise DataError(directory, "is not a folder; pass the folder that holds one "
-                        "subfolder of videos per class")
     found = sorted(p.name for p in directory.iterdir() if p.is_dir() and not _hidden(p.name))
     if class_names is None:
         if not found:
@@ -187,14 +185,12 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
     """``(class names, paths, labels, skipped)`` for ``labels`` as Keras takes them:
     ``"inferred"`` (class subfolders), ``None`` (every video, a flat folder too) or a list
     of ints, one per video file in sorted path order."""
+    one_folder(directory, holds="the videos")  # missing: FileNotFoundError, as a file's
     if labels == "inferred":
-        broken = _broken_class_links(directory, class_names, on_bad_file) \
-            if directory.is_dir() else []
+        broken = _broken_class_links(directory, class_names, on_bad_file)
         names = _class_folders(directory, class_names)
         paths, labels_in, skipped = _class_files(directory, names, on_bad_file, follow_links)
         return names, paths, labels_in, broken + skipped
-    if not directory.is_dir():
-        raise DataError(directory, "is not a folder; pass the folder that holds the videos")
     paths = [str(p) for p in video_files(directory, follow_links)]
     if labels is None:
         return None, paths, [0] * len(paths), []
@@ -275,7 +271,7 @@ def require_pyav() -> None:
 
     if importlib.util.find_spec("av") is None:
         raise ModuleNotFoundError('reading video files needs PyAV, which is not installed: '
-                                  'pip install "datakit[video]" (or pip install av)',
+                                  'pip install "tf-datakit[video]" (or pip install av)',
                                   name="av")
 
 

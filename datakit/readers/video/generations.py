@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from datakit.core.atomic import folder_lock, write_atomic
@@ -52,7 +53,7 @@ GRACE_S = 600.0
 
 
 @contextlib.contextmanager
-def conversion_lock(out: Path):
+def conversion_lock(out: Path) -> Iterator[None]:
     """Hold ``out`` for one conversion: another one into it, started meanwhile, is refused.
 
     Two conversions into one folder would share its parts and its commit; the second is
@@ -190,7 +191,7 @@ def _pinned_copy(directory: Path, out: Path) -> Path:
     return directory
 
 
-def current(directory) -> Path:
+def current(directory: str | os.PathLike) -> Path:
     """Where the current generation's set named like ``directory`` is, for a reader to keep:
     its pinned copy (the same files, under a name no later run reuses), ``directory``
     itself, or, while a committed switch is under way, its copy in ``.next/``."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from datakit import plotting
 from datakit.perf.memory import rss_bytes
 from datakit.readers.video.clip_sampling import random_starts
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__: list[str] = []
 
@@ -48,7 +52,7 @@ class InMemoryVideos:
     rss: list[int] = field(default_factory=list)
 
     def sample_clips(self, batch_size: int, clip_len: int, *, seed: int | None = None,
-                     rng: np.random.Generator | None = None):
+                     rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A batch ``(clips, labels)`` of random clips from random videos.
 
         Pass ``rng`` to draw batch after batch from one generator, or ``seed``.
@@ -79,7 +83,8 @@ def load_videos_in_memory(directory: str | Path) -> InMemoryVideos:
     return out
 
 
-def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int, ax=None):
+def plot_memory_vs_data(loaded: InMemoryVideos, total_memory: int,
+                        ax: Axes | None = None) -> Axes:
     """Memory taken by loading (RSS growth) against frames loaded, extended to the machine's RAM.
 
     The red line is ``total_memory`` minus the RSS before loading: the most the

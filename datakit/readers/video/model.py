@@ -8,7 +8,7 @@ from keras import layers
 __all__ = ["small_video_model"]
 
 
-def small_video_model(clip_len: int, size: int, *, num_classes: int = 4):
+def small_video_model(clip_len: int, size: int, *, num_classes: int = 4) -> keras.Model:
     """A small CNN that sees motion: the clip's frames are stacked as channels ("early fusion").
 
     Its first convolution looks at every frame of a patch at once, so it can tell

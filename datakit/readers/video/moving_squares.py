@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -83,6 +84,6 @@ def iter_videos(n: int, *, size: int = 64, min_frames: int = 40, max_frames: int
         yield make_video(i, size=size, min_frames=min_frames, max_frames=max_frames, seed=seed)
 
 
-def make_videos(n: int, **kwargs) -> list[Video]:
+def make_videos(n: int, **kwargs: Any) -> list[Video]:
     """A list of ``n`` synthetic videos (see :func:`make_video` for the keywords)."""
     return list(iter_videos(n, **kwargs))

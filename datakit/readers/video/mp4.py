@@ -8,11 +8,14 @@ frame rates) is read by :mod:`datakit.readers.video.decoding`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from datakit.core.atomic import atomic_file
+from datakit.core.paths import one_folder
 from datakit.readers.video.moving_squares import CLASSES
 
 __all__ = ["write_mp4_videos"]
@@ -64,7 +67,7 @@ def mp4_frame_count(path: str | Path) -> int:
         return int(container.streams.video[0].frames)
 
 
-def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
+def write_mp4_videos(videos: Iterable, directory: str | Path, **kwargs: Any) -> list[Path]:
     """Write each video as ``directory/<class name>/video_<id>.mp4``; return the paths."""
     directory = Path(directory)
     return [write_mp4(v.frames, directory / CLASSES[v.label] / f"video_{v.id:05d}.mp4", **kwargs)
@@ -73,7 +76,7 @@ def write_mp4_videos(videos, directory: str | Path, **kwargs) -> list[Path]:
 
 def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
     """The MP4 files under ``directory/<class name>/`` (sorted) and their labels."""
-    directory = Path(directory)
+    directory = Path(one_folder(directory, holds="<class>/*.mp4 files"))
     paths = sorted(directory.glob("*/*.mp4"))
     if not paths:
         raise ValueError(f"{directory}: no <class>/*.mp4 files; write them with "

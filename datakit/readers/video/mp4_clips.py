@@ -15,11 +15,12 @@ from pathlib import Path
 import tensorflow as tf
 
 from datakit.core.arguments import check_seed
-from datakit.core.keywords import old_keyword
-from datakit.readers.video.clip_options import VideoOptions
+from datakit.core.exit_guard import release_iterators_at_exit
+from datakit.core.file_facts import change, file_facts
+from datakit.core.keywords import keywords, options_from
+from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions
 from datakit.readers.video.clip_sampling import random_start
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.exit_guard import release_iterators_at_exit
 from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 from datakit.readers.video.video_index import SHORT_FIX, short_reason
 
@@ -27,39 +28,58 @@ __all__ = ["mp4_clip_dataset"]
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
-                     shuffle_buffer_size: int = 64, n_readers: int = 2, seed: int | None = None,
-                     drop_remainder: bool = False, cycle_length: int | None = None):
+                     shuffle_buffer_size: int = 64, n_readers: int | None = None,
+                     seed: int | None = None, drop_remainder: bool = False,
+                     options: VideoOptions | None = None, **tf_names):
     """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
-    (:mod:`~datakit.readers.video.exit_guard` keeps an error from leaving the
+    (:mod:`~datakit.core.exit_guard` keeps an error from leaving the
     interpreter hanging at exit.)
 
     Args:
         directory: ``<class>/*.mp4`` folders, from :func:`write_mp4_videos`.
         clip_len, batch_size, shuffle_buffer_size, n_readers, seed,
             drop_remainder: as in :func:`clip_dataset` (``n_readers``: files
-            decoded at once; ``cycle_length=`` is its old name).
+            decoded at once, ``None``: 2).
+        options: a :class:`~datakit.readers.video.clip_options.VideoOptions` of which
+            this baseline takes ``clip_len`` and ``prefetch`` only (another field set
+            is a ``TypeError``), instead of (or beside) ``clip_len=``, not both ways.
+        **tf_names: tf.data's names for the knobs (``cycle_length``, ``buffer_size``),
+            taken quietly; never two names for one knob.
 
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range, or no MP4 files are found.
         InvalidArgumentError (while reading): a file that is damaged or shorter
-            than a clip, naming it.
+            than a clip, or changed since the dataset was built, naming it.
     """
-    VideoOptions(clip_len=clip_len)  # the one clip_len rule
-    n_readers = old_keyword("mp4_clip_dataset", "cycle_length", cycle_length, "n_readers",
-                            n_readers, 2)
-    check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
-    seed = check_seed(seed)
+    knobs = keywords("mp4_clip_dataset", {"n_readers": n_readers, "clip_len": clip_len,
+                                          "shuffle_buffer_size": shuffle_buffer_size},
+                     tf_names, defaults={"n_readers": None, "clip_len": 16,
+                                         "shuffle_buffer_size": 64})
+    with knobs.as_written():  # a message names each knob as the caller wrote it
+        n_readers = 2 if knobs["n_readers"] is None else knobs["n_readers"]
+        shuffle_buffer_size = knobs["shuffle_buffer_size"]
+        opts = options_from(VideoOptions, options, {"clip_len": clip_len},
+                            where="mp4_clip_dataset", given=knobs.given)  # the clip_len rule
+        _takes_only(opts, ("clip_len", "prefetch"))
+        clip_len = opts.clip_len
+        check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
+        seed = check_seed(seed)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
+    facts = file_facts(paths)  # each clip's file must be the one listed (datakit.core.file_facts)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
     def decode_clip(path, r):
         path = path.decode()
         try:
+            changed = change(path, facts[path])
+            if changed is not None:
+                raise ValueError(f"changed since the dataset was built ({changed}); build the "
+                                 "dataset again once the files are final")
             n = mp4_frame_count(path)
             if n < clip_len:
                 raise ValueError(f"{short_reason(n, clip_len, None)}; {SHORT_FIX}")
@@ -69,7 +89,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                 raise ValueError(f"decoded {clip.shape[0]} frames of shape {clip.shape[1:]}, "
                                  f"expected {clip_len} of {(height, width, 3)}: the file is "
                                  "damaged or its frames differ in size")
-        except Exception as e:  # noqa: BLE001 - reworded with the file's name
+        except Exception as e:  # reworded with the file's name
             reason = str(e).replace(f"{path}: ", "")
             raise ValueError(f"{path}: cannot read a clip: {type(e).__name__}: {reason}") \
                 from None
@@ -87,5 +107,16 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                                               num_parallel_calls=n_readers,
                                               deterministic=True)
     return clip_tail(ds, count=len(paths), batch_size=batch_size,  # one clip per file
-                     shuffle_buffer_size=shuffle_buffer_size, seed=seed, prefetch=-1,
-                     drop_remainder=drop_remainder)
+                     shuffle_buffer_size=shuffle_buffer_size, seed=seed,
+                     prefetch=opts.prefetch, drop_remainder=drop_remainder)
+
+
+def _takes_only(opts: VideoOptions, takes: tuple[str, ...]) -> None:
+    """Refuse options this baseline cannot honour (any field but ``takes`` away from its
+    default), rather than read the videos otherwise than asked."""
+    plain = VideoOptions()
+    other = [f for f in VIDEO_FIELDS if f not in takes and getattr(opts, f) != getattr(plain, f)]
+    if other:
+        raise TypeError(f"mp4_clip_dataset() takes only {' and '.join(takes)} from options=, "
+                        f"got {other[0]}={getattr(opts, other[0])!r}: read the videos with "
+                        "video_dataset_from_directory for the other fields")

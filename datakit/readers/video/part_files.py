@@ -23,13 +23,14 @@ the data and a masked CRC-32C of the data.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
 from datakit.core.atomic import atomic_file
 from datakit.readers.video.decoding import iter_jpegs, output_frames
+from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
 from datakit.readers.video.video_info import VideoInfo
 
 __all__: list[str] = []
@@ -54,13 +55,31 @@ def convert_part(job: PartJob, *, fps=None, quality: int = 90, **fit) -> int:
     """A worker's unit: ``job``'s video decoded, encoded to JPEGs and written as its part, each
     record as soon as its JPEGs are there.
 
-    Returns the frames written; a video that fails is a :class:`DataError` naming it (and
-    leaves no part).
+    The video is compared with its listing
+    (:func:`~datakit.readers.video.frame_reading.check_unchanged`) before it is opened
+    and after its last frame is read: a video replaced or edited since the folder was
+    listed (a longer one would be cut to the listed frame count) fails. Returns the
+    frames written; a video that fails is a :class:`DataError` naming it (and leaves no
+    part).
     """
     frames = len(output_frames(job.info, fps))
+    check_unchanged(job.info, CHANGED_WHILE_CONVERTING)
+    jpegs = iter_jpegs(job.info, fps=fps, quality=quality, **fit)
     write_part(Path(job.part), source=job.info.path, i=job.id, label=job.label,
-               jpegs=iter_jpegs(job.info, fps=fps, quality=quality, **fit), frames=frames)
+               jpegs=_then_unchanged(jpegs, job.info), frames=frames)
     return frames
+
+
+def _then_unchanged(jpegs: Iterator[bytes], info: VideoInfo) -> Iterator[bytes]:
+    """``jpegs``, then the video compared with its listing once they end (inside
+    :func:`write_part`, which asks for one more: a changed video leaves no part)."""
+    try:
+        yield from jpegs
+    finally:
+        close = getattr(jpegs, "close", None)
+        if close is not None:
+            close()
+    check_unchanged(info, CHANGED_WHILE_CONVERTING)
 
 
 def _varint(n: int) -> bytes:

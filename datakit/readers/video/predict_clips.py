@@ -25,21 +25,23 @@ dtype('float32')
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from datakit.core.errors import DataError
-from datakit.core.paths import one_file
+from datakit.core.paths import PathArg, one_file
 from datakit.readers.video.clip_options import VideoOptions, video_options
-from datakit.readers.video.clip_sampling import clip_frames, clip_span
+from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, clip_span
 from datakit.readers.video.keras_arguments import check_choice, to_grayscale
 from datakit.readers.video.video_index import short_reason
 
 __all__ = ["clips_to_predict"]
 
 
-def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "uint8",
-                     options: VideoOptions | None = None, **clip_options) -> np.ndarray:
+def clips_to_predict(path: PathArg, like: Any = None, *, color_mode: str = "rgb",
+                     dtype: str = "uint8",
+                     options: VideoOptions | None = None, **clip_options: Any) -> np.ndarray:
     """``(clips_per_video, clip_len, height, width, channels)`` clips of the video ``path``.
 
     Args:
@@ -65,7 +67,8 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
 
     sampler = clip_options.pop("sampler", "uniform")
     clips_per_video = clip_options.pop("clips_per_video", 1)
-    check_choice("sampler", sampler, ("uniform", "center"))
+    # a prediction takes fixed clips: a sampler with no per-epoch key
+    check_choice("sampler", sampler, tuple(n for n, s in SAMPLERS.items() if not s.keyed))
     if like is not None:
         if not hasattr(like, "clip_options"):
             raise TypeError("like must be a dataset made by video_dataset_from_directory, got "
@@ -81,8 +84,8 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
         check_choice("color_mode", color_mode, ("rgb", "grayscale"))
         check_choice("dtype", dtype, ("uint8", "float32"))
         opts = video_options(options, clip_options, where="clips_to_predict")
-    opts = dataclasses.replace(opts, sampler=sampler,
-                               clips_per_video=1 if sampler == "center" else clips_per_video)
+    opts = dataclasses.replace(opts, sampler=sampler, clips_per_video=(
+        1 if SAMPLERS[sampler].one_clip else clips_per_video))
     require_pyav()
     info = probe(_one_video(path))
     timeline = output_frames(info, opts.fps)
@@ -100,7 +103,7 @@ def clips_to_predict(path, like=None, *, color_mode: str = "rgb", dtype: str = "
     return clips.astype(np.float32) if dtype == "float32" else clips
 
 
-def _one_video(path) -> str:
+def _one_video(path: Any) -> str:
     """``path`` as text once it names one file; else the error names ``path=`` (a list, a
     missing file, a folder), before PyAV is asked."""
     if isinstance(path, (list, tuple, set)):

@@ -3,20 +3,24 @@
 Probing a file reads its whole index (one packet per frame) and decodes its
 first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
 of CPU. The facts found (timestamps, keyframes, size, rotation, codec) are
-stored in one small JSON file per video under the user's cache folder
-(``$XDG_CACHE_HOME/datakit/video-probes``, else ``~/.cache/datakit/video-probes``;
-``DATAKIT_PROBE_CACHE=off`` turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves
-it), named by a hash of the video's
-absolute path. An entry is trusted only when the video's path, size in bytes
-and modification time (in nanoseconds) are those it was stored with: a
-replaced or edited video is probed again. A cache that cannot be written (a
-read-only home) is skipped without a word; the probe then runs each time.
+stored in one small JSON file per video under the kit's cache folder
+(``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
+Linux, ``~/Library/Caches/datakit`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache`` on
+Windows, or ``DATAKIT_CACHE``; ``DATAKIT_PROBE_CACHE=off`` (or ``0``, ``false``, ``no``)
+turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves it), named by a hash of the video's
+absolute path. An entry is trusted only when the video's path and stamp (its
+size, modification and change times and inode: :mod:`datakit.core.file_facts`)
+are those it was stored with: a replaced or edited video is probed again, one
+copied over keeping its size and modification time (``cp -p``) included. A
+cache that cannot be written (a read-only home) is skipped without a word; the
+probe then runs each time.
 
 >>> import os, tempfile
 >>> os.environ["DATAKIT_PROBE_CACHE"] = tempfile.mkdtemp()
 >>> video = os.path.join(tempfile.mkdtemp(), "v.mp4")
 >>> open(video, "wb").write(b"not a real video")
 16
+>>> from datakit.core.file_facts import file_stamp
 >>> store(video, file_stamp(video), {"frames": 3})
 >>> load(video, file_stamp(video))
 {'frames': 3}
@@ -32,27 +36,23 @@ import json
 import os
 from pathlib import Path
 
+from datakit.core.environment import cache_dir, env_folder, env_switch_or_none
+from datakit.core.file_facts import Stamp
+
 __all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
 VERSION = 4
 
 
-def file_stamp(path: str) -> tuple[int, int]:
-    """``(size in bytes, modification time in ns)`` of ``path``, following links."""
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
-
-
 def cache_folder() -> Path | None:
-    """Where the entries live, or ``None`` when ``DATAKIT_PROBE_CACHE=off``."""
-    chosen = os.environ.get("DATAKIT_PROBE_CACHE", "")
-    if chosen.lower() in ("off", "0", "no"):
+    """Where the entries live, or ``None`` when ``DATAKIT_PROBE_CACHE`` says no (``off``,
+    ``0``, ``false``, ``no``); a spelling of yes, or nothing, is the default folder; else
+    the folder it names (``~`` expanded)."""
+    switch = env_switch_or_none("DATAKIT_PROBE_CACHE")
+    if switch is False:
         return None
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "datakit" / "video-probes"
+    return (None if switch else env_folder("DATAKIT_PROBE_CACHE")) or cache_dir("video-probes")
 
 
 def _entry(path: str) -> Path | None:
@@ -63,7 +63,7 @@ def _entry(path: str) -> Path | None:
     return folder / f"{key}.json"
 
 
-def load(path: str, stamp: tuple[int, int]) -> dict | None:
+def load(path: str, stamp: Stamp) -> dict | None:
     """The facts stored for ``path`` with this ``stamp``, else ``None``."""
     entry = _entry(path)
     try:
@@ -77,7 +77,7 @@ def load(path: str, stamp: tuple[int, int]) -> dict | None:
     return stored.get("facts")
 
 
-def store(path: str, stamp: tuple[int, int], facts: dict) -> None:
+def store(path: str, stamp: Stamp, facts: dict) -> None:
     """Keep ``facts`` for ``path`` as it was at ``stamp`` (atomically; errors ignored)."""
     from datakit.core.atomic import write_atomic
 

@@ -53,7 +53,7 @@ _sync = os.fsync
 
 class _Shard:
     def __init__(self, path: Path, ids: list[int]):
-        self.file = open(path, "wb")  # noqa: SIM115 - closed by ShardSets
+        self.file = open(path, "wb")  # closed by ShardSets
         self.ids, self.next, self.records = ids, 0, 0
         self.sha256 = hashlib.sha256()  # hashed as it grows: the commit need not read it again
         self.synced: Future | None = None  # its last fsync, started while it grew

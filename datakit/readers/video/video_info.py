@@ -14,6 +14,7 @@ import bisect
 import os
 import stat
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,8 @@ class VideoInfo:
     rate: float = 0.0  # the container's average frame rate, 0 if it has none
     keys: tuple = ()  # the keyframes, as frame indices (empty: not known)
     reordered: bool = False  # frames counted as decoded (AVI with B-frames, joined recordings)
-    stamp: tuple = ()  # (size in bytes, modification time in ns) when probed
+    stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
+    digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
 
     @property
     def frames(self) -> int:
@@ -55,7 +57,7 @@ class VideoInfo:
         return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
 
 
-def video_stream(container):
+def video_stream(container: Any) -> Any:
     """The video stream FFmpeg reads (``av_find_best_stream``: the one flagged default, of
     several frames, before the first listed), never an attached picture (cover art, a
     still): ``None`` when the file has no other video stream."""
@@ -100,7 +102,7 @@ def frame_order(packets: list) -> tuple[list, bool]:
     return out, True
 
 
-def frame_at(info: VideoInfo, pts) -> int | None:
+def frame_at(info: VideoInfo, pts: int | None) -> int | None:
     """The index of the frame whose timestamp is ``pts`` (the last, where two share it), or
     ``None`` (no such frame, or ``pts`` is None): a bisection of the sorted ``info.pts``,
     so no table per video is kept while a reader reads.
@@ -132,7 +134,7 @@ _KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
           stat.S_IFDIR: "a folder"}
 
 
-def open_video(path: str, fix: str = _WHEN_LISTED):
+def open_video(path: str, fix: str = _WHEN_LISTED) -> Any:
     """``av.open(path)``; a file FFmpeg cannot open, or a path that is no regular file (a
     named pipe, a socket, a device), is a :class:`DataError` ending in ``fix``."""
     import av

@@ -79,7 +79,7 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
         input_signature=[tf.TensorSpec((None, None, None, 3), tf.uint8)])
     with Staging(directory) as stage:
         shards = [stage.file(f"shard-{k}") for k in range(num_shards)]
-        files = [open(p, "wb") for p in shards]  # noqa: SIM115 - closed below
+        files = [open(p, "wb") for p in shards]  # closed below
         counts, entries, first = [0] * num_shards, [], None
         try:
             for k, v in enumerate(with_progress(videos, "video records", progress=progress,

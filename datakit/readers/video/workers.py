@@ -31,6 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
+from datakit.core.cores import pool_workers
 from datakit.core.errors import DataError
 
 __all__: list[str] = []
@@ -145,7 +146,8 @@ def convert_all(work, items, todo, processes: int):
 def _in_workers(work, items, todo, processes: int):
     context = multiprocessing.get_context("spawn")
     lifeline, held = context.Pipe(duplex=False)  # workers watch `lifeline`; `held` stays here
-    pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
+    pool = ProcessPoolExecutor(pool_workers(processes),  # Windows refuses more than 61
+                               mp_context=context, initializer=_start_worker,
                                initargs=(os.getpid(), lifeline))
     pending: dict = {}  # future -> the index of its video
     queue = list(reversed(todo))

@@ -1,7 +1,8 @@
 """Free, before Python shuts down, a ``tf.data`` iterator that an error's traceback still holds.
 
-A pipeline that calls Python (``tf.numpy_function`` decoding video with PyAV)
-runs those calls on tf.data's own threads. After an error, the traceback
+A pipeline that calls Python through ``tf.numpy_function`` (decoding video with
+PyAV, reading a Parquet row group or a CSV block with pyarrow, naming a bad CSV
+line) runs those calls on tf.data's own threads. After an error, the traceback
 (``sys.last_traceback`` when uncaught, or an exception kept in a variable)
 holds the frames of the iterator's ``__next__``, and so the iterator. Freed
 only while the interpreter finalizes, the iterator waits for its threads,
@@ -12,6 +13,11 @@ the iterator stops its threads in time. An iterator still held at exit by a
 module's variable (``it = iter(ds)`` at the top of a script) hangs the same way:
 the hook frees each live ``tf.data`` iterator's resource too, while Python
 still runs.
+
+Every reader whose pipeline calls Python registers the hook when it is built
+(the two video readers, :func:`~datakit.readers.parquet_files.parquet.parquet_dataset`,
+and :func:`~datakit.readers.csv_files.reader.csv_reader_dataset`'s ``"arrow"`` mode
+and bad-line messages); the hook runs only at exit, and changes nothing before.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ def _release() -> None:
 
 
 def release_iterators_at_exit() -> None:
-    """Register the hook once per process (readers that call Python call this)."""
+    """Register the hook once per process (every reader that calls Python calls this)."""
     if not _REGISTERED:
         atexit.register(_release)
         _REGISTERED.append(_release)

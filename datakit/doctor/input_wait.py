@@ -1,0 +1,280 @@
+"""Is my GPU fed? The share of each training step your model waits for its input, measured.
+
+:func:`input_wait` trains *your* compiled Keras model for a few steps fed from memory
+(a few batches of *your* dataset cached and repeated: TensorFlow's profiler guide calls
+this the synthetic-data check), then fed by the dataset, ``rounds`` times in turn, and
+compares each feed's mean step in its fastest run (a busy spell of a shared machine
+stretches some runs). The step fed from memory is the model's own; what the pipeline adds
+to it is time the device waits for input. It also drains the dataset alone, so it knows
+the host CPU seconds a batch costs, and ranks the changes worth trying
+(:mod:`datakit.doctor.input_changes`), each with its measured or computed effect.
+
+Nothing is compiled anew (the model's own ``train_step``, traced once per feed), and the
+model's weights, optimizer state and metrics are put back as they were afterwards.
+
+>>> import keras, numpy as np, tensorflow as tf
+>>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+>>> model.compile(optimizer="sgd", loss="mse")
+>>> ds = tf.data.Dataset.from_tensor_slices((np.ones((64, 4), "float32"), np.ones(64))).batch(8)
+>>> report = input_wait(model, ds, steps=4, warmup=2)
+>>> 0 <= report.wait_share <= 1, report.device
+(True, 'CPU')
+>>> input_wait(keras.Sequential([keras.layers.Dense(1)]), ds)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: input_wait(model=...): the model is not built (it has no weights yet), ...
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import tensorflow as tf
+
+from datakit.core.arguments import check_count
+from datakit.core.cores import cpu_cores
+from datakit.doctor.input_changes import Change, rank_changes
+from datakit.perf.chain import chain_of, kind_of, uses_py_function
+
+__all__ = ["input_wait"]
+
+
+@dataclass
+class InputWait:
+    """What :func:`input_wait` measured. Times in seconds, cores as CPU seconds per second."""
+
+    device: str                  # "CPU", or the GPU's name
+    steps: int                   # timed steps per feed (after the warm-up)
+    memory_step_s: float         # step fed from memory (the fastest run's mean): the model's
+    pipeline_step_s: float       # step fed by the pipeline (the fastest run's mean)
+    memory_cores: float          # the whole process's cores busy, fed from memory
+    pipeline_cores: float        # the whole process's cores busy, fed by the pipeline
+    input_cpu_per_batch_s: float  # CPU seconds one batch costs the pipeline, drained alone
+    input_alone_step_s: float    # seconds a batch, the pipeline drained alone
+    host_cores: int              # cores this process may use (datakit.core.cores.cpu_cores)
+    batch_bytes: int             # bytes of one batch's inputs as the pipeline gives them
+    changes: list[Change] = field(default_factory=list)  # the next changes to try, best first
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.device == "CPU"
+
+    @property
+    def wait_share(self) -> float:
+        """The share of each pipeline-fed step spent waiting for input (0: none)."""
+        if self.pipeline_step_s <= 0:
+            return 0.0
+        return min(1.0, max(0.0, 1 - self.memory_step_s / self.pipeline_step_s))
+
+    @property
+    def input_cores(self) -> float:
+        """The cores the pipeline kept busy beside the model (process, minus fed from memory)."""
+        return max(0.0, self.pipeline_cores - self.memory_cores)
+
+    @property
+    def cores_to_keep_up(self) -> float:
+        """The cores the pipeline needs to make one batch per model step fed from memory."""
+        return self.input_cpu_per_batch_s / self.memory_step_s if self.memory_step_s else 0.0
+
+    def verdict(self) -> str:
+        if self.wait_share > 0.5:
+            return "the input is the wait: the model waits for it most of each step"
+        if self.wait_share >= 0.2:
+            return "the input is part of the wait"
+        return "the input is not the wait: the model's own step is the limit"
+
+    def __str__(self) -> str:
+        ms = 1e3
+        lines = [
+            f"on {self.device}, {self.steps} steps per feed and round:",
+            f"  fed from memory:      {self.memory_step_s * ms:8.1f} ms a step (the model's own)",
+            f"  fed by your pipeline: {self.pipeline_step_s * ms:8.1f} ms a step",
+            f"  waiting for input: {self.wait_share:.0%} of each step: {self.verdict()}",
+            f"  host cores: {self.pipeline_cores:.2f} busy fed by the pipeline, "
+            f"{self.memory_cores:.2f} fed from memory (the pipeline's share ~"
+            f"{self.input_cores:.2f}); drained alone a batch costs "
+            f"{self.input_cpu_per_batch_s * ms:.1f} ms of CPU, so keeping up with the model "
+            f"needs {self.cores_to_keep_up:.2f} of this machine's {self.host_cores} cores",
+        ]
+        if self.on_cpu:
+            lines.append("  no GPU: the model trains on the CPU, on the same cores as the "
+                         "pipeline, so the two compete (on a GPU only the pipeline uses them)")
+        if self.changes:
+            lines.append("next changes to try, best first:")
+            lines += [f"  {i}. {c}" for i, c in enumerate(self.changes, 1)]
+        else:
+            lines.append("no change to the input would shorten the step")
+        return "\n".join(lines)
+
+
+def _fix(what: str) -> str:
+    return f"input_wait({what}=...): "
+
+
+def check_model(model: Any) -> None:
+    """Refuse a model that is not a compiled, built Keras model, saying how to fix it."""
+    if not all(hasattr(model, a) for a in ("fit", "built", "variables")):
+        raise TypeError(_fix("model") + f"takes a Keras model, got {type(model).__name__}")
+    if not model.built:
+        raise ValueError(_fix("model") + "the model is not built (it has no weights yet), so "
+                         "its first step would build it and the timing would measure that: "
+                         "build it first, e.g. start it with keras.Input(shape) or call "
+                         "model.build(input_shape)")
+    if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", True):
+        raise ValueError(_fix("model") + "the model is not compiled: call model.compile("
+                         "optimizer=..., loss=...) as you train it, then measure")
+
+
+def check_dataset(dataset: Any) -> None:
+    """Refuse what is not a ``tf.data.Dataset`` with known ranks, saying how to fix it."""
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(_fix("dataset") + f"takes a tf.data.Dataset of batches, got "
+                        f"{type(dataset).__name__}: wrap arrays with "
+                        "tf.data.Dataset.from_tensor_slices((x, y)).batch(n)")
+    specs = tf.nest.flatten(dataset.element_spec)
+    unknown = [i for i, s in enumerate(specs) if getattr(s, "shape", None) is None
+               or s.shape.rank is None]
+    if unknown:
+        raise ValueError(_fix("dataset") + f"component {unknown[0]} of the element_spec "
+                         f"{dataset.element_spec} has no known shape (a py_function's or "
+                         "a generator's output), so the model would trace a step per shape: "
+                         "set it, e.g. ds.map(lambda x, y: (tf.ensure_shape(x, [None, 32, 32, "
+                         "3]), y)), or give from_generator an output_signature")
+
+
+def _snapshot(model: Any) -> list:
+    held = [*model.variables, *model.optimizer.variables,
+            *getattr(model, "metrics_variables", [])]
+    seen, unique = set(), []
+    for v in held:
+        if id(v) not in seen:
+            seen.add(id(v))
+            unique.append(v)
+    return [(v, tf.identity(v.value if hasattr(v, "value") else v).numpy()) for v in unique]
+
+
+def _restore(model: Any, saved: list, attrs: dict) -> None:
+    for v, value in saved:
+        v.assign(value)
+    for name, value in attrs.items():
+        setattr(model, name, value)
+
+
+def timed_steps(model: Any, feed: Any, steps: int, warmup: int) -> tuple[list[float], float]:
+    """Each step's seconds and the process's cores busy over ``steps`` steps of one ``fit()``.
+
+    A callback marks the end of each step (or of each ``steps_per_execution`` group), so
+    neither the warm-up (tracing, filling buffers) nor ``fit()``'s start and end count.
+    """
+    import keras
+    marks: list[tuple[int, float, float]] = []
+
+    class Clock(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            marks.append((batch, time.perf_counter(), time.process_time()))
+
+    model.fit(feed, steps_per_epoch=warmup + steps, epochs=1, verbose=0, shuffle=False,
+              callbacks=[Clock()])
+    timed = [m for m in marks if m[0] >= warmup - 1] or marks
+    per_step = [(t1 - t0) / max(1, b1 - b0)
+                for (b0, t0, _), (b1, t1, _) in zip(timed, timed[1:], strict=False)]
+    (_, t0, c0), (_, t1, c1) = timed[0], timed[-1]
+    return per_step, (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+def fastest_run(per_step: list[float], runs: int) -> float:
+    """The mean step of the fastest of ``runs`` equal runs pooled in ``per_step``: a run's mean
+    is its rate (buffers let single steps through fast and make others wait), and the fastest
+    run is the one a busy spell of a shared machine stretched least."""
+    n = max(1, len(per_step) // runs)
+    return min(statistics.mean(per_step[r * n:(r + 1) * n]) for r in range(runs))
+
+
+@tf.function(reduce_retracing=True)
+def _drain(it: Any, n: int) -> None:
+    """Take ``n`` elements of the iterator ``it`` in one graph, as ``fit()`` takes them."""
+    total = tf.constant(0.0, tf.float64)
+    for _ in tf.range(n):
+        first = tf.nest.flatten(next(it))[0]
+        total += tf.cast(tf.size(first), tf.float64)  # used, so that nothing is skipped
+    return total
+
+
+def drained_alone(feed: Any, batches: int) -> tuple[float, float]:
+    """CPU and wall seconds a batch of ``feed`` drained in a ``tf.function``, as fit() drains."""
+    it = iter(feed)
+    _drain(it, tf.constant(2))  # trace, open files, fill buffers
+    t0, c0 = time.perf_counter(), time.process_time()
+    _drain(it, tf.constant(batches))
+    return (time.process_time() - c0) / batches, (time.perf_counter() - t0) / batches
+
+
+def _device() -> str:
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return "CPU"
+    details = tf.config.experimental.get_device_details(gpus[0])
+    return str(details.get("device_name", "GPU:0"))
+
+
+def _batch_bytes(dataset: Any) -> int:
+    first = tf.nest.flatten(next(iter(dataset.take(1))))[0]
+    return int(first.numpy().nbytes)
+
+
+def input_wait(model: Any, dataset: Any, *, steps: int = 20, warmup: int = 3,
+               cached_batches: int = 4, rounds: int = 2) -> InputWait:
+    """How much of each training step ``model`` waits for ``dataset``, and what to change.
+
+    Args:
+        model: a built, compiled Keras model (your own; its state is restored afterwards).
+        dataset: a ``tf.data.Dataset`` of batches as you pass them to ``fit()`` (repeated
+            here as needed).
+        steps: timed steps per feed, after ``warmup`` untimed ones (>= 2 and >= 1).
+        cached_batches: batches of ``dataset`` held in memory for the memory-fed run.
+        rounds: runs of each feed, in turn; their steps are pooled.
+
+    Raises:
+        TypeError: ``model`` is not a Keras model or ``dataset`` not a ``tf.data.Dataset``.
+        ValueError: the model is not built or not compiled; an element has no known shape.
+    """
+    check_model(model)
+    check_dataset(dataset)
+    check_count("steps", steps, 2)
+    check_count("warmup", warmup)
+    check_count("cached_batches", cached_batches)
+    check_count("rounds", rounds)
+    saved = _snapshot(model)
+    attrs = {a: getattr(model, a) for a in ("history", "stop_training") if hasattr(model, a)}
+    try:
+        memory = dataset.take(cached_batches).cache().repeat()
+        times: dict[str, list[float]] = {"memory": [], "pipeline": []}
+        cores: dict[str, list[float]] = {"memory": [], "pipeline": []}
+        for _ in range(rounds):  # the two feeds in turn, so that a busy spell hits both
+            for name, feed in (("memory", memory), ("pipeline", dataset.repeat())):
+                per_step, busy = timed_steps(model, feed, steps, warmup)
+                times[name] += per_step
+                cores[name].append(busy)
+    finally:
+        _restore(model, saved, attrs)
+    mem_step, pipe_step = fastest_run(times["memory"], rounds), fastest_run(times["pipeline"],
+                                                                            rounds)
+    mem_cores, pipe_cores = (statistics.mean(cores["memory"]),
+                             statistics.mean(cores["pipeline"]))
+    cpu_batch, alone_step = drained_alone(dataset.repeat(), steps)
+    report = InputWait(device=_device(), steps=steps, memory_step_s=mem_step,
+                       pipeline_step_s=pipe_step, memory_cores=mem_cores,
+                       pipeline_cores=pipe_cores, input_cpu_per_batch_s=cpu_batch,
+                       input_alone_step_s=alone_step, host_cores=cpu_cores(),
+                       batch_bytes=_batch_bytes(dataset))
+    chain = chain_of(dataset)
+    stages = [kind_of(d) for d in chain if kind_of(d) != "options"]
+    x_dtype = tf.nest.flatten(dataset.element_spec)[0].dtype
+    report.changes = rank_changes(report, ends_with_prefetch=stages[-1:] == ["prefetch"],
+                                  x_dtype=x_dtype.name,
+                                  py_function=any(uses_py_function(d) for d in chain),
+                                  steps_per_execution=getattr(model, "steps_per_execution", 1))
+    return report

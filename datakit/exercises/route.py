@@ -1,0 +1,155 @@
+"""The checks of notebooks 01-05's exercises that no one reference list answers.
+
+Some answers are datasets with a reference (``"dict_dataset"``, ``"named_pairs"``,
+``"standardize_and_batch"``, ``"odd_squares"``, ``"halve_and_round"``); some
+are numbers the kit computes from the same inputs, so the check does not print the answer
+(``"epoch_0_leaves"``, ``"lines_before_file"``, ``"near_bay_count"``); and some are judged by
+the properties the question asks for (``"take_skip_split"``, ``"shuffled_pairs"``,
+``"split_then_shuffle"``): each refusal says which property fails, and how.
+"""
+
+from __future__ import annotations
+
+from datakit.exercises.compare import Feedback, compare
+
+__all__: list[str] = []
+
+
+def dict_dataset() -> list:
+    """01.1: ``"x"`` 0.5, 1.5, 2.5 and ``"label"`` 1, 0, 1, as named elements."""
+    return [{"x": x, "label": y} for x, y in zip([0.5, 1.5, 2.5], [1, 0, 1], strict=True)]
+
+
+def named_pairs(features, labels) -> list:
+    """01.4: ``({"x": feature}, label)`` pairs."""
+    return [({"x": f}, y) for f, y in zip(features, labels, strict=True)]
+
+
+def standardized_batches() -> list:
+    """02.2: 0.0 ... 9.0 less 4.5, in batches of 5."""
+    return [[x - 4.5 for x in range(5)], [x - 4.5 for x in range(5, 10)]]
+
+
+def on_floats(function):
+    """Your ``standardize_and_batch`` applied to the floats 0.0 ... 9.0."""
+    import tensorflow as tf
+    return tf.data.Dataset.range(10).map(lambda x: tf.cast(x, tf.float32)).apply(function)
+
+
+def odd_squares() -> list[int]:
+    """02.3: the squares of the odd numbers of ``range(10)``."""
+    return [x * x for x in range(10) if x % 2 == 1]
+
+
+def halve_and_round(n: int = 10) -> list[float]:
+    """02.5: each of ``range(n)`` halved and rounded as NumPy rounds (half to even)."""
+    import numpy as np
+    return [float(v) for v in np.round(np.arange(n) / 2)]
+
+
+def halved(function, n: int = 10):
+    """Your function mapped over ``range(n)``: 3 / 2 = 1.5 tells rounding from floor division."""
+    import tensorflow as tf
+    return tf.data.Dataset.range(n).map(function)
+
+
+def epoch_0_leaves(n: int = 10, epochs: int = 3, buffer_size: int = 5, seed: int = 42) -> int:
+    """03.2: the step (from 0) at which the last of epoch 0's elements leaves the buffer."""
+    import tensorflow as tf
+    tagged = tf.data.Dataset.range(n).repeat(epochs).enumerate().shuffle(buffer_size, seed=seed)
+    positions = [int(p) for p, _ in tagged]
+    return max(step for step, p in enumerate(positions) if p < n)
+
+
+def lines_before_file(files, cycle_length: int = 5, file: int = 5) -> int:
+    """04.3: how many data lines an interleave of the sorted files gives before file
+    ``file``'s (0-based) first line."""
+    import tensorflow as tf
+    tags = tf.data.Dataset.from_tensor_slices(sorted(map(str, files))).enumerate().interleave(
+        lambda i, f: tf.data.TextLineDataset(f).skip(1).map(lambda _: i),
+        cycle_length=cycle_length)
+    return next(k for k, i in enumerate(tags.as_numpy_iterator()) if i == file)
+
+
+def near_bay_count(files) -> int:
+    """05.2: the ``NEAR BAY`` rows of the CSV files, counted by pandas."""
+    import pandas as pd
+    return int(sum((pd.read_csv(f)["ocean_proximity"] == "NEAR BAY").sum() for f in files))
+
+
+def _ints(dataset) -> list[int]:
+    return [int(x) for x in dataset]
+
+
+def _pair(answer, what: str) -> tuple | str:
+    if not (isinstance(answer, tuple) and len(answer) == 2):
+        return (f"not yet: pass {what} as a tuple of two datasets, "
+                f"(valid, train); yours is {type(answer).__name__}.")
+    return answer
+
+
+def take_skip_split(answer, n: int = 20, fraction: float = 0.15) -> Feedback:
+    """02.4: ``(valid, train)`` from ``range(n)``: the first ``int(fraction * n)`` elements for
+    validation, the rest for training, none in both."""
+    pair = _pair(answer, "your split")
+    if isinstance(pair, str):
+        return Feedback(False, [pair])
+    valid, train = (_ints(ds) for ds in pair)
+    expected = int(fraction * n)
+    both = sorted(set(valid) & set(train))
+    if both:
+        return Feedback(False, [f"not yet: {len(both)} element(s) in both, first {both[0]}: "
+                                "skip as many elements as you take."])
+    if len(valid) != expected:
+        return Feedback(False, [f"not yet: {len(valid)} validation elements, {fraction:.0%} of "
+                                f"{n} is {expected}: take int({fraction} * {n})."])
+    if sorted(valid + train) != list(range(n)):
+        return Feedback(False, [f"not yet: {n - len(set(valid + train))} element(s) in neither:"
+                                " skip exactly what you take."])
+    return Feedback(True, [f"correct: {len(valid)} validation and {len(train)} training "
+                           "elements, none in both."])
+
+
+def shuffled_pairs(answer, labels) -> Feedback:
+    """03.3: every ``(10 * label, label)`` pair of ``labels``, once, in a shuffled order."""
+    reference = [(10 * int(y), int(y)) for y in labels]
+    feedback = compare(answer, reference, order="any")
+    if not feedback:
+        pairs = [(int(x), int(y)) for x, y in answer] if hasattr(answer, "element_spec") else []
+        broken = [p for p in pairs if p[0] != 10 * p[1]]
+        if broken:
+            return Feedback(False, [f"not yet: {len(broken)} pair(s) broken, first {broken[0]}:"
+                                    " shuffle the pairs, not each part on its own."])
+        return feedback
+    if [(int(x), int(y)) for x, y in answer] == reference:
+        return Feedback(False, ["not yet: every pair matches, but in the input's order: "
+                                "shuffle them."])
+    return Feedback(True, [f"correct: all {len(reference)} pairs match, in a shuffled order."])
+
+
+def split_then_shuffle(answer, n: int = 100, n_valid: int = 20) -> Feedback:
+    """03.4: ``(valid, train)`` read for two epochs: the same validation set each epoch, no
+    element in both, every element in one, and a new training order each epoch."""
+    pair = _pair(answer, "your split")
+    if isinstance(pair, str):
+        return Feedback(False, [pair])
+    valid, train = pair
+    epochs = [(_ints(valid), _ints(train)) for _ in range(2)]
+    for epoch, (v, t) in enumerate(epochs):
+        both = sorted(set(v) & set(t))
+        if both:
+            return Feedback(False, [f"not yet: in pass {epoch + 1} of the check's two, "
+                                    f"{len(both)} number(s) validated and trained on, first "
+                                    f"{both[0]}: take and skip read another order each pass."])
+        if sorted(v + t) != list(range(n)) or len(v) != n_valid:
+            return Feedback(False, [f"not yet: pass {epoch + 1}: {len(v)} validation and {len(t)} "
+                                    f"training numbers, expected {n_valid} and {n - n_valid}, "
+                                    f"each of range({n}) once."])
+    if set(epochs[0][0]) != set(epochs[1][0]):
+        return Feedback(False, ["not yet: the validation set changes between epochs."])
+    if epochs[0][1] == epochs[1][1]:
+        return Feedback(False, ["not yet: the split holds, but the training numbers come in "
+                                "the same order every epoch: shuffle the training part on its "
+                                "own."])
+    return Feedback(True, ["correct: the same split every epoch, nothing in both, and a new "
+                           "training order each epoch."])

@@ -1,0 +1,85 @@
+"""datakit.bench: ``python -m datakit.bench`` on two tiny videos and a tiny saved model, the
+table of cores, and the profiler trace's device-idle share read from a planted trace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from datakit.bench.device import GpuSampler, _union_ns, device_idle
+from datakit.bench.reference import bench_videos, reference_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.timeout(400)
+def test_the_command_runs_on_a_two_video_folder_and_a_saved_model(tmp_path):
+    folder = bench_videos(tmp_path / "videos", n=2, seconds=1, size=(64, 48))
+    model = reference_model(clip_len=4, size=16)
+    model.save(tmp_path / "tiny.keras")
+    out = tmp_path / "figures.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "datakit.bench", str(folder), "--model",
+         str(tmp_path / "tiny.keras"), "--batch", "2", "--batch-sizes", "2,4", "--batches", "3",
+         "--steps", "3", "--json", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=380,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "clips of 4x16x16" in run.stdout and "| feed | clips per CPU s |" in run.stdout
+    assert run.stdout.count("waiting for input:") == 2  # input_wait on each feed
+    figures = json.loads(out.read_text())
+    assert set(figures["per_cpu_s"]) == {"direct (video_dataset_from_directory)",
+                                         "shards (clip_dataset)"}
+    assert all(rate > 0 for rate in figures["per_cpu_s"].values())
+    assert set(figures["appetite"]) == {"2", "4"} and all(v > 0 for v in
+                                                          figures["appetite"].values())
+    assert all(0 <= share <= 1 for share in figures["wait_share"].values())
+
+
+def test_a_missing_folder_or_model_is_named_with_the_fix(tmp_path):
+    from datakit.bench.command import main
+    with pytest.raises(FileNotFoundError, match=r"--model .*nope\.keras.*model\.save"):
+        main([str(tmp_path), "--model", str(tmp_path / "nope.keras")])
+    with pytest.raises(FileNotFoundError, match=r"FOLDER .*absent.*one subfolder"):
+        main([str(tmp_path / "absent"), "--quick"])
+
+
+def _trace(folder: Path, kernels_ns: list[tuple[int, int]], host_ns: tuple[int, int]) -> None:
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    space = xplane_pb2.XSpace()
+    host = space.planes.add(name="/host:CPU")
+    line = host.lines.add(name="python", timestamp_ns=0)
+    line.events.add(offset_ps=host_ns[0] * 1000, duration_ps=(host_ns[1] - host_ns[0]) * 1000)
+    gpu = space.planes.add(name="/device:GPU:0")
+    for k, (start, stop) in enumerate(kernels_ns):
+        stream = gpu.lines.add(name=f"Stream #{k % 2}", timestamp_ns=0)
+        stream.events.add(offset_ps=start * 1000, duration_ps=(stop - start) * 1000)
+    gpu.lines.add(name="XLA Ops", timestamp_ns=0).events.add(offset_ps=0, duration_ps=10**8)
+    (folder / "plugins" / "profile" / "run").mkdir(parents=True)
+    (folder / "plugins" / "profile" / "run" / "host.xplane.pb").write_bytes(
+        space.SerializeToString())
+
+
+def test_device_idle_is_the_time_no_kernel_ran_on_the_gpu(tmp_path):
+    # kernels 0-20 and 10-30 on two streams overlap (30 ns busy), 60-70 (10 ns): 40 of 100
+    _trace(tmp_path, [(0, 20), (10, 30), (60, 70)], host_ns=(0, 100))
+    assert device_idle(tmp_path) == pytest.approx(0.6)
+    assert _union_ns([(5, 6), (0, 2), (1, 3)]) == 4
+
+
+def test_a_trace_without_a_gpu_plane_or_no_trace_gives_none(tmp_path):
+    assert device_idle(tmp_path) is None
+    _trace(tmp_path, [], host_ns=(0, 100))
+    assert device_idle(tmp_path) == pytest.approx(1.0)  # a GPU that ran nothing: idle
+
+
+def test_the_gpu_sampler_says_what_it_measures():
+    assert "kernel" in GpuSampler.MEASURES and "utilization.gpu" in GpuSampler.MEASURES
+    with GpuSampler() as gpu:
+        pass
+    assert gpu.kernel_share is None or 0 <= gpu.kernel_share <= 1

@@ -1,0 +1,98 @@
+"""datakit.doctor.input_wait: the share of each step a model waits for its input, on the CPU.
+
+The pipelines differ in one thing: a planted stage that burns CPU in Python (~150 ms a
+batch of CPU, several times the model's step) against the same batches cached. Only
+ratios are asserted, with wide margins (a loaded 2-core machine stretches every time).
+"""
+
+from __future__ import annotations
+
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from datakit.doctor.input_wait import input_wait
+
+pytestmark = pytest.mark.timeout(300)
+FEATURES = 256
+
+
+def _model() -> keras.Model:
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((FEATURES,)),  # a step of some ms, not noise-sized
+                              keras.layers.Dense(1024, activation="relu"),
+                              keras.layers.Dense(1024, activation="relu"), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+def _batches() -> tf.data.Dataset:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1024, FEATURES)).astype("float32")
+    return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(128)
+
+
+def _burn(x, y):
+    def spin(x):  # CPU work in Python, not a sleep: it holds a core
+        end = time.process_time() + 0.15
+        while time.process_time() < end:
+            pass
+        return x
+    x = tf.py_function(spin, [x], tf.float32)
+    return tf.ensure_shape(x, [None, FEATURES]), y
+
+
+def test_a_cpu_burning_stage_is_the_wait_and_a_cached_pipeline_is_not():
+    model = _model()
+    slow = input_wait(model, _batches().map(_burn).prefetch(1), steps=6, warmup=2)
+    cached = input_wait(model, _batches().cache().prefetch(1), steps=12, warmup=3, rounds=3)
+    assert slow.wait_share > 0.5, str(slow)
+    assert cached.wait_share < 0.2, str(cached)
+    assert slow.input_cpu_per_batch_s > 5 * cached.input_cpu_per_batch_s, (str(slow), str(cached))
+    assert "the input is the wait" in str(slow) and "is not the wait" in str(cached)
+    assert slow.on_cpu and "same cores" in str(slow)  # the CPU case says the cores are shared
+
+
+def test_the_advice_names_prefetch_when_the_pipeline_does_not_end_with_it():
+    report = input_wait(_model(), _batches().map(_burn), steps=4, warmup=2, rounds=1)
+    assert "prefetch last" in [c.what for c in report.changes]
+    assert report.changes == sorted(report.changes, key=lambda c: -c.saves_s)
+
+
+def test_weights_and_optimizer_state_are_put_back():
+    model = _model()
+    model.fit(_batches(), epochs=1, verbose=0, shuffle=False)  # optimizer state: moments, steps
+    before = [v.numpy().copy() for v in model.variables]
+    opt_before = [v.numpy().copy() for v in model.optimizer.variables]
+    input_wait(model, _batches(), steps=3, warmup=1)
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(before, model.variables, strict=True))
+    assert all(np.array_equal(a, v.numpy())
+               for a, v in zip(opt_before, model.optimizer.variables, strict=True))
+    assert int(model.optimizer.iterations.numpy()) == 8  # one epoch of 8 batches, no more
+
+
+def test_an_unbuilt_model_is_refused_with_the_fix():
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    with pytest.raises(ValueError, match=r"not built.*keras\.Input\(shape\).*model\.build"):
+        input_wait(model, _batches())
+
+
+def test_an_uncompiled_model_is_refused_with_the_fix():
+    model = keras.Sequential([keras.Input((FEATURES,)), keras.layers.Dense(1)])
+    with pytest.raises(ValueError, match=r"not compiled: call model\.compile"):
+        input_wait(model, _batches())
+
+
+def test_an_unknown_element_spec_is_refused_with_the_fix():
+    unknown = _batches().map(lambda x, y: (tf.py_function(lambda a: a, [x], tf.float32), y))
+    with pytest.raises(ValueError, match=r"component 0 .* no known shape.*tf\.ensure_shape"):
+        input_wait(_model(), unknown)
+
+
+def test_what_is_not_a_dataset_is_refused_with_the_fix():
+    with pytest.raises(TypeError, match=r"tf\.data\.Dataset.*from_tensor_slices"):
+        input_wait(_model(), [np.zeros((4, FEATURES))])
