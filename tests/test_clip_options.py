@@ -158,3 +158,27 @@ def test_clip_dataset_on_the_converters_root_says_which_folder_to_pass(tmp_path)
     with pytest.raises(DataError, match=r"is the converter's output folder, which holds the "
                        r"sets \['train'\]: pass one of them, e.g. clip_dataset\(.*/s/train'\)"):
         video.clip_dataset(tmp_path / "s", clip_len=4)
+
+
+@pytest.mark.timeout(120)
+def test_an_8k_batch_with_the_videos_own_size_is_refused_as_with_that_size_given(tmp_path):
+    """frame_size=None: the first listed video's size is checked, once the folder is listed
+    and before any clip is read, as an explicit frame_size is checked before listing."""
+    pytest.importorskip("av")
+    import numpy as np
+
+    from datakit.core.arguments import _physical_memory
+    from datakit.readers.video.encoded import write_video
+
+    memory = _physical_memory()
+    if not memory:
+        pytest.skip("this system does not say how much memory it has")
+    write_video(np.zeros((2, 4320, 7680, 3), np.uint8), tmp_path / "v" / "a" / "8k.mp4")
+    batch_size = memory // (2 * 4320 * 7680 * 3) + 1  # one batch: just over the memory
+    figure = f"would build {batch_size * 2 * 4320 * 7680 * 3:,} bytes"
+    for size, said in ((None, r"frame_size=None \(the videos' 4320x7680\)"),
+                       ((4320, 7680), r"frame_size=\(4320, 7680\)")):
+        with pytest.raises(ValueError, match=said + r", clip_len=2, batch_size=\d+\) "
+                           + figure + r" .* more than this machine's .* pass a smaller"):
+            video.video_dataset_from_directory(tmp_path / "v", frame_size=size, clip_len=2,
+                                               batch_size=batch_size, verbose=False)

@@ -49,6 +49,19 @@ def test_a_nan_or_inf_label_is_a_located_bad_line_or_a_counted_skip(tmp_path, pa
 # -- headers ------------------------------------------------------------------------
 
 
+def test_old_mac_line_ends_are_refused_naming_the_file_and_the_fix(tmp_path):
+    """Excel for Mac's 'CSV (Macintosh)': lines end in \\r alone (the csv module's own error
+    named no file and spoke of universal-newline mode)."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b"a,b,y\r1,2,0\r3,4,1\r")
+    for column_names in (None, ["a", "b", "y"]):
+        with pytest.raises(DataError, match=r"mac.csv, line 1: its lines end in a carriage "
+                           r"return alone .* save it as 'CSV UTF-8'"):
+            dc.column_stats([str(path)], label="y", column_names=column_names)
+    path.write_bytes(b"a,b,y\r\n1,2,0\r\n3,4,1\r\n")  # Windows line ends: read
+    assert dc.column_stats([str(path)], label="y")["a"].mean == 2.0
+
+
 def test_a_repeated_header_name_is_named(tmp_path):
     path = write(tmp_path, "dup.csv", "a,b,a\n1,2,3\n")
     for call in (lambda: dc.column_stats(path), lambda: dc.check_files(path)):

@@ -143,3 +143,28 @@ def test_max_vocabulary_keeps_the_most_frequent_ties_broken_by_value(tmp_path):
         ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary=0)
     with pytest.raises(TypeError, match=r"max_vocabulary\['w'\] must be an int"):
         ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"w": 2.5})
+
+
+@pytest.mark.parametrize("parse", ["batch", "arrow"])
+def test_numbers_beyond_float32_are_missing_not_nan_nor_a_constant_column(tmp_path, parse):
+    """A ``9.99e99`` missing-value sentinel and a ``1e39`` are infinite in float32, the
+    readers' numbers: the statistics leave them out (missing, then the mean), so no feature
+    is NaN and no column collapses to zeros."""
+    from datakit.readers.csv_files.reader import csv_reader_dataset
+
+    rows = [(9.99e99 if i % 4 == 0 else float(i), 1e39 if i % 5 == 0 else 2.0 * i, i % 2)
+            for i in range(40)]
+    path = tmp_path / "a.csv"
+    path.write_text("sentinel,big,y\n" + "".join(f"{a!r},{b!r},{y}\n" for a, b, y in rows))
+    stats = ds.column_stats([str(path)], label="y")
+    assert (stats["sentinel"].missing, stats["big"].missing) == (10, 8)
+    frame = pd.read_csv(path)[["sentinel", "big"]]
+    kept = frame.where(frame.abs() <= np.finfo(np.float32).max)  # what float32 can hold
+    np.testing.assert_allclose([stats[c].mean for c in kept], kept.mean(), rtol=1e-6)
+    np.testing.assert_allclose([stats[c].std for c in kept], kept.std(ddof=0), rtol=1e-6)
+    expected = ((kept.fillna(kept.mean()) - kept.mean()) / kept.std(ddof=0)).to_numpy()
+    x = np.concatenate([b[0].numpy() for b in csv_reader_dataset(
+        [str(path)], stats=stats, label="y", parse=parse, shuffle_buffer_size=None,
+        batch_size=16)])
+    assert not np.isnan(x).any() and (x.std(axis=0) > 0.5).all()
+    np.testing.assert_allclose(x, expected, rtol=1e-5, atol=1e-6)

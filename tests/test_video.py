@@ -183,6 +183,21 @@ def test_shards_of_one_record_per_video_are_refused_by_name(tmp_path):
         video.clip_dataset(tmp_path, clip_len=4)
 
 
+@pytest.mark.timeout(180)
+def test_a_set_the_last_conversion_removed_is_named_as_such_not_an_old_layout(tmp_path):
+    for k in range(4):
+        frames = video.make_video(k % 2, size=16, min_frames=8, max_frames=8, seed=k).frames
+        video.write_video(frames, tmp_path / "v" / "ab"[k % 2] / f"v{k}.mp4")
+    kw = dict(processes=1, progress=False)
+    out = tmp_path / "out"
+    video.write_video_shards(tmp_path / "v", out, validation_split=0.5, seed=1, **kw)
+    video.clip_dataset(out / "validation", clip_len=4)  # read while it is there
+    video.write_video_shards(tmp_path / "v", out, **kw)  # no validation_split: train only
+    with pytest.raises(FileNotFoundError, match=r"validation: is not part of the last "
+                       r"write_video_shards into .*out \(it wrote train only.*validation_split"):
+        video.clip_dataset(out / "validation", clip_len=4)
+
+
 def test_the_records_writer_writes_the_converters_layout(videos, shards):
     from datakit.core import manifest
     from datakit.readers.video.part_files import CHUNK_FRAMES

@@ -168,3 +168,87 @@ def test_the_larger_corpus_is_judged_alike(tmp_path):
     for path in good.values():
         bad.update(video_corpus.damaged(path, tmp_path / "damaged"))
     _check_damaged(bad, at_listing=False)
+
+
+@pytest.fixture(scope="session")
+def ffmpeg_only(tmp_path_factory):
+    return video_corpus.ffmpeg_only_files(tmp_path_factory.mktemp("ffmpeg_only"))
+
+
+def _best_frames(path) -> np.ndarray:
+    import av
+
+    with av.open(str(path)) as c:
+        return np.stack([f.to_ndarray(format="rgb24") for f in c.decode(c.streams.best("video"))])
+
+
+@pytest.mark.timeout(120)
+def test_files_a_simpler_reader_misreads_are_read_as_ffmpeg_reads_them(ffmpeg_only):
+    """An edit-list trim (its discarded lead-in left out), joined MPEG-TS recordings (frames
+    in FFmpeg's order, though the timestamps go back or repeat), a still track before the
+    default video track (the default one read): FFmpeg's count, order and pixels."""
+    import av
+
+    assert set(ffmpeg_only) == {"h264_trimmed.mp4", "ts_joined_back.mp4",
+                                "ts_joined_repeat.mp4", "still_first.mkv"}
+    with av.open(str(ffmpeg_only["h264_trimmed.mp4"])) as c:  # the file is what it claims
+        assert sum(p.is_discard for p in c.demux(c.streams.video[0])) == 13
+    for name, path in ffmpeg_only.items():
+        errors, times = video_corpus.judge(path)
+        assert not errors and times, (name, errors)
+        info = decoding.probe(path, cache=False)
+        assert info.frames == len(times), name
+        assert np.all(np.diff(info.times) > 0), name  # one rising timeline
+        rising = np.diff(times) > 0  # within each joined part, FFmpeg's own steps
+        np.testing.assert_allclose(np.diff(info.times)[rising], np.diff(times)[rising],
+                                   atol=1e-3, err_msg=name)
+        theirs = _best_frames(path)
+        ours = decoding.decode_frames(info, range(info.frames), seek=False)
+        assert ours.shape == theirs.shape, name
+        assert np.abs(ours.astype(int) - theirs).mean() < 2, name
+        wanted = [info.frames - 1, 0, info.frames // 2, info.frames - 3, info.frames - 2]
+        assert np.array_equal(decoding.decode_frames(info, wanted), ours[wanted]), name
+    assert len(video_corpus.judge(ffmpeg_only["h264_trimmed.mp4"])[1]) == 37
+    assert len(video_corpus.judge(ffmpeg_only["ts_joined_repeat.mp4"])[1]) == 48
+
+
+@pytest.mark.timeout(120)
+def test_the_converter_keeps_them_with_ffmpegs_frames(ffmpeg_only, tmp_path):
+    folder = tmp_path / "v" / "all"
+    folder.mkdir(parents=True)
+    for path in ffmpeg_only.values():
+        shutil.copy(path, folder / path.name)
+    result = video.write_video_shards(tmp_path / "v", tmp_path / "out", frame_size=(24, 32),
+                                      processes=1, progress=False)
+    assert result["skipped"] == []
+    from datakit.core.manifest import read_manifest
+
+    entries = read_manifest(result["train"])["sets"]["videos"]["videos"]
+    frames = {Path(e["source"]).name: e["frames"] for e in entries}
+    assert frames == {n: len(video_corpus.judge(p)[1]) for n, p in ffmpeg_only.items()}
+
+
+@pytest.mark.timeout(60, method="thread")  # (a hang is in a probing thread: end the run)
+def test_a_pipe_socket_or_device_named_like_a_video_is_named_and_skipped_never_waited_on(
+        corpus, tmp_path):
+    import socket
+
+    folder = tmp_path / "v" / "a"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "x.mp4")  # nobody writes to it: opening it would block forever
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "y.mp4"))
+    (folder / "w.mp4").symlink_to("/dev/zero")  # a device, through a link
+    shutil.copy(corpus[0]["h264.mp4"], folder / "z.mp4")
+    try:
+        listing = list_videos(tmp_path / "v", on_bad_file="skip")
+        assert [Path(i.path).name for i in listing.infos] == ["z.mp4"]
+        reasons = dict(listing.skipped)
+        assert "named pipe" in reasons[str(folder / "x.mp4")]
+        assert "socket" in reasons[str(folder / "y.mp4")]
+        assert "character device" in reasons[str(folder / "w.mp4")]
+        with pytest.raises(DataError, match="character device.*on_bad_file='skip'") as e:
+            list_videos(tmp_path / "v")  # (the first in sorted order)
+        assert e.value.path == str(folder / "w.mp4")
+    finally:
+        sock.close()

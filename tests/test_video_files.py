@@ -448,3 +448,18 @@ def test_clip_dataset_refuses_a_seed_that_is_not_an_int(shards):
         video.clip_dataset(shards["train"], clip_len=6, seed=True)  # was taken as seed 1
     assert len(chosen(video.clip_dataset(shards["train"], clip_len=6, seed=None, with_ids=True),
                       "id")) == 6  # None: a seed of TensorFlow's, as the direct reader takes
+
+
+@pytest.mark.timeout(60)
+def test_a_video_replaced_by_a_shorter_one_while_converted_is_said_to_have_changed(tmp_path):
+    """Not "a truncated file?": the file changed since it was listed (and probed)."""
+    import os
+
+    path = tmp_path / "v.mp4"
+    video.write_video(np.zeros((30, 16, 16, 3), np.uint8), path)
+    info = decoding.probe(path, cache=False)
+    video.write_video(np.zeros((10, 16, 16, 3), np.uint8), path)
+    os.utime(path, ns=(info.stamp[1] + 10**9,) * 2)
+    with pytest.raises(DataError, match=r"v.mp4: changed since the folder was listed "
+                       r".*run write_video_shards again"):
+        list(decoding.iter_jpegs(info))

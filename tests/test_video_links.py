@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from datakit.core.errors import DataError
 from datakit.readers import video
 from datakit.readers.video.folders import list_videos, video_files
 
@@ -56,3 +57,18 @@ def test_a_folder_reached_only_through_a_link_is_still_read(tmp_path):
     (tmp_path / "other" / "back").symlink_to(tmp_path / "elsewhere")  # linked both ways
     assert [p.name for p in video_files(tmp_path / "v" / "a", follow_links=True)] == ["x.mp4"]
     assert video_files(tmp_path / "v" / "a") == []  # not followed by default
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("follow_links", [True, False])
+def test_a_class_folder_linked_to_another_is_refused_naming_both(looped, follow_links):
+    """``c -> a``: its videos are class a's; read under c as well, one video would be two
+    classes (Keras reads it twice): refused by name, never an empty class without a word."""
+    (looped / "c").symlink_to("a")
+    for on_bad_file in ("raise", "skip"):
+        with pytest.raises(DataError, match=r"class folder 'c' holds only videos of "
+                           r"class folder 'a' \(it is a link to .*a\).*class_names") as e:
+            list_videos(looped, follow_links=follow_links, on_bad_file=on_bad_file)
+        assert e.value.path == str(looped / "c")
+    listing = list_videos(looped, follow_links=follow_links, class_names=["b", "c"])
+    assert [os.path.relpath(i.path, looped) for i in listing.infos] == ["b/b0.mp4", "c/a0.mp4"]

@@ -186,6 +186,9 @@ def test_a_disk_error_in_a_background_fsync_stops_the_commit(tmp_path, monkeypat
             shards.commit({0: {}, 1: {}}, ["a"], {})
     except OSError as e:
         assert e.errno == errno.EIO
+        shard_file = str(out / "train" / "videos-00000-of-00001.tfrecord")
+        assert e.filename == shard_file and f"shard {shard_file} (Input/output error)" in str(e)
+        assert "run write_video_shards again" in str(e)
     else:
         raise AssertionError("the commit went ahead after a failed fsync")
     assert not (out / "train").exists() and not (out / ".next").exists()

@@ -62,7 +62,8 @@ def _picture(i: int, w: int, h: int) -> np.ndarray:
 def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int = 24,
           gop: int | None = None, bf: int | None = None, drop=(), rotate: int = 0,
           pix: str | None = None,
-          audio_first: bool = False, faststart: bool = False, times=None) -> Path:
+          audio_first: bool = False, faststart: bool = False, times=None, start: int = 0,
+          shift: int = 0) -> Path:
     import av
 
     w, h = size
@@ -98,8 +99,8 @@ def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int 
         for i in range(frames if times is None else len(times)):
             if i in drop:
                 continue
-            f = av.VideoFrame.from_ndarray(_picture(i, w, h), format="rgb24")
-            f.pts = i if times is None else times[i]
+            f = av.VideoFrame.from_ndarray(_picture(i + shift, w, h), format="rgb24")
+            f.pts = start + (i if times is None else times[i])
             for p in s.encode(f):
                 out.mux(p)
         for p in s.encode():
@@ -127,9 +128,61 @@ def good_files(directory: Path, names=None, *, scale: int = 1, frames: int = 24,
     return made
 
 
+def ffmpeg_only_files(directory: Path) -> dict[str, Path]:
+    """Files FFmpeg decodes cleanly that a reader of the first video stream's sorted packet
+    times misreads: an MP4 trimmed without re-encoding (``ffmpeg -ss 0.52 -i a.mp4 -c copy``:
+    an edit list, the 13 packets before the cut marked discard), MPEG-TS recordings joined
+    with ``cat`` and named ``.mp4`` (the second part's timestamps before the first's, or the
+    same), and a Matroska file whose first video track is a one-frame still and whose
+    second, flagged default, is the video."""
+    import av
+
+    made = {}
+    src = write(directory / "trim_source.mp4", "mp4", "libx264", frames=50, bf=2)
+    made["h264_trimmed.mp4"] = directory / "h264_trimmed.mp4"
+    with av.open(str(src)) as i, av.open(str(made["h264_trimmed.mp4"]), "w") as o:
+        s = i.streams.video[0]
+        out = o.add_stream_from_template(s)
+        cut = int(round(0.52 / s.time_base))  # 13 frames at 25 fps
+        for p in i.demux(s):
+            if p.dts is not None:
+                p.pts, p.dts, p.stream = p.pts - cut, p.dts - cut, out
+                o.mux(p)
+    src.unlink()
+    for name, (a, b) in {"ts_joined_back.mp4": (250, 50), "ts_joined_repeat.mp4": (0, 0)}.items():
+        parts = [write(directory / f"part{k}.ts", "mpegts", "libx264", bf=2, start=t, shift=7 * k)
+                 for k, t in enumerate((a, b))]
+        made[name] = directory / name
+        made[name].write_bytes(b"".join(part.read_bytes() for part in parts))
+        for part in parts:
+            part.unlink()
+    made["still_first.mkv"] = path = directory / "still_first.mkv"
+    with av.open(str(path), "w", format="matroska") as out:
+        still = out.add_stream("mjpeg", rate=1)
+        still.width, still.height, still.pix_fmt = 32, 32, "yuvj420p"
+        still.codec_context.time_base = Fraction(1, 25)
+        video = out.add_stream("libx264", rate=25)
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        video.codec_context.time_base = Fraction(1, 25)
+        video.codec_context.options = {"preset": "ultrafast"}
+        still.disposition, video.disposition = av.stream.Disposition(0), \
+            av.stream.Disposition.default
+        for stream, pictures in ((still, [np.zeros((32, 32, 3), np.uint8)]),
+                                 (video, [_picture(i, 64, 48) for i in range(24)])):
+            for i, picture in enumerate(pictures):
+                f = av.VideoFrame.from_ndarray(picture, format="rgb24")
+                f.pts = i
+                for p in stream.encode(f):
+                    out.mux(p)
+            for p in stream.encode():
+                out.mux(p)
+    return made
+
+
 def judge(path) -> tuple[list[str], list[float]]:
     """What ``ffmpeg -v error -i path -f null -`` reports (its error lines, or the exception
-    that stopped it) and the times of the frames it decodes (``ffprobe -count_frames``)."""
+    that stopped it) and the times of the frames it decodes (``ffprobe -count_frames``), in
+    the order it decodes them, from the stream it picks (``av_find_best_stream``)."""
     import av
     import av.logging
 
@@ -137,7 +190,7 @@ def judge(path) -> tuple[list[str], list[float]]:
     with av.logging.Capture(local=False) as logs:
         try:
             with av.open(str(path)) as c:
-                stream = c.streams.video[0]
+                stream = c.streams.best("video")  # the stream ffmpeg and players pick
                 for frame in c.decode(stream):
                     times.append(float(frame.time) if frame.time is not None else None)
         except (av.error.FFmpegError, IndexError) as e:

@@ -132,8 +132,8 @@ def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> F
     header that differs from the first file's, a header naming a column twice or
     holding another separator than commas (:func:`check_header`), a file that
     disagrees with its ``manifest.json`` (rows, bytes, sha256, or a set that
-    lists other files). Blank lines are skipped, as the ``csv`` module and
-    pandas do.
+    lists other files), lines that end in a carriage return alone (old Mac line
+    ends). Blank lines are skipped, as the ``csv`` module and pandas do.
 
     On purpose, and unlike a plain ``open``: a UTF-8 byte order mark at the
     start of a file is stripped (it is not part of the first column's name);
@@ -152,6 +152,11 @@ def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> F
         if not data.strip():
             raise DataError(path, "the file is empty; every shard needs a header line")
         line1 = data.split(b"\n", 1)[0].rstrip(b"\r").decode()
+        if "\r" in line1:  # (a header is never a quoted field broken over lines)
+            raise DataError(path, "its lines end in a carriage return alone (\\r, as Excel for "
+                            "Mac's 'CSV (Macintosh)' writes), not \\n or \\r\\n: the readers "
+                            "would see one line; save it as 'CSV UTF-8', or convert the line "
+                            "ends (tr '\\r' '\\n' < old.csv > new.csv)", line=1)
         if dialect.column_names:
             header = dialect.delimiter.join(dialect.column_names)  # no line of the files
         elif not first:

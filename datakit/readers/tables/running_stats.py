@@ -26,15 +26,28 @@ from datakit.readers.tables.table_stats import NUMBER, ColumnStats
 
 __all__: list[str] = []
 
+#: The largest float32: a number beyond it is infinite in the readers (float32).
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def add_numbers(s: ColumnStats, values: np.ndarray, moments: dict) -> None:
     """Count one block of a number column into ``s`` and its running ``moments``.
 
-    nan and inf count as missing; ``moments[name]`` is (count, mean, sum of
-    squared deviations), merged block by block (Chan et al.), so one pass over
-    any number of blocks gives the mean and the std of the whole column.
+    nan and inf count as missing, and so do values beyond float32's range (a
+    ``9.99e99`` missing-value sentinel, a ``1e39``): the readers hold numbers in
+    float32, where those are infinite, and read them as missing (the mean); counted
+    in, they would make the mean itself infinite and every feature of the column
+    NaN, or the std so large that the column is all zeros. ``moments[name]`` is
+    (count, mean, sum of squared deviations), merged block by block (Chan et al.),
+    so one pass over any number of blocks gives the mean and the std of the whole column.
+
+    >>> from datakit.readers.tables.table_stats import NUMBER, ColumnStats
+    >>> s, moments = ColumnStats("x", NUMBER), {"x": (0, 0.0, 0.0)}
+    >>> add_numbers(s, np.array([1.0, 9.99e99, 3.0, -1e39]), moments)
+    >>> s.missing, s.min, s.max
+    (2, 1.0, 3.0)
     """
-    v = values[np.isfinite(values)]
+    v = values[np.abs(values) <= _FLOAT32_MAX]  # (nan compares false: missing too)
     s.missing += len(values) - len(v)
     if len(v):
         part = (len(v), v.mean(), ((v - v.mean()) ** 2).sum())

@@ -1,14 +1,19 @@
 """What a set of clip shards says about itself: its manifest's videos, class names and frame
-size, and whether ``train/`` and ``validation/`` beside it are one run.
+size, whether ``train/`` and ``validation/`` beside it are one run, and, for a folder
+that is gone, whether the last conversion left it out.
 
 :func:`~datakit.readers.video.clips.clip_dataset` reads these before it builds its
-pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoch.
+pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoch;
+and :func:`shards_present` checks, as each epoch starts, that its shard files are
+still there (a generation removed by later runs), naming the set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import tensorflow as tf
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
@@ -55,6 +60,22 @@ def check_one_run(directory: Path, meta: dict) -> None:
                         f"{directory.parent} (the videos already converted are reused).")
 
 
+def refuse_missing_set(folder: Path) -> None:
+    """A ``FileNotFoundError`` saying so when ``folder``, missing, is a set the last
+    conversion into its parent did not write (``validation/`` after a run without
+    ``validation_split``): not a folder of an earlier layout, nor one never written."""
+    if folder.name not in ("train", "validation") or folder.exists():
+        return
+    sets = [n for n in ("train", "validation") if (folder.parent / n).is_dir()
+            and video_set(generations.current(folder.parent / n)) is not None]
+    if sets:
+        raise FileNotFoundError(f"{folder}: is not part of the last write_video_shards into "
+                                f"{folder.parent} (it wrote {' and '.join(sets)} only: "
+                                f"{folder.name}/ was removed with the run before); read "
+                                f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
+                                "again with a validation_split")
+
+
 def video_set(directory: PathArg) -> dict | None:
     """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
     try:
@@ -65,3 +86,37 @@ def video_set(directory: PathArg) -> dict | None:
         if "videos" in s and "class_names" in s:
             return s
     return None
+
+
+
+def shards_present(directory: Path, asked: Path,
+                   shards: Sequence[str]) -> Callable[[tf.Tensor], tf.Tensor]:
+    """``check(epoch_key) -> epoch_key``, for the epoch's start, in the graph (no Python: the
+    pipeline stays one a tf.data service worker can run): an error naming the set ``asked``
+    when a shard file of ``directory`` (the generation read: its pinned copy, or ``asked``
+    itself) is gone since the dataset was built, where TensorFlow's ``NotFoundError`` would
+    name a hidden ``.generations/`` file."""
+    files = sorted({str(Path(directory) / f) for f in shards})
+    patterns = tf.constant([_literal(f) for f in files] or [""], tf.string)
+    if Path(directory) != Path(asked):
+        said = (f"{asked}: the generation of shards this dataset was built on ({directory}) "
+                f"was removed: later runs of write_video_shards into {Path(asked).parent} "
+                "replaced it (the last two are kept for readers, ten minutes at least); build "
+                f"the dataset again: clip_dataset({str(asked)!r}, ...)")
+    else:
+        said = (f"{asked}: a shard is gone since this dataset was built (write_video_shards "
+                f"ran into {Path(asked).parent} again, or the files were moved); build the "
+                f"dataset again: clip_dataset({str(asked)!r}, ...)")
+
+    def check(key: tf.Tensor) -> tf.Tensor:
+        found = tf.size(tf.io.matching_files(patterns)) if files else tf.constant(0)
+        there = tf.debugging.Assert(tf.equal(found, len(files)), [said], name="shards_present")
+        with tf.control_dependencies([there]):
+            return tf.identity(key)
+
+    return check
+
+
+def _literal(path: str) -> str:
+    """``path`` as a glob pattern that matches only itself (``[``, ``*``, ``?`` escaped)."""
+    return "".join(f"[{c}]" if c in "[*?" else c for c in path)

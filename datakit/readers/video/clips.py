@@ -32,8 +32,10 @@ from datakit.readers.video.clip_sampling import (
 )
 from datakit.readers.video.clip_shards import (
     check_one_run,
+    refuse_missing_set,
     shard_class_names,
     shard_frame_size,
+    shards_present,
     video_set,
 )
 from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
@@ -102,13 +104,14 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
+        FileNotFoundError: no such folder (a set the last conversion did not write: said).
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
             manifest of videos, or shards of an earlier layout (one record per
             video), named with the call that writes them again.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a shard changed after it was written,
-            naming the video.
+            naming the video; a shard gone at an epoch's start, naming the set.
     """
     # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
     knobs = keywords("clip_dataset", {"n_readers": n_readers,
@@ -125,7 +128,11 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
         check_on_bad("on_bad_file", on_bad_file)
         seed = check_seed(seed)  # None: TensorFlow draws one
-    asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))
+    try:
+        asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))
+    except FileNotFoundError:
+        refuse_missing_set(Path(directory))  # a set the last conversion left out: said so
+        raise
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = video_set(directory)
     if meta is None:
@@ -140,9 +147,11 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     k = opts.clips_for(sampler)
     decode = _clip_decoder(opts, k, shard_frame_size(meta))
     by_id = {int(v["id"]): v for v in meta["videos"]}
-    ds = _spanned_records(directory, [by_id[index.ids[p]] for p in index.kept],
-                          int(meta["chunk_frames"]), opts, sampler, k, seed=seed,
-                          training=training, n_readers=n_readers)
+    videos = [by_id[index.ids[p]] for p in index.kept]
+    ds = _spanned_records(directory, videos, int(meta["chunk_frames"]), opts, sampler, k,
+                          seed=seed, training=training, n_readers=n_readers,
+                          present=shards_present(directory, asked,
+                                                 [v["shard"] for v in videos]))
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
@@ -201,7 +210,8 @@ _READ_BUFFER = 1 << 16  # bytes read at a time from a record's offset (a record 
 
 
 def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: VideoOptions,
-                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int):
+                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int,
+                     present):
     """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
 
     The manifest gives each video's shard and where each of its chunks starts;
@@ -248,14 +258,16 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
             tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
                 tf.equal(ctx["first"], wanted[:tf.size(ctx["first"])]))), [
             v["file"], "does not hold video", v["id"], "(", v["name"], ") where its manifest "
-            "says: the shard was changed after it was written; convert the videos again"],
+            "says: the set was written again since this dataset was built (build the "
+            "dataset again), or the shard was changed by hand (convert the videos again)"],
             name="chunk_at_offset")
         with tf.control_dependencies([got]):  # the chunks' frames, in order from first's
             jpegs = tf.gather(seq["frames"].flat_values, v["frames"] - v["first"] * chunk_frames)
         return {"jpegs": jpegs, "frames": v["frames"], "label": v["label"], "id": v["id"],
                 "name": v["name"]}
 
-    keyed = epoch_keys(seed).flat_map(lambda e: table.map(lambda v: with_clip(v, e)))
+    keyed = epoch_keys(seed).map(present).flat_map(  # each epoch: its shards still there
+        lambda e: table.map(lambda v: with_clip(v, e)))
     return keyed.interleave(read, cycle_length=n_readers, num_parallel_calls=n_readers,
                             deterministic=True).map(pick)
 

@@ -1,8 +1,10 @@
 """Any video file PyAV opens, decoded frame by frame: probed, resampled by time, seeked, resized.
 
-:func:`probe` reads a file's video stream once without decoding it (one
-packet per frame: the timestamps count the frames even when the header says
-0, as WebM and Matroska headers do; the keyframes are listed too), decodes its
+:func:`probe` reads a file's video stream (the one FFmpeg picks: the default
+track, never a cover picture) once without decoding it (one packet per frame:
+the timestamps count the frames even when the header says 0, as WebM and
+Matroska headers do; packets an edit list discards are not frames; the
+keyframes are listed too), decodes its
 first frame (for the rotation a phone writes in the display matrix) and its
 last group of frames (from the last keyframe to the end), and compares the
 frames found with the count the index lists (an AVI's empty entries, frames
@@ -20,7 +22,10 @@ Frame ``k`` is the ``k``-th frame *shown* (presentation order). Most
 containers store each frame's presentation time; AVI stores decode order
 only, so with B-frames its packet times are not the order frames are shown in:
 the probe finds that (the decoder gives its frames back out of timestamp
-order) and the reader then counts frames from the keyframe instead.
+order) and the reader then counts frames from the keyframe instead. So it
+does for recordings joined end to end (MPEG-TS segments put together with
+``cat``), whose timestamps go back or repeat where a part starts: frame ``k``
+is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.video_info.frame_order`).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import numpy as np
 from datakit.core.errors import DataError
 from datakit.core.file_facts import content_digest, file_stamp
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import VideoInfo, frame_at
+from datakit.readers.video.video_info import VideoInfo, frame_at, frame_order, video_stream
 from datakit.readers.video.video_info import open_video as _open
 
 __all__: list[str] = []
@@ -93,15 +98,18 @@ def _probe_file(path: str) -> dict:
     import av
 
     with _open(path) as container:
-        if not container.streams.video:
-            raise DataError(path, "has no video stream (an audio-only file?); remove it or pass "
-                            "on_bad_file='skip'")
-        stream = container.streams.video[0]
+        stream = video_stream(container)
+        if stream is None:
+            raise DataError(path, "has no video stream (an audio-only file, or a cover picture "
+                            "only?); remove it or pass on_bad_file='skip'")
         listed = stream.frames  # the index's count (MP4, MOV), 0 where the header has none
         try:
-            demuxed = [(p.pts, p.dts, p.is_keyframe, p.size) for p in container.demux(stream)]
-            packets = [(pts, key) for pts, _, key, size in demuxed if pts is not None and size]
-            pts = sorted(p for p, _ in packets)
+            demuxed = [(p.pts, p.dts, p.is_keyframe, p.size, p.is_discard)
+                       for p in container.demux(stream)]
+            # (packets an edit list marks discard, a trim's lead-in: FFmpeg shows none of them)
+            packets = [(pts, dts, key) for pts, dts, key, size, discard in demuxed
+                       if pts is not None and size and not discard]
+            pts, joined = frame_order([(p, d) for p, d, _ in packets])
             container.seek(0)
             first, head = None, []  # the first frame, and the first frames' timestamps
             for frame in islice(container.decode(stream), _HEAD):
@@ -111,7 +119,7 @@ def _probe_file(path: str) -> dict:
             if listed and held < listed:
                 raise DataError(path, f"is truncated: its index lists {listed} frames, the file "
                                 f"holds {held}; remove it or pass on_bad_file='skip'")
-            reordered = _out_of_order(head) or (
+            reordered = joined or _out_of_order(head) or (
                 first is not None and len(pts) > 1 and _decode_tail(container, stream, packets))
         except av.error.FFmpegError as e:
             raise DataError(path, f"cannot be read ({e}): a damaged or truncated file; remove "
@@ -124,8 +132,8 @@ def _probe_file(path: str) -> dict:
         if rotation in (90, 270):
             h, w = w, h
         rate = stream.average_rate or stream.guessed_rate
-        index = {p: k for k, p in enumerate(pts)}
-        keys = sorted({index[p] for p, key in packets if key})
+        index = {p: k for k, p in enumerate(pts)}  # (a joined file is read from its start)
+        keys = [] if joined else sorted({index[p] for p, _, key in packets if key})
         return dict(pts=_packed(pts), time_base=float(stream.time_base), height=h, width=w,
                     rotation=rotation, codec=stream.codec_context.name,
                     rate=float(rate) if rate else 0.0, keys=keys or [0],
@@ -137,9 +145,9 @@ def _slots(container, demuxed) -> int:
     (a dropped frame) included. The AVI demuxer never hands out the index's empty entries,
     but an AVI's decode times count slots (one tick a slot), so a slot skipped there is a
     dropped frame that FFmpeg decodes past, not a missing one."""
-    slots = sum(1 for pts, dts, _, size in demuxed if pts is not None or dts is not None)
+    slots = sum(1 for pts, dts, *_ in demuxed if pts is not None or dts is not None)
     if "avi" in container.format.name.split(","):
-        dts = [d for _, d, _, _ in demuxed if d is not None]
+        dts = [d for _, d, *_ in demuxed if d is not None]
         if dts:
             slots = max(slots, max(dts) - min(0, min(dts)) + 1)
     return slots
@@ -174,7 +182,7 @@ def _decode_tail(container, stream, packets) -> bool:
 
     True when the frames come back out of timestamp order (:func:`_out_of_order`).
     """
-    keys = [p for p, key in packets if key]
+    keys = [p for p, _, key in packets if key]
     if keys:
         container.seek(keys[-1], stream=stream, backward=True, any_frame=False)
     return _out_of_order([frame.pts for frame in container.decode(stream)])
@@ -265,11 +273,13 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """
     import av
 
+    from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
+
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
     j = 0
     with _open(info.path, _WHILE_CONVERTING) as container:
-        stream = container.streams.video[0]
+        stream = video_stream(container)
         stream.codec_context.thread_count = 1  # one video per core: threads would only wait
         try:
             for n, frame in enumerate(container.decode(stream)):
@@ -281,9 +291,11 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
                     yield jpeg
                     j += 1
         except av.error.FFmpegError as e:
+            check_unchanged(info, CHANGED_WHILE_CONVERTING)  # replaced while converted: said so
             raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
                             f"{_WHILE_CONVERTING}") from None
     if j < len(timeline):
+        check_unchanged(info, CHANGED_WHILE_CONVERTING)
         raise DataError(info.path, f"only {j} of {len(timeline)} frames decoded (a truncated "
                         f"file?); {_WHILE_CONVERTING}")
 

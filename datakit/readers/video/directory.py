@@ -185,20 +185,17 @@ def video_dataset_from_directory(
     check_count("batch_size", batch_size, none=True)
     check_count("decoder_threads", decoder_threads, none=True)
     check_progress(progress)
+    batch: dict = dict(clip_len=opts.clip_len, batch_size=batch_size, color_mode=color_mode,
+                       dtype=dtype)
     if opts.frame_size is not None:  # one batch must fit, or the first element kills the process
-        h, w = opts.frame_size
-        check_fits_in_memory(
-            f"video_dataset_from_directory(frame_size={opts.frame_size}, clip_len="
-            f"{opts.clip_len}, batch_size={batch_size})",
-            float(batch_size or 1) * opts.clip_len * h * w * (3 if color_mode == "rgb" else 1)
-            * (1 if dtype == "uint8" else 4),
-            fix="pass a smaller frame_size (e.g. (224, 224)) or batch_size")
+        _check_batch_fits(opts.frame_size, own=False, **batch)
     check_split(validation_split, subset)
     seed = check_split_seed(validation_split, shuffle, seed)
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     index = index_folder(directory, opts, class_names=class_names, labels=labels,
                          follow_links=follow_links, on_bad_file=on_bad_file,
                          progress=progress)
+    _check_own_size_fits(opts, index, batch)
     # (class_names is None only with labels=None, and then label_mode is None)
     if label_mode == "binary" and len(index.class_names or ()) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 '
@@ -229,6 +226,28 @@ def video_dataset_from_directory(
     if subset == "both":
         return made["training"](), made["validation"]()
     return made[subset]()
+
+
+def _check_batch_fits(size, *, own: bool, clip_len: int, batch_size, color_mode: str,
+                      dtype: str) -> None:
+    """One batch of ``size`` frames must fit in memory (or its first element kills the
+    process): refused with the figure before any clip is read. ``own``: ``size`` is the
+    videos' own (``frame_size=None``), not the caller's ``frame_size``."""
+    h, w = size
+    said = f"frame_size=None (the videos' {h}x{w})" if own else f"frame_size={(h, w)}"
+    check_fits_in_memory(
+        f"video_dataset_from_directory({said}, clip_len={clip_len}, batch_size={batch_size})",
+        float(batch_size or 1) * clip_len * h * w * (3 if color_mode == "rgb" else 1)
+        * (1 if dtype == "uint8" else 4),
+        fix="pass a smaller frame_size (e.g. (224, 224)) or batch_size")
+
+
+def _check_own_size_fits(opts: VideoOptions, index: VideoIndex, batch: dict) -> None:
+    """With ``frame_size=None``, :func:`_check_batch_fits` on the first kept video's size,
+    once the folder is listed (the size an explicit ``frame_size`` is checked at first)."""
+    if opts.frame_size is None and index.kept:
+        first = index.infos[index.kept[0]]
+        _check_batch_fits((first.height, first.width), own=True, **batch)
 
 
 def _say_found(index: VideoIndex, subset, train, val) -> None:

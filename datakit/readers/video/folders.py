@@ -11,7 +11,9 @@ Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
 ``on_bad_file="skip"``, is left out and counted. So is a link that leads
 nowhere (dangling, or looping back on itself), whether it stands for a video
-or for a class folder: never left out without a word. The train/validation split is
+or for a class folder: never left out without a word. A class folder that is a
+link to another class folder (all its videos another class's) is refused naming
+both: a video counts under one label. The train/validation split is
 by video, never by clip: the files are shuffled with ``seed`` and the last
 ``validation_split`` of them are the validation set, as in
 ``keras.utils.image_dataset_from_directory``.
@@ -140,7 +142,26 @@ def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_lin
             skipped.append((str(directory / name), reason))
         paths += [str(p) for p in files]
         labels += [label] * len(files)
-    return (*_each_file_once(paths, labels), skipped)
+    kept_paths, kept_labels = _each_file_once(paths, labels)
+    _check_no_class_lost(directory, names, (paths, labels), (kept_paths, kept_labels))
+    return kept_paths, kept_labels, skipped
+
+
+def _check_no_class_lost(directory: Path, names: list[str], listed: tuple, kept: tuple) -> None:
+    """A class folder whose every video another class holds (``c -> a``, a link to another
+    class folder, under ``follow_links=True``) is refused naming both: read under both
+    labels, one video would be two classes (and on both sides of a split)."""
+    lost = sorted(set(listed[1]) - set(kept[1]))
+    if not lost:
+        return
+    real = {os.path.realpath(p): label for p, label in zip(*kept, strict=True)}
+    video = next(p for p, label in zip(*listed, strict=True) if label == lost[0])
+    other, folder = names[real[os.path.realpath(video)]], directory / names[lost[0]]
+    via = f"it is a link to {os.path.realpath(folder)}" \
+        if os.path.realpath(folder) != os.path.abspath(folder) else "through links"
+    raise DataError(folder, f"class folder {names[lost[0]]!r} holds only videos of class "
+                    f"folder {other!r} ({via}); each video counts under one label: remove "
+                    "the link, or pass class_names without one of them")
 
 
 def _each_file_once(paths: list[str], labels: list[int]) -> tuple[list[str], list[int]]:

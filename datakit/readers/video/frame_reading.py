@@ -49,7 +49,13 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import change
-from datakit.readers.video.video_info import WHILE_READING, VideoInfo, frame_at, open_video
+from datakit.readers.video.video_info import (
+    WHILE_READING,
+    VideoInfo,
+    frame_at,
+    open_video,
+    video_stream,
+)
 
 __all__: list[str] = []
 
@@ -211,7 +217,7 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, c
 
     wanted, got = set(need), {}
     with open_video(info.path, WHILE_READING) as container:
-        stream = container.streams.video[0]
+        stream = video_stream(container)
         stream.codec_context.thread_count = threads
         target = [0]  # the timestamp of the next frame wanted
         try:

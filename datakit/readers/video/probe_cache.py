@@ -42,7 +42,7 @@ from datakit.core.file_facts import Stamp
 __all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
-VERSION = 3
+VERSION = 4
 
 
 def cache_folder() -> Path | None:

@@ -166,10 +166,18 @@ class ShardSets:
         if missing:
             raise RuntimeError(f"videos {missing[:5]} were neither ready nor failed")
         self._close()
-        for shards in self.shards.values():  # a disk error in a background fsync, raised here
-            for shard in shards.values():
-                if shard.synced is not None:
-                    shard.synced.result()
+        for name, shards in self.shards.items():  # a disk error in a background fsync, here
+            for f, shard in shards.items():
+                try:
+                    if shard.synced is not None:
+                        shard.synced.result()
+                except OSError as e:
+                    shown = os.fspath(self.out / name / f)
+                    raise OSError(e.errno, f"the disk failed to store shard {shown} ("
+                                  f"{e.strerror or e}): a failing disk, or a network share "
+                                  "lost? Nothing of this run was kept (the sets there are "
+                                  "the last run's); check the disk, then run "
+                                  "write_video_shards again", shown) from None
         written = []
         for name, shards in self.shards.items():
             ids = self.kept(name)

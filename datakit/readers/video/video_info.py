@@ -1,14 +1,18 @@
 """What a video file is, as the probe found it, and how it is opened (errors named).
 
 :class:`VideoInfo` holds the probe's facts (:func:`datakit.readers.video.decoding.probe`);
-:func:`open_video` opens a file with PyAV, a file FFmpeg cannot open being a
+:func:`open_video` opens a file with PyAV, a file FFmpeg cannot open (or a pipe,
+a socket, a device: never waited on) being a
 :class:`~datakit.core.errors.DataError` that names it and says what to do at
-that moment (while listing, reading or converting).
+that moment (while listing, reading or converting); :func:`video_stream` picks the
+stream FFmpeg reads, and :func:`frame_order` numbers the frames as FFmpeg shows them.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +36,7 @@ class VideoInfo:
     codec: str
     rate: float = 0.0  # the container's average frame rate, 0 if it has none
     keys: tuple = ()  # the keyframes, as frame indices (empty: not known)
-    reordered: bool = False  # timestamps in decode order (AVI with B-frames): count frames
+    reordered: bool = False  # frames counted as decoded (AVI with B-frames, joined recordings)
     stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
     digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
 
@@ -51,6 +55,51 @@ class VideoInfo:
             return self.rate
         t = self.times
         return (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
+
+
+def video_stream(container: Any) -> Any:
+    """The video stream FFmpeg reads (``av_find_best_stream``: the one flagged default, of
+    several frames, before the first listed), never an attached picture (cover art, a
+    still): ``None`` when the file has no other video stream."""
+    pictures = [s for s in container.streams.video
+                if s.disposition & s.disposition.__class__.attached_pic]
+    videos = [s for s in container.streams.video if s not in pictures]
+    if not videos:
+        return None
+    best = container.streams.best("video")
+    return best if best is not None and best.index in {s.index for s in videos} else videos[0]
+
+
+def frame_order(packets: list) -> tuple[list, bool]:
+    """The frames' timestamps in the order FFmpeg shows them, from ``packets`` (``(pts, dts)``
+    in file order), and whether the file is recordings joined end to end (``cat`` of
+    MPEG-TS segments: the decode times go back or repeat where a part starts). FFmpeg
+    shows each part after the one before it, so each part's timestamps are moved on to
+    follow the last part's (one frame step later): the timestamps then rise through the
+    file, and frame ``k`` is the ``k``-th frame decoded.
+
+    >>> frame_order([(10, 10), (11, 11), (2, 2), (3, 3)])
+    ([10, 11, 12, 13], True)
+    >>> frame_order([(0, -1), (2, 0), (1, 1)])  # B-frames: shown in timestamp order
+    ([0, 1, 2], False)
+    """
+    parts: list[list] = [[]]
+    last = None
+    for pts, dts in packets:
+        if dts is not None and last is not None and dts <= last:
+            parts.append([])
+        parts[-1].append(pts)
+        last = dts if dts is not None else last
+    parts = [sorted(part) for part in parts if part]
+    if len(parts) <= 1:
+        return (parts[0] if parts else []), False
+    steps = [d for part in parts for d in np.diff(part).tolist() if d > 0]
+    step = int(np.median(steps)) if steps else 1
+    out: list = []
+    for part in parts:
+        shift = out[-1] + step - part[0] if out else 0
+        out += [p + shift for p in part]
+    return out, True
 
 
 def frame_at(info: VideoInfo, pts: int | None) -> int | None:
@@ -79,10 +128,25 @@ WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards aga
                     "already converted are kept)")
 
 
+#: What a path that is not a regular file is, by its ``stat.S_IFMT``.
+_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFDIR: "a folder"}
+
+
 def open_video(path: str, fix: str = _WHEN_LISTED) -> Any:
-    """``av.open(path)``; a file FFmpeg cannot open is a :class:`DataError` ending in ``fix``."""
+    """``av.open(path)``; a file FFmpeg cannot open, or a path that is no regular file (a
+    named pipe, a socket, a device), is a :class:`DataError` ending in ``fix``."""
     import av
 
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = stat.S_IFREG  # (av.open names the reason)
+    if not stat.S_ISREG(mode):  # a pipe nobody writes to would block av.open forever
+        kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
+        raise DataError(path, f"is {kind}, not a regular file: it is never read as a video; "
+                        f"{fix}")
     try:
         return av.open(path)
     except (av.error.FFmpegError, OSError, UnicodeDecodeError) as e:

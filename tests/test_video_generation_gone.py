@@ -1,0 +1,62 @@
+"""A clip dataset whose shards are gone says so, naming the set, at the next epoch's start.
+
+Without the check, TensorFlow's ``NotFoundError`` named a hidden
+``.generations/`` file (a pinned generation removed by later runs), or a shard
+of the set itself (where no pinned copy was kept: ``.generations/`` removed by
+hand, or a file system without hard links).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from datakit.readers import video
+from datakit.readers.video import generations
+
+KW = dict(num_shards=2, processes=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("videos")
+    for k in range(4):
+        frames = video.make_video(k % 2, size=16, min_frames=70, max_frames=90, seed=k).frames
+        video.write_video(frames, d / "ab"[k % 2] / f"v{k}.mp4")
+    return d
+
+
+def _epoch(ds) -> int:
+    return sum(int(tf.shape(x)[0]) for x, _ in ds)
+
+
+@pytest.mark.timeout(300)
+def test_a_generation_removed_by_later_runs_is_named_at_the_next_epoch(folder, tmp_path,
+                                                                      monkeypatch):
+    out = tmp_path / "out"
+    video.write_video_shards(folder, out, seed=1, **KW)
+    ds = video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)
+    assert _epoch(ds) == 4
+    monkeypatch.setattr(generations, "GRACE_S", 0.0)  # (ten minutes: the test cannot wait)
+    for seed in (2, 3, 4):  # the last two generations are kept: the first goes
+        video.write_video_shards(folder, out, seed=seed, **KW)
+    with pytest.raises(tf.errors.OpError, match=r"out/train: the generation of shards this "
+                       r"dataset was built on .* was removed: later runs of write_video_shards"):
+        _epoch(ds)
+    assert _epoch(video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)) == 4
+
+
+@pytest.mark.timeout(300)
+def test_shards_gone_where_none_is_pinned_are_named_at_the_next_epoch(folder, tmp_path):
+    out = tmp_path / "out"
+    video.write_video_shards(folder, out, seed=1, **KW)
+    shutil.rmtree(out / ".generations")  # removed by hand: the set itself is read
+    ds = video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)
+    assert _epoch(ds) == 4
+    shutil.rmtree(out / ".generations", ignore_errors=True)
+    video.write_video_shards(folder, out, **dict(KW, num_shards=1))  # shard 2 of 2 goes
+    with pytest.raises(tf.errors.OpError, match=r"out/train: a shard is gone since this "
+                       r"dataset was built .* build the dataset again"):
+        _epoch(ds)
