@@ -218,7 +218,7 @@ def test_a_missing_pyav_is_one_error_naming_the_extra(folder, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "av", None)  # as if PyAV were not installed
-    with pytest.raises(ModuleNotFoundError, match=r'pip install "datakit\[video\]"'):
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "tf-datakit\[video\]"'):
         video.video_dataset_from_directory(folder, **KW)
 
 

@@ -131,8 +131,10 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     try:
         asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))
     except FileNotFoundError:
-        refuse_missing_set(Path(directory))  # a set the last conversion left out: said so
-        raise
+        asked = Path(directory)
+        if not generations.switching_in(asked):  # mid-switch, the set waits in .next/
+            refuse_missing_set(asked)  # a set the last conversion left out: said so
+            raise
     directory = generations.current(directory)  # its pinned copy; mid-switch the new one
     meta = video_set(directory)
     if meta is None:

@@ -208,6 +208,15 @@ def current(directory: str | os.PathLike) -> Path:
     return _pinned_copy(staged if staged.exists() else directory, directory.parent)
 
 
+def switching_in(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` is a set that a committed switch, stopped half done, has not
+    moved into place yet (its copy still in ``.next/``: :func:`current` reads it there)."""
+    directory = Path(directory)
+    sets = _committed(directory.parent / _NEXT)
+    return sets is not None and directory.name in sets and (directory.parent / _NEXT /
+                                                            directory.name).is_dir()
+
+
 def _committed(nxt: Path) -> list[str] | None:
     """The sets a committed ``.next/`` holds; ``None`` if there is no commit under way."""
     try:
