@@ -19,9 +19,13 @@ What it hides and what it keeps:
 - after start-up, C++ warnings (``TF_CPP_MIN_LOG_LEVEL=2``, unless you set the variable
   yourself): tf.data's "did not fully read the dataset being cached" and the like, which
   the notebooks show and explain where they matter;
-- never touched: oneDNN. TensorFlow's oneDNN CPU kernels stay on (set
-  ``TF_ENABLE_ONEDNN_OPTS=0`` yourself, before TensorFlow loads, to turn them off: sums
-  may then differ in the last digits).
+- oneDNN: TensorFlow's oneDNN CPU kernels stay on, unless you ask
+  ``quiet_tensorflow(onednn=False)`` (the same as setting ``TF_ENABLE_ONEDNN_OPTS=0``
+  before TensorFlow loads). Turn them off to measure memory: with them on, TensorFlow
+  keeps freed tensors in a pool of its own, so a process's RSS no longer shows what a
+  pipeline holds (a shuffle buffer of 118 MB measured on top of earlier cells grew RSS
+  by less than 10 MB here). The memory notebooks (08, 09, 19) do so; sums may then
+  differ in the last digits.
 
 This module imports nothing from the kit, and TensorFlow only inside the call.
 """
@@ -48,21 +52,27 @@ NOISE = re.compile(r"^WARNING: All log messages before absl::InitializeLog\(\) i
 NO_DRIVER = re.compile(r"failed call to cuInit")
 
 
-def quiet_tensorflow() -> bool:
+def quiet_tensorflow(*, onednn: bool = True) -> bool:
     """Load TensorFlow without its start-up chatter; call it before ``import tensorflow``.
 
     Returns True when it loaded TensorFlow, False when TensorFlow was already loaded
     (its start-up lines are then already written: restart the kernel and call this
     first). Sets ``TF_CPP_MIN_LOG_LEVEL=2`` unless the variable is set; see the
-    module's text for what is hidden and what is kept.
+    module's text for what is hidden and what is kept. ``onednn=False`` turns TensorFlow's
+    oneDNN CPU kernels off (``TF_ENABLE_ONEDNN_OPTS=0``), for RSS to count what a pipeline
+    holds.
 
     >>> import datakit
     >>> datakit.quiet_tensorflow() in (True, False)
     True
     """
+    if not isinstance(onednn, bool):
+        raise TypeError(f"onednn={onednn!r}: pass True or False")
     if "tensorflow" in sys.modules:
         return False
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not onednn:  # asked for: RSS then counts what is held (see the module's text)
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     driver = _nvidia_driver_present()
     kept: list[str] = []
     try:

@@ -35,6 +35,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: The setup cell's first lines, before any other import.
 SETUP_LINES = ("import datakit\n"
                "datakit.quiet_tensorflow()  # first: loads TensorFlow without its start-up lines\n")
+#: The same for a notebook that measures memory (RSS): oneDNN's pool would hide what is held.
+SETUP_LINES_MEMORY = ("import datakit\n"
+                      "datakit.quiet_tensorflow(onednn=False)  # first; oneDNN off: RSS counts "
+                      "what is held\n")
 #: What the setup markdown says of them, where it says anything.
 SETUP_SENTENCE = ("`datakit.quiet_tensorflow()` comes first: it loads TensorFlow without its "
                   "start-up lines.")
@@ -44,7 +48,7 @@ OLD_SENTENCES = re.compile(
     r" \(it quiets TensorFlow's start-up logs\), then TensorFlow\.)")
 #: The lines the setup cell started with before: ``import datakit  # ...`` and the call.
 OLD_FIRST = re.compile(
-    r"\A(?:import datakit(?:  #[^\n]*)?\n|datakit\.quiet_tensorflow\(\)[^\n]*\n)+")
+    r"\A(?:import datakit(?:  #[^\n]*)?\n|datakit\.quiet_tensorflow\([^)\n]*\)[^\n]*\n)+")
 
 
 def address() -> str:
@@ -154,7 +158,8 @@ def apply(nb: nbformat.NotebookNode) -> bool:
     first.source = install_cell(extras_needed(nb))
     for code in (c for c in nb.cells if c.cell_type == "code"):
         code.source = RELPATH.sub(r"datakit.data_path(\1, relative=True)", code.source)
-    cell.source = SETUP_LINES + OLD_FIRST.sub("", cell.source)
+    lines = SETUP_LINES_MEMORY if "quiet_tensorflow(onednn=False)" in cell.source else SETUP_LINES
+    cell.source = lines + OLD_FIRST.sub("", cell.source)
     text.source = OLD_SENTENCES.sub(SETUP_SENTENCE, text.source)
     return (first.source, cell.source, text.source) != before or sources != [
         c.source for c in nb.cells]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_setup import NOTEBOOKS, SETUP_LINES, apply, setup_cell
+from notebook_setup import NOTEBOOKS, SETUP_LINES, SETUP_LINES_MEMORY, apply, setup_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,10 +100,31 @@ def test_quiet_tensorflow_keeps_the_level_you_set_and_warnings_it_does_not_know(
     assert run.stdout.strip() == "0 1 Cannot dlopen some GPU libraries."
 
 
+@pytest.mark.timeout(300)
+def test_onednn_false_is_asked_for_and_turns_onednn_off_before_tensorflow_loads():
+    """The memory notebooks ask for it: with oneDNN on, TensorFlow pools freed tensors and RSS
+    stops showing what a pipeline holds."""
+    run = run_fresh("""
+        import os
+        import datakit
+        try:
+            datakit.quiet_tensorflow(onednn="no")
+        except TypeError as e:
+            print("refused:", e)
+        print(os.environ.get("TF_ENABLE_ONEDNN_OPTS"), datakit.quiet_tensorflow(onednn=False))
+        from tensorflow.python.util import _pywrap_util_port
+        print(_pywrap_util_port.IsMklEnabled())
+    """)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("refused: onednn='no'") and lines[1] == "None True", lines
+    assert lines[2] == "False"  # TensorFlow read the switch: its oneDNN kernels are off
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_calls_quiet_tensorflow_first_as_the_template_says(path):
     nb = nbformat.read(path, as_version=4)
-    assert setup_cell(nb).source.startswith(SETUP_LINES)
+    assert setup_cell(nb).source.startswith((SETUP_LINES, SETUP_LINES_MEMORY))
     assert not apply(nb), f"{path.name}: run python tests/notebook_setup.py"
     text = "\n".join(c.source for c in nb.cells)
     assert "quiets TensorFlow's start-up logs" not in text
