@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import shutil
@@ -52,32 +51,11 @@ LABELS = {
 
 def make_videos(folder: Path, n: int, seconds: int, width: int, height: int,
                 seed: int = 0) -> Path:
-    """``n`` seeded H.264 videos in two class folders (made once; a stamp marks them done)."""
-    import numpy as np
+    """``n`` seeded H.264 videos in two class folders of ``folder/videos`` (made once): the
+    kit's own bench set, :func:`datakit.bench.reference.bench_videos`."""
+    from datakit.bench.reference import bench_videos
 
-    from datakit.readers.video.encoded import write_video
-
-    stamp = folder / "done.json"
-    want = {"n": n, "seconds": seconds, "size": [width, height], "seed": seed, "gop": 250}
-    if stamp.exists() and json.loads(stamp.read_text()) == want:
-        return folder / "videos"
-    shutil.rmtree(folder, ignore_errors=True)
-    for i in range(n):
-        rng = np.random.default_rng([seed, i])
-        # a blocky seeded texture that pans, and a bright square that moves across it
-        tex = rng.integers(0, 256, (height // 8 + 1, width // 8 + 1, 3), dtype=np.uint8)
-        tex = np.kron(tex, np.ones((8, 8, 1), np.uint8))[:height, :width]
-        dx, dy = (int(d) for d in rng.integers(-3, 4, 2))
-        frames = np.empty((seconds * 30, height, width, 3), np.uint8)
-        for t in range(len(frames)):
-            f = np.roll(tex, (dy * t, dx * t), axis=(0, 1))
-            y, x = (t * 2) % (height - 16), (t * 3) % (width - 16)
-            f[y:y + 16, x:x + 16] = 255
-            frames[t] = f
-        write_video(frames, folder / "videos" / f"class{i % 2}" / f"video{i:02d}.mp4",
-                    fps=30, gop=250)
-    stamp.write_text(json.dumps(want))
-    return folder / "videos"
+    return bench_videos(folder / "videos", n, seconds, (width, height), seed=seed)
 
 
 def listed_times(folder: Path, times: int) -> Path:
