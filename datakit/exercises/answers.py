@@ -145,41 +145,36 @@ def row_count(elements: list) -> int:
     return max(rows, len(elements))
 
 
+def _rows_of(rows: object, batch: object) -> bool:
+    """Whether each leaf of the element ``rows`` is one row of the same leaf of ``batch``."""
+    import tensorflow as tf
+    try:
+        a, b = tf.nest.flatten(rows), tf.nest.flatten(batch)
+    except (TypeError, ValueError):
+        return False
+    return len(a) == len(b) and all(isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+                                    and y.ndim >= 1 and x.shape == y.shape[1:]
+                                    for x, y in zip(a, b, strict=True))
+
+
 def unbatched(mine: list, ref: list) -> str | None:
     """"Your rows are not batched" when each of your elements is one row of the reference's."""
     import tensorflow as tf
-    if not mine or not ref or len(mine) <= len(ref):
-        return None
-    try:
-        a, b = tf.nest.flatten(mine[0]), tf.nest.flatten(ref[0])
-    except (TypeError, ValueError):
-        return None
-    if len(a) != len(b) or not all(isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
-                                   and y.ndim >= 1 and x.shape == y.shape[1:]
-                                   for x, y in zip(a, b, strict=True)):
+    if not mine or not ref or len(mine) <= len(ref) or not _rows_of(mine[0], ref[0]):
         return None
     return (f"not yet: your rows are not batched: each of your {len(mine)} elements is one "
-            f"row, the reference's are batches of {b[0].shape[0]} rows: add .batch(...) "
-            "where the reference batches.")
-
+            f"row, the reference's are batches of {tf.nest.flatten(ref[0])[0].shape[0]} rows: "
+            "add .batch(...) where the reference batches.")
 
 
 def batched_too(mine: list, ref: list) -> str | None:
     """"Your elements are batches" when the reference's are single rows of them."""
     import tensorflow as tf
-    if not mine or not ref or len(mine) >= len(ref):
+    if not mine or not ref or len(mine) >= len(ref) or not _rows_of(ref[0], mine[0]):
         return None
-    try:
-        a, b = tf.nest.flatten(mine[0]), tf.nest.flatten(ref[0])
-    except (TypeError, ValueError):
-        return None
-    if len(a) != len(b) or not all(isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
-                                   and x.ndim >= 1 and x.shape[1:] == y.shape
-                                   for x, y in zip(a, b, strict=True)):
-        return None
-    return (f"not yet: your elements are batches ({a[0].shape[0]} rows in the first), the "
-            f"reference's are single rows ({len(ref)} elements): leave out .batch(...), or "
-            "compare yours.unbatch().")
+    return (f"not yet: your elements are batches ({tf.nest.flatten(mine[0])[0].shape[0]} rows "
+            f"in the first), the reference's are single rows ({len(ref)} elements): leave out "
+            ".batch(...), or compare yours.unbatch().")
 
 
 def as_text(a: np.ndarray) -> np.ndarray:
