@@ -13,9 +13,10 @@ What it hides and what it keeps:
   ``absl::InitializeLog()``, the list of CPU instructions the binary was not built for,
   and, on a machine with no NVIDIA driver, the ``failed call to cuInit`` error (it says
   the same as "Could not find cuda drivers": there is no GPU here);
-- kept: every warning and error TensorFlow writes at start-up (on a machine with an
-  NVIDIA driver where TensorFlow finds no GPU, its "Cannot dlopen some GPU libraries"
-  warning that names what to install, which it writes even though it is a warning);
+- kept: every error TensorFlow writes at start-up, and the warnings it writes before its
+  log level applies; on a machine with an NVIDIA driver where TensorFlow finds no GPU,
+  its "Cannot dlopen some GPU libraries" warning, which names what to install (the
+  quiet level hides it, so a fresh Python is asked for it);
 - after start-up, C++ warnings (``TF_CPP_MIN_LOG_LEVEL=2``, unless you set the variable
   yourself): tf.data's "did not fully read the dataset being cached" and the like, which
   the notebooks show and explain where they matter;
@@ -131,8 +132,14 @@ def _why_no_gpu() -> None:
     fresh Python for it with every level shown, and write TensorFlow's words."""
     code = "import tensorflow as tf; tf.config.list_physical_devices('GPU')"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300)
+    try:
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+    except (subprocess.TimeoutExpired, OSError) as e:  # TensorFlow itself is loaded: go on
+        sys.stderr.write(f"TensorFlow found no GPU on this machine, though it has an NVIDIA "
+                         f"driver; asking it why failed ({type(e).__name__}): run "
+                         f"python -c \"{code}\" with TF_CPP_MIN_LOG_LEVEL=0 to see.\n")
+        return
     said = [line for line in run.stderr.splitlines(keepends=True)
             if (level := LOG_LINE.match(line)) and level.group(1) != "I"]
     sys.stderr.write("TensorFlow found no GPU on this machine, though it has an NVIDIA "

@@ -148,9 +148,9 @@ def opened(path: str, facts: dict[str, Stamp], *,
     the open is still found. It costs one system call per open. ``fix``: what the
     error tells the user to do.
     """
+    then = facts[path]
     fh = open(path, "rb")
     now = stamp(os.fstat(fh.fileno()))
-    then = facts[path]
     if now != then:
         fh.close()
         raise DataError(path, f"the file changed since the reader checked it "

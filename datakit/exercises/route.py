@@ -115,7 +115,11 @@ def shuffled_pairs(answer, labels) -> Feedback:
     reference = [(10 * int(y), int(y)) for y in labels]
     feedback = compare(answer, reference, order="any")
     if not feedback:
-        pairs = [(int(x), int(y)) for x, y in answer] if hasattr(answer, "element_spec") else []
+        try:  # a batched or other-shaped answer: compare's refusal already says so
+            pairs = [(int(x), int(y)) for x, y in answer] if hasattr(answer, "element_spec") \
+                else []
+        except (TypeError, ValueError):
+            return feedback
         broken = [p for p in pairs if p[0] != 10 * p[1]]
         if broken:
             return Feedback(False, [f"not yet: {len(broken)} pair(s) broken, first {broken[0]}:"
