@@ -10,7 +10,6 @@ import pytest
 import tensorflow as tf
 
 from datakit.doctor import diagnosis
-from datakit.doctor.holdings import READ_BUFFER
 from datakit.doctor.memory_use import MARGIN, memory_report, plot_memory
 
 MB = 1e6
@@ -91,15 +90,30 @@ def test_the_stage_that_holds_the_most_is_named_and_predicted(case, expected_mb)
     assert abs(measured - expected_mb) <= MARGIN[0] * expected_mb + MARGIN[1] / 1e6
 
 
-@pytest.mark.timeout(120)
+OPEN_FILES = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import tensorflow as tf
+from test_memory_report import assert_within_margin, tfrecord_files
+from datakit.doctor.holdings import READ_BUFFER
+from datakit.doctor.memory_use import memory_report
+paths = tfrecord_files(Path(sys.argv[2]), 64)  # 320 KB each: every read buffer fills
+ds = tf.data.Dataset.from_tensor_slices(paths).interleave(
+    tf.data.TFRecordDataset, cycle_length=64, name="open_files")
+report = memory_report(ds, seconds=1.0)
+assert report.biggest.name == "open_files", str(report)
+assert report.biggest.predicted_bytes == 64 * READ_BUFFER
+assert_within_margin(report)
+print("ok")
+"""
+
+
+@pytest.mark.timeout(180)
 def test_many_open_files_hold_one_read_buffer_each(tmp_path):
-    paths = tfrecord_files(tmp_path, 64)  # 320 KB each: every read buffer fills
-    ds = tf.data.Dataset.from_tensor_slices(paths).interleave(
-        tf.data.TFRecordDataset, cycle_length=64, name="open_files")
-    report = memory_report(ds, seconds=1.0)
-    assert report.biggest.name == "open_files"
-    assert report.biggest.predicted_bytes == 64 * READ_BUFFER
-    assert_within_margin(report)
+    # in a fresh process (run_alone): in a pytest worker that ran other tests first, the
+    # 16.8 MB of read buffers once measured 3.9 MB (memory the worker already held)
+    assert run_alone(OPEN_FILES, str(tmp_path)).strip() == "ok"
 
 
 @pytest.mark.timeout(120)
