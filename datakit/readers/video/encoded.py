@@ -26,6 +26,15 @@ CODECS = {"h264": ("libx264", "mp4", ".mp4"), "mpeg4": ("mpeg4", "avi", ".avi"),
           "vp9": ("libvpx-vp9", "webm", ".webm"), "hevc": ("libx265", "matroska", ".mkv"),
           "mjpeg": ("mjpeg", "mov", ".mov")}
 
+#: Encoder settings that make the same frames give the same pixels on every run. x264's
+#: MB-tree and x265's CU-tree only tune quality (not frames or times), and on small frames
+#: both read memory they never wrote: x264 then encodes the same 32x32 video to other
+#: pixels from run to run (6 results in 10 runs of one video), and x265 writes past its
+#: buffer (40 or 48 pixels: valgrind shows it) so the process aborts later ("free():
+#: invalid next size"). Without the trees: one result in 10 runs of each of 30 videos.
+ENCODER_OPTIONS = {"h264": {"x264-params": "mbtree=0"},
+                   "hevc": {"x265-params": "log-level=none:cutree=0"}}
+
 
 def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_times=None,
                 rotation: int = 0, audio: bool = False, gop: int = 12,
@@ -55,10 +64,8 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
         stream.pix_fmt = "yuvj420p" if codec == "mjpeg" else "yuv420p"
         if codec != "mjpeg":
             stream.gop_size = gop
-        if codec == "hevc":  # cutree=0: x265's CU-tree writes past its buffer on some small
-            # frames (40 or 48 pixels: valgrind shows it), and the process aborts later
-            # ("free(): invalid next size"); the tree only tunes quality, not frames or times
-            stream.options = {"x265-params": "log-level=none:cutree=0"}
+        if codec in ENCODER_OPTIONS:
+            stream.options = dict(ENCODER_OPTIONS[codec])
         if frame_times is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation:

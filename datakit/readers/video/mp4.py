@@ -16,6 +16,7 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.paths import one_folder
+from datakit.readers.video.encoded import ENCODER_OPTIONS
 from datakit.readers.video.moving_squares import CLASSES
 
 __all__ = ["write_mp4_videos"]
@@ -35,7 +36,7 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
         stream = out.add_stream("libx264", rate=fps)
         stream.height, stream.width = frames.shape[1:3]
         stream.pix_fmt = "yuv420p"
-        stream.options = {"crf": str(crf)}
+        stream.options = {"crf": str(crf), **ENCODER_OPTIONS["h264"]}  # same pixels each run
         for f in frames:
             out.mux(stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
         out.mux(stream.encode())
