@@ -75,8 +75,13 @@ def is_hidden(cell) -> bool:
     return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
 
 
+#: The first cell's link to the other edition: navigation, not reading.
+EDITION_LINK = re.compile(r"^\*한국어판 \(Korean edition\): .*$", re.M)
+
+
 def markdown_words(nb) -> int:
-    return sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    return sum(len(EDITION_LINK.sub("", c.source).split()) for c in nb.cells
+               if c.cell_type == "markdown")
 
 
 def exercises_cell(nb) -> int | None:
