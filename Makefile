@@ -25,8 +25,16 @@ comma := ,
 
 # The core route's needs only (base, notebook, video): notebooks 14 (transform) and 24
 # (backends) install their extra from their first code cell when it is missing.
+# It opens on notebooks/START.md (both editions of the route, English and Korean), shown
+# rendered: the venv's JupyterLab opens Markdown files in its preview (the overrides file of
+# its own settings folder; nothing outside .venv is written).
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 lab: $(VENV)/.installed-notebook+video
+	@mkdir -p $(LAB_SETTINGS) && test -e $(LAB_SETTINGS)/overrides.json || printf '%s\n' \
+		'{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}}}' \
+		> $(LAB_SETTINGS)/overrides.json
 	JUPYTER_PORT=$(JUPYTER_PORT) $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
+		--LabApp.default_url=/lab/tree/START.md \
 		--no-browser --allow-root --ip=127.0.0.1 --port=$(JUPYTER_PORT)
 
 # Three pytest workers (pytest-xdist), each taking a whole test file or notebook at a time.

@@ -10,6 +10,10 @@ from pathlib import Path
 
 os.environ["DATAKIT_PROGRESS"] = "0"
 
+#: The Korean edition is not run a second time: its code cells and outputs are the English
+#: notebooks' (tests/test_translations.py checks them equal), which nbval runs.
+collect_ignore = ["notebooks/ko"]
+
 
 def pytest_collection_modifyitems(config, items):
     items[:] = run_route_twice(items)

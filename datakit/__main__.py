@@ -1,6 +1,7 @@
 """``python -m datakit notebooks [FOLDER]``: the course's notebooks, copied where you work.
 
-The wheel ships the notebooks (and their glossary) beside the package, so a kit installed
+The wheel ships the notebooks (their Korean edition in ``ko/``, the start page and the
+glossary) beside the package, so a kit installed
 from pip alone has them without a clone: this command copies them into ``FOLDER``
 (default ``datakit-notebooks`` in the current folder), leaving a notebook already there
 as it is (your edits stay), and prints the folder; then ``jupyter lab FOLDER``. A kit run
@@ -29,10 +30,11 @@ def copy_notebooks(folder: Path) -> Path:
         raise SystemExit("this datakit was not installed from its wheel and has no notebooks "
                          "beside it: install it with pip (see the README), or clone the kit "
                          "and open its notebooks/ folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted(shipped.iterdir()):
-        if path.is_file() and not (folder / path.name).exists():
-            shutil.copy2(path, folder / path.name)
+    for path in sorted(shipped.rglob("*")):  # the Korean edition too, in ko/
+        target = folder / path.relative_to(shipped)
+        if path.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
     return folder
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -138,6 +139,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def lab_overrides() -> str:
+    """The JupyterLab settings ``make lab`` writes into the venv (the Makefile's JSON line)."""
+    found = re.search(r"'(\{\"@jupyterlab/docmanager-extension:plugin\".*\})'",
+                      (ROOT / "Makefile").read_text())
+    assert found, "the Makefile's lab target no longer writes JupyterLab's overrides"
+    return found.group(1)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server over a temporary copy of notebooks/: yields its base URL and token."""
@@ -154,6 +163,10 @@ def lab(tmp_path_factory):
     for entry in (ROOT / "data").iterdir():
         if entry.name != "generated":
             (work / "data" / entry.name).symlink_to(entry)
+    # `make lab`'s JupyterLab settings (Markdown opens rendered), as the Makefile writes them
+    settings = work / ".lab-settings"
+    settings.mkdir()
+    (settings / "overrides.json").write_text(lab_overrides())
     port, token = _free_port(), uuid.uuid4().hex
     env = dict(os.environ, DATAKIT_DATA_DIR=str(work / "data"),
                JUPYTER_CONFIG_DIR=str(work / ".jupyter"),
@@ -166,7 +179,7 @@ def lab(tmp_path_factory):
          "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
          "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={work / '.workspaces'}",
-         "--ServerApp.disable_check_xsrf=False"],
+         "--ServerApp.disable_check_xsrf=False", f"--LabApp.app_settings_dir={settings}"],
         cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -390,3 +403,22 @@ def _slider_changes_the_figure(page):
     time.sleep(0.5)  # let the new image paint
     after = box.screenshot(path=str(SHOTS / "slider_after.png"))
     assert before != after, "moving the slider did not change the figure"
+
+
+def test_make_lab_opens_on_the_start_page_rendered_with_both_editions(browser, lab):
+    """`make lab` opens notebooks/START.md (its ``LabApp.default_url``), which its settings
+    show rendered: a link to each route notebook in English and in Korean."""
+    url, token = lab
+    assert "--LabApp.default_url=/lab/tree/START.md" in (ROOT / "Makefile").read_text()
+    page = browser.new_page()
+    try:
+        page.goto(f"{url}/lab/tree/notebooks/START.md?token={token}")
+        # rendered, not the editor's text: JupyterLab resolves each link to the server's file
+        page.wait_for_selector(".jp-RenderedMarkdown a[href*='/notebooks/ko/01_datasets.ipynb']",
+                               timeout=120_000)
+        links = " ".join(page.eval_on_selector_all(
+            ".jp-RenderedMarkdown a", "els => els.map(e => e.getAttribute('href'))"))
+        for name in ("01_datasets.ipynb", "10_your_own_videos.ipynb"):
+            assert f"/notebooks/{name}" in links and f"/notebooks/ko/{name}" in links, links
+    finally:
+        page.close()

@@ -64,6 +64,9 @@ def test_the_shipped_housing_table_is_found_under_each_install_scheme(built_kit,
                             cwd=work, **RUN)
     assert copied.returncode == 0, copied.stderr[-3000:]
     assert copied.stdout.strip() == "course"
-    names = sorted(p.name for p in (work / "course").iterdir())
-    assert names == sorted(p.name for p in (ROOT / "notebooks").iterdir()
-                           if p.suffix == ".ipynb" or p.name == "GLOSSARY.md")
+    names = sorted(p.relative_to(work / "course").as_posix()
+                   for p in (work / "course").rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(ROOT / "notebooks").as_posix()
+                           for p in (ROOT / "notebooks").rglob("*")
+                           if p.suffix == ".ipynb" or p.name in ("GLOSSARY.md", "START.md"))
+    assert "ko/10_your_own_videos.ipynb" in names  # the Korean edition

@@ -139,3 +139,13 @@ def test_first_use_rule():
     assert "parentheses" in tr.first_use("원소", "원소는 ... 원소(element)")
     assert tr.first_use("원소", "없음") == "not used"
     assert tr.first_use("TFRecord 포맷", "TFRecord 포맷은") is None
+
+
+def test_the_start_page_offers_both_editions_of_every_route_notebook():
+    """notebooks/START.md: where `make lab` and the README open."""
+    text = (tr.NOTEBOOKS / "START.md").read_text(encoding="utf-8")
+    for name in ROUTE:
+        assert f"]({name})" in text and f"](ko/{name})" in text, name
+    wrong = [t for t in re.findall(r"\]\(([^)#\s]+)", text)
+             if not t.startswith("http") and not (tr.NOTEBOOKS / t).exists()]
+    assert not wrong, wrong

@@ -49,6 +49,8 @@ def test_the_wheel_carries_license_typing_changelog_and_the_one_version(dist):
     assert "\nKeywords: tensorflow,tf.data," in meta and "\nClassifier: Typing :: Typed\n" in meta
     assert "\nClassifier: Operating System :: Microsoft :: Windows\n" in meta
     assert f"tf_datakit-{version}.data/data/share/datakit/notebooks/01_datasets.ipynb" in names
+    assert f"tf_datakit-{version}.data/data/share/datakit/notebooks/ko/01_datasets.ipynb" in names
+    assert f"tf_datakit-{version}.data/data/share/datakit/notebooks/START.md" in names
     assert '\nversion = "' not in (ROOT / "pyproject.toml").read_text()  # one source
     with tarfile.open(dist["sdist"]) as sdist:
         inside = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
