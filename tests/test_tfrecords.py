@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import threading
 import warnings
 
 import pytest
@@ -235,6 +236,40 @@ def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
             tfrecords.ShardWriter(tmp_path / "new", **kw)
     with tfrecords.ShardWriter(tmp_path / "new") as w, pytest.raises(TypeError, match="bytes"):
         w.write("a str is not a record")
+
+
+@pytest.mark.timeout(120)
+def test_two_writers_into_one_folder_one_wins_nothing_lost(tmp_path):
+    """#60: both passed __init__'s look at an empty folder; the commit looks again under the
+    folder's lock, so the second fails naming the set and the fix, and the first's 400 stay."""
+    both_writing = threading.Barrier(2, timeout=60)
+    outcome: dict = {}
+
+    def writer(who):
+        try:
+            with tfrecords.ShardWriter(tmp_path, num_shards=2) as w:
+                for i in range(400):
+                    w.write(tf_example.to_example({"id": who * 1000 + i}))
+                both_writing.wait()  # neither commits before both have checked and written
+            outcome[who] = w.paths
+        except FileExistsError as e:
+            outcome[who] = e
+
+    threads = [threading.Thread(target=writer, args=(who,)) for who in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = {who: o for who, o in outcome.items() if isinstance(o, Exception)}
+    assert len(outcome) == 2 and len(errors) == 1, outcome
+    (loser, error), = errors.items()
+    winner = 3 - loser
+    for said in (str(tmp_path), "set 'shard'", "overwrite=True", "another folder"):
+        assert said in str(error)
+    assert sorted(ids_of(tfrecords.read_records(tmp_path))) == [winner * 1000 + i
+                                                                for i in range(400)]
+    assert sorted(os.listdir(tmp_path)) == sorted([p.name for p in outcome[winner]]
+                                                  + ["manifest.json"])  # no temporary left
 
 
 # ------------------------------------------------------------------ no noise

@@ -330,6 +330,40 @@ def test_a_worker_that_dies_is_named_never_restarted():
     assert e.value.path == "3"
 
 
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_worker_killed_is_named_not_another_video_in_flight(at):
+    """#60: the pool's break fails every video in flight at once; the error named whichever
+    the set of failed futures gave first, not the dead worker's."""
+    import signal
+
+    from worker_items import Item, run
+
+    from datakit.readers.video.workers import convert_all
+    items = [Item("a.mp4"), Item("b.mp4")]
+    items.insert(at, Item("killed.mp4", kill_with=signal.SIGKILL, in_flight=3))
+    with pytest.raises(DataError, match="worker process died") as e:
+        list(convert_all(run, items, [0, 1, 2], 3))
+    assert e.value.path == "killed.mp4"
+    assert "killed by SIGKILL" in e.value.reason and "out-of-memory" in e.value.reason
+    assert "a.mp4" not in str(e.value) and "b.mp4" not in str(e.value)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_ended_by_sigterm_lists_every_video_in_flight_as_a_suspect():
+    """A worker ended with SIGTERM by hand looks like those the pool ends: not known which
+    it was, so each video then in flight is named."""
+    import signal
+
+    from worker_items import Item, run
+
+    from datakit.readers.video.workers import convert_all
+    items = [Item("a.mp4"), Item("b.mp4"), Item("killed.mp4", signal.SIGTERM, in_flight=3)]
+    with pytest.raises(DataError, match="which one is not known") as e:
+        list(convert_all(run, items, [0, 1, 2], 3))
+    assert "3 then in flight (a.mp4, b.mp4, killed.mp4)" in e.value.reason
+
 INTERRUPTED = """
 import sys, time
 from pathlib import Path

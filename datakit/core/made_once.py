@@ -7,9 +7,12 @@ under a lock file beside it (``.<name>.lock``, the ``filelock`` package: Linux, 
 and Windows), into a hidden temporary folder that is renamed to the final name only
 when complete; a note beside it (``.<name>.made.json``: the recipe and the files made)
 is written last. The first process makes it; the others wait for the lock, find it
-made with the same recipe, and use it. A process killed while making leaves only its
-temporary folder, which the next maker removes. Nothing is added inside the folder, so
-code that lists it sees only the data.
+made with the same recipe, and use it. A folder found made with the same recipe is only
+read: no lock taken, nothing written, so a made folder on a read-only share can be used.
+A process killed while making leaves only its temporary folder, which the next maker
+removes. Nothing is added inside the folder, so code that lists it sees only the data;
+files that you add to it stay there when it is made again with another recipe (the note
+says which files the kit made).
 
 >>> import tempfile
 >>> d = Path(tempfile.mkdtemp())
@@ -64,23 +67,52 @@ def _remove_dead_makers(folder: Path) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def _move_into(made: Path, folder: Path, *, ours: bool) -> None:
-    """Put a made folder at ``folder``: one rename, or file by file into a folder of yours."""
+def _made_files(folder: Path, wanted: dict | None = None) -> list[Path] | None:
+    """The files of ``folder`` if it was made (with recipe ``wanted``, when given) and every
+    file made is still there; else None. Only reads: no lock, nothing created."""
+    stamp = _stamp(folder)
+    if stamp is None or (wanted is not None and stamp.get("recipe") != wanted) \
+            or not folder.is_dir():
+        return None
+    files = [folder / name for name in stamp.get("files", [])]
+    return files if all(p.is_file() for p in files) else None
+
+
+def _move_into(made: Path, folder: Path, names: list[str], stamp: dict | None) -> None:
+    """Put the made files ``names`` (in ``made``) at ``folder``: one rename for a missing or
+    empty folder; else file by file, each atomically, keeping every file no maker put there.
+
+    The kit's files are those the note ``stamp`` lists (a remake with another recipe
+    deletes those the new recipe does not make). A file of yours where a made one goes is
+    refused, naming it, before anything changes. While the files move, the note lists the
+    old and the new ones with no recipe: a maker killed meanwhile leaves a folder that the
+    next one remakes, knowing which files were the kit's.
+    """
+    ours = set(stamp.get("files", [])) if stamp else set()
+    yours = [n for n in names if n not in ours and (folder / n).exists()]
+    if yours:
+        raise FileExistsError(
+            f"{folder}: {len(yours)} file(s) there that no maker put there would be replaced "
+            f"by made ones ({', '.join(yours[:5])}{', ...' if len(yours) > 5 else ''}): move "
+            "them out of the folder, or make the data in another folder (nothing was changed)")
+    write_atomic(stamp_path(folder), json.dumps({"recipe": None,
+                                                 "files": sorted(ours | set(names))}, indent=1))
     if folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()  # an empty folder (a fresh temporary one): take its place
     if not folder.exists():
         os.replace(made, folder)
-    elif ours:  # made here before with another recipe: replace it whole
-        aside = temporary_path(folder)
-        os.replace(folder, aside)
-        os.replace(made, folder)
-        shutil.rmtree(aside, ignore_errors=True)
-    else:  # a folder that holds other files: each made file replaces its name, atomically
-        for path in sorted(made.rglob("*")):
-            if path.is_file():
-                target = folder / path.relative_to(made)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(path, target)
+        return
+    for name in names:
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(made / name, target)
+    for name in sorted(ours - set(names)):  # the previous recipe's, not made again
+        old = folder / name
+        old.unlink(missing_ok=True)
+        for parent in old.parents:  # the folders that held only the kit's files
+            if parent == folder or not parent.is_relative_to(folder) or any(parent.iterdir()):
+                break
+            parent.rmdir()
 
 
 def make_folder_once(folder: str | os.PathLike, make: Callable[[Path], list] | None, *,
@@ -91,22 +123,27 @@ def make_folder_once(folder: str | os.PathLike, make: Callable[[Path], list] | N
     paths of the files it wrote there; the call returns the same paths under ``folder``.
     ``recipe`` (JSON-able: what the data set is made from) is noted beside the folder
     (:func:`stamp_path`): a later call with the same recipe uses the folder as it is
-    (when every file made is still there), one with another recipe makes it again.
+    (when every file made is still there), reading only (no lock, nothing written: a made
+    folder on a read-only share can be used), and one with another recipe makes it again.
     While one process makes it, another waits for the lock, then uses what the first
-    made. If ``folder`` exists and holds files that no maker put there, the made files
-    are moved in file by file (each atomically).
+    made. Files in ``folder`` that no maker put there (a video you added) stay, through
+    every remake; the made files are then moved in file by file (each atomically), and a
+    file of yours where a made one would go is refused (:class:`FileExistsError`, naming
+    it).
     """
     folder = Path(folder)
     if not isinstance(recipe, dict):
         raise TypeError(f"recipe must be a dict of what the data is made from, got "
                         f"{type(recipe).__name__}")
     wanted = json.loads(json.dumps(recipe, sort_keys=True, default=str))
+    made = _made_files(folder, wanted)
+    if made is not None:  # made already: no lock to take (the share may be read-only)
+        return made
     folder.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(folder.parent / f".{folder.name}.lock"):
-        stamp = _stamp(folder)
-        if stamp is not None and stamp.get("recipe") == wanted and folder.is_dir() and all(
-                (folder / name).is_file() for name in stamp.get("files", [])):
-            return [folder / name for name in stamp["files"]]
+        made = _made_files(folder, wanted)  # another process may have made it meanwhile
+        if made is not None:
+            return made
         if make is None:
             raise FileNotFoundError(f"{folder}: not made with recipe {wanted}, and no maker "
                                     "was given: pass the function that makes it")
@@ -115,8 +152,7 @@ def make_folder_once(folder: str | os.PathLike, make: Callable[[Path], list] | N
         tmp.mkdir()
         try:
             names = [Path(p).resolve().relative_to(tmp.resolve()).as_posix() for p in make(tmp)]
-            stamp_path(folder).unlink(missing_ok=True)  # from here, not a made folder
-            _move_into(tmp, folder, ours=stamp is not None)
+            _move_into(tmp, folder, names, _stamp(folder))
             write_atomic(stamp_path(folder), json.dumps({"recipe": wanted, "files": names},
                                                         indent=1))
         finally:

@@ -124,7 +124,7 @@ def _fresh(folder: Path) -> dict:
 
 
 def write_set(folder: str | os.PathLike, name: str, staged: dict, counts: dict, *, kind: str,
-              unit: str, pattern: str, **extra) -> list[str]:
+              unit: str, pattern: str, overwrite: bool = True, **extra) -> list[str]:
     """Commit the complete temporary files ``staged`` (wanted name -> temp path) as set ``name``.
 
     ``counts``: wanted name -> rows or records; ``pattern``: a glob that
@@ -134,16 +134,22 @@ def write_set(folder: str | os.PathLike, name: str, staged: dict, counts: dict, 
     the set, and whatever a killed writer left in the folder, is deleted;
     other sets in the manifest are kept. Returns the new file names: the wanted
     names, the same across rewrites (the set's ``generation`` counts them).
+    ``overwrite=False``: refuse (:class:`FileExistsError`, nothing changed) when the
+    folder already holds the set, looked at under the folder's lock, so that of two
+    writers started into one empty folder the second to commit fails instead of
+    silently replacing the first one's files.
     """
     spec = dict(staged=staged, counts=counts, kind=kind, unit=unit, pattern=pattern, **extra)
-    return write_sets(folder, {name: spec})[name]
+    return write_sets(folder, {name: spec}, overwrite=overwrite)[name]
 
 
-def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
+def write_sets(folder: str | os.PathLike, specs: dict, *,
+               overwrite: bool = True) -> dict[str, list[str]]:
     """Commit several sets (name -> ``write_set`` keywords) in one switch of the manifest."""
     folder = Path(folder)
     with folder_lock(folder):
         man = _fresh(folder)
+        _check_overwrite(folder, man, specs, overwrite)
         clean_leftovers(folder, ignored_names(man))
         man["pending"] = []
         for s in man["sets"].values():
@@ -195,6 +201,25 @@ def write_sets(folder: str | os.PathLike, specs: dict) -> dict[str, list[str]]:
                     fnmatch.fnmatchcase(entry.name, spec["pattern"]) for spec in specs.values()):
                 remove_unless_open(Path(entry.path))
         return finals_of
+
+
+def _check_overwrite(folder: Path, man: dict, specs: dict, overwrite: bool) -> None:
+    """Unless ``overwrite``, a :class:`FileExistsError` if ``folder`` holds one of the sets
+    ``specs`` (in its manifest, or files of its pattern that no killed writer left); the
+    caller holds the folder's lock."""
+    if overwrite:
+        return
+    left = ignored_names(man)
+    for name, spec in specs.items():
+        there = sorted(e.name for e in os.scandir(folder)
+                       if fnmatch.fnmatchcase(e.name, spec["pattern"]) and e.name not in left)
+        if name in man["sets"] or there:
+            held = len(man["sets"][name]["files"]) if name in man["sets"] else len(there)
+            raise FileExistsError(
+                f"{folder} already holds set {name!r} ({held} file(s)), written by another "
+                f"writer while this one wrote (overwrite=False): this writer's "
+                f"{len(spec['staged'])} new file(s) are discarded and the set there is kept; "
+                "pass overwrite=True to replace it, or write to another folder")
 
 
 def _settle_names(folder: Path, wanted: list[str], finals: list[str], announce, switch) -> None:

@@ -39,9 +39,11 @@ class ShardWriter:
     would push the current one past ``max_bytes`` (uncompressed, 16 bytes of framing per
     record included). Shards are written as hidden ``.name.tmp`` files and renamed only when
     the ``with`` block ends cleanly; on an exception they are deleted and no manifest is
-    written. ``paths`` lists the final files. ``progress`` shows a bar that counts the
-    records written (:mod:`datakit.core.progress`): ``None`` (default) in a notebook or a
-    terminal once writing lasts a second, ``True`` always, ``False`` never.
+    written. ``overwrite=False`` (default) refuses a folder that holds the set, both here
+    and at the commit (another writer may have committed it meanwhile: this one then fails
+    and the other's shards stay). ``paths`` lists the final files. ``progress`` shows a bar
+    that counts the records written (:mod:`datakit.core.progress`): ``None`` (default) in a
+    notebook or a terminal once writing lasts a second, ``True`` always, ``False`` never.
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
@@ -75,7 +77,7 @@ class ShardWriter:
         if not re.fullmatch(r"[\w.-]+", prefix):
             raise ValueError(f"prefix={prefix!r}: use letters, digits, '_', '-' or '.'")
         self.directory, self.prefix, self.mode = Path(directory), prefix, mode
-        self.num_shards, self.max_bytes = num_shards, max_bytes
+        self.num_shards, self.max_bytes, self.overwrite = num_shards, max_bytes, overwrite
         self.compression = check_compression(compression)
         self.directory.mkdir(parents=True, exist_ok=True)
         man = _manifest_or_none(self.directory)
@@ -83,6 +85,8 @@ class ShardWriter:
                               or any(self.directory.glob(f"{prefix}-*.tfrecord*"))):
             raise FileExistsError(f"{self.directory} already holds shards; pass overwrite=True "
                                   "or write to an empty folder")
+        # looked at again at the commit, under the folder's lock: another writer may commit
+        # set `prefix` there meanwhile, and overwrite=False must not replace its records
         self.paths: list[Path] = []
         self._stage = Staging(self.directory)  # the set commit's temporary shards
         self._writers: list = []
@@ -170,7 +174,7 @@ class ShardWriter:
                 {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
                 unit="records",
                 pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
-                compression=self.compression)
+                compression=self.compression, overwrite=self.overwrite)
         self.paths = [self.directory / f for f in finals]
         return False
 

@@ -96,7 +96,8 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
             e["shard"] = full[e["shard"]]
         write_video_set(directory, {f: shards[k] for k, f in enumerate(full)},
                         {f: counts[k] for k, f in enumerate(full)}, class_names=names,
-                        videos=entries, quality=quality, chunk_frames=CHUNK_FRAMES)
+                        videos=entries, quality=quality, chunk_frames=CHUNK_FRAMES,
+                        overwrite=overwrite)  # checked again under the folder's lock
     return [directory / f for f in full]
 
 

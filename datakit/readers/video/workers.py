@@ -7,7 +7,9 @@ fails, and a ``multiprocessing.Pool`` restarts the dead workers forever.
 :func:`convert_all` hides the main module while its workers start (their
 preparation data then names no main file or module, so they import only the
 kit), runs them in a ``ProcessPoolExecutor`` (a dead worker breaks the pool,
-it is never restarted) and names the video a dead worker was converting.
+it is never restarted) and names the video a dead worker was converting (each
+worker notes in shared memory which video it is on; the pool's break fails every
+video in flight at once, so that, not the first failure seen, says whose it was).
 Workers ignore Ctrl-C: the caller's process stops them and says what is kept;
 SIGTERM (``kill``, ``timeout``) is taken as Ctrl-C while the videos convert.
 Workers end with the caller's process however it ends (SIGTERM, SIGKILL, a
@@ -19,6 +21,7 @@ caller holds, and ends the worker when it closes. With the workers gone, the
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import multiprocessing
@@ -27,6 +30,7 @@ import signal
 import sys
 import threading
 import types
+from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -58,11 +62,19 @@ _PR_SET_PDEATHSIG = 1
 _ONE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _start_worker(parent: int, lifeline) -> None:
+#: In a worker: the caller's shared array where the worker notes, for the ``k``-th video
+#: given out, its PID when it starts it and minus its PID when it is done with it, so that
+#: the caller can name the video of a worker that dies (:func:`_died`).
+_started = None
+
+
+def _start_worker(parent: int, lifeline, started) -> None:
     """A worker's first step: ignore Ctrl-C (the caller handles it), one BLAS thread
-    (:data:`_ONE_BLAS_THREAD`), and end with the caller (pid ``parent``): the kernel's death
-    signal on Linux, and ``lifeline``, the read end of a pipe only the caller writes to,
-    watched on every system."""
+    (:data:`_ONE_BLAS_THREAD`), note its videos in ``started`` (:data:`_started`), and end
+    with the caller (pid ``parent``): the kernel's death signal on Linux, and ``lifeline``,
+    the read end of a pipe only the caller writes to, watched on every system."""
+    global _started
+    _started = started
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in _ONE_BLAS_THREAD:
         os.environ.setdefault(name, "1")
@@ -115,16 +127,20 @@ def _outcome(work, item):
         return e
 
 
-def _in_worker(work, item):
-    """:func:`_outcome` in a worker process. After its first item, the objects the worker
+def _in_worker(work, item, k: int):
+    """:func:`_outcome` in a worker process, for the ``k``-th item given out (noted in
+    :data:`_started` while it runs). After its first item, the objects the worker
     holds (nearly all of them the modules the work imported) are frozen out of the garbage
     collector's sight (``gc.freeze``): the collections at the worker's exit no longer walk
     them (its exit took 0.018 CPU s, 0.006 with them frozen). Frozen without a collection
     first: what the first video left in reference cycles, a few objects, is kept until
     the worker ends."""
+    assert _started is not None  # set by _start_worker
+    _started[k] = os.getpid()
     try:
         return _outcome(work, item)
     finally:
+        _started[k] = -os.getpid()
         if not gc.get_freeze_count():
             gc.freeze()
 
@@ -146,29 +162,32 @@ def convert_all(work, items, todo, processes: int):
 def _in_workers(work, items, todo, processes: int):
     context = multiprocessing.get_context("spawn")
     lifeline, held = context.Pipe(duplex=False)  # workers watch `lifeline`; `held` stays here
+    started = context.Array("q", max(1, len(todo)), lock=False)  # see _started
     pool = ProcessPoolExecutor(pool_workers(processes),  # Windows refuses more than 61
                                mp_context=context, initializer=_start_worker,
-                               initargs=(os.getpid(), lifeline))
-    pending: dict = {}  # future -> the index of its video
-    queue = list(reversed(todo))
+                               initargs=(os.getpid(), lifeline, started))
+    # every worker started at the first submit, before the pool's watcher thread: started
+    # one per submit (its default with `spawn`), the last is often missing from the
+    # processes the watcher waits on, and its death was seen only when another video ended
+    pool._safe_to_dynamically_spawn_children = False  # type: ignore[attr-defined]
+    workers = pool._processes  # pid -> process (the pool's own dict): their exit codes
+    pending: dict = {}  # future -> (k, the index of its video): the k-th given out
+    queue = list(reversed(list(enumerate(todo))))
     try:
         while queue or pending:
             while queue and len(pending) < 2 * processes:
-                i = queue.pop()
+                k, i = queue.pop()
                 with _main_hidden():  # a submit may start a worker
-                    pending[pool.submit(_in_worker, work, items[i])] = i
+                    pending[pool.submit(_in_worker, work, items[i], k)] = (k, i)
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                i = pending.pop(future)
+                k, i = pending.pop(future)
                 try:
                     yield i, future.result()
                 except BrokenProcessPool:
-                    raise DataError(getattr(items[i], "path", str(items[i])),
-                                    "a worker process died while converting this video "
-                                    "(out of memory, or a crash in its decoder); "
-                                    "run write_video_shards again with processes=1 to see "
-                                    "the error (the videos already converted are kept)"
-                                    ) from None
+                    pool.shutdown(wait=True)  # every worker ended: their exit codes are final
+                    raise _died(items, [(k, i), *pending.values()], started, workers) \
+                        from None
         pool.shutdown(wait=True)
     except BaseException:
         for p in list((pool._processes or {}).values()):  # stop now, not after the queue
@@ -178,3 +197,45 @@ def _in_workers(work, items, todo, processes: int):
     finally:
         held.close()  # (the workers are gone by now; a worker still there would end)
         lifeline.close()
+
+
+def _exit_said(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _died(items, broken: list[tuple[int, int]], started, workers: Mapping | None) -> DataError:
+    """The error for a pool broken by a worker that died, naming the video it was converting.
+
+    ``broken``: ``(k, index)`` of each video whose result the break lost, ``started`` the
+    workers' notes (:data:`_started`), ``workers`` pid -> process. The pool terminates the
+    other workers (``SIGTERM``) once one is dead, so a worker that ended otherwise (killed
+    by ``SIGKILL``, as the out-of-memory killer does; a crash; an exit) is the one that
+    died. When no such worker was converting one of them (a worker ended with ``SIGTERM``
+    by hand), every video then in flight is listed as a suspect.
+    """
+    def path(i: int) -> str:
+        return str(getattr(items[i], "path", items[i]))
+
+    codes = {pid: p.exitcode for pid, p in (workers or {}).items()}
+    broken = sorted(broken)  # in the order given out
+    in_flight = [(k, i) for k, i in broken if started[k] > 0]  # started, not done
+    dead = [(i, codes[started[k]]) for k, i in in_flight
+            if codes.get(started[k]) not in (None, -signal.SIGTERM)]
+    fix = ("run write_video_shards again with processes=1 to see the error (the videos "
+           "already converted are kept)")
+    if dead:
+        (i, code), *others = dead
+        also = "".join(f"; another ({_exit_said(c)}) while converting {path(j)}"
+                       for j, c in others)
+        return DataError(path(i), f"a worker process died while converting this video "
+                         f"({_exit_said(code)}: the system's out-of-memory killer sends "
+                         f"SIGKILL; else a crash in its decoder){also}; {fix}")
+    suspects = [i for _, i in in_flight] or [i for _, i in broken]
+    return DataError(path(suspects[0]), f"a worker process died while converting this video "
+                     f"or another of the {len(suspects)} then in flight "
+                     f"({', '.join(path(i) for i in suspects)}): which one is not known (out "
+                     f"of memory, or a crash in a decoder); {fix}")
