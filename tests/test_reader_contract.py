@@ -188,8 +188,6 @@ _TABLE_TF = {"cycle_length": 2, "num_parallel_reads": 2, "num_parallel_calls": 2
              "buffer_size": 8}
 _NO_KNOBS = "it reads one file in order: no interleave, parallel call or shuffle to name"
 _NO_OPTIONS = "no options object: its few arguments say what the file holds"
-_ONE_FILE_GAP = ("the file is not checked again once the dataset is built (issue 57 item 3: "
-                 "one 'has this file changed?' rule)")
 
 #: Every public reader, and how the contract calls it.
 READERS = [
@@ -207,26 +205,18 @@ READERS = [
          bad_value={"n_readers": 0}, bad_type={"n_readers": "2"},
          replace=_first_under("source", "*.tfrecord*"), resume_after=3,
          exempt={"options": "its elements are serialized records: no batch, shuffle buffer, "
-                            "parse or prefetch for an options object to hold"},
-         gaps={"replaced": "a shard is checked against its manifest when the dataset is "
-                           "built, not when it is read (issue 57 item 3)"}),
+                            "parse or prefetch for an options object to hold"}),
     Door("TransformRun", f"{HERE}:transform_dataset", _transform, "output_dir",
          fields={"batch_size": 4, "shuffle_buffer_size": 8, "n_readers": 2},
          options_class=TableOptions, kit=_TABLE_KIT, tf_names=_TABLE_TF,
          replace=_first_under("output_dir", "**/transformed-*"), resume_after=2,
-         gaps={"replaced": "the run's files are checked by size when the dataset is built; "
-                           "read after, a replaced one is TensorFlow's DataLossError naming "
-                           "no file (issue 57 item 3)"},
          exempt={"refused_first": "TransformRun(output_dir) opens the run (its plan file) "
                                   "before .dataset() takes its arguments"}),
     Door("clip_dataset", "datakit.readers.video.clips:clip_dataset", _shards, "directory",
          fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
          tf_names={"cycle_length": 2, "buffer_size": 3},
-         replace=_first_under("directory", "**/*.tfrecord*"),
-         gaps={"replaced": "a shard is checked against its manifest when the dataset is "
-                           "built; read after, a replaced one is TensorFlow's DataLossError "
-                           "naming no file (issue 57 item 3)"}),
+         replace=_first_under("directory", "**/*.tfrecord*")),
     Door("mp4_clip_dataset", "datakit.readers.video.mp4_clips:mp4_clip_dataset", _mp4,
          "directory", fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
@@ -252,14 +242,12 @@ READERS = [
          bad_value={}, bad_type={"output_types": {"int64", "float64"}},
          replace=_first_file("path"), resume_after=2,
          exempt={"tf_names": _NO_KNOBS, "options": _NO_OPTIONS,
-                 "refused_first": "its one argument checked before the file opens is a type"},
-         gaps={"replaced": _ONE_FILE_GAP}),
+                 "refused_first": "its one argument checked before the file opens is a type"}),
     Door("numbered_lines", "datakit.readers.small_sources.text_lines:numbered_lines", _lines,
          "path", bad_value={}, bad_type={"skip_header": "yes"}, replace=_first_file("path"),
          resume_after=2,
          exempt={"tf_names": _NO_KNOBS, "options": _NO_OPTIONS,
-                 "refused_first": "its one argument checked before the file opens is a flag"},
-         gaps={"replaced": _ONE_FILE_GAP}),
+                 "refused_first": "its one argument checked before the file opens is a flag"}),
 ]
 
 #: What the faces and the readers' modules export that is not a reader, by kind.
@@ -272,7 +260,8 @@ NOT_READERS = {
     "checks or describes files": {"check_files", "check_file_set", "check_parquet_files",
                                   "check_shards", "record_offsets", "record_shards",
                                   "find_bad_lines", "describe_bad_line",
-                                  "data_lines", "FileSet", "BadLine"},
+                                  "data_lines", "FileSet", "BadLine", "checked_path",
+                                  "read_checked"},
     "statistics, schema and options": {"column_stats", "infer_kinds", "class_names",
                                        "feature_names", "ColumnStats", "TableStats", "dialect_of",
                                        "TableOptions", "ReadOptions", "VideoOptions", "Dialect",
