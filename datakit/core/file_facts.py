@@ -18,7 +18,10 @@ A reader opens each file through :func:`opened`, which compares the stamp on the
 open file itself (``fstat``): a file replaced (even just before the open) or
 grown since the check is a :class:`~datakit.core.errors.DataError` naming it,
 never an epoch that mixes old and new rows. It costs one system call per open.
-:func:`change` says in words what changed about a file, or ``None``.
+:func:`change` says in words what changed about a file, or ``None``;
+:func:`changed_error` is every reader's refusal of a changed file, in one wording. A
+reader whose files TensorFlow opens in C++ checks each just before it is opened
+(:mod:`datakit.readers.tables.unchanged_files`).
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
