@@ -10,7 +10,8 @@ reader its checkpoint test by inheritance:
 
 - ``len(ds)`` is known, or unknown as its docstring says;
 - resumed mid-epoch in a fresh process, it gives exactly the rest;
-- a file replaced after the build (other content, other size) is named;
+- a file replaced after the build (other bytes: another size, or the same size and
+  modification time, as ``cp -p`` leaves it) is named;
 - a bad argument is refused before any file is opened;
 - tf.data's names for its knobs give the same elements, with no warning;
 - ``options=`` and the same fields as keywords give the same elements;
@@ -373,11 +374,11 @@ def test_resumed_mid_epoch_in_a_fresh_process_gives_exactly_the_rest(door, made,
     assert_same_elements(whole, first + rest, context=door.name)
 
 
-#: How a file is replaced after the build. ``"other content"`` (other bytes, another size)
-#: is what every reader names today; a ``cp -p`` replacement (same size and modification
-#: time, a new inode) joins as one more value with the kit's one strong "has this file
-#: changed?" rule.
-REPLACEMENTS = ["other content"]
+#: How a file is replaced after the build: ``"other content"`` (other bytes, another size),
+#: or ``"cp -p"`` (other bytes of the same size, the same modification time, a new inode,
+#: as ``rsync -t`` leaves it), which only the kit's one "has this file changed?" rule
+#: (:mod:`datakit.core.file_facts`), or a check of the bytes read, tells.
+REPLACEMENTS = ["other content", "cp -p"]
 
 
 @pytest.mark.parametrize("how", REPLACEMENTS)
@@ -396,12 +397,20 @@ def test_a_file_replaced_after_the_build_is_named(door, how, made):
 def _replace(path: str, how: str) -> None:
     """Replace ``path`` by a new file (a new inode), as :data:`REPLACEMENTS` says."""
     data = Path(path).read_bytes()
+    before = os.stat(path)
     new = path + ".new"
     if how == "other content":  # half the bytes, then them backwards: another size
         Path(new).write_bytes(data[: len(data) // 2] + data[: len(data) // 2][::-1] + b"\n")
+    elif how == "cp -p":  # every byte inverted: the same size, its times kept
+        Path(new).write_bytes(bytes(b ^ 0xFF for b in data))
+        os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
     else:
         raise ValueError(f"how={how!r}: add its replacement here")
     os.replace(new, path)
+    after = os.stat(path)
+    assert after.st_ino != before.st_ino and (
+        (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)) == (
+        how == "cp -p")
 
 
 @pytest.mark.parametrize("door", _cases("refused_first"))
