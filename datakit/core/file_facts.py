@@ -50,7 +50,7 @@ from typing import BinaryIO
 
 from datakit.core.errors import DataError
 
-__all__ = ["file_stamp", "file_facts", "content_digest", "change", "opened", "changed_error"]
+__all__ = ["file_stamp", "file_facts", "content_digest", "change", "opened"]
 
 #: ``(bytes, modification time in ns, change time in ns, inode)``.
 Stamp = tuple[int, int, int, int]

@@ -39,7 +39,7 @@ import tensorflow as tf
 
 from datakit.core.file_facts import REPLACE_WHOLE, Stamp, change, changed_error
 
-__all__ = ["checked_path", "read_checked"]
+__all__: list[str] = []  # helpers of the readers: none is a user's call
 
 
 def checked_path(path: str | tf.Tensor, facts: dict[str, Stamp], *, fix: str = REPLACE_WHOLE,
