@@ -12,6 +12,7 @@ cache or converter looked at it, and expects the file named.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -280,5 +281,110 @@ def test_mp4_clip_reader(tmp_path, way):
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=rf"{paths[2].name}: cannot read a clip: ValueError: changed since "
                              r"the dataset was built \(the same size"):
+        for _ in ds:
+            pass
+
+
+def _epochs_then_changed(ds, path, way, content: bytes | None = None) -> str:
+    """One whole epoch, then ``path`` copied over (other bytes, its size kept, ``way``):
+    the next epoch's error message."""
+    first = [x for x in ds]
+    assert first and len([x for x in ds]) == len(first)  # a second epoch: nothing refused
+    copy_over(path, flipped(path) if content is None else content, way)
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        for _ in ds:
+            pass
+    return str(e.value)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_record_reader(tmp_path, way):
+    from datakit.readers.records.tfrecords import ShardWriter, read_records
+
+    with ShardWriter(tmp_path, num_shards=2) as w:
+        for i in range(20):
+            w.write(f"record {i:03d}".encode())
+    said = _epochs_then_changed(read_records(tmp_path, n_readers=2), w.paths[1], way)
+    assert re.search(rf"{re.escape(str(w.paths[1]))}: the file changed since the reader "
+                     r"checked it \(the same size and modification time.*old and new "
+                     r"records\. Build the dataset again", said), said
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_sqlite_reader(tmp_path, way):
+    from datakit.readers.small_sources.sqlite import sql_dataset, write_sqlite
+
+    path = write_sqlite(tmp_path / "t.db", "t", {"id": list(range(50)), "x": [0.5] * 50})
+    other = write_sqlite(tmp_path / "o.db", "t", {"id": list(range(50)), "x": [1.5] * 50})
+    ds = sql_dataset(path, "SELECT id, x FROM t", ["int64", "float64"])
+    said = _epochs_then_changed(ds, path, way, other.read_bytes())
+    assert re.search(r"t\.db: the file changed since the reader checked it \(the same size",
+                     said), said
+
+
+def test_sqlite_reader_names_a_write_committed_to_the_database(tmp_path):
+    import sqlite3
+
+    from datakit.readers.small_sources.sqlite import sql_dataset, write_sqlite
+
+    path = write_sqlite(tmp_path / "t.db", "t", {"id": list(range(5)), "x": [0.5] * 5})
+    ds = sql_dataset(path, "SELECT id, x FROM t", ["int64", "float64"])
+    assert [float(x) for _, x in ds] == [0.5] * 5
+    with sqlite3.connect(path) as con:  # a NULL the build's checks would have refused
+        con.execute("UPDATE t SET x = NULL WHERE id = 3")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"t\.db: the file changed since the reader checked it.*Build the "
+                             r"dataset again after the database changes"):
+        for _ in ds:
+            pass
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_numbered_lines(tmp_path, way):
+    from datakit.readers.small_sources.text_lines import numbered_lines
+
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(40)))
+    said = _epochs_then_changed(numbered_lines(path), path, way)
+    assert re.search(r"lines\.txt: the file changed since the reader checked it \(the same "
+                     r"size.*old and new lines", said), said
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_transform_run(tmp_path, way):
+    pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
+    from datakit.readers.csv_files import write_shards
+    from datakit.readers.tf_transform import transform
+    from datakit.readers.tf_transform.transform_run import TransformRun
+
+    table = {"x": np.arange(40, dtype=np.float64), "y": np.arange(40, dtype=np.float64)}
+    plan = transform.plan_transform(write_shards(table, tmp_path / "csv", num_shards=2),
+                                    label="y")
+    transform.run_transform(plan, tmp_path / "run", workers=1)
+    victim = sorted((tmp_path / "run").glob("*/transformed-*"))[0]
+    said = _epochs_then_changed(TransformRun(tmp_path / "run").dataset(batch_size=8), victim,
+                                way)
+    assert re.search(rf"{victim.name}: the file changed since the reader checked it \(the "
+                     r"same size.*Build TransformRun\(output_dir\)\.dataset\(\) again", said), said
+
+
+def test_clip_dataset_names_a_shard_whose_records_changed(tmp_path):
+    """The clip reader stays a graph without Python (tf.data service workers run it), so it
+    finds a changed shard by what it reads (the records' CRCs, each chunk's video and
+    first frame), not by the file's stamp: a ``touch`` is no change, other bytes are."""
+    from datakit.readers import video
+
+    video.write_video_records(video.make_videos(4, size=16, min_frames=8, max_frames=8, seed=0),
+                              tmp_path, class_names=video.CLASSES, num_shards=2)
+    victim = sorted(tmp_path.glob("**/*.tfrecord*"))[0]
+    ds = video.clip_dataset(tmp_path, clip_len=4, batch_size=1, seed=0)
+    n = sum(1 for _ in ds)
+    os.utime(victim)
+    assert sum(1 for _ in ds) == n
+    data = victim.read_bytes()  # every record's bytes but the first's length: each CRC fails
+    copy_over(victim, data[:8] + bytes(b ^ 0xFF for b in data[8:]), "cp -p")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"{re.escape(str(victim))}\] \[does not hold video.*replaced or "
+                             r"changed since this dataset was built"):
         for _ in ds:
             pass

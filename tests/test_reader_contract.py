@@ -10,7 +10,8 @@ reader its checkpoint test by inheritance:
 
 - ``len(ds)`` is known, or unknown as its docstring says;
 - resumed mid-epoch in a fresh process, it gives exactly the rest;
-- a file replaced after the build (other content, other size) is named;
+- a file replaced after the build (other bytes: another size, or the same size and
+  modification time, as ``cp -p`` leaves it) is named;
 - a bad argument is refused before any file is opened;
 - tf.data's names for its knobs give the same elements, with no warning;
 - ``options=`` and the same fields as keywords give the same elements;
@@ -188,8 +189,6 @@ _TABLE_TF = {"cycle_length": 2, "num_parallel_reads": 2, "num_parallel_calls": 2
              "buffer_size": 8}
 _NO_KNOBS = "it reads one file in order: no interleave, parallel call or shuffle to name"
 _NO_OPTIONS = "no options object: its few arguments say what the file holds"
-_ONE_FILE_GAP = ("the file is not checked again once the dataset is built (issue 57 item 3: "
-                 "one 'has this file changed?' rule)")
 
 #: Every public reader, and how the contract calls it.
 READERS = [
@@ -207,26 +206,18 @@ READERS = [
          bad_value={"n_readers": 0}, bad_type={"n_readers": "2"},
          replace=_first_under("source", "*.tfrecord*"), resume_after=3,
          exempt={"options": "its elements are serialized records: no batch, shuffle buffer, "
-                            "parse or prefetch for an options object to hold"},
-         gaps={"replaced": "a shard is checked against its manifest when the dataset is "
-                           "built, not when it is read (issue 57 item 3)"}),
+                            "parse or prefetch for an options object to hold"}),
     Door("TransformRun", f"{HERE}:transform_dataset", _transform, "output_dir",
          fields={"batch_size": 4, "shuffle_buffer_size": 8, "n_readers": 2},
          options_class=TableOptions, kit=_TABLE_KIT, tf_names=_TABLE_TF,
          replace=_first_under("output_dir", "**/transformed-*"), resume_after=2,
-         gaps={"replaced": "the run's files are checked by size when the dataset is built; "
-                           "read after, a replaced one is TensorFlow's DataLossError naming "
-                           "no file (issue 57 item 3)"},
          exempt={"refused_first": "TransformRun(output_dir) opens the run (its plan file) "
                                   "before .dataset() takes its arguments"}),
     Door("clip_dataset", "datakit.readers.video.clips:clip_dataset", _shards, "directory",
          fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
          tf_names={"cycle_length": 2, "buffer_size": 3},
-         replace=_first_under("directory", "**/*.tfrecord*"),
-         gaps={"replaced": "a shard is checked against its manifest when the dataset is "
-                           "built; read after, a replaced one is TensorFlow's DataLossError "
-                           "naming no file (issue 57 item 3)"}),
+         replace=_first_under("directory", "**/*.tfrecord*")),
     Door("mp4_clip_dataset", "datakit.readers.video.mp4_clips:mp4_clip_dataset", _mp4,
          "directory", fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
@@ -252,14 +243,12 @@ READERS = [
          bad_value={}, bad_type={"output_types": {"int64", "float64"}},
          replace=_first_file("path"), resume_after=2,
          exempt={"tf_names": _NO_KNOBS, "options": _NO_OPTIONS,
-                 "refused_first": "its one argument checked before the file opens is a type"},
-         gaps={"replaced": _ONE_FILE_GAP}),
+                 "refused_first": "its one argument checked before the file opens is a type"}),
     Door("numbered_lines", "datakit.readers.small_sources.text_lines:numbered_lines", _lines,
          "path", bad_value={}, bad_type={"skip_header": "yes"}, replace=_first_file("path"),
          resume_after=2,
          exempt={"tf_names": _NO_KNOBS, "options": _NO_OPTIONS,
-                 "refused_first": "its one argument checked before the file opens is a flag"},
-         gaps={"replaced": _ONE_FILE_GAP}),
+                 "refused_first": "its one argument checked before the file opens is a flag"}),
 ]
 
 #: What the faces and the readers' modules export that is not a reader, by kind.
@@ -384,11 +373,11 @@ def test_resumed_mid_epoch_in_a_fresh_process_gives_exactly_the_rest(door, made,
     assert_same_elements(whole, first + rest, context=door.name)
 
 
-#: How a file is replaced after the build. ``"other content"`` (other bytes, another size)
-#: is what every reader names today; a ``cp -p`` replacement (same size and modification
-#: time, a new inode) joins as one more value with the kit's one strong "has this file
-#: changed?" rule.
-REPLACEMENTS = ["other content"]
+#: How a file is replaced after the build: ``"other content"`` (other bytes, another size),
+#: or ``"cp -p"`` (other bytes of the same size, the same modification time, a new inode,
+#: as ``rsync -t`` leaves it), which only the kit's one "has this file changed?" rule
+#: (:mod:`datakit.core.file_facts`), or a check of the bytes read, tells.
+REPLACEMENTS = ["other content", "cp -p"]
 
 
 @pytest.mark.parametrize("how", REPLACEMENTS)
@@ -407,12 +396,20 @@ def test_a_file_replaced_after_the_build_is_named(door, how, made):
 def _replace(path: str, how: str) -> None:
     """Replace ``path`` by a new file (a new inode), as :data:`REPLACEMENTS` says."""
     data = Path(path).read_bytes()
+    before = os.stat(path)
     new = path + ".new"
     if how == "other content":  # half the bytes, then them backwards: another size
         Path(new).write_bytes(data[: len(data) // 2] + data[: len(data) // 2][::-1] + b"\n")
+    elif how == "cp -p":  # every byte inverted: the same size, its times kept
+        Path(new).write_bytes(bytes(b ^ 0xFF for b in data))
+        os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
     else:
         raise ValueError(f"how={how!r}: add its replacement here")
     os.replace(new, path)
+    after = os.stat(path)
+    assert after.st_ino != before.st_ino and (
+        (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)) == (
+        how == "cp -p")
 
 
 @pytest.mark.parametrize("door", _cases("refused_first"))

@@ -18,7 +18,10 @@ A reader opens each file through :func:`opened`, which compares the stamp on the
 open file itself (``fstat``): a file replaced (even just before the open) or
 grown since the check is a :class:`~datakit.core.errors.DataError` naming it,
 never an epoch that mixes old and new rows. It costs one system call per open.
-:func:`change` says in words what changed about a file, or ``None``.
+:func:`change` says in words what changed about a file, or ``None``;
+:func:`changed_error` is every reader's refusal of a changed file, in one wording. A
+reader whose files TensorFlow opens in C++ checks each just before it is opened
+(:mod:`datakit.readers.tables.unchanged_files`).
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
@@ -138,10 +141,12 @@ def change(path: str | os.PathLike, then: Sequence[int], *,
     return what_changed(now, then)
 
 
-def opened(path: str, facts: dict[str, Stamp], *,
-           fix: str = "build the dataset again after the files change, and replace a set "
-                      "whole (write it into a new folder) rather than while it is read"
-           ) -> BinaryIO:
+#: What a reader's refusal of a changed file tells the user to do, by default.
+REPLACE_WHOLE = ("build the dataset again after the files change, and replace a set whole "
+                 "(write it into a new folder) rather than while it is read")
+
+
+def opened(path: str, facts: dict[str, Stamp], *, fix: str = REPLACE_WHOLE) -> BinaryIO:
     """``path`` opened for reading, after checking that it is the file the reader checked.
 
     The check is on the open file itself (``fstat``): a file replaced just before
@@ -153,7 +158,13 @@ def opened(path: str, facts: dict[str, Stamp], *,
     now = stamp(os.fstat(fh.fileno()))
     if now != then:
         fh.close()
-        raise DataError(path, f"the file changed since the reader checked it "
-                        f"({what_changed(now, then)}): one epoch would mix old and new rows. "
-                        f"{fix[:1].upper()}{fix[1:]}")
+        raise changed_error(path, what_changed(now, then), fix=fix)
     return fh
+
+
+def changed_error(path: str, said: str, *, fix: str = REPLACE_WHOLE,
+                  unit: str = "rows") -> DataError:
+    """The one wording of a reader's refusal of a changed file: ``said`` is :func:`change`'s
+    (or :func:`what_changed`'s) words, ``fix`` what to do, ``unit`` what an epoch holds."""
+    return DataError(path, f"the file changed since the reader checked it ({said}): one "
+                     f"epoch would mix old and new {unit}. {fix[:1].upper()}{fix[1:]}")

@@ -18,13 +18,20 @@ shard *before* TensorFlow sees it:
   manifest, turning ``DataLossError`` into :class:`RecordFileError` with the path and
   the byte offset. It costs about one extra epoch of reading.
 
-Inside an interleaved ``tf.data`` graph an error cannot be caught and renamed, so
-whatever these checks cannot see (a file changed after the check) still surfaces as
-TensorFlow's own error. That is the price of returning a plain ``tf.data.Dataset``.
+A shard changed after these checks (replaced, rewritten, grown) is found when an epoch
+next opens it: :func:`read_records` compares each file's stamp (size, modification and
+change times, inode: :mod:`datakit.core.file_facts`) with the one taken at the build,
+one ``stat`` per file per epoch, and names the file
+(:mod:`datakit.readers.tables.unchanged_files`), where TensorFlow would read the new
+bytes or give a ``DataLossError`` naming no file. That check is a Python call in the
+graph: the dataset cannot run on tf.data service workers (build a plain
+``TFRecordDataset`` pipeline there, as notebook 18 does). Inside an interleaved
+``tf.data`` graph an error cannot be caught and renamed, so a file damaged while it is
+read still surfaces as TensorFlow's own error.
 
 What goes inside a record (usually a ``tf.train.Example``) is
 :mod:`datakit.readers.records.tf_example`; writing shards is
-:mod:`datakit.readers.records.tfrecord_writer`. (About 340 lines: the checks
+:mod:`datakit.readers.records.tfrecord_writer`. (About 370 lines: the checks
 and the reader share one walk over the files, kept together so that what is checked is
 what is read.)
 
@@ -54,14 +61,19 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_facts
 from datakit.core.keywords import keywords
 from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.tables.file_set import check_file_set
+from datakit.readers.tables.unchanged_files import checked_path
 
 __all__ = ["ShardWriter", "record_shards", "record_offsets", "check_shards", "read_records"]
 
 MANIFEST = manifest.MANIFEST
 _GZIP_MAGIC = b"\x1f\x8b"
+#: What the error for a shard changed after the build tells the user to do.
+_REWRITE = ("build the dataset again after the shards change, and write a new set into a new "
+            "folder (ShardWriter) rather than over the one being read")
 
 
 class RecordFileError(DataError):
@@ -300,12 +312,15 @@ def read_records(source, compression="auto", check_manifest: bool = True,
 
     The dataset knows its length (``len(ds)``, the records the check counted), except
     for a GZIP file that neither a manifest nor ``verify=True`` counted: then its
-    length is unknown.
+    length is unknown. Each epoch checks each file as it opens it: one changed since
+    the build is an error naming it (see the module docstring).
 
     Raises:
         RecordFileError: (a :class:`datakit.core.errors.DataError`) a shard is
             truncated, corrupted, missing from its manifest's set, or disagrees
             with the manifest, naming the file (and byte offset).
+        InvalidArgumentError (while reading): a file replaced or changed since the
+            dataset was built, naming it; build the dataset again.
         ValueError: bad arguments, e.g. more ``n_read_threads`` than
             ``n_readers``, or files that mix GZIP and uncompressed.
 
@@ -343,8 +358,10 @@ def read_records(source, compression="auto", check_manifest: bool = True,
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
     parallel = {} if threads is None else {"num_parallel_calls": threads, "deterministic": True}
+    facts = file_facts([r["file"] for r in report])  # what each epoch's open compares with
     records = files.interleave(
-        lambda f: tf.data.TFRecordDataset(f, compression_type=comp),
+        lambda f: tf.data.TFRecordDataset(checked_path(f, facts, fix=_REWRITE, unit="records"),
+                                          compression_type=comp),
         cycle_length=cycle, block_length=1, **parallel)
     counts = [r["records"] for r in report]
     if None in counts:  # a GZIP file no manifest counts: its length is unknown

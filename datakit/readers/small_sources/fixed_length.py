@@ -19,9 +19,15 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_facts
 from datakit.core.paths import PathArg, one_file
+from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["fixed_length_dataset"]
+
+#: What the error for a file changed after the build tells the user to do.
+_BUILD_AGAIN = ("build the dataset again after the file changes, and write a new file "
+                "rather than change the one being read")
 
 
 def write_fixed_length(path: PathArg, array: np.ndarray, header: bytes = b"") -> Path:
@@ -47,7 +53,12 @@ def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: An
 
     The file size is checked first: bytes left over after the last whole record mean a wrong
     ``record_shape``/``dtype``/header, or a truncated file. The dataset knows its length
-    (``len(ds)``, the records that size holds).
+    (``len(ds)``, the records that size holds). Each epoch checks the file as it opens it:
+    replaced or changed since this call (its size, times or inode:
+    :mod:`datakit.core.file_facts`, one ``stat`` per epoch), it is an error naming it
+    (TensorFlow's ``InvalidArgumentError``, while iterating), never an epoch of other
+    numbers than the checked ones. That check is a Python call, so the dataset cannot
+    run on tf.data service workers.
 
     >>> import tempfile
     >>> p = write_fixed_length(Path(tempfile.mkdtemp()) / "x.bin",
@@ -73,8 +84,8 @@ def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: An
         raise DataError(path, f"{body} bytes between header and footer is not a whole "
                               f"number of {record_bytes}-byte records: check record_shape, "
                               "dtype and header_bytes, or the file is truncated")
-    ds = tf.data.FixedLengthRecordDataset(os.fspath(path), record_bytes, header_bytes,
-                                          footer_bytes)
+    ds = read_checked(path, file_facts([path]), lambda p: tf.data.FixedLengthRecordDataset(
+        p, record_bytes, header_bytes, footer_bytes), fix=_BUILD_AGAIN, unit="records")
     ds = ds.apply(tf.data.experimental.assert_cardinality(body // record_bytes))
     shape = dims
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

@@ -19,10 +19,16 @@ import tensorflow as tf
 
 from datakit.core.atomic import atomic_file
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_facts
 from datakit.core.progress import check_progress, with_progress
+from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["write_sqlite", "sql_dataset"]
 
+
+#: What the error for a database changed after the build tells the user to do.
+_BUILD_AGAIN = ("build the dataset again after the database changes (a query's rows are "
+                "checked when it is built), and write to a copy rather than while it is read")
 
 _SQL_TYPES = {"i": "INTEGER", "u": "INTEGER", "b": "INTEGER", "f": "REAL", "U": "TEXT",
               "S": "BLOB", "O": "TEXT"}
@@ -76,6 +82,18 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
     The dataset's length is unknown (``len(ds)`` raises ``TypeError``): the query's rows
     are counted only by running it.
 
+    "The file changed" means the database file: its stamp (size, modification and
+    change times, inode: :mod:`datakit.core.file_facts`) when the dataset was built,
+    after the checks, is compared with its stamp as each epoch starts, just before
+    ``SqlDataset`` opens it (one ``stat`` per epoch). A write committed to it, or
+    another file put in its place, is then an error naming it (TensorFlow's
+    ``InvalidArgumentError``, while iterating), never an epoch of rows the checks did
+    not see. A database in WAL mode keeps committed writes in its ``-wal`` file until a
+    checkpoint copies them into the database file: such a write is found once it is
+    checkpointed (the ``-wal`` file is not compared: SQLite itself empties and removes
+    it when the last connection closes). The check is a Python call, so the dataset
+    cannot run on tf.data service workers.
+
     >>> import tempfile
     >>> p = write_sqlite(Path(tempfile.mkdtemp()) / "t.db", "t", {"id": [1, 2], "x": [0.5, 1.5]})
     >>> ds = sql_dataset(p, "SELECT id, x FROM t", (tf.int64, tf.float64))
@@ -112,7 +130,10 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
         _check_values(con, path, query, names, output_types)
     finally:
         con.close()
-    return tf.data.experimental.SqlDataset("sqlite", os.fspath(path), query, output_types)
+    path = os.fspath(path)
+    facts = file_facts([path])  # after the checks' connection closed: the file as checked
+    return read_checked(path, facts, lambda p: tf.data.experimental.SqlDataset(
+        "sqlite", p, query, output_types), fix=_BUILD_AGAIN)
 
 
 def _allowed(dtype) -> tuple[str, str | None]:

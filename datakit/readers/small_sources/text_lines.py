@@ -22,10 +22,15 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_flag
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_facts
 from datakit.core.paths import PathArg, one_file
+from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["numbered_lines"]
 
+#: What the error for a file changed after the build tells the user to do.
+_BUILD_AGAIN = ("build the dataset again after the file changes, and write a new file "
+                "rather than change the one being read")
 #: A UTF-8 byte order mark at the start of a line (a file's first), as a regular expression.
 BOM_PATTERN = "^\ufeff"
 
@@ -59,12 +64,23 @@ def numbered_lines(path: PathArg, *, skip_header: bool = True) -> tf.data.Datase
     :class:`~datakit.core.errors.DataError` naming it, never lines of bytes. The
     dataset's length is unknown (``len(ds)`` raises ``TypeError``), as
     ``TextLineDataset``'s: the lines are counted only by reading them.
+
+    Such a path is also checked as each epoch opens the file: replaced or changed since
+    this call (its size, times or inode: :mod:`datakit.core.file_facts`, one ``stat``
+    per epoch), it is an error naming it (TensorFlow's ``InvalidArgumentError``, while
+    iterating), never an epoch of other lines than the checked ones. That check is a
+    Python call, so such a dataset cannot run on tf.data service workers. A path given
+    as a tensor (inside an ``interleave``) is neither checked nor stamped: the reader
+    that lists the files checks them (the CSV reader does).
     """
     check_flag("skip_header", skip_header)
     if isinstance(path, (str, os.PathLike)):
         path = one_file(path)
         _refuse_binary(path)
-    lines = tf.data.TextLineDataset(path)
+        lines = read_checked(path, file_facts([path]), tf.data.TextLineDataset,
+                             fix=_BUILD_AGAIN, unit="lines")
+    else:  # a tensor (inside an interleave): its reader checks the file
+        lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)
     paths = tf.data.Dataset.from_tensors(path).repeat()
     ds = tf.data.Dataset.zip((lines, numbers, paths))

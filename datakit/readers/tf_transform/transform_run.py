@@ -18,10 +18,12 @@ import tensorflow as tf
 
 from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
+from datakit.core.file_facts import file_facts
 from datakit.readers.csv_files.reader import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.table_options import TableOptions, table_options
 from datakit.readers.tables.table_stats import NUMBER, TEXT
+from datakit.readers.tables.unchanged_files import checked_path
 from datakit.readers.tf_transform.transform_folder import (
     JOB_FILE,
     MEAN,
@@ -35,6 +37,9 @@ __all__ = ["TransformRun"]
 
 #: Records parsed at once by :meth:`TransformRun.dataset` (a block of the tables' tail).
 _BLOCK = 1024
+#: What the error for a run's file changed after ``dataset()`` tells the user to do.
+_RUN_AGAIN = ("build TransformRun(output_dir).dataset() again; to change the rows, run "
+              "run_transform again (it writes a new run beside the one being read)")
 
 
 
@@ -98,7 +103,10 @@ class TransformRun:
         at a time in Beam's order, no shuffle; ``shuffle_buffer_size`` shuffles the files
         (with ``seed``) and the rows; ``n_parse_threads`` blocks of records parsed at
         once. The dataset knows its length (``len(ds)``) and ends with ``prefetch``. A
-        file a later run replaced is an error naming it, when an epoch reaches it.
+        file a later run replaced, or one replaced or changed in place since this call
+        (its size, times or inode: :mod:`datakit.core.file_facts`, one ``stat`` per file
+        per epoch), is an error naming it, when an epoch reaches it. That check is a
+        Python call: the dataset cannot run on tf.data service workers.
         """
         options = table_options(TransformRun.dataset, options, dict(
             batch_size=batch_size, shuffle_buffer_size=shuffle_buffer_size, seed=seed,
@@ -115,15 +123,19 @@ class TransformRun:
         gone = (f"is gone: a later run_transform into {self.output_dir} replaced this run "
                 "(or the file was removed); build TransformRun(output_dir).dataset() again")
 
+        files = self._transformed_files()
+        facts = file_facts(files)  # what each epoch's open compares the files with
+
         def blocks_of(path):  # the file checked as each epoch reaches it, not only now
             there = tf.size(tf.io.matching_files(_glob_escaped(path))) > 0
             said = tf.strings.join([path, gone], separator=" ")
             with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
                 path = tf.identity(path)
+            path = checked_path(path, facts, fix=_RUN_AGAIN)  # there, and the same file
             return tf.data.TFRecordDataset(path).batch(_BLOCK).map(
                 parse, num_parallel_calls=options.n_parse_threads)
 
-        return blocks_dataset(self._transformed_files(), blocks_of, options, self.job.rows)
+        return blocks_dataset(files, blocks_of, options, self.job.rows)
 
     def _transformed_files(self) -> list[str]:
         """The files of this run's rows, as the plan file lists them, each checked by size."""

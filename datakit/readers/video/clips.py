@@ -110,8 +110,16 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
             video), named with the call that writes them again.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
-        InvalidArgumentError (while reading): a shard changed after it was written,
-            naming the video; a shard gone at an epoch's start, naming the set.
+        InvalidArgumentError (while reading): a shard replaced or changed since the
+            build, naming the shard and the video, when a clip's records there are
+            missing, damaged (their CRC) or another video's; a shard gone at an epoch's
+            start, naming the set.
+
+    A shard changed after the build is found by what the clip reads, not by the file's
+    stamp (:mod:`datakit.core.file_facts`: its size, times and inode): no TensorFlow op
+    reads a file's stamp, and the pipeline stays one without Python, which tf.data
+    service workers run (notebook 18). So a change that leaves a clip's records intact
+    (a copy of the same bytes, a ``touch``) is not an error: the clip is the one written.
     """
     # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
     knobs = keywords("clip_dataset", {"n_readers": n_readers,
@@ -249,20 +257,29 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
             filenames=tf.reshape(v["file"], [1]), compression_type="",
             buffer_size=tf.constant(_READ_BUFFER, tf.int64),
             byte_offsets=tf.reshape(v["offset"], [1])), tf.TensorSpec([], tf.string))
-        return records.take(v["n"]).batch(v["n"]).map(lambda r: (v, r))
+        # A record TensorFlow cannot read (a shard replaced or changed since the build: a
+        # CRC that fails, the file shorter) ends the clip's records here, and ``pick``
+        # names the shard for the records missing, where TensorFlow's DataLossError
+        # would name no file. (An empty batch stands in when none was read.)
+        got = records.ignore_errors().take(v["n"]).batch(v["n"])
+        got = got.concatenate(tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))).take(1)
+        return got.map(lambda r: (v, r))
 
     def pick(v, records):
+        said = [v["file"], "does not hold video", v["id"], "(", v["name"], ") where its "
+                "manifest says (its records there are missing, damaged or another video's): "
+                "the shard was replaced or changed since this dataset was built. If the set "
+                "was written again, build the dataset again; if the shard was changed by "
+                "hand, convert the videos again"]
+        whole = tf.debugging.Assert(tf.equal(tf.size(records, out_type=tf.int64), v["n"]),
+                                    said, name="records_at_offset")
+        with tf.control_dependencies([whole]):  # all n read, before they are parsed
+            records = tf.identity(records)
         ctx, seq = tf.io.parse_sequence_example(records, context_features=_CHUNK,
                                                 sequence_features=_FRAMES)[:2]
         wanted = (v["first"] + tf.range(v["n"])) * chunk_frames
-        got = tf.debugging.Assert(tf.logical_and(
-            tf.equal(tf.size(ctx["id"], out_type=tf.int64), v["n"]),
-            tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
-                tf.equal(ctx["first"], wanted[:tf.size(ctx["first"])]))), [
-            v["file"], "does not hold video", v["id"], "(", v["name"], ") where its manifest "
-            "says: the set was written again since this dataset was built (build the "
-            "dataset again), or the shard was changed by hand (convert the videos again)"],
-            name="chunk_at_offset")
+        got = tf.debugging.Assert(tf.reduce_all(tf.equal(ctx["id"], v["id"])) & tf.reduce_all(
+            tf.equal(ctx["first"], wanted)), said, name="chunk_at_offset")
         with tf.control_dependencies([got]):  # the chunks' frames, in order from first's
             jpegs = tf.gather(seq["frames"].flat_values, v["frames"] - v["first"] * chunk_frames)
         return {"jpegs": jpegs, "frames": v["frames"], "label": v["label"], "id": v["id"],
