@@ -17,7 +17,9 @@ still runs.
 Every reader whose pipeline calls Python registers the hook when it is built
 (the two video readers, :func:`~datakit.readers.parquet_files.parquet.parquet_dataset`,
 and :func:`~datakit.readers.csv_files.reader.csv_reader_dataset`'s ``"arrow"`` mode
-and bad-line messages); the hook runs only at exit, and changes nothing before.
+and bad-line messages, and the readers that check each file's stamp before TensorFlow opens
+it: :func:`~datakit.readers.tables.unchanged_files.checked_path`); the hook runs only at
+exit, and changes nothing before.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import REPLACE_WHOLE, Stamp, change, changed_error
 
 __all__: list[str] = []  # helpers of the readers: none is a user's call
@@ -60,6 +61,7 @@ def checked_path(path: str | tf.Tensor, facts: dict[str, Stamp], *, fix: str = R
             raise changed_error(name, said, fix=fix, unit=unit)
         return p
 
+    release_iterators_at_exit()  # a Python call in the pipeline: no hang at exit after an error
     out = tf.numpy_function(check, [path], tf.string, stateful=False, name="file_unchanged")
     return tf.ensure_shape(out, [])
 
