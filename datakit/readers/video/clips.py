@@ -31,6 +31,7 @@ from datakit.readers.video.clip_sampling import (
     video_key,
 )
 from datakit.readers.video.clip_shards import (
+    check_chunk_offsets,
     check_one_run,
     refuse_missing_set,
     shard_class_names,
@@ -150,10 +151,14 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     decode = _clip_decoder(opts, k, shard_frame_size(meta))
     by_id = {int(v["id"]): v for v in meta["videos"]}
     videos = [by_id[index.ids[p]] for p in index.kept]
+    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
+    check_chunk_offsets(directory, asked, meta, videos)  # and each chunk where a record starts
+    used = {v["shard"] for v in videos}
     ds = _spanned_records(directory, videos, int(meta["chunk_frames"]), opts, sampler, k,
                           seed=seed, training=training, n_readers=n_readers,
-                          present=shards_present(directory, asked,
-                                                 [v["shard"] for v in videos]))
+                          present=shards_present(directory, asked, {
+                              f["file"]: int(f["bytes"]) for f in meta["files"]
+                              if f["file"] in used}))
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
@@ -221,7 +226,6 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
     record), and ``TFRecordDatasetV2``'s ``byte_offsets`` reads from the first
     chunk it spans. Videos come in a seeded new order each epoch when training.
     """
-    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
     clip_len, frame_step = opts.clip_len, opts.frame_step
     starts = np.cumsum([0] + [len(v["chunks"]) for v in videos])[:-1]
     offsets = tf.constant([o for v in videos for o in v["chunks"]] or [0], tf.int64)
