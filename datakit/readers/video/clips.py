@@ -108,11 +108,13 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         FileNotFoundError: no such folder (a set the last conversion did not write: said).
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
             manifest of videos, or shards of an earlier layout (one record per
-            video), named with the call that writes them again.
+            video), named with the call that writes them again; a manifest whose chunk
+            offset is not where a record starts, naming the shard and the video.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a shard changed after it was written,
-            naming the video; a shard gone at an epoch's start, naming the set.
+            naming the video; a shard gone, or written again at another size, at an
+            epoch's start, naming the set.
     """
     # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
     knobs = keywords("clip_dataset", {"n_readers": n_readers,
