@@ -223,10 +223,7 @@ READERS = [
          fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
          tf_names={"cycle_length": 2, "buffer_size": 3},
-         replace=_first_under("directory", "**/*.tfrecord*"),
-         gaps={"replaced": "a shard is checked against its manifest when the dataset is "
-                           "built; read after, a replaced one is TensorFlow's DataLossError "
-                           "naming no file (issue 57 item 3)"}),
+         replace=_first_under("directory", "**/*.tfrecord*")),
     Door("mp4_clip_dataset", "datakit.readers.video.mp4_clips:mp4_clip_dataset", _mp4,
          "directory", fields={"clip_len": 4, "batch_size": 2}, options_class=VideoOptions,
          kit={"n_readers": 2, "shuffle_buffer_size": 3},
