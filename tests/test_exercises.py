@@ -253,6 +253,8 @@ def test_values_are_compared_as_given(mine, ref, ok, words):
     (tf.constant(11), 5, False, "yours 11, expected 5"),
     (3.0, 3, False, "a float is not an index"),
     (np.array(4), [4], False, "not a dataset"),
+    ("a", b"a", True, "correct"),  # tf.string is bytes: the same text, the same answer
+    ("a", b"b", False, "yours 'a', expected b'b'"),  # a str and bytes told apart when they differ
 ])
 def test_single_values_are_compared_or_named(mine, ref, ok, words):
     feedback = exercises.compare(mine, ref)

@@ -60,3 +60,43 @@ def test_shards_gone_where_none_is_pinned_are_named_at_the_next_epoch(folder, tm
     with pytest.raises(tf.errors.OpError, match=r"out/train: a shard is gone since this "
                        r"dataset was built .* build the dataset again"):
         _epoch(ds)
+
+
+@pytest.mark.timeout(300)
+def test_shards_written_again_in_place_are_named_at_the_next_epoch(folder, tmp_path):
+    """No pinned copy (``.generations/`` removed by hand, or no hard links): the set's own
+    shards are rewritten, and a read at the old offsets was ``DataLossError: corrupted
+    record at <offset>``, naming no file."""
+    out = tmp_path / "out"
+    video.write_video_shards(folder, out, seed=1, **KW)
+    shutil.rmtree(out / ".generations")
+    ds = video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)
+    assert _epoch(ds) == 4
+    shutil.rmtree(out / ".generations", ignore_errors=True)
+    video.write_video_shards(folder, out, quality=40, **KW)  # two shards again, other sizes
+    with pytest.raises(tf.errors.OpError, match=r"out/train: a shard was written again since "
+                       r"this dataset was built .* build the dataset again.*The shard:.*"
+                       r"videos-0000[01]-of-00002.tfrecord"):
+        _epoch(ds)
+    assert _epoch(video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)) == 4
+
+
+def test_a_manifest_offset_inside_a_record_is_named_when_the_dataset_is_built(folder,
+                                                                              tmp_path):
+    """TensorFlow read from inside the record and failed mid-epoch naming no file."""
+    import json
+
+    from datakit.core.errors import DataError
+
+    out = tmp_path / "out"
+    video.write_video_shards(folder, out, seed=1, **KW)
+    shutil.rmtree(out / ".generations")  # the manifest edited is the one read
+    path = out / "train" / "manifest.json"
+    man = json.loads(path.read_text())
+    first = man["sets"]["videos"]["videos"][0]
+    first["chunks"][0] += 1000
+    path.write_text(json.dumps(man))
+    with pytest.raises(DataError, match=rf"out/train/{first['shard']}: no record starts at "
+                       rf"byte {first['chunks'][0]}, where its manifest.json places chunk 0 of "
+                       r"video 0 .*v0.mp4\): the manifest was changed by hand"):
+        video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)

@@ -3,9 +3,11 @@ size, whether ``train/`` and ``validation/`` beside it are one run, and, for a f
 that is gone, whether the last conversion left it out.
 
 :func:`~datakit.readers.video.clips.clip_dataset` reads these before it builds its
-pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoch;
-and :func:`shards_present` checks, as each epoch starts, that its shard files are
-still there (a generation removed by later runs), naming the set.
+pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoch
+(:func:`check_chunk_offsets`: each chunk the manifest places starts a record); and
+:func:`shards_present` checks, as each epoch starts, that its shard files are still there
+(a generation removed by later runs) and of the size written (a set written again where no
+pinned copy is kept), naming the set.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
+from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video import generations
 
 __all__: list[str] = []
@@ -89,15 +92,47 @@ def video_set(directory: PathArg) -> dict | None:
 
 
 
+def check_chunk_offsets(directory: Path, asked: Path, meta: dict,
+                        videos: Sequence[dict]) -> None:
+    """A :class:`DataError` naming the shard (in the set ``asked``, not the pinned copy
+    ``directory`` read) and the video when a chunk offset of the
+    manifest is not where a record of its shard starts (``manifest.json`` edited by hand, or
+    copied beside other shards): TensorFlow would read from inside a record and fail
+    mid-epoch with ``DataLossError: corrupted record at <offset>``, naming no file. One
+    walk of each shard's record headers (a seek per record)."""
+    if meta.get("compression"):
+        return  # a compressed shard's offsets are not file offsets
+    starts: dict[str, set[int]] = {}
+    for v in videos:
+        shard = str(Path(directory) / v["shard"])
+        if shard not in starts:
+            starts[shard] = set(record_offsets(shard))
+        wrong = next(((k, at) for k, at in enumerate(v["chunks"]) if at not in starts[shard]),
+                     None)
+        if wrong is not None:
+            raise DataError(str(Path(asked) / v["shard"]), f"no record starts at byte "
+                            f"{wrong[1]}, where its manifest.json places chunk {wrong[0]} of "
+                            f"video {v['id']} ({v.get('source', 'no source named')}): the "
+                            "manifest was changed by hand, or belongs to other shards; "
+                            "convert the videos again with write_video_shards")
+
+
 def shards_present(directory: Path, asked: Path,
-                   shards: Sequence[str]) -> Callable[[tf.Tensor], tf.Tensor]:
+                   sizes: dict[str, int]) -> Callable[[tf.Tensor], tf.Tensor]:
     """``check(epoch_key) -> epoch_key``, for the epoch's start, in the graph (no Python: the
     pipeline stays one a tf.data service worker can run): an error naming the set ``asked``
     when a shard file of ``directory`` (the generation read: its pinned copy, or ``asked``
     itself) is gone since the dataset was built, where TensorFlow's ``NotFoundError`` would
-    name a hidden ``.generations/`` file."""
-    files = sorted({str(Path(directory) / f) for f in shards})
+    name a hidden ``.generations/`` file; or when a shard's size is not the ``sizes``
+    (shard name: bytes) its manifest gave, where TensorFlow's ``DataLossError: corrupted
+    record at <offset>`` would name no file (the set written again in place: no pinned copy
+    where ``.generations/`` was removed by hand or the file system has no hard links). A
+    shard written again at the same size is not told by this check."""
+    files = sorted({str(Path(directory) / f) for f in sizes})
     patterns = tf.constant([_literal(f) for f in files] or [""], tf.string)
+    names = tf.constant(files or [""], tf.string)
+    # the last byte of each file read as a footer's first: one record iff the size is right
+    footers = tf.constant([sizes[Path(f).name] - 1 for f in files] or [0], tf.int64)
     if Path(directory) != Path(asked):
         said = (f"{asked}: the generation of shards this dataset was built on ({directory}) "
                 f"was removed: later runs of write_video_shards into {Path(asked).parent} "
@@ -107,11 +142,28 @@ def shards_present(directory: Path, asked: Path,
         said = (f"{asked}: a shard is gone since this dataset was built (write_video_shards "
                 f"ran into {Path(asked).parent} again, or the files were moved); build the "
                 f"dataset again: clip_dataset({str(asked)!r}, ...)")
+    resized = (f"{asked}: a shard was written again since this dataset was built (its size "
+               f"is not the one its manifest gave; write_video_shards ran into "
+               f"{Path(asked).parent} again, where no pinned copy of the old generation is "
+               "kept: .generations/ removed, or a file system without hard links); build the "
+               f"dataset again: clip_dataset({str(asked)!r}, ...). The shard:")
+
+    def one_record(file: tf.Tensor, footer: tf.Tensor) -> tf.Tensor:
+        bytes_ = tf.data.FixedLengthRecordDataset(file, record_bytes=1, footer_bytes=footer,
+                                                  buffer_size=1)  # not 256 KB a shard
+        return tf.equal(bytes_.take(2).reduce(0, lambda n, _: n + 1), 1)
 
     def check(key: tf.Tensor) -> tf.Tensor:
         found = tf.size(tf.io.matching_files(patterns)) if files else tf.constant(0)
         there = tf.debugging.Assert(tf.equal(found, len(files)), [said], name="shards_present")
-        with tf.control_dependencies([there]):
+        if not files:
+            return tf.identity(key)
+        with tf.control_dependencies([there]):  # a gone file is said so, not read
+            same = tf.map_fn(lambda f: one_record(f[0], f[1]), (names, footers),
+                             fn_output_signature=tf.bool)
+        first = tf.gather(names, tf.argmin(tf.cast(same, tf.int32)))
+        sized = tf.debugging.Assert(tf.reduce_all(same), [resized, first], name="shard_sizes")
+        with tf.control_dependencies([sized]):
             return tf.identity(key)
 
     return check

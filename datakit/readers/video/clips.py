@@ -31,6 +31,7 @@ from datakit.readers.video.clip_sampling import (
     video_key,
 )
 from datakit.readers.video.clip_shards import (
+    check_chunk_offsets,
     check_one_run,
     refuse_missing_set,
     shard_class_names,
@@ -107,19 +108,21 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         FileNotFoundError: no such folder (a set the last conversion did not write: said).
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
             manifest of videos, or shards of an earlier layout (one record per
-            video), named with the call that writes them again.
+            video), named with the call that writes them again; a manifest whose chunk
+            offset is not where a record starts, naming the shard and the video.
         RecordFileError: a shard is damaged (see
             :func:`datakit.readers.records.tfrecords.read_records`).
         InvalidArgumentError (while reading): a shard replaced or changed since the
             build, naming the shard and the video, when a clip's records there are
-            missing, damaged (their CRC) or another video's; a shard gone at an epoch's
-            start, naming the set.
+            missing, damaged (their CRC) or another video's; a shard gone, or written
+            again at another size, at an epoch's start, naming the set.
 
-    A shard changed after the build is found by what the clip reads, not by the file's
-    stamp (:mod:`datakit.core.file_facts`: its size, times and inode): no TensorFlow op
-    reads a file's stamp, and the pipeline stays one without Python, which tf.data
-    service workers run (notebook 18). So a change that leaves a clip's records intact
-    (a copy of the same bytes, a ``touch``) is not an error: the clip is the one written.
+    A shard changed after the build is found by what the clip reads and by its size at
+    each epoch's start, not by the file's stamp (:mod:`datakit.core.file_facts`: its
+    size, times and inode): no TensorFlow op reads a file's stamp, and the pipeline stays
+    one without Python, which tf.data service workers run (notebook 18). So a change that
+    leaves a clip's records intact (a copy of the same bytes, a ``touch``) is not an
+    error: the clip is the one written.
     """
     # None marks n_readers as not given, so n_readers=2 beside cycle_length=3 is both
     knobs = keywords("clip_dataset", {"n_readers": n_readers,
@@ -158,10 +161,14 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     decode = _clip_decoder(opts, k, shard_frame_size(meta))
     by_id = {int(v["id"]): v for v in meta["videos"]}
     videos = [by_id[index.ids[p]] for p in index.kept]
+    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
+    check_chunk_offsets(directory, asked, meta, videos)  # and each chunk where a record starts
+    used = {v["shard"] for v in videos}
     ds = _spanned_records(directory, videos, int(meta["chunk_frames"]), opts, sampler, k,
                           seed=seed, training=training, n_readers=n_readers,
-                          present=shards_present(directory, asked,
-                                                 [v["shard"] for v in videos]))
+                          present=shards_present(directory, asked, {
+                              f["file"]: int(f["bytes"]) for f in meta["files"]
+                              if f["file"] in used}))
     ds = timeline.tag(ds).map(timeline.timed("decode", decode)) if trace else ds.map(decode)
     if k > 1:
         ds = ds.unbatch()
@@ -229,7 +236,6 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
     record), and ``TFRecordDatasetV2``'s ``byte_offsets`` reads from the first
     chunk it spans. Videos come in a seeded new order each epoch when training.
     """
-    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
     clip_len, frame_step = opts.clip_len, opts.frame_step
     starts = np.cumsum([0] + [len(v["chunks"]) for v in videos])[:-1]
     offsets = tf.constant([o for v in videos for o in v["chunks"]] or [0], tf.int64)
