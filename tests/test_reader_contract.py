@@ -79,7 +79,7 @@ class Door:
     gaps: dict[str, str] = field(default_factory=dict)
 
     def build(self, call: dict, **more):
-        return ck.build(self.recipe, {**call, **more})
+        return ck.dataset_from_recipe(self.recipe, {**call, **more})
 
 
 # -- the readers' tiny files ------------------------------------------------------------
@@ -103,7 +103,7 @@ def _parquet(folder: Path) -> dict:
 
 
 def _records(folder: Path) -> dict:
-    from datakit.readers.records.tfrecords import ShardWriter
+    from datakit.readers.records.tfrecord_writer import ShardWriter
     with ShardWriter(folder, num_shards=3) as w:
         for i in range(9):
             w.write(f"record {i}".encode())

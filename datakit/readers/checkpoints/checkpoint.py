@@ -69,7 +69,7 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
 )
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "build", "main"]
+           "shuffled_range", "to_numpy", "main"]
 
 
 def to_numpy(element: Any) -> Any:
@@ -241,10 +241,6 @@ def dataset_from_recipe(recipe: str, kwargs: dict):
                          "that returns the dataset, importable in a fresh process).")
     fn: Callable = getattr(importlib.import_module(module), name)
     return fn(**kwargs)
-
-
-#: :func:`dataset_from_recipe` by its first name.
-build = dataset_from_recipe
 
 
 def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = None,
