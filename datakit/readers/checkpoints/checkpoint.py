@@ -205,8 +205,9 @@ def _unsaveable(dataset, error) -> str:
     if b"GeneratorDataset" in graph:
         return ("this pipeline reads a Python generator (Dataset.from_generator): where the "
                 "generator is lives in Python, which no checkpoint can hold. Write its elements "
-                "to files first (datakit.readers.records.tfrecords.ShardWriter) and read those, or "
-                "resume by rebuilding the pipeline and skipping what was read (.skip(n)).")
+                "to files first (datakit.readers.records.tfrecord_writer.ShardWriter) and read "
+                "those, or resume by rebuilding the pipeline and skipping what was read "
+                "(.skip(n)).")
     return ("this pipeline calls Python (a tf.py_function, or a tf.numpy_function created "
             "stateful=True), and TensorFlow cannot know what state that function keeps "
             f"({getattr(error, 'message', error)}). If it keeps none, say so: "
