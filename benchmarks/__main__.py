@@ -280,7 +280,7 @@ def report(speed, memory, mixing, overlap, *, rows, rounds, rows_timed, minutes)
     L.append("\n## Shuffle thoroughness (one epoch over the first 4 files, 200,000 rows in "
              "the 1M run; batch 32)\n")
     L.append("Row ids are numbered in file order. Measured with "
-             "`datakit.see.mixing.mixing_stats` on the order the rows came out: mean "
+             "`datakit.glassbox.shuffle_stats.mixing_stats` on the order the rows came out: mean "
              "displacement (rows), Spearman rank correlation "
              "between input and output order (1 = unshuffled, 0 = no trace of the order), and "
              "distinct files per batch of 32. All TensorFlow readers use a 10,000-line buffer "

@@ -77,7 +77,7 @@ MODULES = {
     "video": ["datakit.readers.video", "datakit.readers.video.clip_options"],
     "manifest": ["datakit.core.manifest"],
     "glassbox": ["datakit.glassbox"],
-    "mixing": ["datakit.see.mixing", "datakit.perf.shuffle_runs"],
+    "mixing": ["datakit.perf.shuffle_runs", "datakit.glassbox.shuffle_stats", "datakit.see.mixing"],
     "see": ["datakit.see.shuffle", "datakit.see.sampling", "datakit.see.interleave",
             "datakit.see.mixing", "datakit.see"],
     "doctor": ["datakit.doctor"],

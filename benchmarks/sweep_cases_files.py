@@ -562,7 +562,7 @@ def text_skip_header_str(d):
 
 # ------------------------------------------------------------------ TFRecord shards
 def _records(d: Path, n=8, **kw):
-    W = resolve("tfrecords", "ShardWriter")
+    W = resolve("tfrecord_writer", "ShardWriter")
     with W(d / "s", num_shards=2, **kw) as w:
         for i in range(n):
             w.write(f"r{i}".encode())
@@ -652,40 +652,40 @@ def tfr_shard_folder(d):
 
 @case("tfrecords", "ShardWriter(num_shards=0)", ("num_shards",))
 def tfr_writer_zero(d):
-    return _records(d, num_shards=0) if False else resolve("tfrecords", "ShardWriter")(
+    return _records(d, num_shards=0) if False else resolve("tfrecord_writer", "ShardWriter")(
         d / "s", num_shards=0)
 
 
 @case("tfrecords", "ShardWriter(mode='random')", ("mode",))
 def tfr_writer_mode(d):
-    return resolve("tfrecords", "ShardWriter")(d / "s", mode="random")
+    return resolve("tfrecord_writer", "ShardWriter")(d / "s", mode="random")
 
 
 @case("tfrecords", "ShardWriter(max_bytes=0)", ("max_bytes",))
 def tfr_writer_max_zero(d):
-    return resolve("tfrecords", "ShardWriter")(d / "s", max_bytes=0)
+    return resolve("tfrecord_writer", "ShardWriter")(d / "s", max_bytes=0)
 
 
 @case("tfrecords", "ShardWriter(compression='LZ4')", ("compression",))
 def tfr_writer_compression(d):
-    return resolve("tfrecords", "ShardWriter")(d / "s", compression="LZ4")
+    return resolve("tfrecord_writer", "ShardWriter")(d / "s", compression="LZ4")
 
 
 @case("tfrecords", "ShardWriter(prefix='a/b')", ("prefix",))
 def tfr_writer_prefix(d):
-    return resolve("tfrecords", "ShardWriter")(d / "s", prefix="a/b")
+    return resolve("tfrecord_writer", "ShardWriter")(d / "s", prefix="a/b")
 
 
 @case("tfrecords", "ShardWriter into a path that is a file", ("f.txt",))
 def tfr_writer_file(d):
-    W = resolve("tfrecords", "ShardWriter")
+    W = resolve("tfrecord_writer", "ShardWriter")
     with W(write(d, "f.txt", "x"), num_shards=1) as w:
         w.write(b"a")
 
 
 @case("tfrecords", "ShardWriter.write('text') (a str, not bytes)", ("bytes", "str"))
 def tfr_writer_str(d):
-    W = resolve("tfrecords", "ShardWriter")
+    W = resolve("tfrecord_writer", "ShardWriter")
     with W(d / "s", num_shards=1) as w:
         w.write("text")
 

@@ -58,7 +58,7 @@ def mixing_figures(order, labels, batch_size):
 
 
 def mixing(job: dict) -> dict:
-    """Read one whole epoch and measure how far the row ids moved (``mixing.mixing_stats``)."""
+    """Read one whole epoch and measure how far the row ids moved (``mixing_stats``)."""
     from benchmarks.contenders import CONTENDERS
     stats = load_stats(job["stats"])
     ds = CONTENDERS[job["name"]](job["paths"], stats, job["batch"], job["seed"])

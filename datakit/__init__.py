@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
     from datakit.readers.csv_files.shards import split_into_shards, write_shards
     from datakit.readers.csv_files.stats import column_stats
     from datakit.readers.parquet_files.parquet import parquet_dataset
-    from datakit.readers.records.tfrecords import ShardWriter, read_records
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+    from datakit.readers.records.tfrecords import read_records
     from datakit.readers.tables.table_options import TableOptions
     from datakit.readers.video.clip_options import VideoOptions
     from datakit.readers.video.clips import clip_dataset

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit import glassbox
+from datakit.core.arguments import AUTOTUNE
 from datakit.glassbox.elements import leaves as _leaves
 from datakit.glassbox.elements import map_structure
 
@@ -76,7 +77,7 @@ def random_pipeline(rng: random.Random, max_ops: int = 5) -> list[tuple]:
             spec.append(("batch", rng.choice([1, 2, 3, 4, 7]), rng.random() < 0.5))
             rank += 1
         elif op == "map":
-            spec.append(("map", rng.randrange(1, 5), rng.choice([None, 2, glassbox.AUTOTUNE])))
+            spec.append(("map", rng.randrange(1, 5), rng.choice([None, 2, AUTOTUNE])))
         elif op == "filter":
             spec.append(("filter", rng.randrange(2, 4)))
         elif op == "take":

@@ -28,7 +28,7 @@ def test_blocks_cover_every_data_line_once(tmp_path):
     path = tmp_path / "a.csv"
     lines = [f"{i},x" for i in range(2500)]
     path.write_text("a,b\r\n" + "\r\n".join(lines))  # CRLF, no newline at the end
-    plan = arrow.plan_blocks(str(path), 1024)
+    plan = arrow.block_ranges(str(path), 1024)
     assert plan[:, 3].tolist() == [1024, 1024, 452] and plan[:, 2].tolist() == [2, 1026, 2050]
     data = path.read_bytes()
     blocks = [data[s:e].decode() for s, e in plan[:, :2]]
@@ -307,8 +307,8 @@ def test_an_iterator_checkpoint_resumes_the_epoch_in_another_process(housing, tm
     recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
     kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse="arrow",
                   batch_size=64, shuffle_buffer_size=500)
-    whole = [ck.to_numpy(x) for x in ck.build(recipe, kwargs)]
-    first, path = ck.save_midway(ck.build(recipe, kwargs), 7, tmp_path)
+    whole = [ck.to_numpy(x) for x in ck.dataset_from_recipe(recipe, kwargs)]
+    first, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 7, tmp_path)
     rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
     assert len(first) == 7 and len(rest) == len(whole) - 7
     assert_same_elements(whole, first + rest, context=recipe)

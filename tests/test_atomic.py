@@ -66,7 +66,7 @@ subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", disk], check
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", vdisk], check=True)
 import datakit
 from datakit.core import manifest
-from datakit.readers.records import tfrecords
+from datakit.readers.records import tfrecord_writer, tfrecords
 from datakit.readers import video
 from datakit.readers.csv_files.shards import split_into_shards, write_shards
 from datakit.readers.parquet_files.parquet import write_parquet_shards
@@ -87,7 +87,7 @@ def attempt(name, before, write, folder):
         f.write(b"x" * 20_000)
     os.remove(os.path.join(where, name + ".small"))
 def records(n, **kw):
-    with tfrecords.ShardWriter(os.path.join(disk, "rec"), num_shards=2, **kw) as w:
+    with tfrecord_writer.ShardWriter(os.path.join(disk, "rec"), num_shards=2, **kw) as w:
         for _ in range(n):
             w.write(b"x" * 1000)
 small = pd.DataFrame({"a": np.arange(6), "b": ["x"] * 6})

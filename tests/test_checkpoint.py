@@ -21,6 +21,7 @@ from pipelines import assert_same_elements
 from datakit.core.errors import DataError
 from datakit.readers import video
 from datakit.readers.checkpoints import checkpoint as ck
+from datakit.readers.checkpoints.checkpoint_fingerprint import load_fingerprint
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
@@ -35,9 +36,9 @@ def plain_pipeline(n: int = 200, seed: int = 7):
 
 def check_resumes(recipe, kwargs, n_first, tmp_path):
     """Save after ``n_first`` elements, resume elsewhere; return (whole run, first + rest)."""
-    build = ck.build(recipe, kwargs)
+    build = ck.dataset_from_recipe(recipe, kwargs)
     whole = [ck.to_numpy(x) for x in build]
-    first, path = ck.save_midway(ck.build(recipe, kwargs), n_first, tmp_path)
+    first, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), n_first, tmp_path)
     rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
     assert len(first) == n_first and len(rest) == len(whole) - n_first
     assert_same_elements(whole, first + rest, context=recipe)
@@ -179,10 +180,10 @@ def lines_pipeline(path: str):
 
 
 def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
-    from datakit.readers.records import tfrecords
+    from datakit.readers.records import tfrecord_writer
     d = tmp_path / "shards"
     for version in (b"old", b"new"):
-        with tfrecords.ShardWriter(d, num_shards=2, overwrite=True) as w:
+        with tfrecord_writer.ShardWriter(d, num_shards=2, overwrite=True) as w:
             for i in range(6):
                 w.write(b"%s %d" % (version, i))
         if version == b"old":
@@ -201,7 +202,7 @@ def test_a_csv_set_rewritten_twice_under_the_same_names_is_refused(housing, tmp_
     files = write_shards(table, d, num_shards=2)
     kwargs = dict(filepaths=files, stats=stats, label=LABEL, seed=1, batch_size=16)
     recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
-    _, path = ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
+    _, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 1, tmp_path / "ck")
     write_shards(table, d, num_shards=2)
     assert write_shards(table, d, num_shards=2) == files   # the names a reader holds
     with pytest.raises(DataError, match=r"part_00\.csv: its set 'part' was rewritten"):
@@ -319,7 +320,7 @@ def test_a_reader_with_a_cache_saves_once_the_cache_is_written(housing, tmp_path
     recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
     with pytest.raises(ValueError, match=r"(?s)still being written.*whole epoch first.*"
                                          r"without cache="):
-        ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
+        ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 1, tmp_path / "ck")
     assert not glob.glob(str(tmp_path / "ck" / "iterator-*"))
     whole, _ = check_resumes(recipe, kwargs, 3, tmp_path / "ck")   # the cache is whole now
     _rows_once(whole, parts["valid"])
@@ -346,8 +347,8 @@ def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(t
     kwargs = dict(directory=str(folder), clip_len=4, batch_size=2, frame_size=(16, 16), seed=1,
                   verbose=False)
     recipe = "datakit.readers.video.directory:video_dataset_from_directory"
-    _, path = ck.save_midway(ck.build(recipe, kwargs), 1, tmp_path / "ck")
-    saved = ck.load_fingerprint(path)["inputs"]
+    _, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 1, tmp_path / "ck")
+    saved = load_fingerprint(path)["inputs"]
     files = sorted(str(p) for p in folder.glob("*/*"))
     assert sorted(saved) == files  # the graph names every video, so the record holds them
     other = video.make_video(0, size=16, min_frames=24, max_frames=24, seed=99).frames

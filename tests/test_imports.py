@@ -254,6 +254,37 @@ def test_every_module_has_all_and_it_names_real_things(name):
     assert not missing and len(set(module.__all__)) == len(module.__all__)
 
 
+@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if MODULES[m].name != "__init__.py"])
+def test_each_name_has_one_address(name):
+    """A module's __all__ lists only what it defines: a name imported from elsewhere and listed
+    again is a second address, which drifts from the first (its docs, its notebook). Import a
+    name from the module that defines it; only a package face (``__init__``) re-exports."""
+    module = importlib.import_module(name)
+    defined = {n for n, _ in _top_level_names(ast.parse(MODULES[name].read_text()))}
+    borrowed = [f"{n} (from {getattr(module, n).__module__})" for n in module.__all__
+                if n not in defined]
+    assert not borrowed, (f"{MODULES[name].relative_to(ROOT)}: __all__ lists {borrowed}: take "
+                          "them out and import each from its own module wherever it is used")
+
+
+def test_no_public_alias_gives_a_function_or_class_a_second_name():
+    """``plan_blocks = block_ranges`` is one function under two names, one of them unused in
+    the docs; the kit keeps one name (a constant given a meaning, ``PREFETCH = AUTOTUNE``,
+    is not an alias of a function or class)."""
+    found = []
+    for name, path in sorted(MODULES.items()):
+        module = importlib.import_module(name)
+        for node in ast.parse(path.read_text()).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and not node.targets[0].id.startswith("_")
+                    and isinstance(node.value, (ast.Name, ast.Attribute))):
+                value = getattr(module, node.targets[0].id)
+                if callable(value) and getattr(value, "__name__", "") != node.targets[0].id:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+    assert not found, "second names for one function or class: " + "; ".join(found)
+
+
 def _is_import_block(node: ast.stmt) -> bool:
     """An import, or an ``if`` / ``try`` made of imports (``if TYPE_CHECKING:``, fallbacks)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):

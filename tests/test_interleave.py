@@ -9,9 +9,10 @@ import pytest
 import tensorflow as tf
 from pipelines import assert_same_elements
 
-from datakit import glassbox
 from datakit.core import arguments, cores
+from datakit.core.arguments import AUTOTUNE, default_cycle_length
 from datakit.glassbox.dataset import Dataset
+from datakit.glassbox.interleave_cycle import interleave_steps
 from datakit.readers.csv_files.shards import write_shards
 from datakit.see import interleave
 
@@ -23,9 +24,9 @@ def random_case(rng: random.Random) -> dict:
     return {
         # Lengths include empty inputs, often.
         "lengths": [rng.choice([0, 0, 1, 2, 3, 5, 8]) for _ in range(n_inputs)],
-        "cycle_length": rng.choice([None, glassbox.AUTOTUNE, 1, 2, 3, 4, 6, 10]),
+        "cycle_length": rng.choice([None, AUTOTUNE, 1, 2, 3, 4, 6, 10]),
         "block_length": rng.choice([None, 1, 1, 2, 3, 5]),
-        "num_parallel_calls": rng.choice([None, None, 1, 2, glassbox.AUTOTUNE]),
+        "num_parallel_calls": rng.choice([None, None, 1, 2, AUTOTUNE]),
         "deterministic": rng.choice([None, True]),
     }
 
@@ -72,10 +73,10 @@ def test_generated_interleaves_match_tf_data():
     assert min(kinds.values()) >= 5 and sum(kinds.values()) > N_CASES // 2
 
 
-@pytest.mark.parametrize("parallel", [None, 1, 2, glassbox.AUTOTUNE])
+@pytest.mark.parametrize("parallel", [None, 1, 2, AUTOTUNE])
 def test_default_cycle_length_follows_cores_and_parallel_calls(parallel):
     # 2c + 1 inputs, each [i, i]: with cycle c the first 2c elements are 0..c-1 twice.
-    c = interleave.default_cycle_length(parallel)
+    c = default_cycle_length(parallel)
     assert c == {None: cores.affinity_cores(), 1: 1, 2: min(2, cores.affinity_cores()),
                  -1: -(-cores.affinity_cores() // 3)}[parallel]
     ds = tf.data.Dataset.range(2 * c + 1).interleave(
@@ -87,7 +88,7 @@ def test_default_cycle_length_follows_cores_and_parallel_calls(parallel):
 
 
 def test_steps_say_where_each_element_came_from():
-    steps = list(interleave.interleave_steps([2, 0, 3], range, cycle_length=2))
+    steps = list(interleave_steps([2, 0, 3], range, cycle_length=2))
     assert [(s.value, s.input, s.position) for s in steps] == [
         (0, 0, 0), (1, 0, 1), (0, 2, 0), (1, 2, 1), (2, 2, 2)]
     ops = Dataset.from_iterable([2, 3]).interleave(
@@ -152,7 +153,7 @@ def test_trace_sources_of_real_files_matches_glass_box(tmp_path, cycle, block):
                                      skip_header=False)
     lines = {f: [(i, j) for j in range(1, n + 1)]
              for i, (f, n) in enumerate(zip(files, sizes, strict=False))}
-    expected = [s.value for s in interleave.interleave_steps(
+    expected = [s.value for s in interleave_steps(
         files, lambda f: lines[f], cycle_length=cycle, block_length=block)]
     assert list(zip(trace.file.tolist(), trace.line.tolist(), strict=False)) == expected
     # every line exactly once

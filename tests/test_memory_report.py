@@ -293,7 +293,7 @@ def test_strings_are_sized_as_tensorflow_keeps_them():
 def test_a_pipeline_that_never_yields_stops_at_the_budget_naming_the_stage():
     import time
 
-    from datakit.doctor.memory_use import Stalled
+    from datakit.doctor.deadline import Stalled
     never = tf.data.Dataset.range(1).repeat().filter(lambda x: x < 0, name="drop_all").batch(2)
     with pytest.raises(Stalled, match="'drop_all'") as caught:
         memory_report(never, seconds=0.2, budget=4.0)
@@ -306,7 +306,8 @@ def test_a_pipeline_that_never_yields_stops_at_the_budget_naming_the_stage():
 BLOCKED = """
 import sys, threading
 import tensorflow as tf
-from datakit.doctor.memory_use import Stalled, memory_report
+from datakit.doctor.deadline import Stalled
+from datakit.doctor.memory_use import memory_report
 
 def waits():
     threading.Event().wait()  # never set: a generator that blocks forever

@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from datakit.glassbox.shuffle_stats import mixing_stats
+from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.see import mixing as mx
 
 
 def test_elements_move_forward_at_most_buffer_size_minus_one():
     for b in [1, 3, 10]:
-        orders = mx.shuffled_orders(30, b, runs=40, seed=b)
+        orders = shuffled_orders(30, b, runs=40, seed=b)
         assert all(sorted(o) == list(range(30)) for o in orders.tolist())
-        stats = mx.mixing_stats(orders)
+        stats = mixing_stats(orders)
         assert stats.max_forward <= b - 1
         if b == 1:
             assert stats.mean_displacement == 0 and stats.rank_correlation == 1
@@ -21,7 +23,7 @@ def test_elements_move_forward_at_most_buffer_size_minus_one():
 
 def test_bigger_buffers_mix_more():
     labels = np.repeat(np.arange(4), 25)
-    stats = [mx.mixing_stats(mx.shuffled_orders(100, b, runs=30, seed=0), labels, 5)
+    stats = [mixing_stats(shuffled_orders(100, b, runs=30, seed=0), labels, 5)
              for b in [1, 10, 100]]
     assert stats[0].single_label_batches == 1.0
     assert stats[0].rank_correlation > stats[1].rank_correlation > stats[2].rank_correlation
@@ -83,8 +85,8 @@ def test_plot_mixing_draws_small_datasets():
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("call", [
-    pytest.param(lambda: mx.shuffled_orders(5, 2, runs=-1), id="runs-negative"),
-    pytest.param(lambda: mx.shuffled_orders(0, 2, runs=3), id="n-0"),
+    pytest.param(lambda: shuffled_orders(5, 2, runs=-1), id="runs-negative"),
+    pytest.param(lambda: shuffled_orders(0, 2, runs=3), id="n-0"),
     pytest.param(lambda: mx.epoch_order(5, -1, 2), id="epochs-negative"),
     pytest.param(lambda: mx.label_batches([0, 1, 1], buffer_size=2, batch_size=0),
                  id="batch_size-0"),
@@ -99,9 +101,9 @@ def test_bad_counts_are_refused_up_front_instead_of_running_forever(call):
 @pytest.mark.parametrize("call, error, text", [
     pytest.param(lambda: mx.measure_mixing(20, buffer_sizes={5, 2}, runs=5), TypeError,
                  "buffer_sizes must be a list of buffer sizes, got set", id="sizes-set"),
-    pytest.param(lambda: mx.mixing_stats(np.zeros((0, 0), dtype=int)), ValueError,
+    pytest.param(lambda: mixing_stats(np.zeros((0, 0), dtype=int)), ValueError,
                  "orders has shape \\(0, 0\\)", id="empty-orders"),
-    pytest.param(lambda: mx.mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 1], batch_size=2),
+    pytest.param(lambda: mixing_stats(np.array([[0, 1, 2, 3]]), labels=[0, 1], batch_size=2),
                  ValueError, "labels has 2 values for orders of 4 positions", id="labels-short"),
 ])
 def test_unordered_or_mismatched_inputs_are_named(call, error, text):

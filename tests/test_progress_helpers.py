@@ -21,7 +21,7 @@ from datakit.doctor.memory_use import memory_report
 from datakit.perf.tune import tune
 from datakit.readers.csv_files import column_stats, split_into_shards, write_shards
 from datakit.readers.parquet_files import parquet
-from datakit.readers.records.tfrecords import ShardWriter
+from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.small_sources.sqlite import write_sqlite
 from datakit.readers.video.convert import write_video_shards
 from datakit.readers.video.directory import video_dataset_from_directory

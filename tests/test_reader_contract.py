@@ -80,7 +80,7 @@ class Door:
     gaps: dict[str, str] = field(default_factory=dict)
 
     def build(self, call: dict, **more):
-        return ck.build(self.recipe, {**call, **more})
+        return ck.dataset_from_recipe(self.recipe, {**call, **more})
 
 
 # -- the readers' tiny files ------------------------------------------------------------
@@ -104,7 +104,7 @@ def _parquet(folder: Path) -> dict:
 
 
 def _records(folder: Path) -> dict:
-    from datakit.readers.records.tfrecords import ShardWriter
+    from datakit.readers.records.tfrecord_writer import ShardWriter
     with ShardWriter(folder, num_shards=3) as w:
         for i in range(9):
             w.write(f"record {i}".encode())
@@ -274,7 +274,7 @@ NOT_READERS = {
     "videos and data made in memory": {"CLASSES", "Video", "make_video", "make_videos",
                                        "iter_videos", "passengers", "small_video_model"},
     "checkpoints": {"save_midway", "resume_in_fresh_process", "checkpoint_bytes",
-                    "ignore_external_state", "build", "main", "to_numpy", "shuffled_range"},
+                    "ignore_external_state", "main", "to_numpy", "shuffled_range"},
     "the package itself": {"DATA_DIR", "data_path", "__version__", "DataError", "benchmark",
                            "quiet_tensorflow"},
 }

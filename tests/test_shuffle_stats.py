@@ -1,8 +1,8 @@
 """The shuffle statistic the doctor's memory advice uses lives below Matplotlib.
 
 ``mixing_stats`` is in :mod:`datakit.glassbox.shuffle_stats` (plain NumPy) and
-``shuffled_orders`` in :mod:`datakit.perf.shuffle_runs`; :mod:`datakit.see.mixing` keeps
-re-exporting both for the notebooks.
+``shuffled_orders`` in :mod:`datakit.perf.shuffle_runs` (each at that one address; the
+pictures of them are :mod:`datakit.see.mixing`).
 """
 
 import subprocess
@@ -11,16 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from datakit.glassbox import shuffle_stats
-from datakit.perf import shuffle_runs
-from datakit.see import mixing
-
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_see_mixing_re_exports_the_statistic_and_the_runs():
-    assert mixing.mixing_stats is shuffle_stats.mixing_stats
-    assert mixing.shuffled_orders is shuffle_runs.shuffled_orders
 
 
 @pytest.mark.timeout(120)

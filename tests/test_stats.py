@@ -87,17 +87,18 @@ def test_a_late_word_in_a_text_column_of_numbers_keeps_it_text(tmp_path):
 
 
 def test_infer_kinds_of_no_file_says_to_pass_one():
-    from datakit.readers.csv_files import stats as st
+    from datakit.readers.csv_files.column_kinds import infer_kinds
     with pytest.raises(ValueError, match="pass a CSV file's path"):  # was a bare TypeError
-        st.infer_kinds([])
+        infer_kinds([])
 
 
 def test_bad_arguments_and_empty_files_get_a_fix(tmp_path):
     from datakit.readers.csv_files import stats as st
+    from datakit.readers.csv_files.column_kinds import infer_kinds
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     with pytest.raises(ValueError, match="needs a header line"):
-        st.infer_kinds(str(empty))
+        infer_kinds(str(empty))
     good = tmp_path / "good.csv"
     good.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="batch_size"):

@@ -29,7 +29,7 @@ from datakit.readers import csv_files as dc
 from datakit.readers import video
 from datakit.readers.csv_files import shards
 from datakit.readers.csv_files.stats import column_stats
-from datakit.readers.records import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
 from datakit.readers.small_sources import fixed_length, sqlite
 from datakit.readers.tables.table_stats import NUMBER, TEXT
 
@@ -376,7 +376,7 @@ def kill_split_after_switch(d, st):
 
 # ---------------------------------------------------------------- TFRecord
 def _records(d, n=7, num_shards=3, **kw):
-    with tfrecords.ShardWriter(d, num_shards=num_shards, **kw) as w:
+    with tfrecord_writer.ShardWriter(d, num_shards=num_shards, **kw) as w:
         for i in range(n):
             w.write(tf_example.to_example({"id": i}))
     return w.paths
@@ -465,9 +465,9 @@ def tfr_n_readers_str(d, st):
 KILL_WRITER = """
     import os, signal
     from datakit.core import atomic
-    from datakit.readers.records import tf_example, tfrecords
+    from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
     d = {d!r}
-    with tfrecords.ShardWriter(d, num_shards=2) as w:
+    with tfrecord_writer.ShardWriter(d, num_shards=2) as w:
         for i in range(20):
             w.write(tf_example.to_example({{"id": i}}))
     calls, real = [0], os.replace
@@ -477,7 +477,7 @@ KILL_WRITER = """
             os.kill(os.getpid(), signal.SIGKILL)
         real(a, b)
     atomic.os.replace = replace
-    with tfrecords.ShardWriter(d, num_shards=3, overwrite=True) as w:
+    with tfrecord_writer.ShardWriter(d, num_shards=3, overwrite=True) as w:
         for i in range(100, 160):
             if i == {mid_write}:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -490,7 +490,7 @@ def _kill_writer(d, st, k=0, mid_write=0):
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     hidden = [n for n in os.listdir(d) if n.endswith(".tmp")]
     got = ids(tfrecords.read_records(d))
-    with tfrecords.ShardWriter(d, num_shards=1, prefix="next") as w:  # the next writer
+    with tfrecord_writer.ShardWriter(d, num_shards=1, prefix="next") as w:  # the next writer
         w.write(b"x")
     left = [n for n in os.listdir(d) if n.endswith(".tmp")]
     return [got == list(range(20)) or got == list(range(100, 160)), bool(hidden), left]

@@ -122,9 +122,9 @@ def test_blocks_dataset_gives_every_row_once_per_pass_whatever_the_knobs():
 
 
 def test_tfrecords_takes_tf_datas_own_names_without_a_warning(tmp_path):
-    from datakit.readers.records import tfrecords
+    from datakit.readers.records import tfrecord_writer, tfrecords
 
-    with tfrecords.ShardWriter(tmp_path, num_shards=3) as w:
+    with tfrecord_writer.ShardWriter(tmp_path, num_shards=3) as w:
         for i in range(9):
             w.write(str(i).encode())
     new = [r.numpy() for r in tfrecords.read_records(tmp_path, n_readers=2, n_read_threads=2)]

@@ -11,13 +11,13 @@ import pytest
 import tensorflow as tf
 from error_cases import raises_naming as raises_naming_error
 
-from datakit.readers.records import tf_example, tfrecords
+from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
 
 ID = {"id": tf.int64}
 
 
 def write_ids(directory, n, **kw):
-    with tfrecords.ShardWriter(directory, **kw) as w:
+    with tfrecord_writer.ShardWriter(directory, **kw) as w:
         for i in range(n):
             example = tf_example.to_example({"id": i, "pad": b"x" * (i % 7)})
             w.write(example if i % 2 else example.SerializeToString())  # both are accepted
@@ -200,7 +200,7 @@ def test_gzip_shard_truncated(tmp_path):
 @pytest.mark.timeout(60)
 def test_interrupted_write_leaves_nothing_complete(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
-        with tfrecords.ShardWriter(tmp_path, num_shards=2) as w:
+        with tfrecord_writer.ShardWriter(tmp_path, num_shards=2) as w:
             for i in range(10):
                 w.write(b"r%d" % i)
             raise RuntimeError("boom")
@@ -214,7 +214,7 @@ def test_interrupted_overwrite_keeps_the_previous_set(tmp_path):
     write_ids(tmp_path, 12, num_shards=3)
     before = sorted(os.listdir(tmp_path))
     with pytest.raises(RuntimeError):
-        with tfrecords.ShardWriter(tmp_path, num_shards=2, overwrite=True) as w:
+        with tfrecord_writer.ShardWriter(tmp_path, num_shards=2, overwrite=True) as w:
             w.write(b"new")
             raise RuntimeError("boom")
     assert sorted(os.listdir(tmp_path)) == before
@@ -227,14 +227,15 @@ def test_interrupted_overwrite_keeps_the_previous_set(tmp_path):
 def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
     write_ids(tmp_path, 2, num_shards=1)
     with pytest.raises(FileExistsError, match="overwrite=True"):
-        tfrecords.ShardWriter(tmp_path)
+        tfrecord_writer.ShardWriter(tmp_path)
     for kw, msg in [({"mode": "random"}, "round_robin"), ({"num_shards": 0}, ">= 1"),
                     ({"mode": "by_size"}, "max_bytes"), ({"compression": "ZLIB"}, "GZIP"),
                     ({"max_bytes": 0}, "max_bytes=0"),  # #47: taken and ignored before
                     ({"max_bytes": 100}, "max_bytes=100 sizes shards only with mode='by_size'")]:
         with pytest.raises(ValueError, match=msg):
-            tfrecords.ShardWriter(tmp_path / "new", **kw)
-    with tfrecords.ShardWriter(tmp_path / "new") as w, pytest.raises(TypeError, match="bytes"):
+            tfrecord_writer.ShardWriter(tmp_path / "new", **kw)
+    with (tfrecord_writer.ShardWriter(tmp_path / "new") as w,
+          pytest.raises(TypeError, match="bytes")):
         w.write("a str is not a record")
 
 

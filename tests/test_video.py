@@ -171,9 +171,9 @@ def test_the_writer_refuses_two_frame_sizes_naming_the_video(tmp_path):
 
 @pytest.mark.timeout(120)
 def test_shards_of_one_record_per_video_are_refused_by_name(tmp_path):
-    from datakit.readers.records import tf_example, tfrecords
+    from datakit.readers.records import tf_example, tfrecord_writer
 
-    with tfrecords.ShardWriter(tmp_path, prefix="videos", num_shards=1) as w:
+    with tfrecord_writer.ShardWriter(tmp_path, prefix="videos", num_shards=1) as w:
         for i in range(2):  # the layout an earlier write_video_records wrote: a record a video
             v = video.make_video(i, **KW)
             jpegs = [tf.io.encode_jpeg(f).numpy() for f in v.frames]

@@ -20,6 +20,7 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.readers import video
 from datakit.readers.video import decoding, folders
+from datakit.readers.video.video_info import VideoInfo
 
 KW = dict(clip_len=6, frame_size=(32, 32), fps=15, seed=1)
 
@@ -75,12 +76,12 @@ def _source_index(path):
 
 
 def test_frames_at_a_rate_are_chosen_by_timestamp():
-    ntsc = decoding.VideoInfo("a", tuple(range(0, 1001 * 30, 1001)), 1 / 30000, 2, 2, 0, "h264")
+    ntsc = VideoInfo("a", tuple(range(0, 1001 * 30, 1001)), 1 / 30000, 2, 2, 0, "h264")
     # the frame on screen at j / 10 s is the last one that started at or before it
     assert decoding.output_frames(ntsc, 10).tolist() == [int(j / 10 * 30000 / 1001)
                                                           for j in range(10)]
     times = np.cumsum([0] + [0.03 if t % 2 else 0.05 for t in range(9)])  # variable rate
-    vfr = decoding.VideoInfo("b", tuple(int(t * 1000) for t in times), 1 / 1000, 2, 2, 0, "h264")
+    vfr = VideoInfo("b", tuple(int(t * 1000) for t in times), 1 / 1000, 2, 2, 0, "h264")
     got = decoding.output_frames(vfr, 25)
     assert got.tolist() == [int(np.searchsorted(times, j / 25 + 1e-6, "right") - 1)
                             for j in range(len(got))]
@@ -90,7 +91,7 @@ def test_frames_at_a_rate_are_chosen_by_timestamp():
 def test_a_frame_is_found_by_its_timestamp_without_a_table_per_video():
     from datakit.readers.video.video_info import frame_at
 
-    info = decoding.VideoInfo("a", (0, 1001, 2002, 2002, 4004), 1 / 30000, 2, 2, 0, "h264")
+    info = VideoInfo("a", (0, 1001, 2002, 2002, 4004), 1 / 30000, 2, 2, 0, "h264")
     # as a {timestamp: index} dict found them: the last of two frames sharing a timestamp
     assert [frame_at(info, p) for p in info.pts] == [0, 1, 3, 3, 4]
     assert [frame_at(info, p) for p in (-1, 500, 3003, 5005, None)] == [None] * 5

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.cluster.local import LocalCluster, free_port
+    from datakit.cluster.local import LocalCluster
     from datakit.cluster.measure import (
         Trainer,
         distribute,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
         tally,
         with_worker_pid,
     )
+    from datakit.cluster.process import free_port
     from datakit.cluster.serve import main
 
 __all__ = lazy_face(__name__)

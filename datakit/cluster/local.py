@@ -28,7 +28,7 @@ from pathlib import Path
 from datakit.cluster.measure import abandon_trainers
 from datakit.cluster.process import HOST, ServerProcess, free_port
 
-__all__ = ["LocalCluster", "free_port"]
+__all__ = ["LocalCluster"]
 
 _LIVE: set[LocalCluster] = set()  # stopped at interpreter exit, whatever happened
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.glassbox.dataset import AUTOTUNE, Dataset, Step, glassbox_shuffle
+    from datakit.glassbox.dataset import Dataset, glassbox_shuffle
+    from datakit.glassbox.elements import Step
 
 __all__ = lazy_face(__name__)

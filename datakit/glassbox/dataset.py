@@ -43,14 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import AUTOTUNE, check_count
+from datakit.core.arguments import check_count
 from datakit.glassbox import combining, sources, transformations, variable_length
 from datakit.glassbox.combining import check_datasets
-from datakit.glassbox.elements import Step, leaves
+from datakit.glassbox.elements import leaves
 from datakit.glassbox.recording import NOT_TRACING, Op, OpTrace, Recorders
 from datakit.glassbox.shuffle_buffer import shuffle_op
 
-__all__ = ["AUTOTUNE", "Dataset", "Step", "glassbox_shuffle"]
+__all__ = ["Dataset", "glassbox_shuffle"]
 
 
 class Dataset:

@@ -23,7 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Rectangle
 
 from datakit import plotting
-from datakit.glassbox.dataset import Dataset, OpTrace
+from datakit.glassbox.dataset import Dataset
+from datakit.glassbox.recording import OpTrace
 
 __all__ = ["trace_batches", "plot_batches", "trace_lineage", "plot_lineage"]
 

@@ -1,11 +1,12 @@
 """The interleave cycle, opened up: which input (file) and which line each element came from.
 
-:func:`interleave_steps` is ``tf.data``'s interleave algorithm in plain Python
-(it lives in :mod:`datakit.glassbox.interleave_cycle`, re-exported here; the glass
-box's ``Dataset.interleave`` calls it): ``cycle_length`` slots, ``block_length``
+:func:`~datakit.glassbox.interleave_cycle.interleave_steps` is ``tf.data``'s interleave
+algorithm in plain Python (import it from :mod:`datakit.glassbox.interleave_cycle`; the
+glass box's ``Dataset.interleave`` calls it): ``cycle_length`` slots, ``block_length``
 elements from one slot before moving to the next. Two files of three lines,
 read two at a time, one line at a time, alternate:
 
+>>> from datakit.glassbox.interleave_cycle import interleave_steps
 >>> [(s.input, s.position) for s in interleave_steps(["a", "b"], lambda f: range(3),
 ...                                                  cycle_length=2)]
 [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
@@ -27,18 +28,14 @@ import tensorflow as tf
 from matplotlib.patches import Patch
 
 from datakit import plotting
-from datakit.core.arguments import check_ordered, default_cycle_length, interleave_lengths
-from datakit.glassbox.interleave_cycle import (
-    SlotEvent,
-    cycle_steps,
-    interleave_steps,
-)
+from datakit.core.arguments import check_ordered, interleave_lengths
+from datakit.glassbox.interleave_cycle import SlotEvent, cycle_steps
 from datakit.readers.small_sources.text_lines import numbered_lines
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["trace_sources", "plot_sources", "interleave_steps", "default_cycle_length"]
+__all__ = ["trace_sources", "plot_sources"]
 
 
 # -- a real tf.data pipeline ------------------------------------------------------

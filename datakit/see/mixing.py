@@ -2,16 +2,17 @@
 
 A shuffle buffer of ``buffer_size`` slots lets an element out at most
 ``buffer_size - 1`` places earlier than it went in, but arbitrarily later.
-:func:`shuffled_orders` runs the real shuffle many times
-(from :mod:`datakit.perf.shuffle_runs`);
+:func:`~datakit.perf.shuffle_runs.shuffled_orders` runs the real shuffle many times;
 :func:`measure_mixing` turns that into P(output position | input position),
-:func:`mixing_stats` into numbers to compare buffer sizes by (displacement,
-rank correlation, labels per batch; from :mod:`datakit.glassbox.shuffle_stats`,
-which imports no Matplotlib). :func:`label_batches` counts labels per
+:func:`~datakit.glassbox.shuffle_stats.mixing_stats` into numbers to compare buffer
+sizes by (displacement, rank correlation, labels per batch; it imports no Matplotlib).
+Import those two from their own modules. :func:`label_batches` counts labels per
 batch of data sorted by label, :func:`epoch_order` shows where epochs meet
 for ``repeat().shuffle()`` vs ``shuffle().repeat()``, :func:`buffer_bytes` is
 what a full buffer costs in memory; the ``plot_*`` functions draw them.
 
+>>> from datakit.glassbox.shuffle_stats import mixing_stats
+>>> from datakit.perf.shuffle_runs import shuffled_orders
 >>> orders = shuffled_orders(10, buffer_size=3, runs=20, seed=0)
 >>> mixing_stats(orders).max_forward <= 3 - 1
 True
@@ -42,10 +43,9 @@ from datakit.core.arguments import (
 )
 from datakit.core.class_ids import check_class_ids
 from datakit.glassbox.shuffle_buffer import check_buffer_size
-from datakit.glassbox.shuffle_stats import mixing_stats
 from datakit.perf.shuffle_runs import shuffled_orders
 
-__all__ = ["shuffled_orders", "measure_mixing", "mixing_map", "mixing_stats", "label_batches",
+__all__ = ["measure_mixing", "mixing_map", "label_batches",
            "epoch_order", "buffer_bytes", "plot_mixing", "plot_epochs", "plot_label_batches"]
 
 # ---------------------------------------------------------------- mixing, from real runs

@@ -31,9 +31,9 @@ are held); each epoch draws fresh seeds when ``reshuffle_each_iteration`` is
 true, the same seeds otherwise, so the order equals that of the unfused chain.
 
 The algorithm itself (:func:`buffer_steps`, :func:`replay_picks`) lives in
-:mod:`datakit.glassbox.shuffle_buffer` and the glass-box op (:func:`glassbox_shuffle`)
-in :mod:`datakit.glassbox` (notebook 11 replays a trace with ``glassbox_shuffle``
-from here, beside the tracer and the picture). How far a shuffle of a given buffer
+:mod:`datakit.glassbox.shuffle_buffer` and the glass-box op
+(:func:`~datakit.glassbox.dataset.glassbox_shuffle`, which replays a trace's picks) in
+:mod:`datakit.glassbox.dataset`. How far a shuffle of a given buffer
 size mixes the data is measured and drawn in :mod:`datakit.see.mixing`.
 """
 
@@ -48,10 +48,9 @@ import tensorflow as tf
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_int, check_seed
-from datakit.glassbox.dataset import glassbox_shuffle
 from datakit.glassbox.shuffle_buffer import buffer_steps, check_buffer_size
 
-__all__ = ["trace_buffer", "plot_buffer", "glassbox_shuffle"]
+__all__ = ["trace_buffer", "plot_buffer"]
 
 
 # ---------------------------------------------------------------- buffers of a real tf.data run

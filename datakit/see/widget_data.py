@@ -81,13 +81,15 @@ def mixing_data(buffer_size: int, n: int = 100, runs: int = 50, n_labels: int = 
 @functools.lru_cache(maxsize=64)
 def _mixing(buffer_size: int, n: int, runs: int, n_labels: int, batch_size: int,
             seed: int) -> MixingView:
+    from datakit.glassbox.shuffle_stats import mixing_stats
+    from datakit.perf.shuffle_runs import shuffled_orders
     from datakit.see import mixing
 
     labels = np.repeat(np.arange(n_labels), -(-n // n_labels))[:n]
-    orders = mixing.shuffled_orders(n, buffer_size, runs, seed=seed)
+    orders = shuffled_orders(n, buffer_size, runs, seed=seed)
     counts = mixing.label_batches(labels, buffer_size, batch_size, seed=seed)
     return MixingView(mixing.mixing_map({buffer_size: orders}), counts,
-                      mixing.mixing_stats(orders, labels, batch_size))
+                      mixing_stats(orders, labels, batch_size))
 
 
 def batch_data(n: int = 10, repeat: int = 3, batch_size: int = 7, drop_remainder: bool = False,

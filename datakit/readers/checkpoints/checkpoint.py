@@ -69,7 +69,7 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
 )
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "build", "main"]
+           "shuffled_range", "to_numpy", "main"]
 
 
 def to_numpy(element: Any) -> Any:
@@ -205,8 +205,9 @@ def _unsaveable(dataset, error) -> str:
     if b"GeneratorDataset" in graph:
         return ("this pipeline reads a Python generator (Dataset.from_generator): where the "
                 "generator is lives in Python, which no checkpoint can hold. Write its elements "
-                "to files first (datakit.readers.records.tfrecords.ShardWriter) and read those, or "
-                "resume by rebuilding the pipeline and skipping what was read (.skip(n)).")
+                "to files first (datakit.readers.records.tfrecord_writer.ShardWriter) and read "
+                "those, or resume by rebuilding the pipeline and skipping what was read "
+                "(.skip(n)).")
     return ("this pipeline calls Python (a tf.py_function, or a tf.numpy_function created "
             "stateful=True), and TensorFlow cannot know what state that function keeps "
             f"({getattr(error, 'message', error)}). If it keeps none, say so: "
@@ -241,10 +242,6 @@ def dataset_from_recipe(recipe: str, kwargs: dict):
                          "that returns the dataset, importable in a fresh process).")
     fn: Callable = getattr(importlib.import_module(module), name)
     return fn(**kwargs)
-
-
-#: :func:`dataset_from_recipe` by its first name.
-build = dataset_from_recipe
 
 
 def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = None,

@@ -97,10 +97,6 @@ def block_ranges(path: str, block_lines: int = BLOCK_LINES, header_lines: int = 
     return np.array(ranges, np.int64).reshape(-1, 4)
 
 
-#: :func:`block_ranges` by its first name.
-plan_blocks = block_ranges
-
-
 class BlockParser:
     """The Python call that parses one block: ``(path, start, end, first, lines)`` -> columns.
 

@@ -37,6 +37,7 @@ what is read.)
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
+>>> from datakit.readers.records.tfrecord_writer import ShardWriter
 >>> with ShardWriter(d, num_shards=1) as w:
 ...     for r in (b"a", b"bb", b"ccc"):
 ...         w.write(r)
@@ -63,13 +64,11 @@ from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_facts
 from datakit.core.keywords import keywords
-from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tables.unchanged_files import checked_path
 
-__all__ = ["ShardWriter", "record_shards", "record_offsets", "check_shards", "read_records"]
+__all__ = ["record_shards", "record_offsets", "check_shards", "read_records"]
 
-MANIFEST = manifest.MANIFEST
 _GZIP_MAGIC = b"\x1f\x8b"
 #: What the error for a shard changed after the build tells the user to do.
 _REWRITE = ("build the dataset again after the shards change, and write a new set into a new "
@@ -97,7 +96,7 @@ def record_shards(directory) -> dict:
     Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",
     "records", "bytes", "sha256"}, ...]}`` over the folder's TFRecord sets.
     """
-    path = Path(directory) / MANIFEST
+    path = Path(directory) / manifest.MANIFEST
     with _record_errors():
         man = manifest.read_manifest(directory)
     if man is None:
@@ -194,7 +193,7 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
                                       "read (the writer got no record)")
             return [e["path"] for e in listed], {e["path"]: e for e in listed}
         other = {e["file"] for s in sets.values() for e in s["files"]}
-        skip = other | manifest.ignored_names(man) | {MANIFEST}
+        skip = other | manifest.ignored_names(man) | {manifest.MANIFEST}
         files = sorted(os.fspath(p) for p in d.iterdir()
                        if p.is_file() and not p.name.startswith(".") and p.name not in skip)
         if not files:
@@ -326,6 +325,7 @@ def read_records(source, compression="auto", check_manifest: bool = True,
 
     >>> import tempfile
     >>> from datakit.readers.records.tf_example import parse_example, to_example
+    >>> from datakit.readers.records.tfrecord_writer import ShardWriter
     >>> d = tempfile.mkdtemp()
     >>> with ShardWriter(d, num_shards=3) as w:
     ...     for i in range(7):

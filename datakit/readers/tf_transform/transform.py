@@ -47,7 +47,6 @@ from datakit.readers.csv_files.grammar import bad_lines_in
 from datakit.readers.tables.column_choice import choose_columns
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 from datakit.readers.tf_transform.transform_folder import (
-    JOB_FILE,
     MEAN,
     STD,
     TransformJob,
@@ -60,7 +59,7 @@ from datakit.readers.tf_transform.transform_run import TransformRun
 
 __all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_args"]
 
-PLAN_FILE = JOB_FILE  # the plan file's first name
+
 def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
                   text_columns=()) -> TransformJob:
     """Check the shards up front and choose the columns, as :func:`column_stats` does.

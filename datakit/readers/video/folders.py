@@ -37,8 +37,9 @@ from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
 from datakit.core.progress import check_progress, with_progress
-from datakit.readers.video.decoding import VIDEO_EXTENSIONS, VideoInfo, probe
+from datakit.readers.video.decoding import VIDEO_EXTENSIONS, probe
 from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
+from datakit.readers.video.video_info import VideoInfo
 
 __all__: list[str] = []
 
