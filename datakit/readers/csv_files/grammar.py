@@ -22,6 +22,7 @@ import os
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +109,7 @@ def column_pattern(col: str, kinds: dict[str, str], required: AbstractSet[str],
     return _field_pattern(kinds[col], col in required, dialect)
 
 
-def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
+def row_pattern(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
                 classes: dict[str, list[str]] | None = None, *,
                 dialect: Dialect = COMMA, ignored: AbstractSet[str] = frozenset()) -> str:
     """The regular expression a valid row matches (``required``: columns never empty;
@@ -117,7 +118,7 @@ def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
                                                   ignored) for c in columns)
 
 
-def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
+def describe_bad_line(raw: str, columns: Sequence[str], kinds: dict[str, str],
                       required: AbstractSet[str] = frozenset(),
                       classes: dict[str, list[str]] | None = None, *,
                       ignored: AbstractSet[str] = frozenset(), dialect: Dialect = COMMA
