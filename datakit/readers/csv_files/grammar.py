@@ -25,8 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from pathlib import Path
 
+from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import kinds_for, label_classes
@@ -183,7 +183,7 @@ def _field_reason(raw: str, pos: int, col: str, kinds: dict[str, str],
     return f"expected a number, got `{shown}`"
 
 
-def find_bad_lines(filepaths: str | Path | list, stats: TableStats, *,
+def find_bad_lines(filepaths: FilesArg, stats: TableStats, *,
                    label: str | None = None) -> list[BadLine]:
     """Every line of ``filepaths`` that the reader would reject (pure Python, before training).
 

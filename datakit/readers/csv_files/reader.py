@@ -57,13 +57,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import tensorflow as tf
 
 from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
+from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.cache import cache_prefix
 from datakit.readers.csv_files.dialect import dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set
@@ -250,7 +250,7 @@ def _cached(files: list[str], columns: list[str],
     return lambda parsed: parsed.cache(prefix).repeat(opts.repeat)
 
 
-def csv_reader_dataset(filepaths: str | Path | list, repeat: int | None = 1, n_readers: int = 5,
+def csv_reader_dataset(filepaths: FilesArg, repeat: int | None = 1, n_readers: int = 5,
                        n_read_threads: int | None = None, shuffle_buffer_size: int | None = 10_000,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
                        stats: TableStats, label: str | None, seed: int | None = None,

@@ -27,12 +27,12 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
+from datakit.core.paths import FilesArg
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
@@ -65,7 +65,7 @@ def _limits(max_vocabulary: int | dict[str, int | None] | None, text: list[str],
     return {**limits, **({label: None} if label is not None else {})}
 
 
-def column_stats(filepaths: str | Path | list, *, columns: Sequence[str] | None = None,
+def column_stats(filepaths: FilesArg, *, columns: Sequence[str] | None = None,
                  label: str | None = None,
                  max_vocabulary: int | dict[str, int | None] | None = None,
                  text_columns: Sequence[str] = (), number_columns: Sequence[str] = (),
