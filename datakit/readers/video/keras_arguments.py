@@ -33,7 +33,7 @@ The frames: a grayscale clip is the luma of its RGB frames (ITU-R BT.601, as
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -48,7 +48,7 @@ __all__: list[str] = []
 _LABEL_MODES = ("int", "categorical", "binary", None)
 #: ``labels=`` as Keras takes it: ``"inferred"`` (from the class folders), ``None`` (no
 #: labels), or a class id per video.
-Labels = str | Sequence[int] | None
+Labels = Literal["inferred"] | Sequence[int] | None
 
 
 def check_choice(name: str, value: object, allowed: tuple) -> None:
