@@ -27,9 +27,13 @@ import signal
 import sys
 import threading
 import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from types import FrameType
+from typing import Any, NoReturn
 
 from datakit.core.cores import pool_workers
 from datakit.core.errors import DataError
@@ -38,7 +42,7 @@ __all__: list[str] = []
 
 
 @contextmanager
-def _main_hidden():
+def _main_hidden() -> Iterator[None]:
     """``__main__`` replaced by an empty module (no file, no spec) while workers start."""
     main = sys.modules["__main__"]
     sys.modules["__main__"] = types.ModuleType("__main__")
@@ -58,7 +62,7 @@ _PR_SET_PDEATHSIG = 1
 _ONE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _start_worker(parent: int, lifeline) -> None:
+def _start_worker(parent: int, lifeline: Connection) -> None:
     """A worker's first step: ignore Ctrl-C (the caller handles it), one BLAS thread
     (:data:`_ONE_BLAS_THREAD`), and end with the caller (pid ``parent``): the kernel's death
     signal on Linux, and ``lifeline``, the read end of a pipe only the caller writes to,
@@ -77,7 +81,7 @@ def _start_worker(parent: int, lifeline) -> None:
                      name="datakit-parent-watch").start()
 
 
-def _end_with(lifeline) -> None:
+def _end_with(lifeline: Connection) -> None:
     """Block until the caller's end of the pipe closes (it died, or the pool shut down), then
     end this worker at once."""
     try:
@@ -88,7 +92,7 @@ def _end_with(lifeline) -> None:
 
 
 @contextmanager
-def _terminate_as_interrupt():
+def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM raised as ``KeyboardInterrupt`` in the caller while its workers run, so that a
     ``kill`` stops them and says what is kept, as Ctrl-C does (only from the main thread,
     and only where no handler of the caller's own is set)."""
@@ -97,7 +101,7 @@ def _terminate_as_interrupt():
         yield
         return
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -107,7 +111,7 @@ def _terminate_as_interrupt():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _outcome(work, item):
+def _outcome(work: Callable[[Any], Any], item: Any) -> Any:
     """``work(item)``, or the :class:`DataError` it raised (returned, to be skipped or raised)."""
     try:
         return work(item)
@@ -115,7 +119,7 @@ def _outcome(work, item):
         return e
 
 
-def _in_worker(work, item):
+def _in_worker(work: Callable[[Any], Any], item: Any) -> Any:
     """:func:`_outcome` in a worker process. After its first item, the objects the worker
     holds (nearly all of them the modules the work imported) are frozen out of the garbage
     collector's sight (``gc.freeze``): the collections at the worker's exit no longer walk
@@ -129,7 +133,8 @@ def _in_worker(work, item):
             gc.freeze()
 
 
-def convert_all(work, items, todo, processes: int):
+def convert_all(work: Callable[[Any], Any], items: Mapping[int, Any] | Sequence[Any],
+                todo: Sequence[int], processes: int) -> Iterator[tuple[int, Any]]:
     """Yield ``(i, work(items[i]) or its DataError)`` for each ``i`` in ``todo``, as they finish.
 
     At most ``2 * processes`` videos are in flight, so memory holds only their
@@ -143,7 +148,8 @@ def convert_all(work, items, todo, processes: int):
             yield from _in_workers(work, items, todo, processes)
 
 
-def _in_workers(work, items, todo, processes: int):
+def _in_workers(work: Callable[[Any], Any], items: Mapping[int, Any] | Sequence[Any],
+                todo: Sequence[int], processes: int) -> Iterator[tuple[int, Any]]:
     context = multiprocessing.get_context("spawn")
     lifeline, held = context.Pipe(duplex=False)  # workers watch `lifeline`; `held` stays here
     pool = ProcessPoolExecutor(pool_workers(processes),  # Windows refuses more than 61
