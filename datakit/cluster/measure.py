@@ -20,7 +20,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from datakit.cluster.process import NOT_A_DISPATCHER, PID_FILE, dispatcher_problem, host_port
 from datakit.core.arguments import check_seconds
@@ -28,8 +28,6 @@ from datakit.core.arguments import check_seconds
 if TYPE_CHECKING:  # TensorFlow and Matplotlib are imported where a function needs them
     import tensorflow as tf
     from matplotlib.axes import Axes
-
-    from datakit.cluster.local import LocalCluster
 
 __all__ = ["sleepy_range", "with_worker_pid", "distribute", "Trainer", "read_concurrently",
            "measure_delivery", "tally", "plot_delivery", "plot_scaling"]
@@ -216,7 +214,21 @@ def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[lis
     return [t.join(timeout) for t in trainers]
 
 
-def measure_delivery(cluster: LocalCluster, dataset: tf.data.Dataset,
+class Cluster(Protocol):
+    """What :func:`measure_delivery` reads of a cluster: a
+    :class:`~datakit.cluster.local.LocalCluster` (named here by what it offers, as that
+    module imports this one)."""
+
+    @property
+    def target(self) -> str: ...
+    @property
+    def workers(self) -> Sequence[object]: ...
+    @property
+    def restarts(self) -> int: ...
+    def worker_index(self, pid: int) -> int: ...
+
+
+def measure_delivery(cluster: Cluster, dataset: tf.data.Dataset,
                      processing_mode: str | tf.data.experimental.service.ShardingPolicy, *,
                      timeout: float = 300.0, pause_after: int | None = None,
                      on_pause: Callable[[], object] | None = None,

@@ -42,14 +42,13 @@ from datakit.exercises.video_feedback import run
 if TYPE_CHECKING:  # TensorFlow is imported when an exercise runs
     import tensorflow as tf
 
+__all__: list[str] = []
+
+SPLITS = ("train", "validation", "test")
 #: A file as the exercises hand it on: its path, or a learner's probe facts (a dict).
 Item = str | dict
 #: A clip asked for: the file (:data:`Item`) and the frame indices wanted.
 Request = tuple[Item, Sequence[int]]
-
-__all__: list[str] = []
-
-SPLITS = ("train", "validation", "test")
 
 
 def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> list[str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, SupportsInt
+from typing import Any, NoReturn, SupportsInt
 
 import numpy as np
 import pyarrow as pa
@@ -56,10 +56,6 @@ from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pa
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.table_stats import NUMBER
-
-if TYPE_CHECKING:  # the reader's registry imports this module when parse="arrow" asks
-    from datakit.readers.csv_files.modes import ReaderParts
-    from datakit.readers.csv_files.options import ReadOptions
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT"]
 
@@ -245,7 +241,7 @@ class BlockParser:
 
 
 def block_parse(parser: BlockParser,
-                to_element: Callable[[dict], Any] | None) -> Callable[..., Any]:
+                to_element: Callable[[dict], Any]) -> Callable[..., Any]:
     """``(path, start, end, first, lines) -> element``: one ``parser`` call, shaped by
     ``to_element`` (``{column: tensor}`` of a block -> the reader's element: standardized,
     looked up), or, when the parser computes the features itself (its ``features``), the
@@ -263,7 +259,6 @@ def block_parse(parser: BlockParser,
             return tuple(out) if len(out) > 1 else out[0]
         for t in out:
             t.set_shape([None])
-        assert to_element is not None  # the parser left the columns to shape
         return to_element(dict(zip(parser.keep, out, strict=True)))
 
     return parse
@@ -291,7 +286,12 @@ def _ranges_by_file(files: list[str], header_lines: int = 1
     return ranges_of
 
 
-def block_features(kinds: dict, opts: ReadOptions) -> BlockFeatures | None:
+# The reader's options (ReadOptions) and parts (ReaderParts) are Any in the signatures below:
+# options.py and modes.py sit above this module (the registry imports it for parse="arrow"),
+# and the kit has no import cycle, not even one for the type checker.
+
+
+def block_features(kinds: dict, opts: Any) -> BlockFeatures | None:
     """The reader's ``(x, y)`` computed in the parse call, for the ``"matrix"`` output;
     ``None`` for ``"dict"`` (its text columns stay strings, looked up in the graph)."""
     if opts.output != "matrix":
@@ -305,7 +305,7 @@ def block_features(kinds: dict, opts: ReadOptions) -> BlockFeatures | None:
                          label_scale=opts.label_scale)
 
 
-def block_reading(parts: ReaderParts, opts: ReadOptions, *, fused: bool = True
+def block_reading(parts: Any, opts: Any, *, fused: bool = True
                   ) -> tuple[Callable[[tf.Tensor], tf.data.Dataset], Callable[..., Any]]:
     """``(plan_of, parse)``: ``plan_of(path)``, the descriptions of a file's blocks
     (:func:`block_plan`), and ``parse``, one description -> the reader's element.
@@ -317,7 +317,6 @@ def block_reading(parts: ReaderParts, opts: ReadOptions, *, fused: bool = True
     and looked up in the graph (``parts.to_features``), as before issue 49's second step.
     """
     stats, label = opts.stats, opts.label
-    assert parts.kinds is not None  # the reader's parts hold each column's kind
     keep = opts.features + ([] if label is None else [label])  # label=None: never read it
     fill = {c: np.float32(stats[c].mean) for c in opts.features if parts.kinds[c] == NUMBER}
     skip: dict[str, set[int]] = {}
@@ -334,7 +333,7 @@ def block_reading(parts: ReaderParts, opts: ReadOptions, *, fused: bool = True
                                                                          parts.to_features)
 
 
-def arrow_batches(files: list[str], parts: ReaderParts, opts: ReadOptions) -> tf.data.Dataset:
+def arrow_batches(files: list[str], parts: Any, opts: Any) -> tf.data.Dataset:
     """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
 
     The reader's registry calls it with the checked files, the reader's parts

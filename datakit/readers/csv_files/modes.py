@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
@@ -44,9 +43,6 @@ from datakit.readers.tables.block_reading import (
     interleave_files,
 )
 from datakit.readers.tables.table_options import TableOptions
-
-if TYPE_CHECKING:  # options.py imports this registry
-    from datakit.readers.csv_files.options import ReadOptions
 
 __all__ = ["PARSE_MODES"]
 
@@ -141,7 +137,7 @@ def _build_chunk(files: list[str], parts: ReaderParts, opts: TableOptions) -> tf
     return blocks_dataset(files, parts.chunks_of, opts, parts.rows, cache=parts.cached)
 
 
-def _build_arrow(files: list[str], parts: ReaderParts, opts: ReadOptions) -> tf.data.Dataset:
+def _build_arrow(files: list[str], parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     from datakit.readers.csv_files import arrow  # pyarrow is imported for this mode only
     return arrow.arrow_batches(files, parts, opts)
 
