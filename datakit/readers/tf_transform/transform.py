@@ -125,8 +125,9 @@ def _kit_vocabulary(values: tf.Tensor, cap: int | None, name: str) -> tf.Tensor:
     return path
 
 
-def _write_vocabulary(counts: list[tuple[bytes, int]], path: str,
-                      cap: int | None) -> np.ndarray:
+def _write_vocabulary(counts: Any, path: str, cap: int | None) -> Any:
+    # (Any: Beam checks a mapped function's hints against its PCollection's types; the
+    # counts are the (value, count) pairs of Count.PerElement, gathered by ToList)
     ranked = sorted(counts, key=lambda kv: (-kv[1], kv[0]))[:cap]
     tf.io.gfile.makedirs(os.path.dirname(path))
     with tf.io.gfile.GFile(path, "wb") as f:
@@ -291,7 +292,9 @@ def _build(pipeline: Any, job: TransformJob, output_dir: str) -> None:
                                                   file_name_suffix=".tfrecord"))
 
 
-def _checked_row(row: dict, keep: list[str], label: str, kind: str) -> dict:
+def _checked_row(row: Any, keep: list[str], label: str, kind: str) -> Any:
+    # (Any: Beam checks a mapped function's hints against its PCollection's types, and
+    # AnalyzeAndTransformDataset's rows are typed as a union of several forms)
     from apache_beam.metrics import Metrics
 
     if np.isnan(row[label]) if kind == NUMBER else row[label] < 0:  # the kit's rule: never empty
