@@ -26,6 +26,7 @@ the figure style, ``perf``, ``readers``, ``see``, ``doctor``, ``cluster`` and
 from __future__ import annotations
 
 import os as _os
+from collections.abc import Callable as _Callable
 from pathlib import Path as _Path
 from typing import TYPE_CHECKING
 
@@ -73,7 +74,7 @@ def _installed_data_dir(folder: _Path, shipped: _Path | None) -> _Path:
 
     from datakit.core.made_once import make_folder_once
 
-    def copy(data_set: _Path):
+    def copy(data_set: _Path) -> _Callable[[_Path], list[_Path]]:
         def into(tmp: _Path) -> list[_Path]:
             shutil.copytree(data_set, tmp, dirs_exist_ok=True)
             return sorted(p for p in tmp.rglob("*") if p.is_file())

@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from datakit.cluster.measure import abandon_trainers
 from datakit.cluster.process import HOST, ServerProcess, free_port
@@ -33,7 +34,7 @@ __all__ = ["LocalCluster"]
 _LIVE: set[LocalCluster] = set()  # stopped at interpreter exit, whatever happened
 
 
-def _seconds(name: str, value) -> float:
+def _seconds(name: str, value: Any) -> float:
     """``value`` as a number of seconds > 0, or a TypeError/ValueError that says so."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name}={value!r}: pass a number of seconds (an int or a float)")
@@ -110,7 +111,7 @@ class LocalCluster:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> None:
@@ -263,7 +264,7 @@ class LocalCluster:
         raise ValueError(f"pid {pid} is not one of this cluster's workers")
 
     # ---- faults and scaling ---------------------------------------------------------------
-    def _worker(self, i) -> ServerProcess:
+    def _worker(self, i: int) -> ServerProcess:
         if isinstance(i, bool) or not isinstance(i, int):
             raise TypeError(f"i={i!r}: pass a worker's index, an int")
         if not 0 <= i < len(self.workers):

@@ -18,11 +18,16 @@ import time
 import warnings
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from datakit.cluster.process import NOT_A_DISPATCHER, PID_FILE, dispatcher_problem, host_port
 from datakit.core.arguments import check_seconds
+
+if TYPE_CHECKING:  # TensorFlow and Matplotlib are imported where a function needs them
+    import tensorflow as tf
+    from matplotlib.axes import Axes
 
 __all__ = ["sleepy_range", "with_worker_pid", "distribute", "Trainer", "read_concurrently",
            "measure_delivery", "tally", "plot_delivery", "plot_scaling"]
@@ -60,7 +65,9 @@ def check_dispatcher(service: str, *, timeout: float = 30.0) -> str:
         time.sleep(0.2)
 
 
-def distribute(processing_mode, service: str, *, timeout: float = 30.0, **kwargs):
+def distribute(processing_mode: str | tf.data.experimental.service.ShardingPolicy,
+               service: str, *, timeout: float = 30.0,
+               **kwargs: Any) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     """``tf.data.experimental.service.distribute(...)``, after :func:`check_dispatcher`.
 
     Use it with ``dataset.apply(distribute("distributed_epoch", cluster.target))``.
@@ -89,7 +96,7 @@ def abandon_trainers(address: str, reason: str) -> int:
     return ended
 
 
-def sleepy_range(n: int, seconds: float):
+def sleepy_range(n: int, seconds: float) -> tf.data.Dataset:
     """``Dataset.range(n)`` whose elements each take ``seconds`` to make, in the graph.
 
     A sleep holds a thread, not a core, and unlike a ``py_function`` (see
@@ -108,7 +115,7 @@ def sleepy_range(n: int, seconds: float):
 _PROC_STAT = "/proc/self/stat"
 
 
-def with_worker_pid(dataset):
+def with_worker_pid(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """Pair each element with the id of the process that made it: ``(element, pid)``.
 
     The pid is read on the worker, inside the graph (a service worker runs no Python):
@@ -120,7 +127,7 @@ def with_worker_pid(dataset):
 
     proc = _PROC_STAT if os.path.exists(_PROC_STAT) else None
 
-    def tag(x):
+    def tag(x: Any) -> tuple[Any, tf.Tensor]:
         if proc is None:  # the LocalCluster server's own folder is its working folder
             return x, tf.strings.to_number(tf.io.read_file(PID_FILE), tf.int64)
         stat = tf.io.read_file(proc)
@@ -138,7 +145,7 @@ class Trainer:
     :meth:`resume` (to act at a fixed point of an epoch, e.g. kill a worker).
     """
 
-    def __init__(self, dataset, *, pause_after: int | None = None):
+    def __init__(self, dataset: tf.data.Dataset, *, pause_after: int | None = None) -> None:
         self.received: list = []
         self.error: BaseException | None = None
         self.done = threading.Event()
@@ -155,7 +162,7 @@ class Trainer:
         self._thread = threading.Thread(target=self._run, args=(dataset,), daemon=True)
         self._thread.start()
 
-    def _run(self, dataset) -> None:
+    def _run(self, dataset: tf.data.Dataset) -> None:
         try:
             for x in dataset.as_numpy_iterator():
                 self.received.append(_py(x))
@@ -194,7 +201,7 @@ class Trainer:
         return self.received
 
 
-def _py(x):
+def _py(x: Any) -> Any:
     if isinstance(x, tuple):
         return tuple(_py(v) for v in x)
     return x.item() if hasattr(x, "item") and getattr(x, "ndim", 1) == 0 else x
@@ -207,9 +214,25 @@ def read_concurrently(datasets: Sequence, *, timeout: float = 300.0) -> list[lis
     return [t.join(timeout) for t in trainers]
 
 
-def measure_delivery(cluster, dataset, processing_mode, *, timeout: float = 300.0,
-                     pause_after: int | None = None, on_pause=None,
-                     **distribute_kwargs) -> dict[str, list]:
+class Cluster(Protocol):
+    """What :func:`measure_delivery` reads of a cluster: a
+    :class:`~datakit.cluster.local.LocalCluster` (named here by what it offers, as that
+    module imports this one)."""
+
+    @property
+    def target(self) -> str: ...
+    @property
+    def workers(self) -> Sequence[object]: ...
+    @property
+    def restarts(self) -> int: ...
+    def worker_index(self, pid: int) -> int: ...
+
+
+def measure_delivery(cluster: Cluster, dataset: tf.data.Dataset,
+                     processing_mode: str | tf.data.experimental.service.ShardingPolicy, *,
+                     timeout: float = 300.0, pause_after: int | None = None,
+                     on_pause: Callable[[], object] | None = None,
+                     **distribute_kwargs: Any) -> dict[str, list]:
     """Run ``dataset`` on ``cluster`` (a ``LocalCluster``): the elements one trainer
     received, by the worker that made them (``{"worker 0": [...], ...}``, in order of arrival).
 
@@ -282,8 +305,8 @@ def tally(received: Iterable, expected: Iterable) -> Tally:
                  unexpected=sorted(set(got) - want))
 
 
-def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=None,
-                  title: str = "What each reader received"):
+def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax: Axes | None = None,
+                  title: str = "What each reader received") -> Axes:
     """One row per reader (trainer, worker...), one column per element: how often it came.
 
     Returns the Axes. White: never came; one colour per count.
@@ -319,8 +342,9 @@ def plot_delivery(rows: Mapping[str, Iterable[int]], num_elements: int, *, ax=No
     return ax
 
 
-def plot_scaling(workers: Sequence[int], rates: Mapping[str, Sequence[float]], *, ax=None,
-                 title: str = "Throughput as workers are added"):
+def plot_scaling(workers: Sequence[int], rates: Mapping[str, Sequence[float]], *,
+                 ax: Axes | None = None,
+                 title: str = "Throughput as workers are added") -> Axes:
     """Measured elements/s against the number of workers, one line per pipeline, each with
     its ideal (the first point times the number of workers, dotted). The y axis is
     logarithmic: pipelines tens of times apart in speed stay readable on one Axes, and

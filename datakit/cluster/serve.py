@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -176,7 +177,7 @@ def _wait_for_dispatcher(address: str, timeout: float) -> None:
         time.sleep(0.5)
 
 
-def _serve(service, args):
+def _serve(service: Any, args: argparse.Namespace) -> Any:
     if args.role == "dispatcher":
         server = service.DispatchServer(service.DispatcherConfig(
             port=args.port, work_dir=args.work_dir, fault_tolerant_mode=bool(args.work_dir),

@@ -38,8 +38,9 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Literal, TypeVar, overload
 
 __all__: list[str] = []
@@ -81,7 +82,8 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def disk_full(error: BaseException, folder, *, removed: int = 0) -> OSError | None:
+def disk_full(error: BaseException, folder: str | os.PathLike, *,
+              removed: int = 0) -> OSError | None:
     """``error`` said plainly when it is a full disk (``ENOSPC``, ``EDQUOT``, or TensorFlow's
     or Arrow's "No space left on device"): an ``OSError(ENOSPC)`` naming the folder; else None."""
     if _SAID in str(error) and error.__cause__ is not None:
@@ -160,7 +162,8 @@ class Staging:
                 removed += 1
         return error and (disk_full(error, self.folder, removed=removed) or error)
 
-    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         said = self.discard(exc)
         if said is not None and said is not exc:  # (None only when exc is None too)
             raise said from exc
@@ -297,7 +300,7 @@ def process_alive(pid: int) -> bool:
     return pid == os.getpid() or psutil.pid_exists(pid)
 
 
-def clean_leftovers(folder: str | os.PathLike, names=()) -> list[str]:
+def clean_leftovers(folder: str | os.PathLike, names: Collection[str] = ()) -> list[str]:
     """Delete temporary files of writers that died, and the given ``names``; return what went.
 
     A temporary file whose PID is a running process is left alone (another
@@ -321,8 +324,9 @@ def generation_name(name: str, generation: int) -> str:
     return f"{stem}.g{generation}{dot}{ext}"
 
 
-def commit_set(folder: str | os.PathLike, staged: dict[str, Path], *, listed, generation: int,
-               announce, switch) -> list[str]:
+def commit_set(folder: str | os.PathLike, staged: dict[str, Path], *, listed: Iterable[str],
+               generation: int, announce: Callable[[list[str]], object],
+               switch: Callable[[list[str]], object]) -> list[str]:
     """Move a new generation of files into ``folder`` and switch to it in one atomic step.
 
     ``staged``: wanted name -> a complete temporary file in ``folder``.

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 from datakit.core.errors import DataError
@@ -73,7 +73,7 @@ def stamp_record(path: str | os.PathLike) -> dict[str, int]:
     return dict(zip(STAMP_FIELDS, file_stamp(path), strict=True))
 
 
-def file_facts(files: list[str]) -> dict[str, Stamp]:
+def file_facts(files: Iterable[str]) -> dict[str, Stamp]:
     """``{file: stamp}``: what the reader was built from."""
     return {f: file_stamp(f) for f in files}
 

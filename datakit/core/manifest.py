@@ -42,7 +42,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from datakit.core.atomic import (
     clean_leftovers,
@@ -124,7 +126,7 @@ def _fresh(folder: Path) -> dict:
 
 
 def write_set(folder: str | os.PathLike, name: str, staged: dict, counts: dict, *, kind: str,
-              unit: str, pattern: str, overwrite: bool = True, **extra) -> list[str]:
+              unit: str, pattern: str, overwrite: bool = True, **extra: Any) -> list[str]:
     """Commit the complete temporary files ``staged`` (wanted name -> temp path) as set ``name``.
 
     ``counts``: wanted name -> rows or records; ``pattern``: a glob that
@@ -170,11 +172,11 @@ def write_sets(folder: str | os.PathLike, specs: dict, *,
                    for w, t in staged.items()}
         finals_of: dict[str, list[str]] = {}
 
-        def announce(finals):
+        def announce(finals: list[str]) -> None:
             man["pending"] = finals
             write_atomic(folder / MANIFEST, _dump(man))
 
-        def switch(finals):
+        def switch(finals: list[str]) -> None:
             man["pending"] = []
             final = dict(zip(staged, finals, strict=True))
             for name, spec in specs.items():
@@ -203,7 +205,8 @@ def write_sets(folder: str | os.PathLike, specs: dict, *,
         return finals_of
 
 
-def _check_overwrite(folder: Path, man: dict, specs: dict, overwrite: bool) -> None:
+def _check_overwrite(folder: Path, man: dict[str, Any], specs: dict[str, Any],
+                     overwrite: bool) -> None:
     """Unless ``overwrite``, a :class:`FileExistsError` if ``folder`` holds one of the sets
     ``specs`` (in its manifest, or files of its pattern that no killed writer left); the
     caller holds the folder's lock."""
@@ -222,7 +225,9 @@ def _check_overwrite(folder: Path, man: dict, specs: dict, overwrite: bool) -> N
                 "pass overwrite=True to replace it, or write to another folder")
 
 
-def _settle_names(folder: Path, wanted: list[str], finals: list[str], announce, switch) -> None:
+def _settle_names(folder: Path, wanted: list[str], finals: list[str],
+                  announce: Callable[[list[str]], object],
+                  switch: Callable[[list[str]], object]) -> None:
     """Give a rewritten set its names back: ``part_00.g2.csv`` becomes ``part_00.csv`` again.
 
     A second switch, as safe as the first: the wanted names (free since the old
@@ -272,7 +277,8 @@ def check_entry(path: str | os.PathLike, entry: dict, *, unit: str, count: int |
         raise DataError(path, "sha256 differs from the manifest: the file is corrupted")
 
 
-def _sets_to_check(all_sets: dict, sets, files, kind, where: Path) -> list[str]:
+def _sets_to_check(all_sets: dict, sets: Sequence[str] | None, files: Collection[str] | None,
+                   kind: str | None, where: Path) -> list[str]:
     """The names :func:`check` checks: ``sets`` as given (each one the manifest's), or the
     sets listing one of ``files``, else every set of ``kind``, else all."""
     if sets is None:
@@ -288,8 +294,9 @@ def _sets_to_check(all_sets: dict, sets, files, kind, where: Path) -> list[str]:
     return list(sets)
 
 
-def check(folder: str | os.PathLike, *, sets=None, files=None, counts=None, kind=None,
-          hash: bool = True, man: dict | None = None) -> list[dict]:
+def check(folder: str | os.PathLike, *, sets: Sequence[str] | None = None,
+          files: Collection[str] | None = None, counts: dict[str, int] | None = None,
+          kind: str | None = None, hash: bool = True, man: dict | None = None) -> list[dict]:
     """Check sets of ``folder`` against its manifest; return the entries, each with its ``path``.
 
     ``sets``: set names (default: those listing one of ``files``, else every

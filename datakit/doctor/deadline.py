@@ -61,7 +61,7 @@ class BoundedRun:
     error: BaseException | None = None
 
 
-def _finish(worker: threading.Thread, manager, progress: Callable[[], float],
+def _finish(worker: threading.Thread, manager: Any, progress: Callable[[], float],
             patience: float) -> bool:
     """Wait for ``worker`` while it makes progress; cancel it after ``patience`` without any.
 
@@ -76,7 +76,7 @@ def _finish(worker: threading.Thread, manager, progress: Callable[[], float],
     return False
 
 
-def _leave_context(manager) -> None:
+def _leave_context(manager: Any) -> None:
     """Leave ``manager``'s cancellation context for a worker stuck in Python code (a
     generator that blocks): it never leaves it itself, and the context is the process's,
     so every ``tf.function`` called after, in any thread, would start cancelled."""
@@ -92,7 +92,7 @@ def call_with_deadline(fn: Callable[[], Any], patience: float) -> tuple[Any, boo
     out: dict = {}
     start = time.perf_counter()
 
-    def work():
+    def work() -> None:
         try:
             with cancellation.CancellationManagerContext(manager):
                 out["value"] = fn()
@@ -108,17 +108,17 @@ def call_with_deadline(fn: Callable[[], Any], patience: float) -> tuple[Any, boo
     return out["value"], False
 
 
-def _one_step(spec):
+def _one_step(spec: Any) -> Any:
     """A function that takes one element of an iterator (as an optional)."""
     return tf.function(lambda it: it.get_next_as_optional()).get_concrete_function(
         tf.data.IteratorSpec(spec))
 
 
-def _many_steps(spec):
+def _many_steps(spec: Any) -> Any:
     """A function that takes up to ``k`` elements of an iterator, inside the runtime:
     ``(taken, more)`` (``more`` False once it ended)."""
-    def drain(it, k):
-        def body(i, more):
+    def drain(it: Any, k: tf.Tensor) -> Any:
+        def body(i: tf.Tensor, more: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
             got = it.get_next_as_optional().has_value()
             return i + tf.cast(got, tf.int64), got
         return tf.while_loop(lambda i, more: more & (i < k), body,
@@ -131,14 +131,14 @@ class _Taker:
     """Takes the elements for :func:`bounded_run`: one by one while paced, then in chunks
     sized to last about 0.1 s each (so that ``patience`` still sees progress)."""
 
-    def __init__(self, dataset, run: BoundedRun, manager, keep: int, fast: bool,
-                 keep_as: Callable[[list], Any] | None = None):
+    def __init__(self, dataset: tf.data.Dataset, run: BoundedRun, manager: Any, keep: int,
+                 fast: bool, keep_as: Callable[[list], Any] | None = None) -> None:
         self.run, self.manager, self.keep, self.chunk = run, manager, keep, 16
         self.keep_as = keep_as or (lambda parts: parts)
         self.one = _one_step(dataset.element_spec)  # traced before any measuring starts
         self.many = _many_steps(dataset.element_spec) if fast else None
 
-    def take_one(self, it) -> bool:
+    def take_one(self, it: Any) -> bool:
         with cancellation.CancellationManagerContext(self.manager):
             got = self.one(it)
         if not got.has_value():
@@ -149,7 +149,7 @@ class _Taker:
                 got.get_value(), expand_composites=True)]))
         return True
 
-    def take_many(self, it) -> bool:
+    def take_many(self, it: Any) -> bool:
         assert self.many is not None  # made with fast=True
         t0 = time.perf_counter()
         with cancellation.CancellationManagerContext(self.manager):
@@ -169,7 +169,8 @@ def _pause(seconds: float, stop: threading.Event, last: list) -> None:
         last[0] = time.perf_counter()
 
 
-def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool] | None = None,
+def bounded_run(dataset: tf.data.Dataset, *, patience: float,
+                until: Callable[[int, float], bool] | None = None,
                 keep: int = 0, step_time: float = 0.0, paced_for: float = math.inf,
                 fast: bool = False, before: Callable[[], object] | None = None,
                 fill_pause: float = 0.0,
@@ -194,7 +195,7 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
     start = time.perf_counter()
     last = [start]
 
-    def work():
+    def work() -> None:
         try:
             it = iter(dataset)
             while not stop.is_set():
@@ -224,14 +225,14 @@ def bounded_run(dataset, *, patience: float, until: Callable[[int, float], bool]
     return run
 
 
-def stage_label(chain, k: int) -> str:
+def stage_label(chain: list, k: int) -> str:
     """The stage's ``name=``, else its kind and place: ``"filter #2"`` (``from_generator``
     by that name, not as the ``flat_map`` TensorFlow builds it with)."""
     kind = "from_generator" if is_generator_source(chain[k]) else kind_of(chain[k])
     return name_of(chain[k]) or f"{kind} #{k}"
 
 
-def stalled_error(func: str, error, chain, patience: float, deadline: float,
+def stalled_error(func: str, error: object, chain: list, patience: float, deadline: float,
                   budget_name: str = "budget") -> Stalled:
     """The error of ``func``'s run that waited in vain, naming the first stage that yields
     nothing (looked for in what is left of the budget, at least half a second a stage)."""
@@ -246,7 +247,7 @@ def stalled_error(func: str, error, chain, patience: float, deadline: float,
                    "if its elements are only slow. Nothing was measured.")
 
 
-def stuck_stage(chain, patience: float) -> tuple[int, str] | None:
+def stuck_stage(chain: list, patience: float) -> tuple[int, str] | None:
     """``(index, label)`` of the first stage of ``chain`` whose first element does not come
     within ``patience`` seconds, or None when each stage yields one (or ends) in time."""
     for k in range(len(chain)):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from datakit.core.arguments import check_count, check_flag, check_seconds
 from datakit.core.progress import check_progress, progress_bar
@@ -47,6 +47,9 @@ from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, consumer_wait, measure
 
 if TYPE_CHECKING:  # memory_use is imported when memory=True asks for it
+    import tensorflow as tf
+    from matplotlib.axes import Axes
+
     from datakit.doctor.memory_use import MemoryReport
 
 __all__ = ["diagnose", "plot_report"]
@@ -96,7 +99,7 @@ class Report:
         """Per stage, in chain order, what it holds in RAM (``memory=True``; else [])."""
         return self.memory_report.memory if self.memory_report is not None else []
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         """``measured_growth_bytes``, ``biggest``, ``ram_budget``...: the memory report's."""
         memory = self.__dict__.get("memory_report")
         if memory is not None and not name.startswith("_") and hasattr(memory, name):
@@ -144,7 +147,8 @@ def _below_zero(s: Stage) -> str:
 # -- the diagnosis --------------------------------------------------------------------------
 
 
-def _stages(facts: list[StageFacts], runs, fans, groups, notes, seconds) -> list[Stage]:
+def _stages(facts: list[StageFacts], runs: list[Run], fans: list[tuple[float, bool]],
+            groups: list[int], notes: dict[int, str], seconds: float) -> list[Stage]:
     stages, prev = [], 0.0
     for k, f in enumerate(facts):
         d, kind = f.dataset, f.kind
@@ -181,8 +185,8 @@ def _fill_caches(facts: list[StageFacts], seconds: float, budget: float) -> dict
     return notes
 
 
-def _fastest_runs(chain, groups: list, seconds: float, repeats: int, *, start: float,
-                  budget: float, report_notes: list[str], bar) -> list[Run]:
+def _fastest_runs(chain: list, groups: list, seconds: float, repeats: int, *, start: float,
+                  budget: float, report_notes: list[str], bar: Any) -> list[Run]:
     """Each prefix's fastest of ``repeats`` timed runs, in rounds over all prefixes (a busy
     moment hits them alike); no new round once half the budget is used (noted). Each run
     is counted on ``bar``."""
@@ -204,8 +208,8 @@ def _fastest_runs(chain, groups: list, seconds: float, repeats: int, *, start: f
     return runs
 
 
-def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
-                start: float, progress: bool | None) -> None:
+def _add_advice(report: Report, dataset: tf.data.Dataset, chain: list, seconds: float,
+                budget: float, start: float, progress: bool | None) -> None:
     """Measured advice in ``report``, or a note when the diagnosis used its budget already."""
     if time.perf_counter() - start > budget:
         report.notes.append(f"no advice: the diagnosis used its budget of {budget:g} s "
@@ -218,9 +222,9 @@ def _add_advice(report: Report, dataset, chain, seconds: float, budget: float,
         report.failed = [a for a in tried if a.error]
 
 
-def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: int = 2,
-             advise: bool = True, memory: bool = False, budget_s: float | None = None,
-             progress: bool | None = None) -> Report:
+def diagnose(dataset: tf.data.Dataset, *, step_time: float = 0.0, seconds: float = 0.5,
+             repeats: int = 2, advise: bool = True, memory: bool = False,
+             budget_s: float | None = None, progress: bool | None = None) -> Report:
     """Find where ``dataset``'s time goes: each stage's own cost, the bottleneck, measured advice.
 
     Args:
@@ -310,7 +314,7 @@ def diagnose(dataset, *, step_time: float = 0.0, seconds: float = 0.5, repeats: 
     return report
 
 
-def plot_report(report: Report, ax=None):
+def plot_report(report: Report, ax: Axes | None = None) -> Axes:
     """Bars of each stage's own cost per output element (us), the bottleneck in red; the Axes."""
     import matplotlib.pyplot as plt
     ax = ax or plt.subplots(figsize=(7, 0.45 * len(report.stages) + 1.5))[1]

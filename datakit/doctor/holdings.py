@@ -29,6 +29,7 @@ compression buffers and a few elements (:data:`SNAPSHOT_BUFFERS`, measured).
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -61,7 +62,7 @@ _READERS = ("TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset")
 # -- sizes ---------------------------------------------------------------------------------
 
 
-def _nbytes(value) -> int:
+def _nbytes(value: Any) -> int:
     """Bytes one NumPy part of an element holds. A string takes TensorFlow's 24 bytes, plus
     its characters when it has more than 22 (shorter ones are kept inside those 24)."""
     arr = np.asarray(value)
@@ -70,12 +71,13 @@ def _nbytes(value) -> int:
     return arr.nbytes
 
 
-def _fixed(spec) -> bool:
+def _fixed(spec: Any) -> bool:
     return (isinstance(spec, tf.TensorSpec) and spec.shape.is_fully_defined()
             and spec.dtype != tf.string)
 
 
-def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
+def element_bytes(dataset: tf.data.Dataset, sample: tf.data.Dataset | None = None, *,
+                  patience: float = 30.0) -> float:
     """Bytes of one element of ``dataset``: from its spec when every shape is fixed and no
     tensor holds strings, else the mean of the first elements of ``sample`` (default:
     itself; ``SAMPLED`` to ``SAMPLED_MAX`` of them, as many as ``SAMPLE_SECONDS`` allow),
@@ -100,7 +102,7 @@ def element_bytes(dataset, sample=None, *, patience: float = 30.0) -> float:
     return float(statistics.mean(seen)) if seen else 0.0
 
 
-def without_shuffles(chain, k):
+def without_shuffles(chain: list, k: int) -> tf.data.Dataset:
     """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
     try:
         return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
@@ -109,8 +111,8 @@ def without_shuffles(chain, k):
         return chain[k]
 
 
-def epoch_count(dataset, seconds: float, patience: float, counted: dict | None = None
-                ) -> float | None:
+def epoch_count(dataset: tf.data.Dataset, seconds: float, patience: float,
+                counted: dict | None = None) -> float | None:
     """Elements of one epoch: the cardinality, else counted for up to ``seconds`` (None: it
     does not end, or not in that time). ``counted`` keeps counts by ``id(dataset)``."""
     if counted is not None and id(dataset) in counted:
@@ -130,7 +132,7 @@ def epoch_count(dataset, seconds: float, patience: float, counted: dict | None =
     return got
 
 
-def _required_knob(stage, name: str) -> int:
+def _required_knob(stage: tf.data.Dataset, name: str) -> int:
     """A knob every stage of its kind has (a shuffle's ``buffer_size``...)."""
     n = knob(stage, name)
     if n is None:
@@ -142,28 +144,29 @@ def _required_knob(stage, name: str) -> int:
 _Holding = tuple[float, str, bool]
 
 
-def _tensors_held(d, built: bool) -> _Holding:
+def _tensors_held(d: tf.data.Dataset, built: bool) -> _Holding:
     held = float(sum(_nbytes(t) for t in held_tensors(d)))
     if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
         return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
     return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
 
 
-def _shuffle_buffer(d, inp: float, timing: tuple) -> _Holding:
+def _shuffle_buffer(d: tf.data.Dataset, inp: float, timing: tuple) -> _Holding:
     n: float = _required_knob(d, "buffer_size")
     epoch = epoch_count(input_of(d), *timing)
     n = min(n, epoch) if epoch is not None else n
     return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
 
 
-def _makes_its_own(stage) -> bool:
+def _makes_its_own(stage: tf.data.Dataset) -> bool:
     """Whether a stage's own rule counts the element it is making (a batch's copy, a parallel
     map's calls): a prefetch after it then does not count that element again."""
     kind = kind_of(stage)
     return kind in ("batch", "padded_batch") or (kind == "map" and _calls_in_flight(stage) > 1)
 
 
-def _prefetch_buffer(d, out: float, mb: str, upstream) -> _Holding:
+def _prefetch_buffer(d: tf.data.Dataset, out: float, mb: str,
+                     upstream: tf.data.Dataset | None) -> _Holding:
     n = _required_knob(d, "buffer_size")
     if n == -1:
         return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
@@ -173,7 +176,7 @@ def _prefetch_buffer(d, out: float, mb: str, upstream) -> _Holding:
     return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
 
 
-def _cache_held(d, out: float, mb: str, timing: tuple) -> _Holding:
+def _cache_held(d: tf.data.Dataset, out: float, mb: str, timing: tuple) -> _Holding:
     name = setting(d, "filename")
     if name is not None and name.numpy():
         return (WRITE_BUFFER + out, f"on disk ({name.numpy().decode()}): its 8 MiB write "
@@ -185,7 +188,7 @@ def _cache_held(d, out: float, mb: str, timing: tuple) -> _Holding:
     return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
 
 
-def _open_inputs(d, kind: str, calls: int, out: float, mb: str) -> _Holding:
+def _open_inputs(d: tf.data.Dataset, kind: str, calls: int, out: float, mb: str) -> _Holding:
     cycle = knob(d, "cycle_length") or 1
     cycle = affinity_cores() if cycle == -1 else cycle
     cycle = 1 if kind == "flat_map" else cycle
@@ -204,13 +207,13 @@ def _file_buffers(kind: str, out: float, mb: str) -> _Holding:
     return float(READ_BUFFER), "1 read buffer of 256 KiB", True
 
 
-def _calls_in_flight(d) -> int:
+def _calls_in_flight(d: tf.data.Dataset) -> int:
     calls = knob(d, "num_parallel_calls")
     return affinity_cores() if calls == -1 else calls or 1
 
 
-def holding(chain, k, sizes, *, built: bool, seconds: float, patience: float = 30.0,
-            counted: dict | None = None) -> _Holding:
+def holding(chain: list, k: int, sizes: list[float], *, built: bool, seconds: float,
+            patience: float = 30.0, counted: dict | None = None) -> _Holding:
     """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
 
     ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being

@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
@@ -49,7 +51,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_seconds
 from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.cache_fill import fill_note, fill_target
-from datakit.doctor.deadline import Stalled, bounded_run, stage_label, stalled_error
+from datakit.doctor.deadline import BoundedRun, Stalled, bounded_run, stage_label, stalled_error
 from datakit.doctor.holdings import element_bytes, holding, without_shuffles
 from datakit.doctor.memory_growth import (
     GrowthSampler,
@@ -60,6 +62,9 @@ from datakit.doctor.memory_growth import (
 )
 from datakit.perf.chain import chain_of, kind_of
 from datakit.perf.synthetic import serial
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["memory_report", "plot_memory"]
 
@@ -131,7 +136,7 @@ class MemoryReport:
         return "\n".join(lines)
 
 
-def _check(seconds, every, step_time, budget) -> float:
+def _check(seconds: float, every: float, step_time: float, budget: float | None) -> float:
     """The budget, once every duration is checked (None: 30 s, or twice ``seconds``)."""
     check_seconds("seconds", seconds, positive=True, func="memory_report")
     check_seconds("every", every, positive=True, func="memory_report")
@@ -145,7 +150,7 @@ def _check(seconds, every, step_time, budget) -> float:
     return float(budget)
 
 
-def _built(build, sampler) -> tf.data.Dataset:
+def _built(build: Callable[[], tf.data.Dataset], sampler: GrowthSampler) -> tf.data.Dataset:
     dataset = build()
     if not isinstance(dataset, tf.data.Dataset):
         sampler.stop.set()
@@ -154,7 +159,8 @@ def _built(build, sampler) -> tf.data.Dataset:
     return dataset
 
 
-def _predict(chain, build, seconds, patience, counted, bar) -> list[MemoryStage]:
+def _predict(chain: list, build: Callable[[], tf.data.Dataset] | None, seconds: float,
+             patience: float, counted: dict[int, float | None], bar: Any) -> list[MemoryStage]:
     sizes = []
     for k, d in enumerate(chain):  # each stage's element measured, counted on the bar
         sizes.append(element_bytes(d, without_shuffles(chain, k), patience=patience))
@@ -168,8 +174,8 @@ def _predict(chain, build, seconds, patience, counted, bar) -> list[MemoryStage]
     return stages
 
 
-def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
-                  as_built: bool = False, every: float = 0.002,
+def memory_report(dataset: tf.data.Dataset | Callable[[], tf.data.Dataset], *, seconds: float = 1.5,
+                  step_time: float = 0.002, as_built: bool = False, every: float = 0.002,
                   chain: list | None = None, budget: float | None = None,
                   progress: bool | None = None) -> MemoryReport:
     """Predict what each stage of ``dataset`` holds in RAM, then measure what it grows.
@@ -245,7 +251,8 @@ def memory_report(dataset, *, seconds: float = 1.5, step_time: float = 0.002,
                    fill_note(target, labels, run, budget))
 
 
-def _report(stages, sampler, run, dataset, as_built, fixed, filled) -> MemoryReport:
+def _report(stages: list[MemoryStage], sampler: GrowthSampler, run: BoundedRun,
+            dataset: tf.data.Dataset, as_built: bool, fixed: bool, filled: str) -> MemoryReport:
     growth = sampler.growth
     rss_peak, tensor_peak = sampler.peaks()
     peak = max(rss_peak, tensor_peak or 0)
@@ -261,7 +268,8 @@ def _report(stages, sampler, run, dataset, as_built, fixed, filled) -> MemoryRep
                         None if tensor_peak is None else float(tensor_peak), filled)
 
 
-def plot_memory(report: MemoryReport, axes=None):
+def plot_memory(report: MemoryReport,
+                axes: tuple[Axes, Axes] | None = None) -> tuple[Axes, Axes]:
     """Predicted bytes per stage as one stacked bar beside the measured growth over time.
 
     Returns the two Axes (bar, timeline).

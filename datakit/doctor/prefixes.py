@@ -16,6 +16,8 @@ prefix's; :func:`fan` is how many output elements a stage makes per input elemen
 
 from __future__ import annotations
 
+from typing import Any
+
 import tensorflow as tf
 
 from datakit.perf.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
@@ -33,7 +35,7 @@ MAX_GROUP = 256
 _OVERHEAD: dict[tuple, float] = {}
 
 
-def group_size(dataset, seconds: float) -> int:
+def group_size(dataset: tf.data.Dataset, seconds: float) -> int:
     """How many elements of ``dataset`` to time as one group (from a short probe)."""
     probe = measure(serial(dataset), seconds / 4)
     if not probe.elements:
@@ -41,7 +43,7 @@ def group_size(dataset, seconds: float) -> int:
     return int(min(MAX_GROUP, max(1, seconds / 8 / (probe.seconds / probe.elements))))
 
 
-def time_run(dataset, seconds: float, group: int) -> Run:
+def time_run(dataset: tf.data.Dataset, seconds: float, group: int) -> Run:
     """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
     if group > 1:
         try:
@@ -54,7 +56,7 @@ def time_run(dataset, seconds: float, group: int) -> Run:
     return measure(serial(dataset), seconds)
 
 
-def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
+def overhead(spec: Any, seconds: float = 0.3, group: int = 1) -> float:
     """Seconds per element that the measuring loop itself takes for elements shaped like ``spec``.
 
     Timed on an element of zeros repeated (in groups of ``group``), and subtracted
@@ -63,7 +65,7 @@ def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
     """
     key = (repr(spec), group)
     if key not in _OVERHEAD:
-        def zeros(s):
+        def zeros(s: tf.TensorSpec) -> tf.Tensor:
             shape = [d if d is not None else 1 for d in s.shape] if s.shape.rank is not None else []
             return tf.fill(shape, tf.constant("" if s.dtype == tf.string else 0, s.dtype))
         try:
@@ -75,7 +77,7 @@ def overhead(spec, seconds: float = 0.3, group: int = 1) -> float:
     return _OVERHEAD[key]
 
 
-def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
+def _sample_fan(stage: tf.data.Dataset, runs: list[Run], k: int, seconds: float) -> float | None:
     """Output elements per input element of an interleave, flat_map or filter, on a sample.
 
     The stage is re-applied to the first few elements of its input (2 files
@@ -102,7 +104,7 @@ def _sample_fan(stage, runs: list[Run], k: int, seconds: float) -> float | None:
     return run.count / m if run.exhausted else None
 
 
-def fan(stage, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
+def fan(stage: tf.data.Dataset, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
     """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
     kind, upstream = kind_of(stage), input_of(stage)
     assert upstream is not None  # stage k >= 1 has an input

@@ -28,7 +28,7 @@ class Typed(np.ndarray):
     NumPy's default, not a choice, so only its kind (integer, float, text) is compared."""
 
 
-def _typed(value) -> np.ndarray:
+def _typed(value: Any) -> np.ndarray:
     return np.asarray(value).view(Typed)
 
 
@@ -63,7 +63,7 @@ def plain(value: Any) -> Any:
     return np.asarray(value)
 
 
-def _is_array_like(value) -> bool:
+def _is_array_like(value: list) -> bool:
     """A non-empty list of numbers only, or of strings only."""
     numbers = (int, float, np.number, np.bool_)
     text = (str, bytes, np.str_, np.bytes_)
@@ -71,7 +71,7 @@ def _is_array_like(value) -> bool:
                             or all(isinstance(v, text) for v in value))
 
 
-def is_scalar(value) -> bool:
+def is_scalar(value: object) -> bool:
     """A single number or string: a Python or NumPy scalar, a 0-d array or tensor."""
     if isinstance(value, (bool, int, float, str, bytes, np.generic)):
         return True
@@ -79,7 +79,7 @@ def is_scalar(value) -> bool:
     return shape is not None and len(shape) == 0 and not hasattr(value, "element_spec")
 
 
-def _example_as_dict(example) -> dict:
+def _example_as_dict(example: Any) -> dict:
     """A ``tf.train.Example`` as ``{feature name: {list kind: values}}``."""
     if type(example).__name__ == "SequenceExample":
         return {"context": _example_as_dict(example.context),
@@ -89,7 +89,7 @@ def _example_as_dict(example) -> dict:
     return {name: _feature(f) for name, f in sorted(features.feature.items())}
 
 
-def _feature(f) -> dict:
+def _feature(f: Any) -> dict:
     kind = f.WhichOneof("kind")
     if kind is None:
         return {"(empty)": np.array([])}
@@ -98,7 +98,7 @@ def _feature(f) -> dict:
     return {kind: np.array(values, dtype=dtype)}
 
 
-def not_elements(answer) -> str | None:
+def not_elements(answer: object) -> str | None:
     """What is wrong with an answer that is not a dataset nor a list of elements, or None."""
     if answer is None:
         return "your answer is None: did your function forget to `return` the dataset"
@@ -112,7 +112,7 @@ def not_elements(answer) -> str | None:
     return None
 
 
-def elements(answer, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
+def elements(answer: Any, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
     """The elements of a dataset or iterable (at most ``limit``), and a problem if there
     were more."""
     try:

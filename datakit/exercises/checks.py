@@ -8,11 +8,19 @@ video reader (``"video_listing"``, ``"video_probe"``, ``"frame_times"``, ``"clip
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from datakit.exercises.compare import ORDERS, Feedback, compare
 from datakit.exercises.learner import told_as_yours
+
+if TYPE_CHECKING:  # TensorFlow and the readers are imported when an exercise runs
+    import tensorflow as tf
+
+    from datakit.core.paths import FilesArg
+    from datakit.readers.tables.table_stats import TableStats
 
 __all__ = ["check", "register"]
 
@@ -44,7 +52,7 @@ def register(name: str, build: Callable, apply: Callable | None = None, *,
     _EXERCISES[name] = _Exercise(build, apply or _call, order, judge)
 
 
-def _call(function, *args, **kwargs):
+def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call ``function`` with the inputs, leaving out keywords it does not take."""
     import inspect
     try:
@@ -62,7 +70,7 @@ def exercise_names() -> list[str]:
     return sorted(_EXERCISES)
 
 
-def check(name: str, answer, *args, **kwargs) -> Feedback:
+def check(name: str, answer: Any, *args: Any, **kwargs: Any) -> Feedback:
     """Compare your ``answer`` to exercise ``name`` with the reference built from the inputs.
 
     ``answer`` is your dataset (or list), or your function: then it is called
@@ -101,9 +109,11 @@ def _raised_by_you(error: BaseException) -> bool:
     return bool(your_line(error)) or type(error).__module__.startswith("tensorflow")
 
 
-def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_buffer_size=10_000,
-                n_parse_threads=5, batch_size=32, *, stats, label, seed=None,
-                label_scale: float = 1.0):
+def _csv_reader(filepaths: FilesArg, repeat: int | None = 1, n_readers: int = 5,
+                n_read_threads: int | None = None, shuffle_buffer_size: int | None = 10_000,
+                n_parse_threads: int | None = 5, batch_size: int = 32, *, stats: TableStats,
+                label: str | None, seed: int | None = None,
+                label_scale: float = 1.0) -> tf.data.Dataset:
     """The classic reader's elements: (standardized numeric features, label / label_scale)."""
     from datakit.readers.csv_files.reader import csv_reader_dataset
     from datakit.readers.tables.table_stats import NUMBER
@@ -114,23 +124,24 @@ def _csv_reader(filepaths, repeat=1, n_readers=5, n_read_threads=None, shuffle_b
     return ds.map(lambda x, y: (x[:, :n], y))
 
 
-def _examples(rows):
+def _examples(rows: Iterable[dict]) -> list:
     from datakit.readers.records.tf_example import to_example
     return [to_example(row) for row in rows]
 
 
-def _clip_pipeline(directory, *, clip_len=16, batch_size=8, seed=0, **kwargs):
+def _clip_pipeline(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
+                   seed: int | None = 0, **kwargs: Any) -> tf.data.Dataset:
     from datakit.readers.video.clips import clip_dataset
     return clip_dataset(directory, clip_len=clip_len, batch_size=batch_size, seed=seed, **kwargs)
 
 
 register("csv_reader", _csv_reader)
-def _example_answers(function, rows):
+def _example_answers(function: Callable[[dict], Any], rows: Iterable[dict]) -> list:
     """Your function on each row; serialized bytes (``SerializeToString()``) are parsed back."""
     return [_parsed(function(row)) for row in rows]
 
 
-def _parsed(made):
+def _parsed(made: Any) -> Any:
     """An Example's serialized bytes (or a string tensor of them) as the Example, else as is."""
     import tensorflow as tf
     from google.protobuf.message import DecodeError
@@ -164,7 +175,7 @@ def _register_route() -> None:
     register("near_bay_count", r.near_bay_count)
 
 
-def _none(*args, **kwargs) -> None:
+def _none(*args: Any, **kwargs: Any) -> None:
     """No reference list: the exercise is judged by its properties."""
 
 

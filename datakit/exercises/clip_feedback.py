@@ -8,6 +8,9 @@ a clip ``uint8``; the choices may be a dataset or a list of tuples.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from datakit.exercises.compare import Feedback
@@ -16,7 +19,7 @@ from datakit.exercises.video_feedback import no, ok, probe_problem, returned, sh
 __all__: list[str] = []
 
 
-def _facts_blamed(item, want: dict, keys) -> str | None:
+def _facts_blamed(item: object, want: dict, keys: Sequence[str]) -> str | None:
     """When the learner passed their own probe's facts, what in them differs from the kit's."""
     if not isinstance(item, dict):
         return None
@@ -100,7 +103,7 @@ def judge_clip_frames(mine: list, ref: list) -> Feedback:
     return ok(f"{len(ref)} clips, each equal to the kit's, pixel for pixel.")
 
 
-def _choice_rows(answer, limit: int):
+def _choice_rows(answer: Any, limit: int) -> list[tuple[int, ...]] | str:
     """The learner's ``(video, label, start)`` rows as ints, or a refusal (a str)."""
     if (why := returned("choices", answer)):
         return why
@@ -125,7 +128,7 @@ def _choice_rows(answer, limit: int):
     return rows
 
 
-def judge_clip_choices(mine, ref: dict) -> Feedback:
+def judge_clip_choices(mine: Any, ref: dict) -> Feedback:
     """``ref``: the kit's rows and how they were drawn; ``mine``: the learner's dataset or
     list of rows."""
     want, training = ref["rows"], ref["training"]

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def _kind(a: np.ndarray) -> str:
     return _KINDS.get(a.dtype.kind, str(a.dtype))
 
 
-def _describe(value) -> str:
+def _describe(value: Any) -> str:
     if isinstance(value, dict):
         return "a dict with keys " + repr(sorted(value))
     if isinstance(value, tuple):
@@ -86,7 +87,7 @@ def _where(path: str) -> str:
     return f" at {path}" if path else ""
 
 
-def _diff(mine, ref, path: str = "") -> str | None:
+def _diff(mine: Any, ref: Any, path: str = "") -> str | None:
     """The first difference between two plain values, as a phrase, or None."""
     if isinstance(ref, dict) or isinstance(mine, dict):
         if not (isinstance(ref, dict) and isinstance(mine, dict)):
@@ -165,7 +166,7 @@ def _diff_arrays(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
             f"yours {_short(a[index])}, expected {_short(b[index])}{swapped}")
 
 
-def _scalars(answer, reference) -> Feedback:
+def _scalars(answer: Any, reference: Any) -> Feedback:
     mine, ref = plain(answer), plain(reference)
     d = _diff(mine, ref)
     if d is None:
@@ -173,7 +174,7 @@ def _scalars(answer, reference) -> Feedback:
     return Feedback(False, [f"not yet: {d}."])
 
 
-def compare(answer, reference, *, order: str = "same") -> Feedback:
+def compare(answer: Any, reference: Any, *, order: str = "same") -> Feedback:
     """Compare two datasets (or iterables, or two single values) and say what differs.
 
     ``order="any"``: the same elements (or rows) in any order are correct, for a question
@@ -209,7 +210,7 @@ def compare(answer, reference, *, order: str = "same") -> Feedback:
     return Feedback(False, lines)
 
 
-def _read(answer, reference) -> tuple[list, list, Feedback | None]:
+def _read(answer: Any, reference: Any) -> tuple[list, list, Feedback | None]:
     """Both answers' elements, or a refusal: no dataset, an error, endless, not batched."""
     wrong = not_elements(answer)
     if wrong:

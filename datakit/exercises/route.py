@@ -10,7 +10,14 @@ the properties the question asks for (``"take_skip_split"``, ``"shuffled_pairs"`
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
 from datakit.exercises.compare import Feedback, compare
+
+if TYPE_CHECKING:  # TensorFlow is imported when an exercise runs
+    import tensorflow as tf
 
 __all__: list[str] = []
 
@@ -20,7 +27,7 @@ def dict_dataset() -> list:
     return [{"x": x, "label": y} for x, y in zip([0.5, 1.5, 2.5], [1, 0, 1], strict=True)]
 
 
-def named_pairs(features, labels) -> list:
+def named_pairs(features: Iterable[Any], labels: Iterable[Any]) -> list:
     """01.4: ``({"x": feature}, label)`` pairs."""
     return [({"x": f}, y) for f, y in zip(features, labels, strict=True)]
 
@@ -30,7 +37,7 @@ def standardized_batches() -> list:
     return [[x - 4.5 for x in range(5)], [x - 4.5 for x in range(5, 10)]]
 
 
-def on_floats(function):
+def on_floats(function: Callable[[tf.data.Dataset], Any]) -> Any:
     """Your ``standardize_and_batch`` applied to the floats 0.0 ... 9.0."""
     import tensorflow as tf
     return tf.data.Dataset.range(10).map(lambda x: tf.cast(x, tf.float32)).apply(function)
@@ -47,7 +54,7 @@ def halve_and_round(n: int = 10) -> list[float]:
     return [float(v) for v in np.round(np.arange(n) / 2)]
 
 
-def halved(function, n: int = 10):
+def halved(function: Callable[[tf.Tensor], Any], n: int = 10) -> tf.data.Dataset:
     """Your function mapped over ``range(n)``: 3 / 2 = 1.5 tells rounding from floor division."""
     import tensorflow as tf
     return tf.data.Dataset.range(n).map(function)
@@ -61,7 +68,8 @@ def epoch_0_leaves(n: int = 10, epochs: int = 3, buffer_size: int = 5, seed: int
     return max(step for step, p in enumerate(positions) if p < n)
 
 
-def lines_before_file(files, cycle_length: int = 5, file: int = 5) -> int:
+def lines_before_file(files: Iterable[str | os.PathLike], cycle_length: int = 5,
+                      file: int = 5) -> int:
     """04.3: how many data lines an interleave of the sorted files gives before file
     ``file``'s (0-based) first line."""
     import tensorflow as tf
@@ -71,24 +79,24 @@ def lines_before_file(files, cycle_length: int = 5, file: int = 5) -> int:
     return next(k for k, i in enumerate(tags.as_numpy_iterator()) if i == file)
 
 
-def near_bay_count(files) -> int:
+def near_bay_count(files: Iterable[str | os.PathLike]) -> int:
     """05.2: the ``NEAR BAY`` rows of the CSV files, counted by pandas."""
     import pandas as pd
     return int(sum((pd.read_csv(f)["ocean_proximity"] == "NEAR BAY").sum() for f in files))
 
 
-def _ints(dataset) -> list[int]:
+def _ints(dataset: Iterable[Any]) -> list[int]:
     return [int(x) for x in dataset]
 
 
-def _pair(answer, what: str) -> tuple | str:
+def _pair(answer: Any, what: str) -> tuple | str:
     if not (isinstance(answer, tuple) and len(answer) == 2):
         return (f"not yet: pass {what} as a tuple of two datasets, "
                 f"(valid, train); yours is {type(answer).__name__}.")
     return answer
 
 
-def take_skip_split(answer, n: int = 20, fraction: float = 0.15) -> Feedback:
+def take_skip_split(answer: Any, n: int = 20, fraction: float = 0.15) -> Feedback:
     """02.4: ``(valid, train)`` from ``range(n)``: the first ``int(fraction * n)`` elements for
     validation, the rest for training, none in both."""
     pair = _pair(answer, "your split")
@@ -110,7 +118,7 @@ def take_skip_split(answer, n: int = 20, fraction: float = 0.15) -> Feedback:
                            "elements, none in both."])
 
 
-def shuffled_pairs(answer, labels) -> Feedback:
+def shuffled_pairs(answer: Any, labels: Iterable[Any]) -> Feedback:
     """03.3: every ``(10 * label, label)`` pair of ``labels``, once, in a shuffled order."""
     reference = [(10 * int(y), int(y)) for y in labels]
     feedback = compare(answer, reference, order="any")
@@ -131,7 +139,7 @@ def shuffled_pairs(answer, labels) -> Feedback:
     return Feedback(True, [f"correct: all {len(reference)} pairs match, in a shuffled order."])
 
 
-def split_then_shuffle(answer, n: int = 100, n_valid: int = 20) -> Feedback:
+def split_then_shuffle(answer: Any, n: int = 100, n_valid: int = 20) -> Feedback:
     """03.4: ``(valid, train)`` read for two epochs: the same validation set each epoch, no
     element in both, every element in one, and a new training order each epoch."""
     pair = _pair(answer, "your split")

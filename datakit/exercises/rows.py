@@ -9,6 +9,7 @@ batch shorter than the others).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from datakit.exercises.answers import as_text
 __all__: list[str] = []
 
 
-def _leaves(element) -> list:
+def _leaves(element: Any) -> list:
     import tensorflow as tf
     return tf.nest.flatten(element)
 
@@ -51,7 +52,7 @@ def keys(elements: list, batched: bool) -> list:
     return keys
 
 
-def _key(a: np.ndarray):
+def _key(a: np.ndarray) -> tuple:
     if a.dtype.kind == "f":
         a = np.round(a.astype(np.float64), 4) + 0.0
     if a.dtype.kind in "SUO":

@@ -10,10 +10,13 @@ a float is not an index, a ``str`` label is not an ``int``, a ``Fraction`` is no
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +40,7 @@ class Raised:
                 + (f": {words[0][:200]}" if words else ""))
 
 
-def run(function, *args):
+def run(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)``, or a :class:`Raised` naming the learner's line that raised."""
     try:
         return function(*args)
@@ -45,7 +48,7 @@ def run(function, *args):
         return Raised(e)
 
 
-def short(path) -> str:
+def short(path: str | os.PathLike) -> str:
     """A file as its class folder names it: its last three parts (no machine path)."""
     parts = Path(str(path)).parts
     return "/".join(parts[-3:]) if len(parts) > 3 else str(path)
@@ -61,19 +64,19 @@ def no(text: str, *more: str) -> Feedback:
     return Feedback(False, [f"not yet: {text}" + ("" if text.endswith("?") else "."), *more])
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def _is_float(x) -> bool:
+def _is_float(x: object) -> bool:
     return isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, bool)
 
 
-def type_name(x) -> str:
+def type_name(x: object) -> str:
     return type(x).__name__
 
 
-def returned(what: str, got) -> str | None:
+def returned(what: str, got: object) -> str | None:
     """Why ``got`` is no answer at all (None, an exception), or None."""
     if got is None:
         return f"{what} returned None: {FORGOT}?"
@@ -84,7 +87,7 @@ def returned(what: str, got) -> str | None:
 
 # -- 1. the listing ---------------------------------------------------------------------------
 
-def _row_problem(k: int, row) -> str | None:
+def _row_problem(k: int, row: object) -> str | None:
     if not isinstance(row, (tuple, list)) or len(row) != 3:
         return f"row {k} is {row!r}: each row is (path relative to folder, label, split)"
     path, label, split = row
@@ -147,7 +150,7 @@ def _listing_splits(mine: list, rows: list, inverse: list[str]) -> str | None:
             f"differ): {cause}")
 
 
-def judge_listing(mine, ref: dict) -> Feedback:
+def judge_listing(mine: Any, ref: dict) -> Feedback:
     """``ref``: the listing in ``Path`` order and in ``str`` order (both allowed), each with
     its split, the class names, and the splits of a permutation read the other way round."""
     if (why := returned("list_videos", mine)):
@@ -181,7 +184,7 @@ def judge_listing(mine, ref: dict) -> Feedback:
 KEYS = ("path", "pts", "time_base", "rate", "rotation", "height", "width")
 
 
-def _pts_problem(name: str, pts, want: list, time_base: float) -> str | None:
+def _pts_problem(name: str, pts: object, want: list, time_base: float) -> str | None:
     if not isinstance(pts, (list, tuple, np.ndarray)):
         return f"{name}: 'pts' is {type_name(pts)}: give a list of the packets' pts"
     values = np.asarray(pts)
@@ -203,7 +206,8 @@ def _pts_problem(name: str, pts, want: list, time_base: float) -> str | None:
     return f"{name}: pts[{k}] is {values[k]}, the file's {want[k]}"
 
 
-def probe_problem(name: str, found: dict, want: dict, keys=KEYS) -> str | None:
+def probe_problem(name: str, found: dict, want: dict,
+                  keys: Sequence[str] = KEYS) -> str | None:
     """The first of ``keys`` whose value in a learner's facts differs from the kit's, said
     in the learner's terms (``name``: the file), or None."""
     if not isinstance(found, dict):
@@ -231,7 +235,7 @@ def probe_problem(name: str, found: dict, want: dict, keys=KEYS) -> str | None:
     return None
 
 
-def _number(value, want: float, key: str, how: str) -> str | None:
+def _number(value: Any, want: float, key: str, how: str) -> str | None:
     if isinstance(value, Fraction):
         return f"'{key}' is a Fraction ({value}): give a float, {how}"
     if not _is_float(value):

@@ -28,17 +28,27 @@ kit's facts when given paths. :mod:`datakit.exercises.video_feedback` and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from datakit.exercises import clip_feedback
 from datakit.exercises import video_feedback as feedback
+from datakit.exercises.compare import Feedback
 from datakit.exercises.video_feedback import run
+
+if TYPE_CHECKING:  # TensorFlow is imported when an exercise runs
+    import tensorflow as tf
 
 __all__: list[str] = []
 
 SPLITS = ("train", "validation", "test")
+#: A file as the exercises hand it on: its path, or a learner's probe facts (a dict).
+Item = str | dict
+#: A clip asked for: the file (:data:`Item`) and the frame indices wanted.
+Request = tuple[Item, Sequence[int]]
 
 
 def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> list[str]:
@@ -68,7 +78,7 @@ def _rows(folder: Path) -> tuple[list[str], list[tuple[str, int]]]:
                    for p in video_files(folder / name)]
 
 
-def video_listing(folder, seed: int) -> dict:
+def video_listing(folder: str | Path, seed: int) -> dict:
     """The listing, ``(path relative to folder, label, split)`` per video, sorted by path
     as ``Path`` objects (``"path_order"``) and as strings (``"str_order"``, which puts
     ``up/a b.mp4`` before ``up/a/c.mp4``): the question allows both, and each draws its
@@ -94,7 +104,7 @@ def split3_inverse(n: int, seed: int, validation: float = 0.2, test: float = 0.2
             else "train" for rank in order.tolist()]
 
 
-def facts(path) -> dict:
+def facts(path: str | Path) -> dict:
     """What the kit's probe found, as the plain dict a learner's probe returns."""
     from datakit.readers.video.decoding import probe
 
@@ -122,7 +132,7 @@ def _kind(reason: str) -> str:
                      "datakit/exercises/video_reader.py's _KINDS")
 
 
-def video_probe(folder, paths) -> list[tuple]:
+def video_probe(folder: str | Path, paths: Sequence[str]) -> list[tuple]:
     """``(path, the kit's facts)`` per good file, ``(path, (kind, reason))`` per bad one:
     the kind ``"unreadable"`` (FFmpeg cannot open it) or ``"truncated"``."""
     from datakit.core.errors import DataError
@@ -137,17 +147,18 @@ def video_probe(folder, paths) -> list[tuple]:
     return rows
 
 
-def probe_answer(probe, folder, paths) -> list[tuple]:
+def probe_answer(probe: Callable[[str], Any], folder: str | Path,
+                 paths: Sequence[str]) -> list[tuple]:
     return [(path, run(probe, str(Path(folder) / path))) for path in paths]
 
 
-def _kit_facts(item) -> dict:
+def _kit_facts(item: Item) -> dict:
     """The kit's facts of a file given by its path or by a learner's facts dict."""
     path = item.get("path") if isinstance(item, dict) else item
     return facts(str(path))
 
 
-def frame_times(items, fps: float) -> list[tuple]:
+def frame_times(items: Sequence[Item], fps: float) -> list[tuple]:
     """Per file (a path, or a learner's probe facts), the kit's facts and the file frame
     shown at each step of ``fps`` (the kit's ``output_frames``)."""
     from datakit.readers.video.decoding import output_frames, probe
@@ -156,13 +167,14 @@ def frame_times(items, fps: float) -> list[tuple]:
     return [(kit, output_frames(probe(kit["path"]), fps)) for kit in kits]
 
 
-def frame_times_answer(function, items, fps: float) -> list[tuple]:
+def frame_times_answer(function: Callable[..., Any], items: Sequence[Item],
+                       fps: float) -> list[tuple]:
     """The learner's function on their own facts (or the kit's, for a path)."""
     return [(item, run(function, item if isinstance(item, dict) else facts(item), fps))
             for item in items]
 
 
-def clip_frames(requests, size: int, fit: str) -> list[tuple]:
+def clip_frames(requests: Sequence[Request], size: int, fit: str) -> list[tuple]:
     """Per ``(path or facts, wanted frame indices)``, the kit's facts and the frames at
     ``size`` x ``size``, ``fit``: ``"crop"`` (the centre, at the target's aspect ratio) or
     ``"pad"`` (black bars)."""
@@ -179,19 +191,22 @@ def clip_frames(requests, size: int, fit: str) -> list[tuple]:
     return out
 
 
-def clip_frames_answer(function, requests, size: int, fit: str) -> list[tuple]:
+def clip_frames_answer(function: Callable[..., Any], requests: Sequence[Request], size: int,
+                       fit: str) -> list[tuple]:
     return [(item, list(wanted), run(function, item if isinstance(item, dict) else facts(item),
                                      list(wanted), size, fit)) for item, wanted in requests]
 
 
-def clip_choices(ids, labels, lengths, training: bool, *, clip_len: int, seed: int) -> dict:
+def clip_choices(ids: Sequence[int], labels: Sequence[int], lengths: Sequence[int],
+                 training: bool, *, clip_len: int, seed: int) -> dict:
     """:func:`clip_choice_rows` as a reference: its rows, and how they were drawn."""
     rows = [tuple(int(x) for x in row) for row in clip_choice_rows(
         ids, labels, lengths, training, clip_len=clip_len, seed=seed)]
     return {"rows": rows, "training": bool(training), "clip_len": clip_len}
 
 
-def clip_choice_rows(ids, labels, lengths, training: bool, *, clip_len: int, seed: int):
+def clip_choice_rows(ids: Sequence[int], labels: Sequence[int], lengths: Sequence[int],
+                     training: bool, *, clip_len: int, seed: int) -> tf.data.Dataset:
     """One epoch's ``(video, label, start)``: training zips the videos with a seeded
     ``Dataset.random`` (new numbers each epoch) and takes ``start = r % (n - clip_len + 1)``,
     then shuffles; validation takes the middle clip, ``(n - clip_len) // 2``."""
@@ -211,11 +226,11 @@ def clip_choice_rows(ids, labels, lengths, training: bool, *, clip_len: int, see
 # The judges ``check`` calls with the learner's answer and the inputs: each builds the
 # reference from the inputs and says what differs (datakit/exercises/video_feedback.py).
 
-def listing_judge(answer, folder, seed: int):
+def listing_judge(answer: Any, folder: str | Path, seed: int) -> Feedback:
     return feedback.judge_listing(answer, video_listing(folder, seed))
 
 
-def _not_run(answer, n: int, name: str) -> str | None:
+def _not_run(answer: object, n: int, name: str) -> str | None:
     """A refusal when ``answer`` is not what running the learner's function gave (they
     passed its results, not the function)."""
     if isinstance(answer, list) and len(answer) == n and all(isinstance(a, tuple)
@@ -225,13 +240,13 @@ def _not_run(answer, n: int, name: str) -> str | None:
             f"its results")
 
 
-def probe_judge(answer, folder, paths):
+def probe_judge(answer: Any, folder: str | Path, paths: Sequence[str]) -> Feedback:
     if (why := _not_run(answer, len(paths), "probe")):
         return feedback.no(why)
     return feedback.judge_probe(answer, video_probe(folder, paths))
 
 
-def _pathless(items) -> str | None:
+def _pathless(items: Iterable[Item]) -> str | None:
     """Which of the learner's facts dicts names no file (the reference needs its path)."""
     k = next((k for k, item in enumerate(items) if isinstance(item, dict)
               and not isinstance(item.get("path"), (str, Path))), None)
@@ -239,20 +254,22 @@ def _pathless(items) -> str | None:
                                    "probe of exercise 2 gives the path it was given")
 
 
-def frame_times_judge(answer, items, fps: float):
+def frame_times_judge(answer: Any, items: Sequence[Item], fps: float) -> Feedback:
     if (why := _not_run(answer, len(items), "frame_times") or _pathless(items)):
         return feedback.no(why)
     return clip_feedback.judge_frame_times(answer, frame_times(items, fps))
 
 
-def clip_frames_judge(answer, requests, size: int, fit: str):
+def clip_frames_judge(answer: Any, requests: Sequence[Request], size: int,
+                      fit: str) -> Feedback:
     if (why := _not_run(answer, len(requests), "read_clip")
             or _pathless([item for item, _ in requests])):
         return feedback.no(why)
     return clip_feedback.judge_clip_frames(answer, clip_frames(requests, size, fit))
 
 
-def clip_choices_judge(answer, ids, labels, lengths, training: bool, *, clip_len: int,
-                       seed: int):
+def clip_choices_judge(answer: Any, ids: Sequence[int], labels: Sequence[int],
+                       lengths: Sequence[int], training: bool, *, clip_len: int,
+                       seed: int) -> Feedback:
     return clip_feedback.judge_clip_choices(answer, clip_choices(
         ids, labels, lengths, training, clip_len=clip_len, seed=seed))

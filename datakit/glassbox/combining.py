@@ -29,6 +29,7 @@ import os
 import pickle
 import secrets
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ import numpy as np
 from datakit.core.arguments import check_number, check_ordered, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.elements import Step, leaves, pack
-from datakit.glassbox.recording import Op, check_name
+from datakit.glassbox.recording import Op, Parent, Recorder, check_name
 
 __all__ = ["concatenate", "sample_from_datasets", "choose_from_datasets", "cache"]
 
@@ -96,7 +97,7 @@ def zip_op(structure: Any, flat: list[Any], name: str | None = None) -> Op:
     check_name("zip", name)
     single = len(flat) == 1 and structure is flat[0]
 
-    def run(_parent, rec):
+    def run(_parent: Parent, rec: Recorder) -> Iterator[Any]:
         its = [iter(d) for d in flat]
         for pos in itertools.count():
             values = []
@@ -116,7 +117,8 @@ def concatenate(other: Any, name: str | None = None) -> Op:
     """The input's elements, then ``other``'s."""
     check_name("concatenate", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for k, source in enumerate((parent(), iter(other))):
             for pos, x in enumerate(source):
                 rec.append(SourceStep(x, (pos,), dataset=k))
@@ -145,7 +147,7 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
     base = check_seed(seed) % 2**64 if seed is not None else secrets.randbits(128)  # fresh entropy
     passes = itertools.count()
 
-    def run(_parent, rec):
+    def run(_parent: Parent, rec: Recorder) -> Iterator[Any]:
         k = next(passes) if rerandomize_each_iteration else 0
         rng = np.random.default_rng([base, k])
         its, alive, taken = [iter(d) for d in flat], [True] * len(flat), [0] * len(flat)
@@ -171,7 +173,7 @@ def sample_from_datasets(flat: list[Any], weights: list[float] | None = None,
 def choose_from_datasets(flat: list[Any], chooser: Any, stop_on_empty_dataset: bool = True) -> Op:
     """Each element from the one of ``flat`` that ``chooser`` names (an index per element)."""
 
-    def run(_parent, rec):
+    def run(_parent: Parent, rec: Recorder) -> Iterator[Any]:
         its, taken = [iter(d) for d in flat], [0] * len(flat)
         for c in chooser:
             i = int(c)
@@ -228,7 +230,8 @@ def cache(filename: str = "", name: str | None = None) -> Op:
                                 f"pass a file name in it, e.g. {os.path.join(path, 'cache')!r}")
     store = _CacheStore(path)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         cached = store.load()
         if cached is not None:
             for pos, x in enumerate(cached):

@@ -34,8 +34,10 @@ from datakit.glassbox.elements import Step
 
 __all__ = ["Op"]
 
+#: An op's input: ``parent()`` starts a pass over it (``None`` for a source).
+Parent = Callable[[], Iterator[Any]] | None
 #: An op's generator: ``run(parent, rec)``, ``parent()`` starting a pass over the input.
-OpRun = Callable[[Callable[[], Iterator[Any]] | None, "Recorder"], Iterator[Any]]
+OpRun = Callable[[Parent, "Recorder"], Iterator[Any]]
 
 
 @dataclass(frozen=True)

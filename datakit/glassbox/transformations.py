@@ -21,7 +21,7 @@ This module imports only the glass box's bottom modules, and no TensorFlow.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,15 @@ import numpy as np
 from datakit.core.arguments import check_count, check_int, interleave_lengths
 from datakit.glassbox.elements import Step, as_tensor_value, call, function_name, stack
 from datakit.glassbox.interleave_cycle import cycle_steps
-from datakit.glassbox.recording import Op, OpRun, check_callable, check_deterministic, check_name
+from datakit.glassbox.recording import (
+    Op,
+    OpRun,
+    Parent,
+    Recorder,
+    check_callable,
+    check_deterministic,
+    check_name,
+)
 
 __all__ = ["repeat", "batch", "take", "skip", "interleave"]
 
@@ -39,7 +47,8 @@ def repeat(count: int | None = None, name: str | None = None) -> Op:
     n = -1 if count is None else check_int("count", count)
     check_name("repeat", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for epoch in itertools.count():
             if n >= 0 and epoch >= n:
                 return
@@ -57,7 +66,8 @@ def repeat(count: int | None = None, name: str | None = None) -> Op:
 def batcher(size: int, drop_remainder: bool, make: Callable[[list[Any]], Any]) -> OpRun:
     """The generator of a batch-like op: groups of ``size`` inputs, made into one by ``make``."""
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         buf: list[Any] = []
         start = 0
         for pos, x in enumerate(parent()):
@@ -105,7 +115,8 @@ def map_op(map_func: Callable, num_parallel_calls: int | None = None,
     check_deterministic("map", deterministic, num_parallel_calls)
     check_name("map", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             y = call(map_func, x)
             if y is None:
@@ -125,7 +136,8 @@ def filter_op(predicate: Callable, name: str | None = None) -> Op:
     check_callable("filter", "predicate", predicate)
     check_name("filter", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             keep = np.asarray(call(predicate, x))
             if keep.shape != () or keep.dtype != bool:
@@ -143,7 +155,8 @@ def take(count: int, name: str | None = None) -> Op:
     n = check_int("count", count)
     check_name("take", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         if n == 0:
             return
         for pos, x in enumerate(parent()):
@@ -160,7 +173,8 @@ def skip(count: int, name: str | None = None) -> Op:
     n = check_int("count", count)
     check_name("skip", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             if n < 0 or pos < n:
                 continue
@@ -175,7 +189,8 @@ def enumerate_op(start: int = 0, name: str | None = None) -> Op:
     first = check_int("start", start)
     check_name("enumerate", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             y = (np.int64(first + pos), x)
             rec.append(Step(y, (pos,)))
@@ -198,7 +213,7 @@ def interleave(map_func: Callable, cycle_length: int | None = None,
     check_deterministic("interleave", deterministic, num_parallel_calls)
     check_name("interleave", name)
 
-    def make(x):
+    def make(x: Any) -> Any:
         inner = call(map_func, x)
         if dataset_type is not None and not isinstance(inner, dataset_type):
             raise TypeError("interleave() expects map_func to return a Dataset, got "
@@ -206,7 +221,8 @@ def interleave(map_func: Callable, cycle_length: int | None = None,
                             "Dataset.from_tensor_slices(...), as tf.data requires.")
         return inner
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for s in cycle_steps(parent(), make, cycle, block):
             rec.append(Step(s.value, (s.input,)))
             yield s.value

@@ -33,7 +33,14 @@ from datakit.glassbox.elements import (
     slice_element,
     stack,
 )
-from datakit.glassbox.recording import Op, check_callable, check_name, warn_ignored
+from datakit.glassbox.recording import (
+    Op,
+    Parent,
+    Recorder,
+    check_callable,
+    check_name,
+    warn_ignored,
+)
 from datakit.glassbox.transformations import batcher
 
 __all__ = ["windows", "padded_batch", "ragged_batch", "unbatch", "window", "flat_map"]
@@ -127,7 +134,7 @@ def padded_batch(batch_size: int, padded_shapes: Any = None, padding_values: Any
     size = check_count("batch_size", batch_size)
     check_name("padded_batch", name)
 
-    def make(buf):
+    def make(buf: list[Any]) -> Any:
         return pad_batch(buf, padded_shapes, padding_values)
 
     args = dict(batch_size=size, padded_shapes=padded_shapes, padding_values=padding_values,
@@ -156,7 +163,8 @@ def unbatch(name: str | None = None) -> Op:
     """Each element split along its first axis: the inverse of ``batch``."""
     check_name("unbatch", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             lengths = {len(leaf) if np.ndim(leaf) else None for leaf in leaves(x)}
             length = next(iter(lengths), None)  # None too when x has no components
@@ -186,7 +194,8 @@ def window(make_dataset: Callable[..., Any], size: int, shift: int | None = None
                 for col in zip(*[leaves(v) for v in values], strict=True)]
         return pack(values[0], flat)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for positions, values in windows(parent(), n, step, by, drop_remainder):
             w = as_datasets(values)
             rec.append(Step(w, tuple(positions)))
@@ -201,7 +210,8 @@ def flat_map(dataset_type: type[Iterable[Any]], map_func: Callable, name: str | 
     check_callable("flat_map", "map_func", map_func)
     check_name("flat_map", name)
 
-    def run(parent, rec):
+    def run(parent: Parent, rec: Recorder) -> Iterator[Any]:
+        assert parent is not None  # not a source: it has an input
         for pos, x in enumerate(parent()):
             inner = call(map_func, x)
             if not isinstance(inner, dataset_type):

@@ -20,13 +20,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import keras
 import numpy as np
 import psutil
 
 from datakit.core.arguments import check_count, check_number, check_ordered, check_seconds
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["rss_bytes", "memory_logger", "compare_rss_growth"]
 
@@ -67,7 +72,7 @@ class RssSampler(threading.Thread):
     ``start()`` it, ``stop.set()`` and ``join()`` it, then read ``peak`` (bytes).
     """
 
-    def __init__(self, every: float):
+    def __init__(self, every: float) -> None:
         super().__init__(daemon=True)
         if not check_seconds("sample_every", every):
             raise ValueError("sample_every=0 would sample without a pause: pass seconds > 0, "
@@ -82,17 +87,17 @@ class RssSampler(threading.Thread):
 
 # ---- Memory over time during fit() ------------------------------------------------------
 
-def memory_logger():
+def memory_logger() -> keras.callbacks.Callback:
     """A Keras callback that records (seconds, RSS bytes) after every training step.
 
     Read ``callback.seconds`` and ``callback.rss`` after ``fit()``.
     """
 
     class MemoryLogger(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
+        def on_train_begin(self, logs: dict | None = None) -> None:
             self.t0, self.seconds, self.rss = time.perf_counter(), [0.0], [rss_bytes()]
 
-        def on_train_batch_end(self, batch, logs=None):
+        def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
             self.seconds.append(time.perf_counter() - self.t0)
             self.rss.append(rss_bytes())
 
@@ -101,8 +106,9 @@ def memory_logger():
 
 # ---- Pictures ---------------------------------------------------------------------------
 
-def plot_rss_over_time(seconds, rss, ax=None, *, label: str = "streaming from TFRecord shards",
-                       color_index: int = 1):
+def plot_rss_over_time(seconds: Sequence[float], rss: Sequence[float], ax: Axes | None = None,
+                       *, label: str = "streaming from TFRecord shards",
+                       color_index: int = 1) -> Axes:
     """Resident memory over the seconds of a run (e.g. from :func:`memory_logger`).
 
     Args:
@@ -156,7 +162,8 @@ class RssGrowth:
                 f"in memory: {self.in_memory_slope:.2f} MB per MB")
 
 
-def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, *,
+def compare_rss_growth(loaded_bytes: Sequence[float], loaded_rss: Sequence[float],
+                       rss_before: int, streamed_rss: Sequence[float], *,
                        batch_bytes: int, steps_per_epoch: int,
                        predicted_bytes: float | None = None, plot: bool = True) -> RssGrowth:
     """RSS growth per MB handed over: data loaded into memory against a stream during ``fit()``.
@@ -213,8 +220,9 @@ def compare_rss_growth(loaded_bytes, loaded_rss, rss_before: int, streamed_rss, 
     return growth
 
 
-def _plot_growths(loaded_mb, loaded_growth, streamed_mb, streamed_growth, steps_per_epoch,
-                  line, predicted_bytes) -> None:
+def _plot_growths(loaded_mb: np.ndarray, loaded_growth: np.ndarray, streamed_mb: np.ndarray,
+                  streamed_growth: np.ndarray, steps_per_epoch: int,
+                  line: tuple[float, float], predicted_bytes: float | None) -> None:
     import matplotlib.pyplot as plt
 
     from datakit import plotting  # here: measuring memory loads no Matplotlib

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import tensorflow as tf
 
@@ -24,7 +26,7 @@ __all__ = ["Run", "consumer_wait", "measure"]
 # -- measuring ------------------------------------------------------------------------------
 
 
-def _summary(x):
+def _summary(x: Any) -> tuple[tf.Tensor, tf.Tensor]:
     """(rows, a value to sum) of one element: its first tensor's leading dimension and sum."""
     comps = [c for c in tf.nest.flatten(x) if isinstance(c, tf.Tensor)]
     if not comps:
@@ -60,20 +62,22 @@ class Run:
         return self.rows / self.seconds if self.seconds > 0 else float("nan")
 
 
-def _drainer(dataset, seconds: float, limit: int):
+def _drainer(dataset: tf.data.Dataset, seconds: float, limit: int) -> Callable[[], tuple]:
     """A ``tf.function`` that drains ``dataset`` for about ``seconds`` (a new iterator per call)."""
-    def drain():
+    def drain() -> tuple:
         it = iter(dataset)
         t0 = tf.timestamp()
         zero = tf.constant(0, tf.int64)
 
-        def cond(n, rows, first_rows, acc, t1, t2, more):
+        def cond(n: tf.Tensor, rows: tf.Tensor, first_rows: tf.Tensor, acc: tf.Tensor,
+                 t1: tf.Tensor, t2: tf.Tensor, more: tf.Tensor) -> tf.Tensor:
             return more & (n < limit) & ((n < 2) | (t2 - t1 < seconds))
 
-        def body(n, rows, first_rows, acc, t1, t2, more):
+        def body(n: tf.Tensor, rows: tf.Tensor, first_rows: tf.Tensor, acc: tf.Tensor,
+                 t1: tf.Tensor, t2: tf.Tensor, more: tf.Tensor) -> tuple:
             opt = it.get_next_as_optional()
 
-            def take():
+            def take() -> tuple:
                 r, v = _summary(opt.get_value())
                 now = tf.timestamp()
                 first = tf.equal(n, 0)
@@ -101,7 +105,7 @@ class _NoRetracingWarning(logging.Filter):
 
 
 @contextmanager
-def _expected_tracing():
+def _expected_tracing() -> Iterator[None]:
     log, quiet = tf.get_logger(), _NoRetracingWarning()
     log.addFilter(quiet)
     try:
@@ -110,7 +114,8 @@ def _expected_tracing():
         log.removeFilter(quiet)
 
 
-def measure(dataset, seconds: float = 0.5, *, repeats: int = 1, limit: int = 2**62) -> Run:
+def measure(dataset: tf.data.Dataset, seconds: float = 0.5, *, repeats: int = 1,
+            limit: int = 2**62) -> Run:
     """Drain ``dataset`` inside a ``tf.function`` (as ``fit()`` consumes) for about ``seconds``.
 
     Timed from the first element to the last one taken (not to teardown);
@@ -134,7 +139,7 @@ def measure(dataset, seconds: float = 0.5, *, repeats: int = 1, limit: int = 2**
     return max(runs, key=lambda r: r.elements_per_s if r.elements else -1.0)
 
 
-def consumer_wait(dataset, step_time: float, seconds: float) -> float:
+def consumer_wait(dataset: tf.data.Dataset, step_time: float, seconds: float) -> float:
     """Fraction of a Python consumer's time spent waiting for elements, at ``step_time`` each."""
     waited = total = 0.0
     start = time.perf_counter()

@@ -36,6 +36,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
+from matplotlib.axes import Axes
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_seconds
@@ -60,7 +61,7 @@ def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]
     check_stage_name(name)
     fn = fn if fn is not None else (lambda *x: x[0] if len(x) == 1 else x)
 
-    def stage(value, trace):
+    def stage(value: Any, trace: dict) -> tuple[Any, dict]:
         if not is_traced((value, trace)):
             raise TypeError("timed() needs a traced dataset: start the pipeline with "
                             "timeline.tag(ds)")
@@ -86,10 +87,10 @@ def between(name: str) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     """
     check_stage_name(name)
 
-    def asked(_):  # runs when zip asks for the next element: the request time
-        return tf.timestamp()
+    def asked(_: tf.Tensor) -> tf.Tensor:
+        return tf.timestamp()  # runs when zip asks for the next element: the request time
 
-    def arrival(count, element):
+    def arrival(count: tf.Tensor, element: tuple) -> tuple[tf.Tensor, tuple]:
         requested, element = element
         now = tf.timestamp()
         if is_traced(element):
@@ -197,7 +198,7 @@ def trace_timeline(dataset: tf.data.Dataset, *, step_time: float = 0.0,
         times.append(record[:, 1:].reshape(-1, len(names), 2))
     t = np.concatenate(times) - origin if times else np.zeros((0, len(names), 2))
 
-    def cat(xs, dt):
+    def cat(xs: list[np.ndarray], dt: type) -> np.ndarray:
         return np.concatenate(xs) if xs else np.zeros(0, dt)
 
     return Timeline(names, cat(ids, np.int64), cat(step, np.int64), t[..., 0], t[..., 1],
@@ -250,7 +251,8 @@ def summary(tl: Timeline) -> dict[str, float]:
     return out
 
 
-def plot_timeline(tl: Timeline, ax=None, *, title: str = "Timeline", occupancy_ax: bool = True):
+def plot_timeline(tl: Timeline, ax: Axes | None = None, *, title: str = "Timeline",
+                  occupancy_ax: bool = True) -> Axes:
     """Gantt chart: one lane per stage (sub-lanes when work overlaps), then the consumer.
 
     Bars are coloured by the consumer step that received the element. With
@@ -290,12 +292,12 @@ def plot_timeline(tl: Timeline, ax=None, *, title: str = "Timeline", occupancy_a
         ax.set_yticks(ticks, labels)
         ax.invert_yaxis()
         ax.set_title(title, loc="left")
-        if not (ax.get_subplotspec() and ax.get_subplotspec().get_geometry()[0] > 1):
+        if not ((spec := ax.get_subplotspec()) and spec.get_geometry()[0] > 1):
             ax.set_xlabel("time (s)")
     return ax
 
 
-def plot_occupancy(tl: Timeline, ax=None):
+def plot_occupancy(tl: Timeline, ax: Axes | None = None) -> Axes:
     """Elements produced but not yet taken by the consumer, over time."""
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(8, 1.5))

@@ -28,7 +28,9 @@ import inspect
 import re
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import tensorflow as tf
 
@@ -38,11 +40,14 @@ from datakit.perf.throughput import measure
 
 __all__ = ["tune"]
 
+#: What :func:`tune` searches: a function that builds the pipeline from keyword knobs.
+Build = Callable[..., tf.data.Dataset]
+
 
 # -- tuning -------------------------------------------------------------------------------
 
 
-def _show(v) -> str:
+def _show(v: object) -> str:
     return "AUTOTUNE" if v is AUTOTUNE or (isinstance(v, int) and not isinstance(v, bool)
                                            and v == AUTOTUNE) else repr(v)
 
@@ -75,7 +80,7 @@ class TuneResult:
         return "\n".join(lines)
 
 
-def _check_space(build, space: dict) -> list[str]:
+def _check_space(build: Build, space: dict) -> list[str]:
     if not callable(build):
         raise TypeError(f"tune() takes a function that builds the pipeline, got "
                         f"{type(build).__name__}")
@@ -114,7 +119,7 @@ KNOB_RULES = {
 }
 
 
-def _check_value(knob: str, value) -> None:
+def _check_value(knob: str, value: object) -> None:
     """A candidate value checked as the argument ``knob`` stands for (see :data:`KNOB_RULES`),
     before anything runs: tf.data would refuse it only inside a trial, or not at all."""
     rule = KNOB_RULES.get(knob)
@@ -128,7 +133,7 @@ def _check_value(knob: str, value) -> None:
                       f"cannot be ({e}). Remove it from space[{knob!r}].") from None
 
 
-def _rate(build, knobs: dict, seconds: float, skipped: list, bar) -> float | None:
+def _rate(build: Build, knobs: dict, seconds: float, skipped: list, bar: Any) -> float | None:
     """Rows/s of ``build(**knobs)``, or None (noted in ``skipped``) for a combination that
     tf.data refuses; each configuration measured is counted on ``bar``."""
     try:
@@ -151,14 +156,15 @@ def _rate(build, knobs: dict, seconds: float, skipped: list, bar) -> float | Non
     return r
 
 
-def _defaults(build, params: list[str], space: dict) -> dict:
+def _defaults(build: Build, params: list[str], space: dict) -> dict:
     """Each knob's default in ``build``'s signature, else its first candidate value."""
     sig = inspect.signature(build).parameters
     return {k: sig[k].default if k in params and sig[k].default is not inspect.Parameter.empty
             else v[0] for k, v in space.items()}
 
 
-def _one_knob_at_a_time(space: dict, best: dict, rate, until: float) -> dict:
+def _one_knob_at_a_time(space: dict, best: dict, rate: Callable[[dict], float],
+                        until: float) -> dict:
     """Coordinate search from ``best``: each candidate value of each knob in turn, a change
     kept when ``rate(knobs)`` beats the best so far; up to 3 passes, none past ``until``."""
     best_rate = rate(best)
@@ -178,8 +184,8 @@ def _one_knob_at_a_time(space: dict, best: dict, rate, until: float) -> dict:
     return best
 
 
-def _selected(build, trials: list[dict], autotune: dict, defaults: dict,
-              seconds: float, bar) -> dict | None:
+def _selected(build: Build, trials: list[dict], autotune: dict, defaults: dict,
+              seconds: float, bar: Any) -> dict | None:
     """The fastest of the search's three fastest, AUTOTUNE everywhere and the defaults,
     measured again side by side (None: only one of them, nothing to choose)."""
     ranked = [t["knobs"] for t in sorted(trials, key=lambda t: -t["rows_per_s"])]
@@ -200,8 +206,8 @@ def _compared(space: dict, best: dict, autotune: dict, defaults: dict) -> dict[s
     return configs
 
 
-def _side_by_side(build, knobs_of: dict[str, dict], distinct: list[str], seconds: float,
-                  rounds: int, until: float, bar) -> dict[str, list[float]]:
+def _side_by_side(build: Build, knobs_of: dict[str, dict], distinct: list[str], seconds: float,
+                  rounds: int, until: float, bar: Any) -> dict[str, list[float]]:
     """Rows/s of each configuration per round, in rotated order; >= 2 rounds even past
     ``until``."""
     runs: dict[str, list[float]] = {lab: [] for lab in distinct}
@@ -213,8 +219,9 @@ def _side_by_side(build, knobs_of: dict[str, dict], distinct: list[str], seconds
     return runs
 
 
-def _confirmation(build, configs: dict[str, dict], skipped: list[dict], seconds: float,
-                  rounds: int, until: float, ref_labels: tuple[str, str], bar) -> list[dict]:
+def _confirmation(build: Build, configs: dict[str, dict], skipped: list[dict], seconds: float,
+                  rounds: int, until: float, ref_labels: tuple[str, str],
+                  bar: Any) -> list[dict]:
     """The table: every distinct configuration (named by all its names) measured side by
     side, each round's rate relative to AUTOTUNE everywhere (else to the tuned one)."""
     names: dict[str, list[str]] = {}  # one row per distinct configuration, named by all
@@ -237,7 +244,7 @@ def _confirmation(build, configs: dict[str, dict], skipped: list[dict], seconds:
     return table
 
 
-def tune(build, space: dict, *, budget_s: float = 60, seconds: float | None = None,
+def tune(build: Build, space: dict, *, budget_s: float = 60, seconds: float | None = None,
          rounds: int = 3, progress: bool | None = None) -> TuneResult:
     """Search ``space`` for the knob values of ``build(**knobs)`` with the most rows/s.
 

@@ -21,12 +21,20 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from datakit import plotting
 from datakit.core.arguments import check_int
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from datakit.see.interleave import SourceTrace
+    from datakit.see.shuffle import BufferTrace
 
 __all__ = ["shuffle_animation", "interleave_animation"]
 
@@ -36,7 +44,7 @@ def _label(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def _check_step(trace, step: Any) -> int:
+def _check_step(trace: BufferTrace, step: Any) -> int:
     """``step`` as an output step of ``trace`` (``TypeError`` / ``ValueError`` otherwise)."""
     step = check_int("step", step)
     if not 0 <= step < len(trace.slots):
@@ -44,7 +52,7 @@ def _check_step(trace, step: Any) -> int:
     return step
 
 
-def describe_pick(trace, step: int) -> str:
+def describe_pick(trace: BufferTrace, step: int) -> str:
     """One line saying what happens at output step ``step`` of a buffer trace."""
     step = _check_step(trace, step)
     p = trace.picked[step]
@@ -54,7 +62,8 @@ def describe_pick(trace, step: int) -> str:
             f"came in just before: {came}")
 
 
-def plot_pick(trace, step: int, ax=None, *, title: str | None = None):
+def plot_pick(trace: BufferTrace, step: int, ax: Axes | None = None, *,
+              title: str | None = None) -> Axes:
     """The buffer before output ``step`` (top row) and the output so far (bottom row).
 
     Cells are coloured by epoch when the trace knows epochs. The picked slot
@@ -66,7 +75,7 @@ def plot_pick(trace, step: int, ax=None, *, title: str | None = None):
     step = _check_step(trace, step)
     b, n = trace.buffer_size, len(trace.slots)
 
-    def color(p):
+    def color(p: int) -> str:
         return plotting.epoch_color(trace.epochs[p] if trace.epochs else 0)
 
     with plotting.style():
@@ -105,7 +114,7 @@ def plot_pick(trace, step: int, ax=None, *, title: str | None = None):
     return ax
 
 
-def _to_html(fig, draw, frames: int, interval: int) -> str:
+def _to_html(fig: Figure, draw: Callable[[int], None], frames: int, interval: int) -> str:
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation
 
@@ -116,7 +125,7 @@ def _to_html(fig, draw, frames: int, interval: int) -> str:
         plt.close(fig)
 
 
-def shuffle_animation(trace, *, steps: int | None = None, interval: int = 700,
+def shuffle_animation(trace: BufferTrace, *, steps: int | None = None, interval: int = 700,
                       dpi: int = 55) -> str:
     """The buffer of a real shuffle run, one pick per frame, as self-contained JS-HTML."""
     import matplotlib.pyplot as plt
@@ -126,14 +135,14 @@ def shuffle_animation(trace, *, steps: int | None = None, interval: int = 700,
         fig, ax = plt.subplots(figsize=(0.42 * max(trace.buffer_size, min(frames, 30)) + 1.6,
                                         2.4), dpi=dpi, layout="tight")
 
-    def draw(t):
+    def draw(t: int) -> None:
         ax.clear()
         plot_pick(trace, t, ax=ax)
 
     return _to_html(fig, draw, frames, interval)
 
 
-def interleave_animation(trace, *, interval: int = 500, dpi: int = 55) -> str:
+def interleave_animation(trace: SourceTrace, *, interval: int = 500, dpi: int = 55) -> str:
     """A real interleave's output (a ``SourceTrace`` of ``datakit.see.interleave``), per frame."""
     import copy
 
@@ -146,7 +155,7 @@ def interleave_animation(trace, *, interval: int = 500, dpi: int = 55) -> str:
     with plotting.style():
         fig, ax = plt.subplots(figsize=(min(12, 2.5 + 0.35 * n), 1.2 + 0.45 * lanes), dpi=dpi)
 
-    def draw(k):
+    def draw(k: int) -> None:
         part = copy.copy(trace)
         part.file, part.line = trace.file[:k + 1], trace.line[:k + 1]
         part.slot = None if trace.slot is None else trace.slot[:k + 1]

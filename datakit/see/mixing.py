@@ -24,7 +24,7 @@ The buffer itself, step by step, is in :mod:`datakit.see.shuffle`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
+from matplotlib.axes import Axes
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from datakit import plotting
@@ -149,16 +150,19 @@ def buffer_bytes(element_spec: Any, buffer_size: int) -> int:
 
 # ---------------------------------------------------------------- pictures
 
+#: Where a picture of several panels draws: one Axes, several, or None (a new row of them).
+Panels = Axes | Sequence[Axes] | np.ndarray | None
 
-def _panels(axes, k: int, width: float, height: float) -> np.ndarray:
+
+def _panels(axes: Panels, k: int, width: float, height: float) -> np.ndarray:
     """``axes`` as an array, or a new row of ``k`` panels sharing the y axis."""
     if axes is None:
         _, axes = plt.subplots(1, k, figsize=(width * k + 1, height), sharey=True,
                                constrained_layout=True)
-    return np.atleast_1d(axes)
+    return np.atleast_1d(np.asarray(axes, dtype=object))
 
 
-def plot_mixing(mixing: MixingMap, axes=None):
+def plot_mixing(mixing: MixingMap, axes: Panels = None) -> np.ndarray:
     """P(output position | input position), one heat map per buffer size, side by side."""
     k = len(mixing.buffer_sizes)
     with plotting.style():
@@ -182,7 +186,7 @@ def plot_mixing(mixing: MixingMap, axes=None):
     return axes
 
 
-def plot_epochs(orders: dict[str, np.ndarray], ax=None):
+def plot_epochs(orders: dict[str, np.ndarray], ax: Axes | None = None) -> Axes:
     """Epoch of each output element, one strip per pipeline."""
     with plotting.style():
         ax = plotting.new_axes(ax, figsize=(8, 1.0 + 0.5 * len(orders)))
@@ -199,7 +203,7 @@ def plot_epochs(orders: dict[str, np.ndarray], ax=None):
     return ax
 
 
-def plot_label_batches(counts: dict[int, np.ndarray], axes=None):
+def plot_label_batches(counts: dict[int, np.ndarray], axes: Panels = None) -> np.ndarray:
     """Label composition of every batch, one panel per buffer size."""
     with plotting.style():
         axes = _panels(axes, len(counts), 2.8, 2.8)

@@ -22,29 +22,34 @@ True
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from datakit import plotting
 from datakit.core.arguments import check_count
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["plot_clip", "clip_animation", "plot_fit_choices"]
 
 
-def _frames(clip) -> np.ndarray:
+def _frames(clip: npt.ArrayLike) -> np.ndarray:
     """The clip as ``(frames, height, width, 3)`` uint8 (grayscale repeated, floats rounded)."""
-    clip = np.asarray(clip)
-    if clip.ndim == 5 and clip.shape[0] == 1:
-        clip = clip[0]  # a batch of one clip
-    if clip.ndim != 4 or clip.shape[-1] not in (1, 3):
-        raise ValueError(f"clip of shape {clip.shape}: pass one clip, (frames, height, width, "
+    frames = np.asarray(clip)
+    if frames.ndim == 5 and frames.shape[0] == 1:
+        frames = frames[0]  # a batch of one clip
+    if frames.ndim != 4 or frames.shape[-1] not in (1, 3):
+        raise ValueError(f"clip of shape {frames.shape}: pass one clip, (frames, height, width, "
                          "channels) with 1 or 3 channels (e.g. clips[0] of a batch)")
-    if clip.dtype != np.uint8:
-        clip = np.clip(np.round(clip.astype(np.float32)), 0, 255).astype(np.uint8)
-    return np.repeat(clip, 3, axis=-1) if clip.shape[-1] == 1 else clip
+    if frames.dtype != np.uint8:
+        frames = np.clip(np.round(frames.astype(np.float32)), 0, 255).astype(np.uint8)
+    return np.repeat(frames, 3, axis=-1) if frames.shape[-1] == 1 else frames
 
 
-def clip_grid(clip, columns: int | None = None, gap: int = 1) -> np.ndarray:
+def clip_grid(clip: npt.ArrayLike, columns: int | None = None, gap: int = 1) -> np.ndarray:
     """The clip's frames tiled in rows of ``columns`` (default: up to 8), ``gap`` white pixels
     between them, as one ``uint8`` image."""
     frames = _frames(clip)
@@ -58,7 +63,8 @@ def clip_grid(clip, columns: int | None = None, gap: int = 1) -> np.ndarray:
     return grid
 
 
-def plot_clip(clip, ax=None, *, columns: int | None = None, title: str | None = None):
+def plot_clip(clip: npt.ArrayLike, ax: Axes | None = None, *, columns: int | None = None,
+              title: str | None = None) -> Axes:
     """The clip's frames in reading order, left to right and down; returns the Axes."""
     grid = clip_grid(clip, columns)
     n = len(_frames(clip))
@@ -71,7 +77,8 @@ def plot_clip(clip, ax=None, *, columns: int | None = None, title: str | None = 
     return ax
 
 
-def clip_animation(clip, *, interval: int = 120, dpi: int = 60, title: str | None = None) -> str:
+def clip_animation(clip: npt.ArrayLike, *, interval: int = 120, dpi: int = 60,
+                   title: str | None = None) -> str:
     """The clip, one frame per step, as self-contained JS-HTML (keep clips short and small)."""
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation
@@ -84,7 +91,7 @@ def clip_animation(clip, *, interval: int = 120, dpi: int = 60, title: str | Non
         shown = ax.imshow(frames[0], interpolation="nearest")
         ax.set_axis_off()
 
-    def draw(t):
+    def draw(t: int) -> None:
         shown.set_data(frames[t])
         ax.set_title(f"{title + ': ' if title else ''}frame {t}", loc="left")
 
@@ -95,7 +102,7 @@ def clip_animation(clip, *, interval: int = 120, dpi: int = 60, title: str | Non
         plt.close(fig)
 
 
-def plot_fit_choices(stored, upright, size: int):
+def plot_fit_choices(stored: np.ndarray, upright: np.ndarray, size: int) -> np.ndarray:
     """One frame as stored, turned upright, then fitted to ``size x size`` three ways.
 
     Squashed (each side scaled on its own), cropped (the short side fits, the centre is

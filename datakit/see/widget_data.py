@@ -20,8 +20,9 @@ ValueError: lengths[0]=-2 is invalid: pass an int >= 0.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,11 +30,19 @@ from datakit.core.arguments import check_count, check_seconds, check_seed
 from datakit.core.atomic import write_atomic
 from datakit.glassbox.shuffle_buffer import check_buffer_size
 
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+    from datakit.perf.timeline import Timeline
+    from datakit.see.batches import BatchTrace
+    from datakit.see.interleave import SourceTrace
+    from datakit.see.shuffle import BufferTrace
+
 __all__: list[str] = []
 
 
 def stepper_data(n: int = 12, buffer_size: int = 4, seed: int = 42,
-                 reshuffle_each_iteration: bool = True, iteration: int = 0):
+                 reshuffle_each_iteration: bool = True, iteration: int = 0) -> BufferTrace:
     """The buffer of a real ``range(n).shuffle(...)`` run, pass ``iteration`` (a BufferTrace).
 
     >>> stepper_data(iteration=-1)
@@ -46,7 +55,8 @@ def stepper_data(n: int = 12, buffer_size: int = 4, seed: int = 42,
 
 
 @functools.lru_cache(maxsize=64)
-def _stepper(n: int, buffer_size: int, seed: int, reshuffle: bool, iteration: int):
+def _stepper(n: int, buffer_size: int, seed: int, reshuffle: bool,
+             iteration: int) -> BufferTrace:
     import tensorflow as tf
 
     from datakit.see.shuffle import trace_buffer
@@ -93,7 +103,7 @@ def _mixing(buffer_size: int, n: int, runs: int, n_labels: int, batch_size: int,
 
 
 def batch_data(n: int = 10, repeat: int = 3, batch_size: int = 7, drop_remainder: bool = False,
-               order: str = "repeat, batch"):
+               order: str = "repeat, batch") -> BatchTrace:
     """A :class:`datakit.see.batches.BatchTrace` read off a real ``tf.data`` run.
 
     ``order`` is ``"repeat, batch"`` (``range(n).repeat(r).batch(b)``) or
@@ -161,7 +171,8 @@ def _uneven_files(lengths: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(paths)
 
 
-def interleave_data(lengths=UNEVEN_LENGTHS, cycle_length: int = 2, block_length: int = 1):
+def interleave_data(lengths: Iterable[int] = UNEVEN_LENGTHS, cycle_length: int = 2,
+                    block_length: int = 1) -> SourceTrace:
     """A real interleave over CSV files with ``lengths`` data lines (a SourceTrace with slots)."""
     if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__iter__"):
         raise TypeError(f"lengths must be a sequence of ints (data lines per file), got "
@@ -174,7 +185,8 @@ def interleave_data(lengths=UNEVEN_LENGTHS, cycle_length: int = 2, block_length:
 
 
 @functools.lru_cache(maxsize=64)
-def _interleave(lengths: tuple[int, ...], cycle_length: int, block_length: int):
+def _interleave(lengths: tuple[int, ...], cycle_length: int,
+                block_length: int) -> SourceTrace:
     from datakit.see.interleave import trace_sources
 
     return trace_sources(list(_uneven_files(lengths)), cycle_length=cycle_length,
@@ -183,7 +195,7 @@ def _interleave(lengths: tuple[int, ...], cycle_length: int, block_length: int):
 
 def timeline_pipeline(num_parallel_calls: int = 1, prefetch: int = 0, *, parse_time: float = 0.015,
                       open_time: float = 0.03, read_time: float = 0.01, files: int = 2,
-                      rows: int = 5):
+                      rows: int = 5) -> tf.data.Dataset:
     """The sleeping source of notebook 06 and a traced parse, runtime help off (yours is all)."""
     from datakit.perf import synthetic, timeline
 
@@ -197,7 +209,7 @@ def timeline_pipeline(num_parallel_calls: int = 1, prefetch: int = 0, *, parse_t
 
 
 def timeline_data(num_parallel_calls: int = 1, prefetch: int = 0, step_time: float = 0.01,
-                  **pipeline: Any):
+                  **pipeline: Any) -> Timeline:
     """Run :func:`timeline_pipeline` once as a training loop would: a Timeline (~0.3-0.5 s).
 
     >>> timeline_data(step_time=float("nan"))

@@ -22,7 +22,8 @@ timeline_explorer      num_parallel_calls, prefetch,          :func:`timeline_da
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from datakit.see.widget_data import (
     timeline_data,
 )
 
+if TYPE_CHECKING:
+    import ipywidgets
+
 __all__ = ["shuffle_stepper", "mixing_explorer", "batch_explorer", "interleave_explorer",
            "timeline_explorer"]
 
@@ -42,7 +46,7 @@ __all__ = ["shuffle_stepper", "mixing_explorer", "batch_explorer", "interleave_e
 # ---------------------------------------------------------------- the widgets
 
 
-def _show(out, draw) -> None:
+def _show(out: ipywidgets.Output, draw: Callable[[], object]) -> None:
     """Redraw the Output widget ``out`` with ``draw()`` (which draws one figure)."""
     import matplotlib.pyplot as plt
     from IPython.display import display
@@ -54,13 +58,13 @@ def _show(out, draw) -> None:
         plt.close("all")
 
 
-def _panel(controls: list, draw_from: dict, draw) -> Any:
+def _panel(controls: list, draw_from: dict, draw: Callable[..., None]) -> ipywidgets.VBox:
     """Controls over an Output widget; any change calls ``draw(**values)``."""
     import ipywidgets as w
 
     out = w.Output()
 
-    def redraw(_change=None):
+    def redraw(_change: object = None) -> None:
         values = {k: c.value for k, c in draw_from.items()}
         _show(out, lambda: draw(**values))
 
@@ -70,7 +74,7 @@ def _panel(controls: list, draw_from: dict, draw) -> Any:
     return w.VBox([w.HBox(controls[i:i + 3]) for i in range(0, len(controls), 3)] + [out])
 
 
-def shuffle_stepper(n: int = 12, buffer_size: int = 4, seed: int = 42):
+def shuffle_stepper(n: int = 12, buffer_size: int = 4, seed: int = 42) -> ipywidgets.VBox:
     """Step (or play) through a real run's shuffle buffer, one pick at a time."""
     import ipywidgets as w
 
@@ -84,7 +88,7 @@ def shuffle_stepper(n: int = 12, buffer_size: int = 4, seed: int = 42):
     play = w.Play(0, 0, n - 1, interval=800, description="play")
     w.jslink((play, "value"), (step, "value"))
 
-    def draw(step, buffer_size, seed, reshuffle, iteration):
+    def draw(step: int, buffer_size: int, seed: int, reshuffle: bool, iteration: int) -> None:
         trace = stepper_data(n, buffer_size, seed, reshuffle, iteration)
         ax = plot_pick(trace, step)
         ax.figure.text(0.01, 0.01, describe_pick(trace, step), fontsize=8)
@@ -93,7 +97,8 @@ def shuffle_stepper(n: int = 12, buffer_size: int = 4, seed: int = 42):
                   dict(step=step, buffer_size=size, seed=sd, reshuffle=resh, iteration=it), draw)
 
 
-def mixing_explorer(n: int = 100, runs: int = 50, n_labels: int = 5, batch_size: int = 10):
+def mixing_explorer(n: int = 100, runs: int = 50, n_labels: int = 5,
+                    batch_size: int = 10) -> ipywidgets.VBox:
     """A ``buffer_size`` slider over the mixing heat map and the labels in each batch."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -103,7 +108,7 @@ def mixing_explorer(n: int = 100, runs: int = 50, n_labels: int = 5, batch_size:
     size = w.SelectionSlider(options=[1, 2, 5, 10, 20, 50, 100], value=10,
                              description="buffer_size")
 
-    def draw(buffer_size):
+    def draw(buffer_size: int) -> None:
         v = mixing_data(buffer_size, n, runs, n_labels, batch_size)
         fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4), constrained_layout=True)
         mixing.plot_mixing(v.mixing, axes=np.array([a]))
@@ -114,7 +119,7 @@ def mixing_explorer(n: int = 100, runs: int = 50, n_labels: int = 5, batch_size:
     return _panel([size], dict(buffer_size=size), draw)
 
 
-def batch_explorer(n: int = 10):
+def batch_explorer(n: int = 10) -> ipywidgets.VBox:
     """``repeat``, ``batch``, ``drop_remainder`` and their order, on a real ``range(n)``."""
     import ipywidgets as w
 
@@ -127,14 +132,14 @@ def batch_explorer(n: int = 10):
     # A Label beside the buttons: ToggleButtons' own description wraps above them, clipped.
     labelled_order = w.HBox([w.Label("order"), order])
 
-    def draw(repeat, batch_size, drop_remainder, order):
+    def draw(repeat: int, batch_size: int, drop_remainder: bool, order: str) -> None:
         plot_batches(batch_data(n, repeat, batch_size, drop_remainder, order))
 
     return _panel([rep, size, drop, labelled_order],
                   dict(repeat=rep, batch_size=size, drop_remainder=drop, order=order), draw)
 
 
-def interleave_explorer(lengths: tuple[int, ...] = UNEVEN_LENGTHS):
+def interleave_explorer(lengths: tuple[int, ...] = UNEVEN_LENGTHS) -> ipywidgets.VBox:
     """``cycle_length`` and ``block_length`` over files of unequal length, one empty."""
     import ipywidgets as w
 
@@ -144,13 +149,13 @@ def interleave_explorer(lengths: tuple[int, ...] = UNEVEN_LENGTHS):
     blk = w.IntSlider(1, 1, 4, description="block_length")
     names = [f"{n} lines" for n in lengths]
 
-    def draw(cycle_length, block_length):
+    def draw(cycle_length: int, block_length: int) -> None:
         plot_sources(interleave_data(tuple(lengths), cycle_length, block_length), labels=names)
 
     return _panel([cyc, blk], dict(cycle_length=cyc, block_length=blk), draw)
 
 
-def timeline_explorer():
+def timeline_explorer() -> ipywidgets.VBox:
     """``num_parallel_calls``, ``prefetch`` and the training step time, re-run on each change."""
     import ipywidgets as w
 
@@ -160,7 +165,7 @@ def timeline_explorer():
     pf = w.IntSlider(0, 0, 3, description="prefetch")
     st = w.IntSlider(10, 0, 40, step=5, description="step (ms)")
 
-    def draw(num_parallel_calls, prefetch, step_ms):
+    def draw(num_parallel_calls: int, prefetch: int, step_ms: int) -> None:
         tl = timeline_data(num_parallel_calls, prefetch, step_ms / 1000)
         timeline.plot_timeline(tl, title=f"map(num_parallel_calls={num_parallel_calls})"
                                + (f".prefetch({prefetch})" if prefetch else ", no prefetch")

@@ -50,7 +50,10 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # TensorFlow is imported when a function needs it
+    import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_seconds, check_seed
 from datakit.core.atomic import Staging, fsync_folder, process_alive
@@ -79,7 +82,8 @@ def to_numpy(element: Any) -> Any:
     return tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, element)
 
 
-def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int | None = None):
+def shuffled_range(n: int, buffer_size: int, *, seed: int = 0,
+                   batch_size: int | None = None) -> tf.data.Dataset:
     """A recipe: ``range(n).shuffle(buffer_size, seed=seed)``, batched if ``batch_size`` is given.
 
     >>> [int(x) for x in shuffled_range(4, 1)]
@@ -92,7 +96,7 @@ def shuffled_range(n: int, buffer_size: int, *, seed: int = 0, batch_size: int |
     return ds if batch_size is None else ds.batch(check_count("batch_size", batch_size))
 
 
-def ignore_external_state(dataset):
+def ignore_external_state(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """``dataset`` with the option that lets an iterator holding a ``py_function`` be saved.
 
     Only right when the Python function keeps no state between calls: the
@@ -105,7 +109,7 @@ def ignore_external_state(dataset):
     return dataset.with_options(options)
 
 
-def save_midway(dataset, n: int, directory: str | Path) -> tuple[list[Any], str]:
+def save_midway(dataset: tf.data.Dataset, n: int, directory: str | Path) -> tuple[list[Any], str]:
     """Read ``n`` elements of ``dataset``, then save its iterator: ``(elements read, path)``.
 
     Each save into ``directory`` gets the next free name (``iterator-1``,
@@ -176,7 +180,7 @@ def _switch(staged: str, prefix: str) -> None:
     fsync_folder(folder)
 
 
-def _clean_dead_stages(directory) -> None:
+def _clean_dead_stages(directory: str | Path) -> None:
     """Remove the staging folders of saves whose process died (see :func:`save_midway`)."""
     for entry in os.scandir(directory):
         m = re.fullmatch(r"\..+\.(\d+)-[0-9a-f]+\.tmp", entry.name)
@@ -192,13 +196,13 @@ def _half_written_cache(prefix: str) -> str:
             "works, reading from it), or build the reader without cache=.")
 
 
-def _next_prefix(directory) -> str:
+def _next_prefix(directory: str | Path) -> str:
     taken = [int(m.group(1)) for f in os.listdir(directory)
              if (m := re.fullmatch(r"iterator-(\d+)\.index", f))]
     return os.path.join(os.fspath(directory), f"iterator-{max(taken, default=0) + 1}")
 
 
-def _unsaveable(dataset, error) -> str:
+def _unsaveable(dataset: tf.data.Dataset, error: BaseException) -> str:
     from datakit.perf.chain import serialized_graph
 
     graph = serialized_graph(dataset)
@@ -229,7 +233,7 @@ def checkpoint_bytes(path: str) -> int:
     return sum(os.path.getsize(f) for f in files)
 
 
-def dataset_from_recipe(recipe: str, kwargs: dict):
+def dataset_from_recipe(recipe: str, kwargs: dict) -> tf.data.Dataset:
     """``function(**kwargs)`` for a recipe ``"package.module:function"`` (what the child runs).
 
     >>> recipe = "datakit.readers.checkpoints.checkpoint:shuffled_range"
@@ -317,7 +321,7 @@ def _check_prefix(path: str) -> str:
     return path
 
 
-def _refusal(job: dict, dataset) -> Exception | None:
+def _refusal(job: dict, dataset: tf.data.Dataset) -> Exception | None:
     """What is wrong with restoring ``job``'s checkpoint into ``dataset``, or None."""
     record = load_fingerprint(job["path"])
     if record is None:

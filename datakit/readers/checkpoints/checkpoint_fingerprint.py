@@ -35,18 +35,22 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from datakit.core import manifest
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
 from datakit.core.file_facts import STAMP_FIELDS, stamp_record
 
+if TYPE_CHECKING:  # TensorFlow is imported when a function needs it
+    import tensorflow as tf
+
 __all__: list[str] = []
 
 SUFFIX = ".datakit.json"  # beside the checkpoint: iterator-1.datakit.json
 
 
-def _const_value(node):
+def _const_value(node: Any) -> Any:
     import tensorflow as tf
 
     t = node.attr["value"].tensor
@@ -57,7 +61,7 @@ def _const_value(node):
     return _text(value)
 
 
-def _text(value):
+def _text(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, list):
@@ -65,7 +69,7 @@ def _text(value):
     return value
 
 
-def pipeline_ops(dataset) -> list[list]:
+def pipeline_ops(dataset: tf.data.Dataset) -> list[list]:
     """The dataset's top-level ops, in graph order: ``[op, [constant inputs or None]]``."""
     import tensorflow as tf
 
@@ -120,13 +124,13 @@ def _input_name(op: str, k: int, n: int) -> str | None:
     return None
 
 
-def _paths(value) -> list[str]:
+def _paths(value: Any) -> list[str]:
     """The strings of a constant that look like file paths."""
     items = value if isinstance(value, list) else [value]
     return [i for i in items if isinstance(i, str) and os.sep in i]
 
 
-def _in_words(name: str | None, saved, rebuilt) -> str:
+def _in_words(name: str | None, saved: Any, rebuilt: Any) -> str:
     """What differs, for a learner: the file list, the seed, or the argument by its name."""
     if _paths(saved) or _paths(rebuilt):
         gone = sorted(set(_paths(saved)) - set(_paths(rebuilt)))
@@ -149,7 +153,7 @@ def _op_seed_zero(inputs: list, g: int) -> list:
     return inputs
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
@@ -172,7 +176,7 @@ def input_files(ops: list) -> list[str]:
     return sorted(set(found))
 
 
-def _listed(folder) -> list[dict]:
+def _listed(folder: str) -> list[dict]:
     try:
         man = manifest.read_manifest(folder)
     except DataError:
@@ -252,7 +256,7 @@ def checkpoint_files(prefix: str) -> list[str]:
                   if f == stem + ".index" or f.startswith(stem + ".data-"))
 
 
-def pipeline_fingerprint(dataset, prefix: str) -> dict:
+def pipeline_fingerprint(dataset: tf.data.Dataset, prefix: str) -> dict:
     """What :func:`differences` checks later, for ``dataset`` saved at ``prefix``."""
     ops = pipeline_ops(dataset)
     return {"pipeline": ops,
@@ -262,7 +266,7 @@ def pipeline_fingerprint(dataset, prefix: str) -> dict:
                            for f in checkpoint_files(prefix)}}
 
 
-def save_fingerprint(dataset, prefix: str) -> Path:
+def save_fingerprint(dataset: tf.data.Dataset, prefix: str) -> Path:
     """Write :func:`pipeline_fingerprint` beside the checkpoint (``prefix + SUFFIX``)."""
     return write_atomic(prefix + SUFFIX, json.dumps(pipeline_fingerprint(dataset, prefix)) + "\n")
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn, SupportsInt
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +48,7 @@ import pyarrow.csv as pacsv
 import tensorflow as tf
 
 from datakit.core.exit_guard import release_iterators_at_exit
-from datakit.core.file_facts import file_facts, stamp, what_changed
+from datakit.core.file_facts import Stamp, file_facts, stamp, what_changed
 from datakit.readers.csv_files.block_features import BlockFeatures
 from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import is_blank
@@ -109,8 +109,11 @@ class BlockParser:
     per file; ``blank``: files that hold blank lines.
     """
 
-    def __init__(self, header, kinds, keep, *, label, classes, fill, sizes, skip=None,
-                 blank=(), dialect: Dialect = COMMA, features: BlockFeatures | None = None):
+    def __init__(self, header: Sequence[str], kinds: dict[str, str], keep: Sequence[str], *,
+                 label: str | None, classes: dict[str, list[str]], fill: dict[str, np.float32],
+                 sizes: dict[str, Stamp], skip: dict[str, set[int]] | None = None,
+                 blank: Iterable[str] = (), dialect: Dialect = COMMA,
+                 features: BlockFeatures | None = None) -> None:
         self.header, self.kinds, self.keep, self.label = list(header), kinds, list(keep), label
         self.classes, self.fill, self.sizes = classes, fill, sizes
         self.skip, self.blank = skip or {}, set(blank)
@@ -134,8 +137,9 @@ class BlockParser:
             return self.features.dtypes()
         return [tf.float32 if self.kinds[c] == NUMBER else tf.string for c in self.keep]
 
-    def __call__(self, path, start, end, first, lines):
-        path = path.decode()
+    def __call__(self, raw_path: bytes, start: SupportsInt, end: SupportsInt, first: SupportsInt,
+                 lines: SupportsInt) -> Any:
+        path = raw_path.decode()
         start, end, first, lines = int(start), int(end), int(first), int(lines)
         data = self._read(path, start, end)
         numbers = range(first, first + lines)
@@ -162,7 +166,7 @@ class BlockParser:
                                   for c in self.keep})
         return [self._column(table, c, rows) for c in self.keep]
 
-    def _read(self, path, start, end):
+    def _read(self, path: str, start: int, end: int) -> bytes:
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())  # the open file's own: a file replaced is found too
             f.seek(max(start - 1, 0))
@@ -184,7 +188,7 @@ class BlockParser:
         return any(any(s in r for s in _SUSPECT) and not self.rule.fullmatch(
             r.rstrip(b"\r").decode("utf-8", "replace")) for r in data.split(b"\n") if r)
 
-    def _bad_label(self, table) -> bool:
+    def _bad_label(self, table: pa.Table) -> bool:
         if self.label is None:
             return False
         y = table.column(self.label)
@@ -193,7 +197,7 @@ class BlockParser:
             return True
         return self.label_set is not None and not pc.all(pc.is_in(y, self.label_set)).as_py()
 
-    def _column(self, table, c, rows, *, words=False):
+    def _column(self, table: pa.Table, c: str, rows: int, *, words: bool = False) -> Any:
         """Column ``c`` as NumPy: numbers zero-copy from Arrow's buffer (unless a missing one
         is filled), text as Python strings (``words``, for ``features``: a missing number
         left NaN, and text as its distinct words and each row's index into them)."""
@@ -212,7 +216,8 @@ class BlockParser:
         distinct, index = encoded.dictionary.to_pylist(), encoded.indices.to_numpy()
         return (distinct, index) if words else np.array(distinct, object)[index]
 
-    def _locate(self, path, data, first, lines, kept, why) -> NoReturn:
+    def _locate(self, path: str, data: bytes, first: int, lines: int, kept: list[bool] | None,
+                why: str) -> NoReturn:
         """Raise the first bad line of the block, by the reader's rule."""
         text = data.split(b"\n")
         numbers: Sequence[int] = range(first, first + lines)
@@ -231,7 +236,8 @@ class BlockParser:
                          "follows the kit's rule; read it with parse='chunk'.")
 
 
-def block_parse(parser: BlockParser, to_element):
+def block_parse(parser: BlockParser,
+                to_element: Callable[[dict], Any]) -> Callable[..., Any]:
     """``(path, start, end, first, lines) -> element``: one ``parser`` call, shaped by
     ``to_element`` (``{column: tensor}`` of a block -> the reader's element: standardized,
     looked up), or, when the parser computes the features itself (its ``features``), the
@@ -239,7 +245,8 @@ def block_parse(parser: BlockParser, to_element):
     dtypes, features = parser.dtypes(), parser.features
     release_iterators_at_exit()  # blocks are parsed in Python: no hang at exit
 
-    def parse(path, start, end, first, lines):
+    def parse(path: tf.Tensor, start: tf.Tensor, end: tf.Tensor, first: tf.Tensor,
+              lines: tf.Tensor) -> Any:
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
                                 stateful=False, name=SERVICE_HINT)
         if features is not None:
@@ -253,13 +260,14 @@ def block_parse(parser: BlockParser, to_element):
     return parse
 
 
-def block_plan(path, ranges) -> tf.data.Dataset:
+def block_plan(path: tf.Tensor, ranges: Sequence[tf.Tensor]) -> tf.data.Dataset:
     """``(path, start, end, first, lines)`` of each block of one file: descriptions, no parse."""
     starts = ranges[0]
     return tf.data.Dataset.from_tensor_slices((tf.fill(tf.shape(starts), path), *ranges))
 
 
-def _ranges_by_file(files: list[str], header_lines: int = 1):
+def _ranges_by_file(files: list[str], header_lines: int = 1
+                    ) -> Callable[[tf.Tensor], tuple[tf.Tensor, ...]]:
     """``path -> (starts, ends, firsts, lines)`` of its blocks, as a function of a path tensor."""
     ranges = [block_ranges(f, header_lines=header_lines) for f in files]
     table = tf.ragged.constant([r.tolist() for r in ranges], dtype=tf.int64, ragged_rank=1,
@@ -267,14 +275,19 @@ def _ranges_by_file(files: list[str], header_lines: int = 1):
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.range(len(files), dtype=tf.int64)), default_value=-1)
 
-    def ranges_of(path):
+    def ranges_of(path: tf.Tensor) -> tuple[tf.Tensor, ...]:
         r = table[index.lookup(path)]
         return r[:, 0], r[:, 1], r[:, 2], r[:, 3]
 
     return ranges_of
 
 
-def block_features(kinds: dict, opts) -> BlockFeatures | None:
+# The reader's options (ReadOptions) and parts (ReaderParts) are Any in the signatures below:
+# options.py and modes.py sit above this module (the registry imports it for parse="arrow"),
+# and the kit has no import cycle, not even one for the type checker.
+
+
+def block_features(kinds: dict, opts: Any) -> BlockFeatures | None:
     """The reader's ``(x, y)`` computed in the parse call, for the ``"matrix"`` output;
     ``None`` for ``"dict"`` (its text columns stay strings, looked up in the graph)."""
     if opts.output != "matrix":
@@ -288,7 +301,8 @@ def block_features(kinds: dict, opts) -> BlockFeatures | None:
                          label_scale=opts.label_scale)
 
 
-def block_reading(parts, opts, *, fused: bool = True):
+def block_reading(parts: Any, opts: Any, *, fused: bool = True
+                  ) -> tuple[Callable[[tf.Tensor], tf.data.Dataset], Callable[..., Any]]:
     """``(plan_of, parse)``: ``plan_of(path)``, the descriptions of a file's blocks
     (:func:`block_plan`), and ``parse``, one description -> the reader's element.
 
@@ -315,7 +329,7 @@ def block_reading(parts, opts, *, fused: bool = True):
                                                                          parts.to_features)
 
 
-def arrow_batches(files: list[str], parts, opts) -> tf.data.Dataset:
+def arrow_batches(files: list[str], parts: Any, opts: Any) -> tf.data.Dataset:
     """``parse="arrow"``: each reader's blocks parsed by pyarrow, shuffled a block at a time.
 
     The reader's registry calls it with the checked files, the reader's parts

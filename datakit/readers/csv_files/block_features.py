@@ -25,6 +25,8 @@ division; ``tests/test_arrow.py`` compares them with the other modes).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import tensorflow as tf
 
@@ -43,8 +45,10 @@ class BlockFeatures:
     ``y``: the label over ``label_scale`` (float32), or its class index (int64).
     """
 
-    def __init__(self, features, kinds, *, mean, std, vocabularies, label, classes,
-                 label_scale):
+    def __init__(self, features: list[str], kinds: dict[str, str], *,
+                 mean: dict[str, float | None], std: dict[str, float | None],
+                 vocabularies: dict[str, list[str]], label: str | None,
+                 classes: dict[str, list[str]] | None, label_scale: float) -> None:
         self.nums = [c for c in features if kinds[c] == NUMBER]
         self.mean = np.array([mean[c] for c in self.nums], np.float32)
         self.std = np.array([std[c] or 1.0 for c in self.nums], np.float32)
@@ -88,7 +92,7 @@ class BlockFeatures:
         return len(c[1]) if isinstance(c, tuple) else len(c)
 
     @staticmethod
-    def _ids(column, ids: dict, unknown: int = 0) -> np.ndarray:
+    def _ids(column: tuple[Sequence[str], np.ndarray], ids: dict, unknown: int = 0) -> np.ndarray:
         """Each row's id: each distinct word looked up once, repeated by index."""
         distinct, index = column
         return np.array([ids.get(w, unknown) for w in distinct], np.int64)[index]

@@ -28,9 +28,10 @@ from __future__ import annotations
 import csv as _csv
 import re
 import sys
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from datakit.core.errors import DataError
 from datakit.readers.csv_files.dialect import COMMA, Dialect
@@ -45,7 +46,8 @@ __all__ = ["infer_kinds"]
 MAX_STRAYS = 3
 
 
-def _declared(columns: list[str], path, text_columns, number_columns, chosen) -> None:
+def _declared(columns: list[str], path: str | Path, text_columns: Sequence[str],
+              number_columns: Sequence[str], chosen: Sequence[str] | None) -> None:
     for name, given in (("text_columns", text_columns), ("number_columns", number_columns),
                         ("columns", chosen or ())):
         unknown = [c for c in given if c not in columns]
@@ -84,9 +86,10 @@ class _Tally:
         return 0 < self.others < self.numbers and len(self.distinct) <= MAX_STRAYS
 
 
-def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
-                dialect: Dialect = COMMA, columns=None, number_columns=(),
-                bar=None) -> dict[str, str]:
+def infer_kinds(paths: str | Path | Iterable[str | Path], *, text_columns: Sequence[str] = (),
+                n_rows: int | None = None, dialect: Dialect = COMMA,
+                columns: Sequence[str] | None = None, number_columns: Sequence[str] = (),
+                bar: Any = None) -> dict[str, str]:
     """Each header column's kind, from every row of every file (see the module docstring).
 
     ``paths`` is one file or a list of them (all with the first one's header, as
@@ -140,7 +143,8 @@ def infer_kinds(paths, *, text_columns=(), n_rows: int | None = None,
             else TEXT for j, c in enumerate(header)}
 
 
-def _counted(rows, bar, every: int = 1024):
+def _counted(rows: Iterable[tuple[int, list[str]]], bar: Any,
+             every: int = 1024) -> Iterator[tuple[int, list[str]]]:
     """``rows``, counted on ``bar`` (if not ``None``) ``every`` rows at a time."""
     if bar is None:
         yield from rows
@@ -174,7 +178,7 @@ def _refuse_strays(header: list[str], j: int, tally: _Tally, named: bool) -> NoR
         column=f"{c} ({j + 1} of {len(header)})")
 
 
-def _rows(path: str, dialect: Dialect, n_rows: int | None):
+def _rows(path: str, dialect: Dialect, n_rows: int | None) -> Generator[Any, None, None]:
     """A file read with the csv module: first its header, then ``(line number, row)`` pairs
     (blank rows skipped; at most ``n_rows`` unless None). The file stays open until the
     generator ends or is closed."""

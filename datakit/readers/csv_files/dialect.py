@@ -49,7 +49,8 @@ class Dialect:
     """How a set of CSV files is written (checked when made)."""
 
     delimiter: str = ","
-    na_values: tuple[str, ...] = DEFAULT_NA_VALUES
+    #: Any sequence of markers when made (a list, say); kept as a tuple.
+    na_values: Sequence[str] = DEFAULT_NA_VALUES
     #: Any sequence of names when made (a list, say); kept as a tuple.
     column_names: Sequence[str] | None = None
 

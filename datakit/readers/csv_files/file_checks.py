@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import csv as _csv
 import warnings
-from pathlib import Path
 
 from datakit.core.errors import DataError
+from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.dialect import COMMA, Dialect
 from datakit.readers.tables.file_set import FileFacts, FileSet, check_file_set
 
@@ -80,7 +80,7 @@ def check_one_row_per_line(path: str, lines: list[str], dialect: Dialect = COMMA
                             f"{i + reader.line_num}); {_ONE_ROW_PER_LINE}", line=i + 1)
 
 
-def check_files(filepaths: str | Path | list, *, counts: dict | None = None,
+def check_files(filepaths: FilesArg, *, counts: dict | None = None,
                 blank: set | None = None,
                 dialect: Dialect = COMMA) -> tuple[list[str], list[str]]:
     """Resolve paths and glob patterns; return ``(sorted files, header columns)``.
@@ -119,7 +119,7 @@ def _utf8_text(path: str, data: bytes) -> bytes:
     return data
 
 
-def csv_file_set(filepaths: str | Path | list, *, dialect: Dialect = COMMA) -> FileSet:
+def csv_file_set(filepaths: FilesArg, *, dialect: Dialect = COMMA) -> FileSet:
     """Check CSV files up front: a :class:`~datakit.readers.tables.file_set.FileSet` of them.
 
     Its ``shape`` is the header's columns, ``rows`` each file's rows, ``blank``

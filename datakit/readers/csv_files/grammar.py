@@ -22,9 +22,11 @@ import os
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import kinds_for, label_classes
@@ -93,8 +95,9 @@ def _field_pattern(kind: str, required: bool, dialect: Dialect) -> str:
     return patterns[kind] + ("" if required or kind == TEXT else "?")
 
 
-def column_pattern(col: str, kinds: dict[str, str], required, classes=None,
-                    dialect: Dialect = COMMA, ignored=frozenset()) -> str:
+def column_pattern(col: str, kinds: dict[str, str], required: AbstractSet[str],
+                   classes: dict[str, list[str]] | None = None, dialect: Dialect = COMMA,
+                   ignored: AbstractSet[str] = frozenset()) -> str:
     """One column's pattern; a text label's is the list of its classes, bare or quoted."""
     if col in ignored:
         return _patterns(dialect)[_IGNORED]
@@ -106,19 +109,19 @@ def column_pattern(col: str, kinds: dict[str, str], required, classes=None,
     return _field_pattern(kinds[col], col in required, dialect)
 
 
-def row_pattern(columns: list[str], kinds: dict[str, str], required: set[str],
+def row_pattern(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
                 classes: dict[str, list[str]] | None = None, *,
-                dialect: Dialect = COMMA, ignored=frozenset()) -> str:
+                dialect: Dialect = COMMA, ignored: AbstractSet[str] = frozenset()) -> str:
     """The regular expression a valid row matches (``required``: columns never empty;
     ``ignored``: columns read but not kept, whose bare fields may hold a quote)."""
     return dialect.separator.join(column_pattern(c, kinds, required, classes, dialect,
                                                   ignored) for c in columns)
 
 
-def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
+def describe_bad_line(raw: str, columns: Sequence[str], kinds: dict[str, str],
                       required: AbstractSet[str] = frozenset(),
                       classes: dict[str, list[str]] | None = None, *,
-                      ignored=frozenset(), dialect: Dialect = COMMA
+                      ignored: AbstractSet[str] = frozenset(), dialect: Dialect = COMMA
                       ) -> tuple[str | None, str] | None:
     """Why ``raw`` does not parse: ``(column or None, reason)``, or None if it is fine.
 
@@ -157,7 +160,9 @@ def describe_bad_line(raw: str, columns: list[str], kinds: dict[str, str],
     return None
 
 
-def _field_reason(raw: str, pos: int, col: str, kinds, required, classes, dialect) -> str:
+def _field_reason(raw: str, pos: int, col: str, kinds: dict[str, str],
+                  required: AbstractSet[str], classes: dict[str, list[str]] | None,
+                  dialect: Dialect) -> str:
     """Why the field of ``col`` starting at ``pos`` does not match its pattern."""
     field = raw[pos:].split(dialect.delimiter, 1)[0]
     if field.startswith('"') and raw.count('"', pos) % 2:
@@ -178,7 +183,8 @@ def _field_reason(raw: str, pos: int, col: str, kinds, required, classes, dialec
     return f"expected a number, got `{shown}`"
 
 
-def find_bad_lines(filepaths, stats: TableStats, *, label: str | None = None) -> list[BadLine]:
+def find_bad_lines(filepaths: FilesArg, stats: TableStats, *,
+                   label: str | None = None) -> list[BadLine]:
     """Every line of ``filepaths`` that the reader would reject (pure Python, before training).
 
     The test is the reader's own: the same regular expression per row (in
@@ -190,7 +196,8 @@ def find_bad_lines(filepaths, stats: TableStats, *, label: str | None = None) ->
 
 
 def bad_lines_in(files: list[str], columns: list[str], stats: TableStats, *,
-                 label: str | None = None, ignore=frozenset()) -> list[BadLine]:
+                 label: str | None = None,
+                 ignore: AbstractSet[str] = frozenset()) -> list[BadLine]:
     """:func:`find_bad_lines` of files already checked (``csv_file_set``), header ``columns``.
 
     A reader that has checked (and hashed) its files calls this, so they are not

@@ -22,6 +22,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.exit_guard import release_iterators_at_exit
@@ -42,10 +47,16 @@ __all__ = ["blank", "unchanged"]
 _NO_NAN = NUMBER_PATTERN.replace("nan|", "")
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.
 LINES_PER_CHUNK = 1024
+#: ``decode(lines, numbers, paths)``: the decoded columns of ``lines`` (each line's number
+#: and file locate a bad one).
+Decode = Callable[[tf.Tensor, tf.Tensor, tf.Tensor], Any]
 
 
-def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, classes=None,
-                    ignored=frozenset(), dialect: Dialect = COMMA):
+def checked_decoder(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
+                    defaults: list, *, skip: bool = False,
+                    classes: dict[str, list[str]] | None = None,
+                    ignored: AbstractSet[str] = frozenset(),
+                    dialect: Dialect = COMMA) -> Decode:
     """``decode(lines, numbers, paths)``: ``decode_csv`` that names the first bad line.
 
     ``numbers`` and ``paths`` give each line's line number and file, in the
@@ -72,20 +83,20 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
 
     unmarked, read = _readers(defaults, markers, dialect)
 
-    def lenient(lines, numbers, paths):
+    def lenient(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
         check = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
         with tf.control_dependencies([check]):
             return read(emptied(tf.identity(lines)))
 
-    def checked(lines, numbers, paths):
+    def checked(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         if strict is None:
             return lenient(lines, numbers, paths)
         # Most chunks match the strict pattern (no quote in an ignored field): one match.
         return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, strict)),
                        lambda: read(lines), lambda: lenient(lines, numbers, paths))
 
-    def decode(lines, numbers, paths):
+    def decode(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         if skip:
             lines = tf.boolean_mask(lines, tf.strings.regex_full_match(lines, pattern))
             return read(emptied(lines))
@@ -98,15 +109,16 @@ def checked_decoder(columns, kinds, required, defaults, *, skip: bool = False, c
     return decode
 
 
-def _readers(defaults, markers: set[int], dialect: Dialect):
+def _readers(defaults: list, markers: set[int],
+             dialect: Dialect) -> tuple[Callable[[tf.Tensor], list], Callable[[tf.Tensor], list]]:
     """``(unmarked, read)``: ``decode_csv`` of lines without a missing-value marker, and of
     any lines (the ``markers`` columns read as text, then as numbers with their default)."""
     read_as = [tf.constant([""]) if i in markers else d for i, d in enumerate(defaults)]
 
-    def unmarked(lines):
+    def unmarked(lines: tf.Tensor) -> list:
         return tf.io.decode_csv(lines, defaults, field_delim=dialect.delimiter)
 
-    def marked(lines):
+    def marked(lines: tf.Tensor) -> list:
         fields = tf.io.decode_csv(lines, read_as, field_delim=dialect.delimiter)
         return [_numbers(f, defaults[i], dialect.na_values) if i in markers else f
                 for i, f in enumerate(fields)]
@@ -114,18 +126,20 @@ def _readers(defaults, markers: set[int], dialect: Dialect):
     return unmarked, (marked if markers else unmarked)
 
 
-def _failer(pattern, columns, kinds, required, classes, ignored, dialect: Dialect):
+def _failer(pattern: str, columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
+            classes: dict[str, list[str]] | None, ignored: AbstractSet[str],
+            dialect: Dialect) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
     """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
     ``lines`` that does not match ``pattern``, as a :class:`BadLine`."""
     release_iterators_at_exit()  # the message is built in Python: no hang at exit
-    def message(line, number, path):
+    def message(line: bytes, number: np.int64, path: bytes) -> bytes:
         raw = line.decode("utf-8", "replace")
         column, reason = describe_bad_line(raw, columns, kinds, required, classes,
                                            ignored=ignored, dialect=dialect) or (
             None, "bad line")
         return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
-    def fail(lines, numbers, paths):
+    def fail(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> tf.Tensor:
         ok = tf.reshape(tf.strings.regex_full_match(lines, pattern), [-1])
         i = tf.argmin(tf.cast(ok, tf.int32))
         row = [tf.gather(tf.reshape(t, [-1]), i) for t in (lines, numbers, paths)]
@@ -137,7 +151,9 @@ def _failer(pattern, columns, kinds, required, classes, ignored, dialect: Dialec
     return fail
 
 
-def _emptier(columns, kinds, required, classes, dialect: Dialect, ignored):
+def _emptier(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
+             classes: dict[str, list[str]] | None, dialect: Dialect,
+             ignored: AbstractSet[str]) -> tuple[str | None, Callable[[tf.Tensor], tf.Tensor]]:
     """``(strict, emptied)``: the row pattern that ``decode_csv`` can read (ignored columns as
     plain text) and ``lines -> lines`` with every ignored field emptied, for lines whose
     ignored field holds a quote ``decode_csv`` refuses (`5" tall`) though the row pattern
@@ -151,7 +167,7 @@ def _emptier(columns, kinds, required, classes, dialect: Dialect, ignored):
     passes = [f"^((?:{sep.join(fields[:k])}{sep if k else ''}))(?:{fields[k]})"
               f"((?:{sep}.*)?)$" for k in quoted]
 
-    def emptied(lines):
+    def emptied(lines: tf.Tensor) -> tf.Tensor:
         for pattern in passes:
             lines = tf.strings.regex_replace(lines, pattern, r"\1\2", replace_global=False)
         return lines
@@ -159,7 +175,7 @@ def _emptier(columns, kinds, required, classes, dialect: Dialect, ignored):
     return row_pattern(columns, kinds, required, classes, dialect=dialect), emptied
 
 
-def _numbers(fields, default, na_values):
+def _numbers(fields: tf.Tensor, default: tf.Tensor, na_values: Sequence[str]) -> tf.Tensor:
     """A number column read as text: empty fields and markers get ``default``, the rest parsed."""
     missing = tf.logical_or(tf.equal(fields, ""), tf.reduce_any(
         tf.equal(tf.expand_dims(fields, -1), tf.constant(list(na_values))), axis=-1))
@@ -168,18 +184,19 @@ def _numbers(fields, default, na_values):
     return tf.where(missing, default[0], values)
 
 
-def blank(lines):
+def blank(lines: tf.Tensor) -> tf.Tensor:
     """Which of ``lines`` (a string tensor) are blank: whitespace only."""
     return tf.equal(tf.strings.length(tf.strings.strip(lines)), 0)
 
 
-def fingerprint(content) -> tf.Tensor:
+def fingerprint(content: tf.Tensor) -> tf.Tensor:
     """A file's content (a string tensor) as one int64 (``tf.fingerprint``, farmhash): what
     :func:`unchanged` compares, computed the same way when the reader is built."""
     return tf.bitcast(tf.fingerprint(tf.reshape(content, [1]))[0], tf.int64)
 
 
-def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Dataset:
+def unchanged(path: str | tf.Tensor, expected: Sequence[tf.Tensor], element: Any, *,
+              header_lines: int = 1) -> tf.data.Dataset:
     """A dataset of no element (like ``element``) that fails if ``path`` changed since its check.
 
     ``expected = (bytes, rows)`` or ``(bytes, rows, fingerprint)`` tensors. When
@@ -191,7 +208,7 @@ def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Data
     """
     size, rows = expected[0], expected[1]
 
-    def check(*_):
+    def check(*_: tf.Tensor) -> tf.Tensor:
         content = tf.io.read_file(path)
         found = tf.strings.split(content, "\n")[header_lines:]  # after the header
         n = tf.reduce_sum(tf.cast(tf.logical_not(blank(found)), tf.int64))
@@ -211,8 +228,10 @@ def unchanged(path, expected, element, *, header_lines: int = 1) -> tf.data.Data
     return tf.data.Dataset.from_tensors(element).filter(check)
 
 
-def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_calls=None,
-                   expected=None, header_lines: int = 1):
+def decoded_chunks(path: str | tf.Tensor, decode: Decode, *, chunk: int = LINES_PER_CHUNK,
+                   num_parallel_calls: int | None = None,
+                   expected: Sequence[tf.Tensor] | None = None,
+                   header_lines: int = 1) -> tf.data.Dataset:
     """The data lines of one file (header and blank lines skipped), ``decode``-d ``chunk`` at once.
 
     Chunk ``k`` holds lines ``2 + k * chunk`` onwards: the line numbers come
@@ -221,7 +240,7 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
     ``header_lines``: 0 for a file without a header (``column_names``).
     """
 
-    def decode_chunk(k, lines):
+    def decode_chunk(k: tf.Tensor, lines: tf.Tensor) -> Any:
         if not header_lines:  # line 1 is a row: a byte order mark is not part of it
             lines = tf.cond(tf.equal(k, 0), lambda: tf.concat(
                 [without_bom(lines[:1]), lines[1:]], 0), lambda: lines)
@@ -239,7 +258,8 @@ def decoded_chunks(path, decode, *, chunk: int = LINES_PER_CHUNK, num_parallel_c
     return lines.enumerate().map(decode_chunk, num_parallel_calls=num_parallel_calls)
 
 
-def checked_lines(path, expected=None, *, skip_blank: bool = False, header_lines: int = 1):
+def checked_lines(path: str | tf.Tensor, expected: Sequence[tf.Tensor] | None = None, *,
+                  skip_blank: bool = False, header_lines: int = 1) -> tf.data.Dataset:
     """A file's ``(line, number, path)`` elements (``text_lines.numbered_lines``), checked first.
 
     ``expected``: see :func:`unchanged`; ``skip_blank``: drop blank lines;

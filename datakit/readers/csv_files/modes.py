@@ -94,15 +94,16 @@ class ParseMode:
     caches: bool = False
 
 
-def _shuffled(rows, parts: ReaderParts, opts: TableOptions):
+def _shuffled(rows: tf.data.Dataset, parts: ReaderParts,
+              opts: TableOptions) -> tf.data.Dataset:
     return rows.shuffle(parts.buffer, seed=opts.seed) if parts.buffer else rows
 
 
-def _traced(ds, stage: str, parts: ReaderParts):
+def _traced(ds: tf.data.Dataset, stage: str, parts: ReaderParts) -> tf.data.Dataset:
     return ds.apply(timeline.between(stage)) if parts.trace else ds
 
 
-def _parsed(ds, parts: ReaderParts, opts: TableOptions):
+def _parsed(ds: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     fn = timeline.timed("parse", parts.preprocess) if parts.trace else parts.preprocess
     return ds.map(fn, num_parallel_calls=opts.n_parse_threads)
 
@@ -110,7 +111,7 @@ def _parsed(ds, parts: ReaderParts, opts: TableOptions):
 def _row_mode(build: Callable) -> Callable:
     """A row mode's builder: ``build(file names, parts, opts)`` between the tables' file order
     and count (the same as :func:`blocks_dataset`'s)."""
-    def builder(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
+    def builder(files: list[str], parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
         return counted(build(file_order(files, opts), parts, opts), opts, parts.rows)
     return builder
 
@@ -132,11 +133,11 @@ def _build_vectorized(names: tf.data.Dataset, parts: ReaderParts,
     return _parsed(_traced(lines.batch(opts.batch_size), "lines", parts), parts, opts)
 
 
-def _build_chunk(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
+def _build_chunk(files: list[str], parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     return blocks_dataset(files, parts.chunks_of, opts, parts.rows, cache=parts.cached)
 
 
-def _build_arrow(files, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
+def _build_arrow(files: list[str], parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
     from datakit.readers.csv_files import arrow  # pyarrow is imported for this mode only
     return arrow.arrow_batches(files, parts, opts)
 

@@ -54,7 +54,7 @@ class ReadOptions(TableOptions):
     output: str = "matrix"
     cache: str | os.PathLike | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._check_label()
         self._check_cache()
         if self.output not in ("matrix", "dict"):
@@ -75,7 +75,7 @@ class ReadOptions(TableOptions):
                      "as they are)")
         check_on_bad("on_bad_line", self.on_bad_line)
 
-    def _check_cache(self):
+    def _check_cache(self) -> None:
         if self.cache is None:
             return
         if isinstance(self.cache, bytes) or not isinstance(self.cache, (str, os.PathLike)):
@@ -90,7 +90,7 @@ class ReadOptions(TableOptions):
                              f"shuffle; parse={self.parse!r} parses after it: use "
                              "parse='arrow' or parse='chunk'.")
 
-    def _check_label(self):
+    def _check_label(self) -> None:
         if not isinstance(self.stats, TableStats):
             raise TypeError(f"stats must be the TableStats that column_stats returns, got "
                             f"{type(self.stats).__name__}.")

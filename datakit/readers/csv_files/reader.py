@@ -56,11 +56,14 @@ No ``ignore_errors()``: it spins forever on a missing file in TF 2.21.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import tensorflow as tf
 
 from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
+from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.cache import cache_prefix
 from datakit.readers.csv_files.dialect import dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set
@@ -100,20 +103,20 @@ def feature_names(stats: TableStats, label: str | None, output: str = "matrix") 
     return names
 
 
-def _lookup(keys, first):
+def _lookup(keys: list[str], first: int) -> tf.lookup.StaticHashTable:
     """A table: ``keys[i] -> first + i``; anything else -> ``first - 1``."""
     init = tf.lookup.KeyValueTensorInitializer(
         tf.constant(keys, tf.string), tf.range(first, len(keys) + first, dtype=tf.int64))
     return tf.lookup.StaticHashTable(init, default_value=first - 1)
 
 
-def _table(mapping: dict):
+def _table(mapping: dict) -> tf.lookup.StaticHashTable:
     init = tf.lookup.KeyValueTensorInitializer(
         tf.constant(list(mapping), tf.string), tf.constant(list(mapping.values()), tf.int64))
     return tf.lookup.StaticHashTable(init, default_value=-1)
 
 
-def build_features(opts: ReadOptions, kinds: dict[str, str]):
+def build_features(opts: ReadOptions, kinds: dict[str, str]) -> Callable[[dict], Any]:
     """``features(fields) -> (features, label)``: scale, encode and look up decoded columns.
 
     ``fields`` maps each kept column to its decoded tensor (numbers as float32,
@@ -128,7 +131,7 @@ def build_features(opts: ReadOptions, kinds: dict[str, str]):
     tables = {c: (_lookup(v, 1), len(v) + 1) for c, v in vocabularies.items()}
     label_table = _lookup(classes[label], 0) if classes and label is not None else None
 
-    def to_features(fields):
+    def to_features(fields: dict) -> Any:
         scaled = None
         if nums:  # an infinite number counts as missing, as in column_stats: the mean, 0.0
             stacked = tf.stack([fields[c] for c in nums], axis=-1)
@@ -151,7 +154,8 @@ def build_features(opts: ReadOptions, kinds: dict[str, str]):
     return to_features
 
 
-def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str]):
+def build_preprocess(opts: ReadOptions, columns: list[str],
+                     kinds: dict[str, str]) -> Callable[..., Any]:
     """``preprocess(lines, numbers, paths) -> (features, label)``: decode, check, scale, encode.
 
     Works on one line or a batch of lines; ``numbers`` and ``paths`` locate
@@ -168,13 +172,13 @@ def build_preprocess(opts: ReadOptions, columns: list[str], kinds: dict[str, str
                              ignored=ignored_columns(columns, opts), dialect=dialect_of(stats))
     to_features = build_features(opts, kinds)
 
-    def preprocess(lines, numbers, paths):
+    def preprocess(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         return to_features(dict(zip(columns, decode(lines, numbers, paths), strict=True)))
 
     return preprocess
 
 
-def ignored_columns(columns, opts: ReadOptions) -> set[str]:
+def ignored_columns(columns: Iterable[str], opts: ReadOptions) -> set[str]:
     """The columns of a file's header that the reader reads but does not keep: those the
     statistics left out (``columns=``), and with ``label=None`` (rows for prediction) the
     statistics' label when the file still has it (any value, even empty or ``?``)."""
@@ -211,11 +215,11 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
                           opts.classes, dialect=dialect, ignored=ignored)
 
-    def expected(path):
+    def expected(path: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return (expect_bytes.lookup(path), expect_rows.lookup(path),
                 expect_print.lookup(path))
 
-    def drop_bad(lines):
+    def drop_bad(lines: tf.data.Dataset) -> tf.data.Dataset:
         if not opts.skip:
             return lines
         return lines.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
@@ -235,7 +239,8 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         cached=_cached(files, columns, opts), trace=opts.trace)
 
 
-def _cached(files, columns, opts: ReadOptions):
+def _cached(files: list[str], columns: list[str],
+            opts: ReadOptions) -> Callable[[tf.data.Dataset], tf.data.Dataset] | None:
     """The ``cache=`` option: parsed rows cached under a name keyed by the files' contents."""
     if opts.cache is None:
         return None
@@ -245,14 +250,16 @@ def _cached(files, columns, opts: ReadOptions):
     return lambda parsed: parsed.cache(prefix).repeat(opts.repeat)
 
 
-def csv_reader_dataset(filepaths, repeat: int | None = 1, n_readers: int = 5,
+def csv_reader_dataset(filepaths: FilesArg, repeat: int | None = 1, n_readers: int = 5,
                        n_read_threads: int | None = None, shuffle_buffer_size: int | None = 10_000,
                        n_parse_threads: int | None = 5, batch_size: int = 32, *,
                        stats: TableStats, label: str | None, seed: int | None = None,
                        parse: str = "line", label_scale: float = 1.0,
                        on_bad_line: str = "raise", prefetch: int | None = PREFETCH,
-                       trace: bool = False, output: str = "matrix", cache=None,
-                       options: TableOptions | None = None, **tf_names):
+                       trace: bool = False, output: str = "matrix",
+                       cache: str | os.PathLike | None = None,
+                       options: TableOptions | None = None,
+                       **tf_names: Any) -> tf.data.Dataset:
     """Read CSV shards into ``(features, label)`` batches for ``model.fit()``.
 
     The dataset knows its length (``len(ds)``, from the files' line counts),

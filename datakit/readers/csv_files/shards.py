@@ -19,8 +19,9 @@ files up front (:mod:`datakit.readers.csv_files.file_checks`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from datakit.core.atomic import Staging
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.dialect import Dialect
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["write_shards", "split_into_shards"]
 
@@ -88,8 +92,8 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
     return [str(folder / n) for n in written[prefix]]
 
 
-def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
-           num_shards: int, bar) -> dict:
+def _stage(stage: Staging, prefix: str, header: str, lines: list[str],
+           order: Sequence[int] | np.ndarray, num_shards: int, bar: Any) -> dict:
     """Write one part's shards as complete temporary files of ``stage``, each counted on
     ``bar``; the set's keywords."""
     staged: dict[str, Path] = {}
@@ -104,8 +108,10 @@ def _stage(stage: Staging, prefix: str, header: str, lines: list[str], order,
                 pattern=f"{prefix}_[0-9][0-9]*.csv")
 
 
-def split_into_shards(table: Any, folder: str | Path, *, fractions=(0.8, 0.1, 0.1),
-                      num_shards=(20, 10, 10), names=("train", "valid", "test"),
+def split_into_shards(table: Any, folder: str | Path, *,
+                      fractions: Sequence[float] = (0.8, 0.1, 0.1),
+                      num_shards: Sequence[int] = (20, 10, 10),
+                      names: Sequence[str] = ("train", "valid", "test"),
                       seed: int = 42, columns: list[str] | None = None,
                       delimiter: str = ",", progress: bool | None = None
                       ) -> dict[str, list[str]]:
@@ -198,7 +204,7 @@ def _table_lines(table: Any, columns: list[str] | None,
     return text[0], text[1:]
 
 
-def _refuse_line_breaks(table) -> None:
+def _refuse_line_breaks(table: pd.DataFrame) -> None:
     """A ``ValueError`` naming the first text value holding a line break (one row per line)."""
     for c in table.columns:
         if table[c].dtype == object or str(table[c].dtype).startswith("str"):

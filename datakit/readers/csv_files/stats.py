@@ -26,11 +26,13 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
+from datakit.core.paths import FilesArg
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
@@ -43,7 +45,8 @@ from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableS
 __all__ = ["column_stats"]
 
 
-def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int | None]:
+def _limits(max_vocabulary: int | dict[str, int | None] | None, text: list[str],
+            label: str | None) -> dict[str, int | None]:
     if isinstance(max_vocabulary, dict) and label in max_vocabulary:
         raise ValueError(f"max_vocabulary names the label {label!r}: column_stats never caps "
                          "the label (a label needs every class); leave it out of the dict.")
@@ -62,10 +65,14 @@ def _limits(max_vocabulary, text: list[str], label: str | None) -> dict[str, int
     return {**limits, **({label: None} if label is not None else {})}
 
 
-def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocabulary=None,
-                 text_columns=(), number_columns=(), batch_size: int = 4096,
-                 delimiter: str = ",", na_values=DEFAULT_NA_VALUES,
-                 column_names=None, progress: bool | None = None) -> TableStats:
+def column_stats(filepaths: FilesArg, *, columns: Sequence[str] | None = None,
+                 label: str | None = None,
+                 max_vocabulary: int | dict[str, int | None] | None = None,
+                 text_columns: Sequence[str] = (), number_columns: Sequence[str] = (),
+                 batch_size: int = 4096, delimiter: str = ",",
+                 na_values: Sequence[str] = DEFAULT_NA_VALUES,
+                 column_names: Sequence[str] | None = None,
+                 progress: bool | None = None) -> TableStats:
     """One streaming ``tf.data`` pass over ``filepaths``: statistics per column.
 
     Numbers (``nan`` and ``inf`` keep the column a number column and count as
@@ -145,7 +152,7 @@ def column_stats(filepaths, *, columns=None, label: str | None = None, max_vocab
     decode = checked_decoder(columns, kinds, set(), defaults, ignored=set(header) - set(chosen),
                              dialect=dialect)
 
-    def chunks_of(path):
+    def chunks_of(path: tf.Tensor) -> tf.data.Dataset:
         return decoded_chunks(path, decode, chunk=batch_size, header_lines=dialect.header_lines)
 
     chunks = tf.data.Dataset.from_tensor_slices(files).interleave(chunks_of, cycle_length=1)

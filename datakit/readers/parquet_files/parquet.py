@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -53,6 +55,7 @@ from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, opened
+from datakit.core.paths import FilesArg
 from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
     REPLACE_WHOLE,
@@ -76,7 +79,7 @@ ROW_GROUP_ROWS = 16_384
 # -- writing -----------------------------------------------------------------------
 
 
-def _as_table(table_or_csvs) -> pa.Table:
+def _as_table(table_or_csvs: Any) -> pa.Table:
     if isinstance(table_or_csvs, pa.Table):
         return table_or_csvs
     if isinstance(table_or_csvs, dict):
@@ -90,8 +93,7 @@ def _as_table(table_or_csvs) -> pa.Table:
         from datakit.readers.csv_files.file_checks import (
             csv_file_set,  # the CSV reader's own checks
         )
-        # csv_file_set takes any path or a list/tuple of them; its annotation names only some
-        files = csv_file_set(table_or_csvs).files  # type: ignore[arg-type]
+        files = csv_file_set(table_or_csvs).files
         convert = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
         tables = []
         for f in files:
@@ -105,7 +107,7 @@ def _as_table(table_or_csvs) -> pa.Table:
                     "of columns, a pyarrow Table, or CSV paths.")
 
 
-def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: int,
+def write_parquet_shards(table_or_csvs: Any, directory: str | Path, *, num_shards: int,
                          prefix: str = "part", row_group_rows: int = ROW_GROUP_ROWS,
                          progress: bool | None = None) -> list[str]:
     """Write the rows of a table into ``num_shards`` Parquet files, committed as one set.
@@ -149,7 +151,7 @@ def write_parquet_shards(table_or_csvs, directory: str | Path, *, num_shards: in
 # -- checking ------------------------------------------------------------------------
 
 
-def check_parquet_files(filepaths) -> tuple[list[str], pa.Schema]:
+def check_parquet_files(filepaths: FilesArg) -> tuple[list[str], pa.Schema]:
     """Resolve paths and patterns; return ``(sorted files, the shared schema)``.
 
     :func:`parquet_file_set` with the answer as a pair.
@@ -158,7 +160,7 @@ def check_parquet_files(filepaths) -> tuple[list[str], pa.Schema]:
     return found.files, found.shape
 
 
-def parquet_file_set(filepaths) -> FileSet:
+def parquet_file_set(filepaths: FilesArg) -> FileSet:
     """Check Parquet files up front: a :class:`~datakit.readers.tables.file_set.FileSet`.
 
     Its ``shape`` is the shared schema, ``rows`` each file's rows (from its
@@ -236,11 +238,12 @@ def _row_groups(files: list[str], facts: dict, rows: dict[str, int]) -> dict[str
     return groups
 
 
-def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str | None = None,
+def parquet_dataset(filepaths: FilesArg, *, columns: Sequence[str] | None = None,
+                    batch_size: int = 32, label: str | None = None,
                     shuffle_buffer_size: int | None = 10_000, seed: int | None = None,
-                    repeat: int | None = 1, n_readers: int = 5, n_read_threads=None,
-                    n_parse_threads=None, prefetch: int | None = PREFETCH,
-                    options: TableOptions | None = None, **tf_names) -> tf.data.Dataset:
+                    repeat: int | None = 1, n_readers: int = 5, n_read_threads: int | None = None,
+                    n_parse_threads: int | None = None, prefetch: int | None = PREFETCH,
+                    options: TableOptions | None = None, **tf_names: Any) -> tf.data.Dataset:
     """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
 
     Floats become float32, integers int64, booleans bool, strings tf.string
@@ -300,8 +303,8 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
     index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant(files), tf.constant([groups[f] for f in files], tf.int64)), -1)
 
-    def row_groups(path):
-        def load(group):
+    def row_groups(path: tf.Tensor) -> tf.data.Dataset:
+        def load(group: tf.Tensor) -> Any:
             out = tf.numpy_function(read, [path, group], dtypes, stateful=False,
                                     name="parquet_row_group")
             for t in out:
@@ -317,8 +320,8 @@ def parquet_dataset(filepaths, *, columns=None, batch_size: int = 32, label: str
 # -- statistics ------------------------------------------------------------------------
 
 
-def column_stats(filepaths, *, columns=None, max_vocabulary=None,
-                 progress: bool | None = None) -> TableStats:
+def column_stats(filepaths: FilesArg, *, columns: Sequence[str] | None = None,
+                 max_vocabulary: int | None = None, progress: bool | None = None) -> TableStats:
     """Per-column statistics of Parquet files, a row group at a time, as the CSV pass gives.
 
     Numbers (``nan``, ``inf`` and nulls count as missing): count, missing,

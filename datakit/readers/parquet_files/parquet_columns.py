@@ -13,6 +13,9 @@ row and column, as the CSV reader refuses it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import SupportsInt
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -66,7 +69,8 @@ def columns_with_nulls(files: list[str], schema: pa.Schema, keep: list[str]) -> 
 _EXACT = {tf.int64: 2**63 - 1, tf.float64: 2**53}
 
 
-def _column_out(col: pa.ChunkedArray, dtype: tf.DType, where: tuple[str, int, str]):
+def _column_out(col: pa.ChunkedArray, dtype: tf.DType,
+                where: tuple[str, int, str]) -> np.ndarray:
     """One column of a row group as a NumPy array of ``dtype``: missing strings ``""``,
     missing numbers ``nan``; an integer that ``dtype`` cannot hold exactly is an error."""
     path, group, c = where
@@ -113,9 +117,10 @@ def check_label(col: pa.ChunkedArray, where: tuple[str, int, str], first_row: in
 
 
 def row_group_reader(columns: list[str], dtypes: list[tf.DType],
-                      facts: dict[str, Stamp] | None = None, *, label: str | None = None):
-    def read(path, group):
-        path, group = path.decode(), int(group)
+                     facts: dict[str, Stamp] | None = None, *, label: str | None = None
+                     ) -> Callable[[bytes, SupportsInt], list[np.ndarray]]:
+    def read(raw_path: bytes, raw_group: SupportsInt) -> list[np.ndarray]:
+        path, group = raw_path.decode(), int(raw_group)
         with opened(path, facts or file_facts([path]), fix=REPLACE_WHOLE) as fh:
             try:
                 pf = pq.ParquetFile(fh)

@@ -30,7 +30,7 @@ from typing import Any
 
 from datakit.core import manifest
 from datakit.core.errors import DataError
-from datakit.core.paths import resolve_files
+from datakit.core.paths import FilesArg, resolve_files
 
 __all__ = ["FileSet", "check_file_set"]
 
@@ -70,7 +70,7 @@ class FileSet:
 class FolderManifests:
     """Each folder's ``manifest.json``, read once however many of its files are looked at."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._by_folder: dict[Path, dict | None] = {}
 
     def of(self, path: str | os.PathLike) -> dict | None:
@@ -91,7 +91,7 @@ class FolderManifests:
         return dict(found, set=set_name, compression=s.get("compression"))
 
 
-def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = None, *,
+def check_file_set(filepaths: FilesArg, check_file: Callable[[str], FileFacts] | None = None, *,
                    no_rows: Callable[[list[str]], Exception] | None = None,
                    sort: bool = True, suffix: str = ".csv") -> FileSet:
     """Resolve and check a set of files up front; see the module docstring.
@@ -148,7 +148,7 @@ def check_file_set(filepaths, check_file: Callable[[str], FileFacts] | None = No
     return FileSet(sorted(kept) if sort else kept, rows, frozenset(blank), entries, shape)
 
 
-def named_itself(path: str, filepaths) -> bool:
+def named_itself(path: str, filepaths: FilesArg) -> bool:
     """Whether ``path`` was named itself in ``filepaths`` rather than matched by a pattern."""
     items = [filepaths] if isinstance(filepaths, (str, os.PathLike)) else list(filepaths)
     return any(os.path.realpath(os.fspath(i)) == os.path.realpath(path) for i in items)

@@ -31,7 +31,9 @@ import atexit
 import gc
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -40,6 +42,7 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
+from datakit.core.paths import FilesArg
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.column_kinds import infer_kinds
 from datakit.readers.csv_files.file_checks import csv_file_set
@@ -60,8 +63,9 @@ from datakit.readers.tf_transform.transform_run import TransformRun
 __all__ = ["plan_transform", "make_preprocessing_fn", "run_transform", "beam_args"]
 
 
-def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
-                  text_columns=()) -> TransformJob:
+def transform_job(filepaths: FilesArg, *, label: str, columns: Sequence[str] | None = None,
+                  max_vocabulary: int | dict[str, int | None] | None = None,
+                  text_columns: Sequence[str] = ()) -> TransformJob:
     """Check the shards up front and choose the columns, as :func:`column_stats` does.
 
     A label the kit's CSV reader would refuse (empty, ``nan`` or infinite) is a
@@ -99,14 +103,14 @@ def transform_job(filepaths, *, label: str, columns=None, max_vocabulary=None,
 TransformPlan, plan_transform = TransformJob, transform_job
 
 
-def _kit_vocabulary(values, cap: int | None, name: str):
+def _kit_vocabulary(values: tf.Tensor, cap: int | None, name: str) -> tf.Tensor:
     """A vocabulary file counted by Beam, ranked as the kit ranks (-count, value), cut at cap."""
     import apache_beam as beam
     import tensorflow_transform as tft
     from tensorflow_transform.beam.experimental import PTransformAnalyzer
 
     class KitVocabulary(PTransformAnalyzer):
-        def expand(self, batches):
+        def expand(self, batches: Any) -> Any:
             path = os.path.join(self.base_temp_dir, f"vocabulary_{name}")
             return (batches
                     | "Values" >> beam.FlatMap(lambda batch: [v for v in batch[0] if v])
@@ -120,7 +124,9 @@ def _kit_vocabulary(values, cap: int | None, name: str):
     return path
 
 
-def _write_vocabulary(counts, path: str, cap: int | None):
+def _write_vocabulary(counts: Any, path: str, cap: int | None) -> Any:
+    # (Any: Beam checks a mapped function's hints against its PCollection's types; the
+    # counts are the (value, count) pairs of Count.PerElement, gathered by ToList)
     ranked = sorted(counts, key=lambda kv: (-kv[1], kv[0]))[:cap]
     tf.io.gfile.makedirs(os.path.dirname(path))
     with tf.io.gfile.GFile(path, "wb") as f:
@@ -128,7 +134,7 @@ def _write_vocabulary(counts, path: str, cap: int | None):
     return np.array(path.encode(), dtype=object)
 
 
-def make_preprocessing_fn(job: TransformJob):
+def make_preprocessing_fn(job: TransformJob) -> Callable[[dict], dict]:
     """The ``preprocessing_fn`` for ``AnalyzeAndTransformDataset``: raw columns in, features out.
 
     Inputs are ``SparseTensor`` s of shape ``[batch, 1]`` (an empty CSV field is no
@@ -138,10 +144,10 @@ def make_preprocessing_fn(job: TransformJob):
     """
     import tensorflow_transform as tft
 
-    def dense(x, default):
+    def dense(x: tf.SparseTensor, default: float) -> tf.Tensor:
         return tft.sparse_tensor_to_dense_with_shape(x, [None, 1], default_value=default)[:, 0]
 
-    def preprocessing_fn(inputs):
+    def preprocessing_fn(inputs: dict) -> dict:
         out = {}
         for c in job.numbers:
             x = tf.sparse.retain(inputs[c], tf.math.is_finite(inputs[c].values))
@@ -163,7 +169,7 @@ def make_preprocessing_fn(job: TransformJob):
     return preprocessing_fn
 
 
-def _raw_schema(job: TransformJob):
+def _raw_schema(job: TransformJob) -> Any:
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     schema = schema_pb2.Schema()
@@ -180,8 +186,9 @@ def beam_args(workers: int = 1) -> list[str]:
     return direct_runner_args(workers, processes=True)
 
 
-def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
-                  pipeline_args=None, progress: bool | None = None) -> TransformRun:
+def run_transform(job: TransformJob, output_dir: str | os.PathLike, *, workers: int = 1,
+                  pipeline_args: list[str] | None = None,
+                  progress: bool | None = None) -> TransformRun:
     """Run tf.Transform over ``job.files`` with Beam; write the graph and the transformed rows.
 
     ``pipeline_args`` (default :func:`beam_args` of ``workers``) are Beam's flags: pass
@@ -255,7 +262,7 @@ def run_transform(job: TransformJob, output_dir, *, workers: int = 1,
     return TransformRun(output_dir)
 
 
-def _build(pipeline, job: TransformJob, output_dir: str) -> None:
+def _build(pipeline: Any, job: TransformJob, output_dir: str) -> None:
     import apache_beam as beam
     import tensorflow_transform as tft
     import tensorflow_transform.beam as tft_beam
@@ -284,7 +291,9 @@ def _build(pipeline, job: TransformJob, output_dir: str) -> None:
                                                   file_name_suffix=".tfrecord"))
 
 
-def _checked_row(row, keep, label, kind):
+def _checked_row(row: Any, keep: list[str], label: str, kind: str) -> Any:
+    # (Any: Beam checks a mapped function's hints against its PCollection's types, and
+    # AnalyzeAndTransformDataset's rows are typed as a union of several forms)
     from apache_beam.metrics import Metrics
 
     if np.isnan(row[label]) if kind == NUMBER else row[label] < 0:  # the kit's rule: never empty

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from datakit.core.atomic import folder_lock, fsync_folder, process_alive, write_atomic
@@ -85,7 +86,7 @@ def check_output_folder(output_dir: str) -> None:
             "output only, and deletes nothing else. Pass a new or empty folder.")
 
 
-def source_facts(files) -> list[dict]:
+def source_facts(files: Iterable[str | os.PathLike]) -> list[dict]:
     """Each source file's path and stamp (:mod:`datakit.core.file_facts`), as the plan keeps it."""
     return [{"path": os.path.abspath(f), **stamp_record(f)} for f in files]
 

@@ -35,12 +35,18 @@ them to one (:func:`check_one_frame_size`, :func:`one_frame_size`).
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.errors import DataError
 from datakit.core.keywords import options_from
 from datakit.readers.video.clip_sampling import SAMPLERS, check_sampler
+
+if TYPE_CHECKING:
+    from datakit.readers.video.video_info import VideoInfo
 
 __all__ = ["VideoOptions"]
 
@@ -75,7 +81,7 @@ class VideoOptions:
     clips_per_video: int = 1
     prefetch: int = PREFETCH
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.frame_size is not None:
             object.__setattr__(self, "frame_size", _check_frame_size(self.frame_size))
         _check_fps(self.fps)
@@ -111,7 +117,7 @@ class VideoOptions:
         """Clips per video with ``sampler`` (one for a sampler that fixes one, ``"center"``)."""
         return 1 if SAMPLERS[sampler].one_clip else self.clips_per_video
 
-    def check_videos(self, infos) -> None:
+    def check_videos(self, infos: Iterable[VideoInfo]) -> None:
         """Refuse, before any frame is decoded, a crop that leaves nothing of a video.
 
         ``crop_to_aspect_ratio`` cuts each frame's centre to ``frame_size``'s
@@ -146,7 +152,7 @@ class VideoOptions:
                     pad_to_aspect_ratio=self.pad_to_aspect_ratio)
 
 
-def _crop_size(height: int, width: int, frame_size) -> tuple[int, int]:
+def _crop_size(height: int, width: int, frame_size: tuple[int, int]) -> tuple[int, int]:
     """The centre ``crop_to_aspect_ratio`` keeps of a ``height`` x ``width`` frame.
 
     >>> _crop_size(480, 640, (112, 112)), _crop_size(16, 16, (1, 100))
@@ -156,7 +162,7 @@ def _crop_size(height: int, width: int, frame_size) -> tuple[int, int]:
     return min(height, round(width * th / tw)), min(width, round(height * tw / th))
 
 
-def _check_frame_size(frame_size) -> tuple[int, int]:
+def _check_frame_size(frame_size: Any) -> tuple[int, int]:
     message = f"frame_size={frame_size!r}: pass (height, width), two ints > 0"
     if not isinstance(frame_size, (tuple, list)):
         raise TypeError(message)
@@ -170,7 +176,7 @@ def _check_frame_size(frame_size) -> tuple[int, int]:
     return (int(frame_size[0]), int(frame_size[1]))
 
 
-def _check_fps(fps) -> None:
+def _check_fps(fps: Any) -> None:
     if fps is None:
         return
     message = f"fps={fps!r}: pass a frame rate > 0, or None for the file's own"
@@ -210,7 +216,7 @@ def video_options(options: VideoOptions | None, given: dict, *, where: str,
     return options_from(VideoOptions, options, given, where=where)
 
 
-def check_quality(quality) -> int:
+def check_quality(quality: int) -> int:
     """The one JPEG ``quality`` rule: an int in 1..100.
 
     >>> check_quality(101)
@@ -223,7 +229,8 @@ def check_quality(quality) -> int:
     return quality
 
 
-def check_one_frame_size(path, size, first_path, first_size, *, fix: str = _RESIZE_FIX) -> None:
+def check_one_frame_size(path: str | os.PathLike, size: Sequence[int], first_path: str,
+                         first_size: Sequence[int], *, fix: str = _RESIZE_FIX) -> None:
     """The one frame-size rule: frames of ``size`` beside a set whose first video
     (``first_path``) has ``first_size``; a :class:`DataError` naming ``path`` and the fix.
 
@@ -237,7 +244,7 @@ def check_one_frame_size(path, size, first_path, first_size, *, fix: str = _RESI
                         f"{first_size[0]}x{first_size[1]}; {fix}")
 
 
-def one_frame_size(infos) -> tuple[int, int]:
+def one_frame_size(infos: Sequence[VideoInfo]) -> tuple[int, int]:
     """The one ``(height, width)`` of the probed videos ``infos`` (:func:`check_one_frame_size`)."""
     first = infos[0]
     for info in infos:

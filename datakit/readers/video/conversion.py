@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from datakit.readers.video.folders import (
 from datakit.readers.video.keras_arguments import check_split_seed
 from datakit.readers.video.part_files import CHUNK_FRAMES
 from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.video_info import VideoInfo
 
 __all__: list[str] = []
 
@@ -62,8 +63,10 @@ class Conversion:
     on_bad_file: str
 
 
-def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_shards: int,
-                   seed, validation_split, class_names, on_bad_file: str,
+def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options: VideoOptions,
+                   *, quality: int, num_shards: int, seed: int | None,
+                   validation_split: float | None, class_names: Sequence[str] | None,
+                   on_bad_file: str,
                    convert: Callable[[Conversion, ShardSets], dict[int, str]],
                    progress: bool | None = None) -> dict:
     """List ``directory``, convert what no earlier run left (with ``convert``), commit.
@@ -85,6 +88,7 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
     with generations.conversion_lock(out):
         folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
                              progress=progress)
+        assert folder.class_names is not None  # labels inferred: the class folders' names
         options.check_videos(folder.infos)
         for path, reason in folder.skipped:
             print(f"skipped {path}: {reason}")
@@ -114,7 +118,7 @@ def convert_videos(directory, out, options: VideoOptions, *, quality: int, num_s
                            seed=seed, reused=len(reused))
 
 
-def _check_out_outside(directory, out: Path) -> None:
+def _check_out_outside(directory: str | os.PathLike, out: Path) -> None:
     """Refuse an ``out`` that is the videos' folder or inside it: the next listing of the
     folder would meet the shards (a class named ``train``, or files inside a class)."""
     if not isinstance(directory, (str, os.PathLike)):
@@ -157,7 +161,8 @@ def _part_key(part: Path) -> str:
     return part.stem.split("-", 1)[1] if "-" in part.stem else ""
 
 
-def _record(info, i: int, label: int, class_names, options: dict) -> dict:
+def _record(info: VideoInfo, i: int, label: int, class_names: Sequence[str],
+            options: dict) -> dict:
     """What part ``i`` is made from: its source file as listed (its stamp), its label and the
     options."""
     stamp = tuple(info.stamp) or file_stamp(info.path)
@@ -222,7 +227,8 @@ def _reusable_parts(parts: Path, keys: list[str]) -> tuple[list[str], list[int]]
     return names, [i for i, k in enumerate(keys) if k not in found]
 
 
-def _entries(folder, options: VideoOptions, records, names) -> dict[int, dict]:
+def _entries(folder: VideoFolder, options: VideoOptions, records: list[dict],
+             names: list[str]) -> dict[int, dict]:
     """Each video's row of the manifest."""
     entry = {}
     for i, info in enumerate(folder.infos):
@@ -235,8 +241,9 @@ def _entries(folder, options: VideoOptions, records, names) -> dict[int, dict]:
     return entry
 
 
-def _commit(directory, out: Path, job: Conversion, failed: dict, records, sets: ShardSets, *,
-            made_with: dict, seed, reused: int) -> dict:
+def _commit(directory: str | os.PathLike, out: Path, job: Conversion, failed: dict,
+            records: list[dict], sets: ShardSets, *, made_with: dict, seed: int | None,
+            reused: int) -> dict:
     """Commit a conversion whose parts are all in ``out/.parts/`` and in ``sets``.
 
     The two sets are one generation (:mod:`~datakit.readers.video.generations`):
@@ -254,6 +261,7 @@ def _commit(directory, out: Path, job: Conversion, failed: dict, records, sets: 
     run = hashlib.sha256(json.dumps([names, seed, train, val, os.getpid(),
                                      time.time_ns()]).encode()).hexdigest()[:16]
     set_options = dict(made_with, seed=seed, skipped=[list(s) for s in skipped], run=run)
+    assert folder.class_names is not None  # labels inferred (convert_videos)
     written = sets.commit(entry, folder.class_names, set_options)
     shutil.rmtree(job.parts)
     return {"train": out / "train",

@@ -30,9 +30,10 @@ is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.video_info.frame_o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from datakit.core.file_facts import content_digest, file_stamp
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
 from datakit.readers.video.video_info import VideoInfo, frame_at, frame_order, video_stream
 from datakit.readers.video.video_info import open_video as _open
+
+if TYPE_CHECKING:  # PyAV is imported where a video is opened
+    import av
 
 __all__: list[str] = []
 
@@ -140,7 +144,7 @@ def _probe_file(path: str) -> dict:
                     reordered=bool(reordered))
 
 
-def _slots(container, demuxed) -> int:
+def _slots(container: Any, demuxed: list[tuple]) -> int:
     """The frame slots the file holds, as its index counts them: every packet, an empty one
     (a dropped frame) included. The AVI demuxer never hands out the index's empty entries,
     but an AVI's decode times count slots (one tick a slot), so a slot skipped there is a
@@ -159,7 +163,7 @@ def _packed(pts: list) -> list | dict:
     return dict(start=pts[0], step=steps.pop(), n=len(pts)) if len(steps) == 1 else pts
 
 
-def _unpacked(pts) -> tuple:
+def _unpacked(pts: list | dict) -> tuple:
     if isinstance(pts, dict):
         return tuple(range(pts["start"], pts["start"] + pts["step"] * pts["n"], pts["step"])) \
             if pts["step"] else (pts["start"],)
@@ -170,14 +174,14 @@ def _unpacked(pts) -> tuple:
 _HEAD = 24
 
 
-def _out_of_order(pts) -> bool:
+def _out_of_order(pts: Iterable[int | None]) -> bool:
     """True when decoded frames come back with timestamps ``pts`` out of order: the file's
     timestamps are in decode order (AVI with B-frames), not in the order shown."""
     shown = [p for p in pts if p is not None]
     return any(b < a for a, b in zip(shown, shown[1:], strict=False))
 
 
-def _decode_tail(container, stream, packets) -> bool:
+def _decode_tail(container: Any, stream: Any, packets: list[tuple]) -> bool:
     """Decode from the last keyframe to the end: a file cut short fails here, not in epoch 9.
 
     True when the frames come back out of timestamp order (:func:`_out_of_order`).
@@ -208,8 +212,8 @@ def output_frames(info: VideoInfo, fps: float | None = None) -> np.ndarray:
     return np.searchsorted(times, wanted + 1e-6, side="right") - 1
 
 
-def fit_frame(rgb: np.ndarray, frame_size=None, *, crop_to_aspect_ratio: bool = False,
-              pad_to_aspect_ratio: bool = False) -> np.ndarray:
+def fit_frame(rgb: np.ndarray, frame_size: tuple[int, int] | None = None, *,
+              crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False) -> np.ndarray:
     """Resize an ``(H, W, 3)`` frame to ``frame_size=(height, width)``, as Keras' image loader.
 
     Stretched by default; ``crop_to_aspect_ratio`` cuts the centre to the
@@ -241,8 +245,8 @@ def fit_frame(rgb: np.ndarray, frame_size=None, *, crop_to_aspect_ratio: bool = 
     return rgb
 
 
-def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 0,
-                  **fit) -> np.ndarray:
+def decode_frames(info: VideoInfo, wanted: Sequence[int] | np.ndarray, *, seek: bool = True,
+                  threads: int = 0, **fit: Any) -> np.ndarray:
     """The file frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
     With ``seek`` it jumps to the keyframe before a frame wanted whenever that
@@ -259,7 +263,7 @@ def decode_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 
 
 
 def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
-               **fit) -> Iterator[bytes]:
+               **fit: Any) -> Iterator[bytes]:
     """The video at ``fps``, one JPEG per output frame as it is encoded, decoded front to back.
 
     Nothing is kept: the converter writes each JPEG on (into its part's
@@ -304,7 +308,8 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
 _JPEG_MATRIX = frozenset({2, 5, 6})
 
 
-def _jpeg_encoder(info: VideoInfo, quality: int, frame_size=None, **fit):
+def _jpeg_encoder(info: VideoInfo, quality: int, frame_size: tuple[int, int] | None = None,
+                  **fit: Any) -> Callable[[av.VideoFrame], bytes]:
     """A function from a decoded frame to its JPEG at ``frame_size``, fitted as
     :func:`fit_frame` fits it.
 
@@ -323,14 +328,14 @@ def _jpeg_encoder(info: VideoInfo, quality: int, frame_size=None, **fit):
 
     convert = frame_converter(info, frame_size, **fit)
 
-    def via_rgb(frame) -> bytes:
+    def via_rgb(frame: av.VideoFrame) -> bytes:
         return simplejpeg.encode_jpeg(convert(frame), quality=quality, colorsubsampling="420")
 
     th, tw = frame_size or (info.height, info.width)
     if info.rotation or any(fit.values()) or th % 2 or tw % 2:
         return via_rgb
 
-    def via_yuv(frame) -> bytes:
+    def via_yuv(frame: av.VideoFrame) -> bytes:
         if frame.colorspace not in _JPEG_MATRIX:
             return via_rgb(frame)
         return simplejpeg.encode_jpeg_yuv_planes(*yuv420_planes(frame, tw, th), quality=quality)

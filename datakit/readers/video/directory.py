@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, SupportsInt
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_count, check_fits_in_memory
@@ -59,6 +62,7 @@ from datakit.readers.video.clip_tail import clip_tail
 from datakit.readers.video.decoding import decode_frames
 from datakit.readers.video.folders import check_split, split_indices
 from datakit.readers.video.keras_arguments import (
+    Labels,
     check_choice,
     check_labels,
     check_split_seed,
@@ -71,7 +75,8 @@ __all__ = ["video_dataset_from_directory"]
 
 
 def video_dataset_from_directory(
-        directory, labels="inferred", label_mode: str | None = "int", class_names=None,
+        directory: str | os.PathLike, labels: Labels = "inferred",
+        label_mode: str | None = "int", class_names: Sequence[str] | None = None,
         color_mode: str = "rgb", batch_size: int | None = 8, *, dtype: str = "uint8",
         shuffle: bool = True, seed: int | None = None, validation_split: float | None = None,
         subset: str | None = None, follow_links: bool = False,
@@ -79,7 +84,8 @@ def video_dataset_from_directory(
         n_parse_threads: int | None = None, decoder_threads: int | None = None,
         seek: bool = True, on_bad_file: str = "raise",
         with_ids: bool = False, verbose: bool = True, progress: bool | None = None,
-        options: VideoOptions | None = None, **clip_options):
+        options: VideoOptions | None = None,
+        **clip_options: Any) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """Batches of ``(clips, labels)`` from ``directory/<class name>/<video files>``.
 
     Args:
@@ -228,7 +234,8 @@ def video_dataset_from_directory(
     return made[subset]()
 
 
-def _check_batch_fits(size, *, own: bool, clip_len: int, batch_size, color_mode: str,
+def _check_batch_fits(size: tuple[int, int], *, own: bool, clip_len: int, batch_size: int | None,
+                      color_mode: str,
                       dtype: str) -> None:
     """One batch of ``size`` frames must fit in memory (or its first element kills the
     process): refused with the figure before any clip is read. ``own``: ``size`` is the
@@ -250,7 +257,8 @@ def _check_own_size_fits(opts: VideoOptions, index: VideoIndex, batch: dict) -> 
         _check_batch_fits((first.height, first.width), own=True, **batch)
 
 
-def _say_found(index: VideoIndex, subset, train, val) -> None:
+def _say_found(index: VideoIndex, subset: str | None, train: list[int],
+               val: list[int]) -> None:
     """Keras' lines: the videos found (and the files skipped), and each subset's."""
     for path, reason in index.skipped:
         print(f"Skipped {path}: {reason}")
@@ -279,7 +287,8 @@ class _Reading:
     dtype: str = "uint8"
 
 
-def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: bool):
+def _subset(index: VideoIndex, idx: list[int], read: _Reading, *, training: bool,
+            shuffle: bool) -> tf.data.Dataset:
     opts = read.options
     sampler = opts.sampler_for(training)
     keyed = SAMPLERS[sampler].keyed  # a new key per epoch, hence per video
@@ -297,8 +306,9 @@ def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: 
     if shuffle:
         videos = videos.shuffle(len(idx), seed=seed)
 
-    def choose(epoch_key):
-        def frames_of(i, label, n, file, _path):
+    def choose(epoch_key: tf.Tensor | int) -> tf.data.Dataset:
+        def frames_of(i: tf.Tensor, label: tf.Tensor, n: tf.Tensor, file: tf.Tensor,
+                      _path: tf.Tensor) -> tuple:
             key = video_key(epoch_key, i) if keyed else tf.constant(0, tf.int64)
             return i, label, file, clip_frames(n, key, clip_len, frame_step=opts.frame_step,
                                                sampler=sampler, clips_per_video=k)
@@ -306,7 +316,7 @@ def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: 
 
     ds = epoch_keys(seed).flat_map(choose) if keyed else choose(0)
 
-    def load(i, label, file, frames):
+    def load(i: tf.Tensor, label: tf.Tensor, file: tf.Tensor, frames: tf.Tensor) -> dict:
         clips = tf.numpy_function(decode, [i, frames], tf.uint8, stateful=False, name="decode")
         clips = tf.ensure_shape(clips, (k, clip_len, height, width, channels))
         if read.dtype == "float32":
@@ -331,7 +341,8 @@ def _subset(index: VideoIndex, idx, read: _Reading, *, training: bool, shuffle: 
     return ds
 
 
-def _clip_decoder(index: VideoIndex, read: _Reading, shape: tuple):
+def _clip_decoder(index: VideoIndex, read: _Reading,
+                  shape: tuple) -> Callable[[SupportsInt, np.ndarray], np.ndarray]:
     """The function that decodes one video's ``shape`` clips at the frames the sampler chose.
 
     It runs in a tf.data thread (FFmpeg drops the GIL while decoding). A video
@@ -341,7 +352,7 @@ def _clip_decoder(index: VideoIndex, read: _Reading, shape: tuple):
     """
     k, clip_len, height, width, channels = shape
 
-    def decode(i, frames):
+    def decode(i: SupportsInt, frames: np.ndarray) -> np.ndarray:
         clips = decode_frames(index.infos[int(i)], index.timelines[int(i)][frames.reshape(-1)],
                               seek=read.seek, threads=read.decoder_threads,
                               **read.options.fit)

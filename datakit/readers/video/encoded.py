@@ -10,8 +10,11 @@ these, the set a learner's own videos look like.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +39,9 @@ ENCODER_OPTIONS = {"h264": {"x264-params": "mbtree=0"},
                    "hevc": {"x265-params": "log-level=none:cutree=0"}}
 
 
-def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_times=None,
+def write_video(frames: np.ndarray, path: str | os.PathLike, *, codec: str = "h264",
+                fps: float | Fraction = 25,
+                frame_times: Sequence[float] | np.ndarray | None = None,
                 rotation: int = 0, audio: bool = False, gop: int = 12,
                 faststart: bool = False) -> Path:
     """Encode ``(length, H, W, 3)`` uint8 frames (even H and W) into ``path``, atomically.
@@ -82,7 +87,7 @@ def write_video(frames: np.ndarray, path, *, codec: str = "h264", fps=25, frame_
     return path
 
 
-def _write_silence(out, sound, seconds: float) -> None:
+def _write_silence(out: Any, sound: Any, seconds: float) -> None:
     """``seconds`` of silence on the audio stream ``sound``, in frames of the encoder's size."""
     import av
 
@@ -95,8 +100,8 @@ def _write_silence(out, sound, seconds: float) -> None:
     out.mux(sound.encode())
 
 
-def make_video_folder(directory, per_class: int = 3, *, size: int = 32, min_frames: int = 30,
-                      max_frames: int = 60, seed: int = 0) -> list[Path]:
+def make_video_folder(directory: str | os.PathLike, per_class: int = 3, *, size: int = 32,
+                      min_frames: int = 30, max_frames: int = 60, seed: int = 0) -> list[Path]:
     """Write ``per_class`` videos per direction into ``directory/<class>/``, mixing formats.
 
     Video ``k`` uses codec ``k % 5`` (H.264 MP4, MPEG-4 AVI, VP9 WebM, HEVC

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, probe
-from datakit.readers.video.keras_arguments import check_class_names, check_split_seed
+from datakit.readers.video.keras_arguments import Labels, check_class_names, check_split_seed
 from datakit.readers.video.video_info import VideoInfo
 
 __all__: list[str] = []
@@ -58,7 +59,7 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")  # also macOS' "._*" resource files
 
 
-def _class_folders(directory: Path, class_names) -> list[str]:
+def _class_folders(directory: Path, class_names: Sequence[str] | None) -> list[str]:
     found = sorted(p.name for p in directory.iterdir() if p.is_dir() and not _hidden(p.name))
     if class_names is None:
         if not found:
@@ -113,7 +114,8 @@ def _link_fault(path: Path) -> str | None:
     return None
 
 
-def _broken_class_links(directory: Path, class_names, on_bad_file: str) -> list:
+def _broken_class_links(directory: Path, class_names: Sequence[str] | None,
+                        on_bad_file: str) -> list[tuple[str, str]]:
     """Links in ``directory`` that lead nowhere where a class folder could be: an error
     naming them, or under ``"skip"`` their ``(path, reason)`` (never left out unsaid)."""
     broken = []
@@ -130,7 +132,8 @@ def _broken_class_links(directory: Path, class_names, on_bad_file: str) -> list:
     return broken
 
 
-def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_links: bool):
+def _class_files(directory: Path, names: list[str], on_bad_file: str, follow_links: bool
+                 ) -> tuple[list[str], list[int], list[tuple[str, str]]]:
     """The video files of each class folder, sorted, their labels, and the empty folders."""
     paths, labels, skipped = [], [], []
     for label, name in enumerate(names):
@@ -182,7 +185,9 @@ def _is_direct(path: str) -> bool:
     return os.path.realpath(folder) == os.path.abspath(folder)
 
 
-def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links: bool):
+def _listed(directory: Path, labels: Labels, class_names: Sequence[str] | None, on_bad_file: str,
+            follow_links: bool
+            ) -> tuple[list[str] | None, list[str], list[int], list[tuple[str, str]]]:
     """``(class names, paths, labels, skipped)`` for ``labels`` as Keras takes them:
     ``"inferred"`` (class subfolders), ``None`` (every video, a flat folder too) or a list
     of ints, one per video file in sorted path order."""
@@ -203,7 +208,8 @@ def _listed(directory: Path, labels, class_names, on_bad_file: str, follow_links
     return ([str(c) for c in sorted(set(labels))], paths, [int(x) for x in labels], [])
 
 
-def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> None:
+def check_classes_kept(directory: Path, names: Sequence[str], labels: list[int],
+                       kept_labels: list[int], skipped: list[tuple[str, str]]) -> None:
     """A class whose every video was skipped is an error naming it (never an empty class)."""
     emptied = [names[c] for c in sorted(set(labels) - set(kept_labels))]
     if emptied:  # (the listing is never returned, and may not be printed: name the files)
@@ -217,8 +223,9 @@ def check_classes_kept(directory: Path, names, labels, kept_labels, skipped) -> 
                         "class_names without it")
 
 
-def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
-                workers: int | None = None, labels="inferred",
+def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | None = None,
+                on_bad_file: str = "raise", workers: int | None = None,
+                labels: Labels = "inferred",
                 follow_links: bool = False, progress: bool | None = None) -> VideoFolder:
     """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
     (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
@@ -233,7 +240,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
     names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,
                                                follow_links)
 
-    def probe_or_reason(path):
+    def probe_or_reason(path: str) -> VideoInfo | str:
         try:
             return probe(path)
         except DataError as e:
@@ -258,6 +265,7 @@ def list_videos(directory, *, class_names=None, on_bad_file: str = "raise",
                         + (" in its class folders" if labels == "inferred" else "")
                         + (f" ({len(skipped)} skipped)" if skipped else ""))
     if labels == "inferred":
+        assert names is not None  # inferred labels: the class folders' names
         check_classes_kept(directory, names, labels_in, kept, skipped)
     return VideoFolder(names, infos, kept, skipped)
 
@@ -276,7 +284,7 @@ def require_pyav() -> None:
                                   name="av")
 
 
-def check_split(validation_split, subset) -> None:
+def check_split(validation_split: float | None, subset: str | None) -> None:
     """Keras' rules for ``validation_split`` and ``subset``, with the fix in each message."""
     if validation_split is not None and not (isinstance(validation_split, float)
                                              and 0 < validation_split < 1):

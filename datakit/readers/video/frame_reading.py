@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +58,9 @@ from datakit.readers.video.video_info import (
     open_video,
     video_stream,
 )
+
+if TYPE_CHECKING:  # PyAV is imported where a video is opened
+    import av
 
 __all__: list[str] = []
 
@@ -93,8 +98,9 @@ def check_unchanged(info: VideoInfo, fix: str = CHANGED_WHILE_READING) -> None:
                         f"frames would mix with the old file's; {fix}")
 
 
-def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: bool = False,
-                    pad_to_aspect_ratio: bool = False, threads: int = 1):
+def frame_converter(info: VideoInfo, frame_size: tuple[int, int] | None = None, *,
+                    crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
+                    threads: int = 1) -> Callable[[av.VideoFrame], np.ndarray]:
     """A function from a decoded frame to its ``(height, width, 3)`` RGB array, fitted
     to ``frame_size`` as :func:`~datakit.readers.video.decoding.fit_frame` fits it
     (stretched, centre-cropped or padded), in one swscale conversion on ``threads``
@@ -116,7 +122,7 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
         sh, sw = th, tw
     stored_h, stored_w = (sw, sh) if rot % 2 else (sh, sw)
 
-    def convert(frame) -> np.ndarray:
+    def convert(frame: av.VideoFrame) -> np.ndarray:
         rgb = _turned(_scaled(frame, stored_w, stored_h, threads), rot)
         if crop is not None:
             return rgb[crop[0]:crop[0] + th, crop[1]:crop[1] + tw]
@@ -133,7 +139,7 @@ def frame_converter(info: VideoInfo, frame_size=None, *, crop_to_aspect_ratio: b
 _THREAD = threading.local()
 
 
-def _scaled(frame, width: int, height: int, threads: int) -> np.ndarray:
+def _scaled(frame: av.VideoFrame, width: int, height: int, threads: int) -> np.ndarray:
     """``frame`` as RGB at ``width`` x ``height``, by one swscale call on ``threads`` threads
     through a scaler kept per thread: ``frame.to_ndarray(width=, height=)`` builds a new
     scaler for every frame, which can cost more than the scaling itself at small sizes."""
@@ -145,7 +151,7 @@ def _scaled(frame, width: int, height: int, threads: int) -> np.ndarray:
                            interpolation="BILINEAR", threads=threads).to_ndarray()
 
 
-def yuv420_planes(frame, width: int, height: int) -> list[np.ndarray]:
+def yuv420_planes(frame: av.VideoFrame, width: int, height: int) -> list[np.ndarray]:
     """``frame`` at ``width`` x ``height`` as full-range (JPEG) YUV 4:2:0: its Y, U and V planes,
     views on the scaled frame (no copy), in one swscale call that scales and sets the range
     and converts no colours (through a scaler kept per thread, on this thread only: each
@@ -164,8 +170,8 @@ def _turned(rgb: np.ndarray, rot: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(rgb, k=rot)) if rot else rgb
 
 
-def read_frames(info: VideoInfo, wanted, *, seek: bool = True, threads: int = 0,
-                stats: dict | None = None, **fit) -> np.ndarray:
+def read_frames(info: VideoInfo, wanted: Sequence[int] | np.ndarray, *, seek: bool = True,
+                threads: int = 0, stats: dict | None = None, **fit: Any) -> np.ndarray:
     """The frames ``wanted`` (indices, any order, repeats allowed) as ``(n, H, W, 3)`` uint8.
 
     ``seek=False`` decodes from the first frame. ``threads``: FFmpeg's decoding
@@ -210,8 +216,8 @@ def _key_before(info: VideoInfo, k: int) -> int:
     return keys[max(0, bisect.bisect_right(keys, k) - 1)]
 
 
-def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, counting: bool,
-            stats: dict) -> dict:
+def _decode(info: VideoInfo, need: list[int], convert: Callable[[av.VideoFrame], np.ndarray], *,
+            seek: bool, threads: int, counting: bool, stats: dict) -> dict[int, np.ndarray]:
     """``{frame index: converted frame}`` for the frames ``need`` (sorted)."""
     import av
 
@@ -244,8 +250,8 @@ def _decode(info: VideoInfo, need: list, convert, *, seek: bool, threads: int, c
     return got
 
 
-def _frames_from(container, stream, facts: tuple, start: int, counting: bool, stats: dict,
-                 *, fresh: bool):
+def _frames_from(container: Any, stream: Any, facts: tuple, start: int, counting: bool,
+                 stats: dict, *, fresh: bool) -> Iterator[tuple[int, av.VideoFrame]]:
     """``(frame index, frame)`` pairs from the keyframe ``start`` on, in the order shown.
 
     ``facts``: the video's info and the one-item list holding

@@ -32,23 +32,33 @@ The frames: a grayscale clip is the luma of its RGB frames (ITU-R BT.601, as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 
 from datakit.core.arguments import check_seed
 from datakit.core.class_ids import check_class_ids
 
+if TYPE_CHECKING:  # TensorFlow is imported when a clip is labelled
+    import tensorflow as tf
+
 __all__: list[str] = []
 
 _LABEL_MODES = ("int", "categorical", "binary", None)
+#: ``labels=`` as Keras takes it: ``"inferred"`` (from the class folders), ``None`` (no
+#: labels), or a class id per video.
+Labels = Literal["inferred"] | Sequence[int] | None
 
 
-def check_choice(name: str, value, allowed: tuple) -> None:
+def check_choice(name: str, value: object, allowed: tuple) -> None:
     """``value`` is one of ``allowed`` (Keras' wording, then the values to pass)."""
     if value not in allowed:
         raise ValueError(f"`{name}` must be one of {allowed}. Received: {name}={value!r}")
 
 
-def check_labels(labels, label_mode, class_names):
+def check_labels(labels: Labels, label_mode: str | None,
+                 class_names: Sequence[str] | None) -> str | None:
     """The label mode to use (``None`` when there are no labels), Keras' rules checked.
 
     A list of labels holds class ids (:func:`~datakit.core.class_ids.check_class_ids`):
@@ -81,7 +91,7 @@ def check_labels(labels, label_mode, class_names):
     return label_mode
 
 
-def check_class_names(class_names) -> None:
+def check_class_names(class_names: Sequence[str] | None) -> None:
     """``class_names``: ``None``, or a list of distinct folder names (a class listed
     twice would read its videos twice, under two labels).
 
@@ -102,7 +112,8 @@ def check_class_names(class_names) -> None:
                          "in label order")
 
 
-def check_split_seed(validation_split, shuffle: bool, seed) -> int | None:
+def check_split_seed(validation_split: float | None, shuffle: bool,
+                     seed: int | None) -> int | None:
     """The seed checked (:func:`~datakit.core.arguments.check_seed`, and >= 0: NumPy, which
     draws a split, takes no negative seed); ``None`` stays ``None`` (TensorFlow draws the
     readers' seeds), except that Keras refuses a shuffled split without a seed.
@@ -134,7 +145,8 @@ def to_grayscale(frames: np.ndarray) -> np.ndarray:
     return np.clip(np.round(luma), 0, 255).astype(np.uint8)[..., None]
 
 
-def with_label_mode(clip, label, label_mode, num_classes: int):
+def with_label_mode(clip: tf.Tensor, label: tf.Tensor, label_mode: str | None,
+                    num_classes: int) -> Any:
     """``(clip, label)`` as ``label_mode`` gives it (``clip`` alone for ``None``)."""
     import tensorflow as tf
 

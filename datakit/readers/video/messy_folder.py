@@ -20,6 +20,7 @@ the same for a seed.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from datakit.core.arguments import check_count, check_int
 from datakit.core.made_once import make_folder_once
 from datakit.readers.video.encoded import write_mixed_videos, write_video
-from datakit.readers.video.moving_squares import CLASSES, make_video
+from datakit.readers.video.moving_squares import CLASSES, Video, make_video
 
 __all__ = ["make_messy_video_folder"]
 
@@ -38,7 +39,7 @@ SHORT_FILES = {"left/left_short.mp4": 6}
 NOT_VIDEOS = ("up/.hidden.mp4", "down/._down_000.avi", "down/notes.txt")
 
 
-def make_messy_video_folder(directory, per_class: int = 8, *, size: int = 32,
+def make_messy_video_folder(directory: str | os.PathLike, per_class: int = 8, *, size: int = 32,
                             seed: int = 0) -> list[Path]:
     """Write the messy class folder into ``directory`` (made once, see
     :func:`~datakit.readers.video.encoded.make_video_folder`); returns every file written,
@@ -69,7 +70,7 @@ def make_messy_video_folder(directory, per_class: int = 8, *, size: int = 32,
                             recipe={"maker": "make_messy_video_folder", **recipe})
 
 
-def _labelled(label: str, size: int, seed: int, start: int, **kwargs):
+def _labelled(label: str, size: int, seed: int, start: int, **kwargs: int) -> Video:
     """The first moving-squares video of class ``label`` from index ``start`` on."""
     i = start
     while CLASSES[(v := make_video(i, size=size, seed=seed, **kwargs)).label] != label:

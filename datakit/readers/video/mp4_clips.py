@@ -11,7 +11,9 @@ avoids by decoding only the JPEGs of a clip's frames. For your own videos
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core.arguments import check_seed
@@ -30,7 +32,8 @@ __all__ = ["mp4_clip_dataset"]
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                      shuffle_buffer_size: int = 64, n_readers: int | None = None,
                      seed: int | None = None, drop_remainder: bool = False,
-                     options: VideoOptions | None = None, **tf_names):
+                     options: VideoOptions | None = None,
+                     **tf_names: Any) -> tf.data.Dataset:
     """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
 
     Decoding has to run from the first frame up to the clip's last one (no
@@ -73,8 +76,8 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     facts = file_facts(paths)  # each clip's file must be the one listed (datakit.core.file_facts)
     height, width = read_mp4(paths[0], stop=1).shape[1:3]
 
-    def decode_clip(path, r):
-        path = path.decode()
+    def decode_clip(raw_path: bytes, r: int) -> np.ndarray:
+        path = raw_path.decode()
         try:
             changed = change(path, facts[path])
             if changed is not None:
@@ -95,7 +98,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                 from None
         return clip
 
-    def load(path, label, r):
+    def load(path: tf.Tensor, label: tf.Tensor, r: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         clip = tf.numpy_function(decode_clip, [path, r], tf.uint8, stateful=False,
                                  name="mp4_clip")
         return tf.ensure_shape(clip, (clip_len, height, width, 3)), label

@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from datakit.core.atomic import atomic_file
 from datakit.readers.video.decoding import iter_jpegs, output_frames
@@ -51,7 +51,8 @@ class PartJob(NamedTuple):
         return self.info.path
 
 
-def convert_part(job: PartJob, *, fps=None, quality: int = 90, **fit) -> int:
+def convert_part(job: PartJob, *, fps: float | None = None, quality: int = 90,
+                 **fit: Any) -> int:
     """A worker's unit: ``job``'s video decoded, encoded to JPEGs and written as its part, each
     record as soon as its JPEGs are there.
 
@@ -99,7 +100,7 @@ def _field(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _feature(value) -> bytes:
+def _feature(value: bytes | int) -> bytes:
     """A ``tf.train.Feature``: bytes in ``bytes_list`` (1), an int in ``int64_list`` (3)."""
     if isinstance(value, bytes):
         return _field(1, _field(1, value))
@@ -163,7 +164,7 @@ def _masked(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def _write_record(f, pieces: list[bytes]) -> None:
+def _write_record(f: BinaryIO, pieces: list[bytes]) -> None:
     """The record whose data is ``pieces`` joined, framed as :func:`tfrecord_bytes` frames it,
     written to ``f`` piece by piece (its CRC extended over them)."""
     import google_crc32c

@@ -18,9 +18,11 @@ import errno
 import hashlib
 import os
 import shutil
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from datakit.core import manifest
 from datakit.core.atomic import Staging
@@ -36,8 +38,8 @@ def shard_names(n_videos: int, num_shards: int) -> list[str]:
     return [f"videos-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
 
 
-def write_video_set(folder: Path, staged: dict, counts: dict, *, class_names, videos: list[dict],
-                    **options) -> list[str]:
+def write_video_set(folder: Path, staged: dict, counts: dict, *, class_names: Iterable[str],
+                    videos: list[dict], **options: Any) -> list[str]:
     """Commit the shards ``staged`` (name -> temporary path) as ``folder``'s set of videos:
     the one manifest layout ``clip_dataset`` reads (``videos``: each one's ``id``, ``label``,
     ``frames``, ``height``, ``width``, ``shard`` and its records' offsets, ``chunks``)."""
@@ -101,7 +103,7 @@ class ShardSets:
     def __enter__(self) -> ShardSets:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         try:
             self._stack.__exit__(*exc)  # a full disk is said by Staging, for .next/<set>
         except OSError as e:
@@ -156,7 +158,7 @@ class ShardSets:
         """The videos of set ``name`` that are in it (not failed)."""
         return [i for i in self.sets.get(name, []) if self.state.get(i)]
 
-    def commit(self, entry: dict, class_names, options: dict) -> list[str]:
+    def commit(self, entry: dict, class_names: Iterable[str], options: dict) -> list[str]:
         """Write each set's manifest and switch the sets in as one generation; their names.
 
         ``entry``: each video's row of the manifest. A set all of whose videos

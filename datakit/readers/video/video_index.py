@@ -19,6 +19,8 @@ epoch's length is known when the dataset is built:
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from datakit.readers.video.clip_options import VideoOptions
 from datakit.readers.video.clip_sampling import clip_span
 from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.folders import list_videos
+from datakit.readers.video.keras_arguments import Labels
 
 __all__: list[str] = []
 
@@ -108,7 +111,8 @@ def _too_short(lengths: list[int], fps: float | None) -> str:
     return f"{len(lengths)} too short, the longest {max(lengths)} frames{at}"
 
 
-def index_folder(directory, options: VideoOptions, *, class_names, labels, follow_links: bool,
+def index_folder(directory: str | os.PathLike, options: VideoOptions, *,
+                 class_names: Sequence[str] | None, labels: Labels, follow_links: bool,
                  on_bad_file: str, progress: bool | None = None) -> VideoIndex:
     """The class folder ``directory`` listed and probed (bad files raise or are skipped;
     a bar over the probes, by ``progress``), each video's frames at ``options.fps``, and
@@ -124,7 +128,8 @@ def index_folder(directory, options: VideoOptions, *, class_names, labels, follo
     return index.keep(clip_span(options.clip_len, options.frame_step), on_bad_file)
 
 
-def index_manifest(directory, meta: dict, options: VideoOptions, on_bad_file: str) -> VideoIndex:
+def index_manifest(directory: str | os.PathLike, meta: dict, options: VideoOptions,
+                   on_bad_file: str) -> VideoIndex:
     """The videos of a converted set's manifest ``meta`` (by id), the short ones refused or
     skipped with :meth:`VideoIndex.keep`'s message."""
     videos = sorted(meta["videos"], key=lambda v: int(v["id"]))

@@ -11,8 +11,11 @@ through :func:`~datakit.readers.video.convert.write_video_shards` instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
+import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
@@ -20,6 +23,7 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.clip_options import check_one_frame_size, check_quality
+from datakit.readers.video.moving_squares import Video
 from datakit.readers.video.part_files import CHUNK_FRAMES, chunk_records
 from datakit.readers.video.shard_sets import shard_names, write_video_set
 
@@ -29,11 +33,12 @@ _RESIZE_FRAMES = ("resize the frames to one size (for video files: "
                   "write_video_shards(frame_size=(height, width)))")
 
 
-def _name(v) -> str:
+def _name(v: Video) -> str:
     return f"{v.source} (video id {v.id})" if v.source else f"video id {v.id}"
 
 
-def write_video_records(videos, directory: str | Path, *, class_names, num_shards: int = 4,
+def write_video_records(videos: Iterable[Video], directory: str | Path, *,
+                        class_names: Sequence[str], num_shards: int = 4,
                         quality: int = 90, overwrite: bool = False,
                         progress: bool | None = None) -> list[Path]:
     """Write videos as ``write_video_shards`` does: records of 64 frames, a JPEG per frame.
@@ -101,7 +106,8 @@ def write_video_records(videos, directory: str | Path, *, class_names, num_shard
     return [directory / f for f in full]
 
 
-def _write_video(v, file, names: list[str], encode, first) -> dict:
+def _write_video(v: Video, file: BinaryIO, names: list[str],
+                 encode: Callable[[np.ndarray], tf.Tensor], first: Video) -> dict:
     """Video ``v`` appended to the open shard ``file``; its row of the manifest."""
     check_one_frame_size(_name(v), v.frames.shape[1:3], _name(first),  # clips batch
                          first.frames.shape[1:3], fix=_RESIZE_FRAMES)

@@ -30,10 +30,13 @@ import signal
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from types import FrameType
+from typing import Any, NoReturn
 
 from datakit.core.cores import pool_workers
 from datakit.core.errors import DataError
@@ -42,7 +45,7 @@ __all__: list[str] = []
 
 
 @contextmanager
-def _main_hidden():
+def _main_hidden() -> Iterator[None]:
     """``__main__`` replaced by an empty module (no file, no spec) while workers start."""
     main = sys.modules["__main__"]
     sys.modules["__main__"] = types.ModuleType("__main__")
@@ -65,10 +68,10 @@ _ONE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 #: In a worker: the caller's shared array where the worker notes, for the ``k``-th video
 #: given out, its PID when it starts it and minus its PID when it is done with it, so that
 #: the caller can name the video of a worker that dies (:func:`_died`).
-_started = None
+_started: Any = None
 
 
-def _start_worker(parent: int, lifeline, started) -> None:
+def _start_worker(parent: int, lifeline: Connection, started: Any) -> None:
     """A worker's first step: ignore Ctrl-C (the caller handles it), one BLAS thread
     (:data:`_ONE_BLAS_THREAD`), note its videos in ``started`` (:data:`_started`), and end
     with the caller (pid ``parent``): the kernel's death signal on Linux, and ``lifeline``,
@@ -89,7 +92,7 @@ def _start_worker(parent: int, lifeline, started) -> None:
                      name="datakit-parent-watch").start()
 
 
-def _end_with(lifeline) -> None:
+def _end_with(lifeline: Connection) -> None:
     """Block until the caller's end of the pipe closes (it died, or the pool shut down), then
     end this worker at once."""
     try:
@@ -100,7 +103,7 @@ def _end_with(lifeline) -> None:
 
 
 @contextmanager
-def _terminate_as_interrupt():
+def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM raised as ``KeyboardInterrupt`` in the caller while its workers run, so that a
     ``kill`` stops them and says what is kept, as Ctrl-C does (only from the main thread,
     and only where no handler of the caller's own is set)."""
@@ -109,7 +112,7 @@ def _terminate_as_interrupt():
         yield
         return
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -119,7 +122,7 @@ def _terminate_as_interrupt():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _outcome(work, item):
+def _outcome(work: Callable[[Any], Any], item: Any) -> Any:
     """``work(item)``, or the :class:`DataError` it raised (returned, to be skipped or raised)."""
     try:
         return work(item)
@@ -127,7 +130,7 @@ def _outcome(work, item):
         return e
 
 
-def _in_worker(work, item, k: int):
+def _in_worker(work: Callable[[Any], Any], item: Any, k: int) -> Any:
     """:func:`_outcome` in a worker process, for the ``k``-th item given out (noted in
     :data:`_started` while it runs). After its first item, the objects the worker
     holds (nearly all of them the modules the work imported) are frozen out of the garbage
@@ -145,7 +148,8 @@ def _in_worker(work, item, k: int):
             gc.freeze()
 
 
-def convert_all(work, items, todo, processes: int):
+def convert_all(work: Callable[[Any], Any], items: Mapping[int, Any] | Sequence[Any],
+                todo: Sequence[int], processes: int) -> Iterator[tuple[int, Any]]:
     """Yield ``(i, work(items[i]) or its DataError)`` for each ``i`` in ``todo``, as they finish.
 
     At most ``2 * processes`` videos are in flight, so memory holds only their
@@ -159,7 +163,8 @@ def convert_all(work, items, todo, processes: int):
             yield from _in_workers(work, items, todo, processes)
 
 
-def _in_workers(work, items, todo, processes: int):
+def _in_workers(work: Callable[[Any], Any], items: Mapping[int, Any] | Sequence[Any],
+                todo: Sequence[int], processes: int) -> Iterator[tuple[int, Any]]:
     context = multiprocessing.get_context("spawn")
     lifeline, held = context.Pipe(duplex=False)  # workers watch `lifeline`; `held` stays here
     started = context.Array("q", max(1, len(todo)), lock=False)  # see _started
@@ -207,7 +212,8 @@ def _exit_said(code: int) -> str:
     return f"exit code {code}"
 
 
-def _died(items, broken: list[tuple[int, int]], started, workers: Mapping | None) -> DataError:
+def _died(items: Mapping[int, Any] | Sequence[Any], broken: list[tuple[int, int]],
+          started: Any, workers: Mapping[int, Any] | None) -> DataError:
     """The error for a pool broken by a worker that died, naming the video it was converting.
 
     ``broken``: ``(k, index)`` of each video whose result the break lost, ``started`` the
