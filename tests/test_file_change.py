@@ -299,7 +299,8 @@ def _epochs_then_changed(ds, path, way, content: bytes | None = None) -> str:
 
 @pytest.mark.parametrize("way", WAYS)
 def test_record_reader(tmp_path, way):
-    from datakit.readers.records.tfrecords import ShardWriter, read_records
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+    from datakit.readers.records.tfrecords import read_records
 
     with ShardWriter(tmp_path, num_shards=2) as w:
         for i in range(20):

@@ -248,7 +248,7 @@ def test_two_writers_into_one_folder_one_wins_nothing_lost(tmp_path):
 
     def writer(who):
         try:
-            with tfrecords.ShardWriter(tmp_path, num_shards=2) as w:
+            with tfrecord_writer.ShardWriter(tmp_path, num_shards=2) as w:
                 for i in range(400):
                     w.write(tf_example.to_example({"id": who * 1000 + i}))
                 both_writing.wait()  # neither commits before both have checked and written
