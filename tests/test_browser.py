@@ -24,9 +24,14 @@ starts once per tab, not once per notebook). The notebooks whose setup cell leav
 process as it found it share one kernel per tab, started by the first of them: the next
 one's server session is created on that kernel, its namespace is cleared (``%reset -f``)
 and its setup cell runs there, with TensorFlow already imported (a kernel start and a
-TensorFlow import each cost seconds of a 2-core machine, 24 times over). A notebook with
-widgets, or whose setup cell changes the process for good (``os.chdir``, op determinism,
-logical devices), gets a kernel of its own, as JupyterLab starts it, shut down after it.
+TensorFlow import each cost seconds of a 2-core machine, 24 times over). A notebook whose
+setup cell changes the process for good (``os.chdir``, op determinism) is the shared kernel's
+last user: it joins it the same way, and the kernel is shut down after it (these notebooks
+come after the others, so each tab's shared kernel ends in one of them instead of the
+notebook starting a kernel of its own). A notebook with widgets, or whose setup cell must
+run before TensorFlow's runtime starts (logical devices, the Keras backend), gets a kernel
+of its own, as JupyterLab starts it, shut down after it; so does the shared kernel's last
+user when its tab has no shared kernel left.
 
 ``DATAKIT_BROWSER_NOTEBOOKS`` (a glob, default ``*.ipynb``) picks notebooks;
 ``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own tab.
@@ -69,20 +74,27 @@ def _has_widgets(path: Path) -> bool:
 
 
 #: What in a setup cell changes the kernel's process for good: a notebook whose setup cell
-#: does one of these gets a kernel of its own (so does a notebook with widgets, and every
+#: does one of these is the last user of the tab's shared kernel (shut down after it).
+CHANGES_THE_PROCESS = ("os.chdir(", "enable_op_determinism", "mixed_precision")
+#: What in a setup cell must come before TensorFlow's runtime starts (or Keras is imported):
+#: such a notebook gets a fresh kernel of its own (so does a notebook with widgets, and every
 #: notebook under DATAKIT_BROWSER_RUN_ALL=1).
-CHANGES_THE_PROCESS = ("os.chdir(", "enable_op_determinism", "set_logical_device_configuration",
-                       "set_visible_devices", "KERAS_BACKEND", "mixed_precision")
+NEEDS_A_FRESH_PROCESS = ("set_logical_device_configuration", "set_visible_devices",
+                         "KERAS_BACKEND")
+SHARED, LAST, OWN = "shared", "last", "own"  # which kernel a notebook's setup cell runs in
 
 
-def _shares_a_kernel(path: Path) -> bool:
-    """Whether this notebook's setup cell may run in the tab's shared kernel."""
+def _kernel_for(path: Path) -> str:
+    """``SHARED``: this notebook's setup cell may run in the tab's shared kernel; ``LAST``: it
+    may too, but the kernel is shut down after it; ``OWN``: it needs a fresh kernel."""
     if RUN_ALL or _has_widgets(path):
-        return False
+        return OWN
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
              and "install-kit" not in c["metadata"].get("tags", [])]
     setup = "".join(cells[0]["source"]) if cells else ""
-    return not any(change in setup for change in CHANGES_THE_PROCESS)
+    if any(need in setup for need in NEEDS_A_FRESH_PROCESS):
+        return OWN
+    return LAST if any(change in setup for change in CHANGES_THE_PROCESS) else SHARED
 
 
 PER_NOTEBOOK_S = 600
@@ -337,7 +349,9 @@ def _finished(page) -> dict | None:
 
 def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab):
     """Every notebook opened, its setup run (and its widget cells), TABS at a time."""
-    queue, problems, took = list(NOTEBOOKS), [], {}
+    order = {SHARED: 0, OWN: 1, LAST: 2}  # the shared kernels' last users come last
+    queue = sorted(NOTEBOOKS, key=lambda path: order[_kernel_for(path)])
+    problems, took = [], {}
     tabs = [Tab(browser, lab) for _ in range(min(TABS, len(NOTEBOOKS)))]
     running = {}  # tab index: (path, started, quiet polls, done, shared)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -346,8 +360,9 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
             if i in running or not queue:
                 continue
             path = queue.pop(0)
-            shared = _shares_a_kernel(path)
-            tab.open(path, shared)
+            kernel = _kernel_for(path)
+            tab.open(path, kernel == SHARED or (kernel == LAST and tab.kernel_id is not None))
+            shared = kernel == SHARED  # kept running after the notebook: SHARED only
             stored = tab.page.evaluate(STATE_JS)
             if stored["errors"]:
                 problems.append(f"{path.name}: stored error outputs {stored['errors']}")
