@@ -45,6 +45,7 @@ from typing import Any
 import matplotlib.patches as mpatches
 import numpy as np
 import tensorflow as tf
+from matplotlib.axes import Axes
 
 from datakit import plotting
 from datakit.core.arguments import check_count, check_int, check_seed
@@ -85,7 +86,7 @@ class BufferTrace:
         return [len(b) for b in self.buffer_positions]
 
 
-def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
+def trace_buffer(dataset: tf.data.Dataset, buffer_size: int, seed: int | None = None,
                  reshuffle_each_iteration: bool = True, *,
                  epoch_size: int | None = None, iteration: int = 0) -> BufferTrace:
     """Run TensorFlow's ``dataset.shuffle(...)`` on a tagged copy and rebuild its buffer.
@@ -133,7 +134,7 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
     inputs = [outputs[i] for i in np.argsort(picked)]
     order = iter(picked)
 
-    def observed(_n, slots, head):
+    def observed(_n: int, slots: tuple, head: int) -> int:
         return (slots.index(next(order)) - head) % size
 
     steps = list(buffer_steps(inputs, size, observed))
@@ -146,7 +147,8 @@ def trace_buffer(dataset, buffer_size: int, seed: int | None = None,
 # ---------------------------------------------------------------- pictures
 
 
-def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: str | None = None):
+def plot_buffer(trace: BufferTrace, ax: Axes | None = None, steps: int | None = None,
+                title: str | None = None) -> Axes:
     """The buffer step by step: one row per output, one cell per slot.
 
     Cells show the values held before the pick (colour: epoch); the picked
@@ -156,7 +158,7 @@ def plot_buffer(trace: BufferTrace, ax=None, steps: int | None = None, title: st
     n = len(trace.slots) if steps is None else min(steps, len(trace.slots))
     b = trace.buffer_size
 
-    def color(p):  # colour of input position p: its epoch
+    def color(p: int) -> str:  # colour of input position p: its epoch
         return plotting.epoch_color(trace.epochs[p] if trace.epochs else 0)
 
     with plotting.style():

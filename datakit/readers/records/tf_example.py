@@ -18,6 +18,7 @@ into files is :mod:`datakit.readers.records.tfrecords`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -26,7 +27,7 @@ __all__ = ["to_example", "serialize", "parse_example"]
 
 
 # ---------------------------------------------------------------- building Examples
-def _feature(name: str, value) -> tf.train.Feature:
+def _feature(name: str, value: Any) -> tf.train.Feature:
     if isinstance(value, tf.train.Feature):
         return value
     _check_no_none(name, value)
@@ -58,7 +59,7 @@ def _feature(name: str, value) -> tf.train.Feature:
                      "floats")
 
 
-def _check_one_kind(name: str, value) -> None:
+def _check_one_kind(name: str, value: Any) -> None:
     """A list mixing text and numbers is refused: NumPy would turn the numbers into text."""
     if not isinstance(value, (list, tuple)):
         return
@@ -70,7 +71,7 @@ def _check_one_kind(name: str, value) -> None:
                          "numbers and the text as two features")
 
 
-def _as_array(name: str, value) -> tuple:
+def _as_array(name: str, value: Any) -> tuple:
     """``(value as a list if it was one number, its NumPy array)``, the feature named."""
     try:
         if np.ndim(value) == 0:
@@ -85,7 +86,7 @@ def _as_array(name: str, value) -> tuple:
 _INT64 = np.iinfo(np.int64)
 
 
-def _check_no_none(name: str, value) -> None:
+def _check_no_none(name: str, value: Any) -> None:
     """An Example has no "missing" value: say so, naming the feature, instead of NumPy's error."""
     if value is None or (isinstance(value, (list, tuple)) and any(v is None for v in value)):
         where = "is None" if value is None else "holds None"
@@ -98,7 +99,7 @@ def _check_no_none(name: str, value) -> None:
                         "or a flat list of bytes/str, ints or floats")
 
 
-def _check_int64(name: str, value) -> None:
+def _check_int64(name: str, value: Any) -> None:
     """Ints that int64 cannot hold would wrap around (2**63 -> -2**63) or turn a list to floats."""
     big: int | np.integer | None  # the first int out of range
     if isinstance(value, np.ndarray):
@@ -168,7 +169,7 @@ def to_sequence_example(context: Mapping, sequences: Mapping) -> tf.train.Sequen
                                     feature_lists=tf.train.FeatureLists(feature_list=lists))
 
 
-def serialize(message) -> bytes:
+def serialize(message: tf.train.Example | tf.train.SequenceExample) -> bytes:
     """Serialize an Example/SequenceExample with its feature names sorted.
 
     Plain ``SerializeToString()`` writes a message's map fields in an order that can change
@@ -209,7 +210,7 @@ def _spec(spec: Mapping, sequence: bool = False) -> dict:
     return out
 
 
-def parse_example(serialized, spec: Mapping):
+def parse_example(serialized: bytes | tf.Tensor, spec: Mapping) -> dict:
     """Parse one serialized Example (or a batch of them) with ``spec``; usable in ``Dataset.map``.
 
     ``spec`` maps names to ``tf.io`` features or shorthand: ``tf.int64`` (a scalar),
@@ -241,7 +242,8 @@ def _check_parses(serialized: bytes) -> None:
                          "or records read from a TFRecord file of Examples") from None
 
 
-def parse_sequence_example(serialized, context_spec: Mapping, sequence_spec: Mapping):
+def parse_sequence_example(serialized: bytes | tf.Tensor, context_spec: Mapping,
+                           sequence_spec: Mapping) -> tuple[dict, dict]:
     """Parse one serialized SequenceExample (or a batch) into ``(context, sequences)``.
 
     Sequence shorthand: ``tf.string`` is one value per step, ``(tf.float32, [3])`` a fixed

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 import tensorflow as tf
 
@@ -19,13 +20,14 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
+from datakit.core.paths import PathArg
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.records.tf_example import serialize
 
 __all__ = ["ShardWriter"]
 
 
-def check_compression(compression):
+def check_compression(compression: str | None) -> str | None:
     if compression not in (None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use None (no compression) or 'GZIP'")
     return compression or None
@@ -56,10 +58,10 @@ class ShardWriter:
     [3, 2]
     """
 
-    def __init__(self, directory, prefix: str = "shard", num_shards: int = 4,
+    def __init__(self, directory: PathArg, prefix: str = "shard", num_shards: int = 4,
                  mode: str = "round_robin", max_bytes: int | None = None,
                  compression: str | None = None, overwrite: bool = False,
-                 progress: bool | None = None):
+                 progress: bool | None = None) -> None:
         self.progress = check_progress(progress)
         if mode not in ("round_robin", "by_size"):
             raise ValueError(f"mode={mode!r}: use 'round_robin' or 'by_size'")
@@ -96,7 +98,7 @@ class ShardWriter:
         self._open = False
         self._bar: Any = None  # the progress bar, from __enter__ on
 
-    def __enter__(self):
+    def __enter__(self) -> ShardWriter:
         self._open = True
         self._bar = progress_bar(None, "tfrecord shards", progress=self.progress, unit="record")
         if self.mode == "round_robin":
@@ -104,7 +106,7 @@ class ShardWriter:
                 self._new_shard()
         return self
 
-    def _new_shard(self):
+    def _new_shard(self) -> None:
         tmp = self._stage.file(f"{self.prefix}-{len(self._stage.made):05d}")
         try:
             writer = tf.io.TFRecordWriter(str(tmp), options=self.compression or "")
@@ -114,7 +116,7 @@ class ShardWriter:
         self._counts.append(0)
         self._sizes.append(0)
 
-    def write(self, record) -> None:
+    def write(self, record: bytes | tf.train.Example | tf.train.SequenceExample) -> None:
         """Append one record: bytes, or an Example/SequenceExample (serialized with sorted keys)."""
         if not self._open:
             raise RuntimeError("use ShardWriter inside a `with` block")
@@ -157,7 +159,8 @@ class ShardWriter:
             self._bar.close()
         return first
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         self._open = False
         closing = self._close_all()
         with self._stage:  # the set commit: nothing of it stays but the new set
@@ -179,7 +182,7 @@ class ShardWriter:
         return False
 
 
-def _manifest_or_none(directory) -> dict | None:
+def _manifest_or_none(directory: PathArg) -> dict | None:
     try:
         return manifest.read_manifest(directory)
     except DataError:

@@ -54,7 +54,9 @@ import os
 import re
 import struct
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -64,6 +66,7 @@ from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_facts
 from datakit.core.keywords import keywords
+from datakit.core.paths import FilesArg, PathArg
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tables.unchanged_files import checked_path
 
@@ -86,11 +89,11 @@ class RecordFileError(DataError):
     (True, 48, 'a.tfrecord (at byte 48): file ends inside a record')
     """
 
-    def __init__(self, path, reason: str, offset: int | None = None):
+    def __init__(self, path: PathArg, reason: str, offset: int | None = None) -> None:
         super().__init__(path, reason, offset=offset)
 
 
-def record_shards(directory) -> dict:
+def record_shards(directory: PathArg) -> dict:
     """The TFRecord shards ``directory``'s manifest lists (:mod:`datakit.core.manifest`).
 
     Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",
@@ -113,7 +116,7 @@ def record_shards(directory) -> dict:
 
 
 @contextlib.contextmanager
-def _record_errors():
+def _record_errors() -> Iterator[None]:
     """The kit's :class:`DataError` (from the manifest checks) as a :class:`RecordFileError`."""
     try:
         yield
@@ -130,7 +133,7 @@ def _tf_message(e: Exception) -> str:
     return re.sub(r"\s*\[Op:\w+\].*$", "", msg, flags=re.S).strip()
 
 
-def record_offsets(path) -> list[int]:
+def record_offsets(path: PathArg) -> list[int]:
     """Byte offset where each record of an uncompressed TFRecord file starts, from its headers.
 
     Each record is framed by 16 bytes: an 8-byte little-endian length, a 4-byte CRC of the
@@ -157,12 +160,12 @@ def record_offsets(path) -> list[int]:
     return starts
 
 
-def count_records(path) -> int:
+def count_records(path: PathArg) -> int:
     """Count the records of an uncompressed TFRecord file (see :func:`record_offsets`)."""
     return len(record_offsets(path))
 
 
-def _count_with_tf(path, compression) -> int:
+def _count_with_tf(path: PathArg, compression: str | None) -> int:
     ds = tf.data.TFRecordDataset(os.fspath(path), compression_type=compression or "")
     try:
         batches = ds.batch(4096)  # one reduce step per batch: ~10x faster than per record
@@ -174,7 +177,7 @@ def _count_with_tf(path, compression) -> int:
                               offset=int(m.group(1)) if m else None) from None
 
 
-def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
+def _list_files(source: FilesArg, check_manifest: bool = True) -> tuple[list[str], dict]:
     """Files to read (as given, never made absolute) and {file: manifest entry}."""
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         d = Path(source)
@@ -204,7 +207,7 @@ def _list_files(source, check_manifest: bool = True) -> tuple[list[str], dict]:
     return found.files, found.entries
 
 
-def check_shards(source, compression="auto", check_manifest: bool = True,
+def check_shards(source: FilesArg, compression: str | None = "auto", check_manifest: bool = True,
                  verify: bool | None = None) -> list[dict]:
     """Check record files before reading them; per file ``file, records, bytes, compression``.
 
@@ -230,7 +233,7 @@ def check_shards(source, compression="auto", check_manifest: bool = True,
     return report
 
 
-def _check_shard(f: str, entries: dict, compression, check_manifest: bool,
+def _check_shard(f: str, entries: dict, compression: str | None, check_manifest: bool,
                  verify: bool | None) -> dict:
     """One row of :func:`check_shards`' report: the file checked, named in any error."""
     entry = entries.get(f) if check_manifest else None
@@ -258,7 +261,7 @@ def _check_shard(f: str, entries: dict, compression, check_manifest: bool,
     return {"file": f, "records": records, "bytes": size, "compression": comp}
 
 
-def _compression_of(f: str, entry: dict | None, compression) -> tuple[str | None, bool]:
+def _compression_of(f: str, entry: dict | None, compression: str | None) -> tuple[str | None, bool]:
     """``(compression the file is read with, whether it starts as GZIP does)``."""
     with open(f, "rb") as fh:
         gzip_magic = fh.read(2) == _GZIP_MAGIC
@@ -283,11 +286,11 @@ def _framed_records(f: str, gzip_magic: bool) -> int:
         raise e from None
 
 
-def read_records(source, compression="auto", check_manifest: bool = True,
+def read_records(source: FilesArg, compression: str | None = "auto", check_manifest: bool = True,
                  verify: bool | None = None,
                  n_readers: int | None = None, n_read_threads: int | None = None,
                  shuffle_files: bool = False, seed: int | None = None,
-                 **tf_names) -> tf.data.Dataset:
+                 **tf_names: Any) -> tf.data.Dataset:
     """Read serialized records from checked TFRecord shards, interleaved, as a ``tf.data.Dataset``.
 
     Args:

@@ -20,6 +20,7 @@ import tensorflow as tf
 from datakit.core.atomic import atomic_file
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_facts
+from datakit.core.paths import PathArg
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.tables.unchanged_files import read_checked
 
@@ -34,7 +35,7 @@ _SQL_TYPES = {"i": "INTEGER", "u": "INTEGER", "b": "INTEGER", "f": "REAL", "U": 
               "S": "BLOB", "O": "TEXT"}
 
 
-def write_sqlite(path, table: str, columns: Mapping[str, Iterable], *,
+def write_sqlite(path: PathArg, table: str, columns: Mapping[str, Iterable], *,
                  progress: bool | None = None) -> Path:
     """Write ``columns`` (name -> equal-length values) as table ``table`` of a new SQLite file.
 
@@ -74,7 +75,7 @@ def write_sqlite(path, table: str, columns: Mapping[str, Iterable], *,
     return path
 
 
-def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
+def sql_dataset(path: PathArg, query: str, output_types: list | tuple) -> tf.data.Dataset:
     """Run ``query`` on a SQLite file with ``tf.data.experimental.SqlDataset``, checked first.
 
     TensorFlow would silently *create* an empty database for a missing file and then fail
@@ -136,7 +137,7 @@ def sql_dataset(path, query: str, output_types) -> tf.data.Dataset:
         "sqlite", p, query, output_types), fix=_BUILD_AGAIN)
 
 
-def _allowed(dtype) -> tuple[str, str | None]:
+def _allowed(dtype: tf.dtypes.DType) -> tuple[str, str | None]:
     """SQL types a column may hold for ``dtype``, and a range test (None: no range)."""
     if dtype == tf.string:
         return "'text', 'blob', 'integer', 'real'", None
@@ -149,7 +150,8 @@ def _allowed(dtype) -> tuple[str, str | None]:
     raise ValueError(f"output type {dtype.name}: SqlDataset reads strings, ints, floats, bool")
 
 
-def _check_values(con, path, query, names, output_types) -> None:
+def _check_values(con: sqlite3.Connection, path: PathArg, query: str, names: list[str],
+                  output_types: tuple) -> None:
     """One pass in SQLite: values TensorFlow would silently turn into 0, '' or wrap around."""
     cols = [f"c{i}" for i in range(len(names))]
     tests = []

@@ -13,12 +13,15 @@ so it takes raw CSV lines.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import tensorflow as tf
 
 from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_facts
+from datakit.core.paths import PathArg
 from datakit.readers.csv_files.reader import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
 from datakit.readers.tables.table_options import TableOptions, table_options
@@ -43,7 +46,7 @@ _RUN_AGAIN = ("build TransformRun(output_dir).dataset() again; to change the row
 
 
 
-def _glob_escaped(path):
+def _glob_escaped(path: tf.Tensor) -> tf.Tensor:
     """``path`` as a pattern that matches only itself: ``*``, ``?`` and ``[`` in a class."""
     for c in ("[", "*", "?"):
         path = tf.strings.regex_replace(path, "\\" + c, "[" + c + "]")
@@ -57,7 +60,7 @@ class TransformRun:
     then a one-hot block ``[UNK] + vocabulary`` per text column, as the kit's reader.
     """
 
-    def __init__(self, output_dir):
+    def __init__(self, output_dir: PathArg) -> None:
         import tensorflow_transform as tft
 
         self.output_dir = os.fspath(output_dir)
@@ -83,7 +86,7 @@ class TransformRun:
         self.feature_names = self.job.numbers + [
             f"{c}={v}" for c in self.job.texts for v in [OOV] + self.vocabularies[c]]
 
-    def matrix(self, features):
+    def matrix(self, features: Mapping[str, tf.Tensor]) -> tf.Tensor:
         """The transformed features as one float32 matrix (see ``feature_names``)."""
         x = [tf.stack([features[c] for c in self.job.numbers], axis=-1)] \
             if self.job.numbers else []
@@ -94,7 +97,7 @@ class TransformRun:
                 seed: int | None = None, repeat: int | None = 1, n_readers: int = 1,
                 n_read_threads: int | None = None, n_parse_threads: int | None = None,
                 prefetch: int | None = PREFETCH, options: TableOptions | None = None,
-                **tf_names):
+                **tf_names: Any) -> tf.data.Dataset:
         """The transformed rows as ``(matrix, label)`` batches, through the tables' one tail.
 
         The arguments are the kit's row readers' (:class:`TableOptions`, checked before
@@ -116,7 +119,7 @@ class TransformRun:
         spec = {k: v for k, v in self.output.transformed_feature_spec().items() if k in keep}
         label = self.job.label
 
-        def parse(records):
+        def parse(records: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
             row = tf.io.parse_example(records, spec)
             return self.matrix(row), row[label]
 
@@ -126,7 +129,8 @@ class TransformRun:
         files = self._transformed_files()
         facts = file_facts(files)  # what each epoch's open compares the files with
 
-        def blocks_of(path):  # the file checked as each epoch reaches it, not only now
+        def blocks_of(path: tf.Tensor) -> tf.data.Dataset:
+            """The file checked as each epoch reaches it, not only now."""
             there = tf.size(tf.io.matching_files(_glob_escaped(path))) > 0
             said = tf.strings.join([path, gone], separator=" ")
             with tf.control_dependencies([tf.debugging.Assert(there, [said])]):
@@ -162,7 +166,7 @@ class TransformRun:
                  for c in self.job.numbers}
         return stats | {c: {"vocabulary": v} for c, v in self.vocabularies.items()}
 
-    def serving_model(self, model):
+    def serving_model(self, model: Callable[[tf.Tensor], tf.Tensor]) -> _RawLinesModel:
         """``model`` behind ``transform_features_layer()``: it takes raw CSV lines (header order).
 
         Save it with ``tf.saved_model.save(served, path)``; ``tf.saved_model.load(path)``
@@ -172,7 +176,7 @@ class TransformRun:
 
 
 class _RawLinesModel(tf.Module):
-    def __init__(self, run: TransformRun, model):
+    def __init__(self, run: TransformRun, model: Callable[[tf.Tensor], tf.Tensor]) -> None:
         super().__init__()
         self.model, self.tft_layer = model, run.output.transform_features_layer()
         self._run = run
@@ -182,7 +186,7 @@ class _RawLinesModel(tf.Module):
         self._width = len(job.header)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="lines")])
-    def __call__(self, lines):
+    def __call__(self, lines: tf.Tensor) -> tf.Tensor:
         fields = tf.io.decode_csv(lines, [[""]] * self._width)
         raw = {}
         for c, is_number in self._columns:

@@ -12,7 +12,9 @@ memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -49,8 +51,8 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
                  n_readers: int | None = None, seed: int | None = None,
                  drop_remainder: bool = False,
                  with_ids: bool = False, trace: bool = False, training: bool = True,
-                 class_names=None, options: VideoOptions | None = None,
-                 on_bad_file: str = "raise", **clip_options):
+                 class_names: Sequence[str] | None = None, options: VideoOptions | None = None,
+                 on_bad_file: str = "raise", **clip_options: Any) -> tf.data.Dataset:
     """Stream batches of ``clip_len``-frame clips from TFRecord shards of ``SequenceExample`` s.
 
     Videos in a new seeded order each epoch -> choose the clip's frames from the
@@ -191,7 +193,7 @@ def _refuse_converter_root(folder: Path) -> None:
                         f"{sets}: pass one of them, e.g. clip_dataset({str(folder / sets[0])!r})")
 
 
-def _with_trace(trace: bool, fn):
+def _with_trace(trace: bool, fn: Callable[[dict], Any]) -> Callable[..., Any]:
     """``fn`` for ``map``, on the element beside its timeline trace when ``trace``."""
     return (lambda d, t: (fn(d), t)) if trace else fn
 
@@ -226,9 +228,10 @@ _READ_BUFFER = 1 << 16  # bytes read at a time from a record's offset (a record 
 #                         at 112x112 is about 300 KB): little is read past the records needed
 
 
-def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: VideoOptions,
-                     sampler: str, k: int, *, seed: int | None, training: bool, n_readers: int,
-                     present):
+def _spanned_records(directory: str | Path, videos: list[dict], chunk_frames: int,
+                     opts: VideoOptions, sampler: str, k: int, *, seed: int | None,
+                     training: bool, n_readers: int,
+                     present: Callable[[tf.Tensor], tf.Tensor]) -> tf.data.Dataset:
     """Each video's clip(s) as JPEGs, reading only the records (chunks) they span.
 
     The manifest gives each video's shard and where each of its chunks starts;
@@ -250,7 +253,8 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
     if training:
         table = table.shuffle(max(len(videos), 1), seed=seed)
 
-    def with_clip(v, epoch_key):  # the clip's frames, and the records they span
+    def with_clip(v: dict, epoch_key: tf.Tensor) -> dict:
+        """The clip's frames, and the records they span."""
         frames = clip_frames(v["length"], video_key(epoch_key, v["id"]), clip_len,
                              frame_step=frame_step, sampler=sampler, clips_per_video=k)
         first = tf.reduce_min(frames) // chunk_frames
@@ -258,7 +262,8 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
         return dict(v, frames=frames, first=first, n=n,
                     offset=tf.gather(offsets, v["start"] + first))
 
-    def read(v):  # the n records from the first one the clip spans, as one batch
+    def read(v: dict) -> tf.data.Dataset:
+        """The n records from the first one the clip spans, as one batch."""
         records = tf.data.experimental.from_variant(tf.raw_ops.TFRecordDatasetV2(
             filenames=tf.reshape(v["file"], [1]), compression_type="",
             buffer_size=tf.constant(_READ_BUFFER, tf.int64),
@@ -271,7 +276,7 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
         got = got.concatenate(tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))).take(1)
         return got.map(lambda r: (v, r))
 
-    def pick(v, records):
+    def pick(v: dict, records: tf.Tensor) -> dict:
         said = [v["file"], "does not hold video", v["id"], "(", v["name"], ") where its "
                 "manifest says (its records there are missing, damaged or another video's): "
                 "the shard was replaced or changed since this dataset was built. If the set "
@@ -300,12 +305,13 @@ def _spanned_records(directory, videos: list[dict], chunk_frames: int, opts: Vid
 _FRAMES = {"frames": tf.io.RaggedFeature(tf.string)}  # a video's last chunk is shorter
 
 
-def _clip_decoder(opts: VideoOptions, k: int, size):
+def _clip_decoder(opts: VideoOptions, k: int,
+                  size: tuple[int, int]) -> Callable[[dict], dict]:
     """``decode(picked)``: the picked JPEGs decoded into ``(k, clip_len, H, W, 3)`` (or one
     clip), checked to be the first video's frame size."""
     clip_len, (height, width) = opts.clip_len, size
 
-    def decode(picked):
+    def decode(picked: dict) -> dict:
         clip = tf.map_fn(lambda b: tf.io.decode_jpeg(b, channels=3),
                          tf.reshape(picked["jpegs"], [-1]), fn_output_signature=tf.uint8)
         got = tf.shape(clip)[1:3]

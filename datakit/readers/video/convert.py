@@ -36,8 +36,11 @@ worker processes as its middle step):
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
 
 from datakit.core.arguments import check_count
 from datakit.core.cores import cpu_cores
@@ -48,17 +51,19 @@ from datakit.readers.video.conversion import Conversion, convert_videos
 from datakit.readers.video.decoding import output_frames
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.video_info import VideoInfo
 from datakit.readers.video.workers import convert_all
 
 __all__ = ["write_video_shards"]
 
 
-def write_video_shards(directory, out, *, validation_split: float | None = None,
-                       seed: int | None = None, class_names=None, quality: int = 90,
+def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
+                       validation_split: float | None = None, seed: int | None = None,
+                       class_names: Sequence[str] | None = None, quality: int = 90,
                        num_shards: int = 4, processes: int | None = None,
                        on_bad_file: str = "raise",
                        progress: bool | None = None, options: VideoOptions | None = None,
-                       **frame_options) -> dict:
+                       **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
 
     Args:
@@ -103,7 +108,7 @@ def write_video_shards(directory, out, *, validation_split: float | None = None,
                           on_bad_file=on_bad_file, convert=convert, progress=progress)
 
 
-def _convert(work, job: Conversion, processes: int, progress: bool | None,
+def _convert(work: Callable[[PartJob], int], job: Conversion, processes: int, progress: bool | None,
              sets: ShardSets) -> dict[int, str]:
     """Convert the ``todo`` videos into their parts, each joining its shard in ``sets`` when
     written; the reason of each that failed (skipped)."""
@@ -137,7 +142,7 @@ def _convert(work, job: Conversion, processes: int, progress: bool | None,
     return failed
 
 
-def _expected_cpu(info, options) -> float:
+def _expected_cpu(info: VideoInfo, options: VideoOptions) -> float:
     """A video's conversion, in rough CPU seconds (measured on H.264 at 320x240 to 112x112):
     decoding about 85 ns a byte of the file and 0.5 ns a pixel of each frame, scaling and
     JPEG about 8 ns an output pixel. Only the order matters: the workers take the videos

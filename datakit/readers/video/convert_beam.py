@@ -53,10 +53,13 @@ or a container image)::
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
@@ -65,6 +68,7 @@ from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
 from datakit.readers.video.conversion import Conversion, convert_videos
+from datakit.readers.video.folders import VideoFolder
 from datakit.readers.video.part_files import PartJob, convert_part
 from datakit.readers.video.shard_sets import ShardSets
 
@@ -76,7 +80,10 @@ _FAILED = ".failed"  # a part's name + this: the reason its video failed, writte
 _JOB_CHUNK = 256
 
 
-def _convert_video(item, *, parts: str, fps, quality: int, fit: dict, on_bad_file: str) -> int:
+# Beam reads these hints at run time (beam.Map checks elements and side inputs with them):
+# ``item`` and ``fps`` stay ``Any``, which Beam takes as it took them unannotated.
+def _convert_video(item: Any, *, parts: str, fps: Any, quality: int, fit: dict,
+                   on_bad_file: str) -> int:
     """One element of the pipeline: video ``item = (i, info, label, part name)`` into its part.
 
     Runs on a worker. A video that fails leaves its reason in ``<part>.failed``,
@@ -113,7 +120,8 @@ def _job_items(path: str) -> list:
         return pickle.load(f)
 
 
-def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
+def _run_pipeline(job_files: list[str], pipeline_args: Sequence[str] | Any,
+                  **work: Any) -> None:
     """Convert the videos of ``job_files`` on Beam; returns when all are done (or raises)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -131,14 +139,14 @@ def _run_pipeline(job_files: list[str], pipeline_args, **work) -> None:
 
 
 @contextmanager
-def _following_parts(bar, parts: Path, every: float = 0.5):
+def _following_parts(bar: Any, parts: Path, every: float = 0.5) -> Iterator[None]:
     """While the block runs, ``bar`` counts the videos done: the parts and failure notes
     in ``parts``, which the workers write there (a folder this process sees too)."""
-    def follow():
+    def follow() -> None:
         done = len(list(parts.glob("[0-9]*-*.tfrecord"))) + len(list(parts.glob("*" + _FAILED)))
         bar.update(max(0, min(done, bar.total) - bar.n))
 
-    def watch():
+    def watch() -> None:
         while not stop.wait(every):
             follow()
 
@@ -156,7 +164,8 @@ def _following_parts(bar, parts: Path, every: float = 0.5):
         follow()
 
 
-def _failures(parts: Path, folder, todo: list[int], names: list[str]) -> dict[int, str]:
+def _failures(parts: Path, folder: VideoFolder, todo: list[int],
+              names: list[str]) -> dict[int, str]:
     """The reason of each ``todo`` video that failed, from the notes its worker left."""
     failed = {}
     for i in todo:
@@ -170,7 +179,8 @@ def _failures(parts: Path, folder, todo: list[int], names: list[str]) -> dict[in
     return failed
 
 
-def _raise_failure(parts: Path, folder, todo: list[int], names: list[str], error) -> None:
+def _raise_failure(parts: Path, folder: VideoFolder, todo: list[int], names: list[str],
+                   error: BaseException) -> None:
     """The first video whose worker wrote down a failure, raised as its DataError."""
     for i in todo:
         note = parts / (names[i] + _FAILED)
@@ -179,7 +189,7 @@ def _raise_failure(parts: Path, folder, todo: list[int], names: list[str], error
             raise DataError(folder.infos[i].path, reason) from error
 
 
-def _check_call(workers, pipeline_args) -> None:
+def _check_call(workers: int, pipeline_args: Sequence[str] | Any) -> None:
     check_count("workers", workers, fix="pass an int >= 1 (threads of the DirectRunner)")
     if pipeline_args is None or (isinstance(pipeline_args, (list, tuple))
                                  and all(isinstance(a, str) for a in pipeline_args)):
@@ -192,11 +202,13 @@ def _check_call(workers, pipeline_args) -> None:
                         f"PipelineOptions; got {pipeline_args!r}")
 
 
-def write_video_shards_beam(directory, out, *, validation_split: float | None = None,
-                            seed: int | None = None, class_names=None, quality: int = 90,
-                            num_shards: int = 4, workers: int = 2, pipeline_args=None,
+def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike, *,
+                            validation_split: float | None = None, seed: int | None = None,
+                            class_names: Sequence[str] | None = None, quality: int = 90,
+                            num_shards: int = 4, workers: int = 2,
+                            pipeline_args: Sequence[str] | Any = None,
                             on_bad_file: str = "raise", progress: bool | None = None,
-                            options: VideoOptions | None = None, **frame_options) -> dict:
+                            options: VideoOptions | None = None, **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
     The arguments and the result are :func:`~datakit.readers.video.convert.write_video_shards`'s
@@ -232,7 +244,7 @@ def write_video_shards_beam(directory, out, *, validation_split: float | None = 
                           progress=progress)
 
 
-def _run(job: Conversion, sets: ShardSets, pipeline_args,
+def _run(job: Conversion, sets: ShardSets, pipeline_args: Sequence[str] | Any,
          progress: bool | None) -> dict[int, str]:
     """The converter core's middle step on Beam: the ``todo`` videos converted by the
     pipeline's workers, then each marked ready or failed in ``sets``."""
