@@ -83,6 +83,28 @@ def test_an_entry_the_older_probe_cache_holds_is_probed_again(files, tmp_path, m
     assert decoding.probe(path) == info
 
 
+@pytest.mark.timeout(60)
+def test_the_containers_word_wins_over_the_codecs_as_in_ffmpeg(files, tmp_path):
+    """An MP4 whose ``pasp`` box says 4:3 over H.264 that says 2:1: FFmpeg (its command line
+    sets each frame's SAR from the stream's, ``av_guess_sample_aspect_ratio`` alike) shows
+    4:3, 32 pixels 42 wide (``scale=iw*sar:ih`` cuts 42.7 to 42); with the box gone, the
+    codec's 2:1."""
+    import struct
+
+    data = files["h264_sar2.mp4"].read_bytes()
+    at = data.find(b"pasp")
+    assert struct.unpack(">II", data[at + 4:at + 12]) == (2, 1)  # (the file is as claimed)
+    lying, silent = tmp_path / "lying.mp4", tmp_path / "silent.mp4"
+    lying.write_bytes(data[:at + 4] + struct.pack(">II", 4, 3) + data[at + 12:])
+    silent.write_bytes(data[:at] + b"free" + data[at + 4:])  # the box made padding
+    for path, sar, width in ((lying, (4, 3), 42), (silent, (2, 1), 64)):
+        info = decoding.probe(path, cache=False)
+        assert (info.sar, info.height, info.width) == (sar, 48, width), path.name
+        ours = decoding.decode_frames(info, range(info.frames), seek=False)
+        theirs = _shown(path, info)
+        assert ours.shape == theirs.shape and _off(ours, theirs) < NEAR, path.name
+
+
 @pytest.mark.timeout(120)
 def test_frames_are_read_as_ffmpeg_shows_them_and_square_pixels_as_before(files):
     import simplejpeg
