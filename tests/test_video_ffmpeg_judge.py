@@ -3,9 +3,10 @@
 A small corpus (:mod:`video_corpus`: six containers, H.264 with and without
 B-frames, HEVC, VP9, AV1, MPEG-4 part 2, MJPEG; AVI dropped-frame slots,
 rotation, odd sizes, 10-bit, a variable rate, audio first, the moov at either
-end) is written once per session. Each good file is read by the direct
-reader's decoding functions and by the converter with FFmpeg's frame count,
-timestamps and pixels; each damaged variant FFmpeg reports errors in (or
+end, non-square pixels: SAR 2:1, 1:2 and HDV's 4:3) is written once per
+session. Each good file is read by the direct reader's decoding functions and
+by the converter with FFmpeg's frame count, timestamps and pixels (as FFmpeg
+shows them: ``scale=iw*sar:ih``); each damaged variant FFmpeg reports errors in (or
 decodes no frame of) is refused by name under ``"raise"`` and skipped and
 counted under ``"skip"``; one FFmpeg decodes silently is refused or read as
 FFmpeg reads it, never otherwise. A larger set (5 times the sides, 120 frames,
@@ -36,23 +37,26 @@ def corpus(tmp_path_factory):
     bad_dir = d / "damaged"
     bad_dir.mkdir()
     bad = {}
-    for path in good.values():
-        bad.update(video_corpus.damaged(path, bad_dir))
+    for name, path in good.items():
+        if name not in UNDAMAGED:
+            bad.update(video_corpus.damaged(path, bad_dir))
     return good, bad
 
 
-def _ffmpeg_frames(path) -> list[np.ndarray]:
-    import av
-
-    with av.open(str(path)) as c:
-        return [f.to_ndarray(format="rgb24") for f in c.decode(c.streams.video[0])]
+#: Good files given no damaged copies here. The MPEG-2 file's zeroed middle: FFmpeg's MPEG-2
+#: decoder drops 11 of its 24 frames without a word, the probe (the first and the last group
+#: of frames decoded) lists 24 and frame 8 is refused when read, mid-epoch: the damaged
+#: middle that only a listing decoding every frame finds (issue 60), a matter apart from the
+#: pixel shape this file is in the corpus for. (The larger corpus damages it: read, refused.)
+UNDAMAGED = {"mpeg2_hdv.mov"}
 
 
 @pytest.mark.timeout(120)
 def test_the_corpus_covers_what_real_files_carry(corpus):
     good, _ = corpus
     assert {"mjpeg_dropped.avi", "mpeg4_dropped.avi", "h264_bframes.mp4", "hevc.mp4",
-            "vp9.webm", "mjpeg.mov", "h264.m4v", "h264_bframes.mkv"} <= set(good)
+            "vp9.webm", "mjpeg.mov", "h264.m4v", "h264_bframes.mkv", "h264_sar2.mp4",
+            "mpeg2_hdv.mov"} <= set(good)
     for name in ("mjpeg_dropped.avi", "mpeg4_dropped.avi"):  # the index keeps the empty slots
         import av
 
@@ -78,11 +82,13 @@ def _check_good(good: dict) -> None:
         np.testing.assert_allclose(np.asarray(info.times) - info.times[0],
                                    np.sort(times) - min(times), atol=1e-3, err_msg=name)
         ours = decoding.decode_frames(info, range(info.frames), seek=False)
-        theirs = np.stack(_ffmpeg_frames(path))
+        theirs = video_corpus.display_frames(path)  # (non-square pixels made square)
         if info.rotation:  # the reader turns the frames as the display matrix says
             theirs = np.rot90(theirs, k=info.rotation // 90, axes=(1, 2))
         assert ours.shape == theirs.shape, name
-        assert np.abs(ours.astype(int) - theirs).mean() < 2, name
+        # (pixels made square: FFmpeg's bicubic scaler against the kit's bilinear one)
+        near = 2 if info.sar == (1, 1) else 4
+        assert np.abs(ours.astype(int) - theirs).mean() < near, name
         wanted = [0, info.frames - 1, info.frames // 2]
         assert np.array_equal(decoding.decode_frames(info, wanted), ours[wanted]), name
 

@@ -20,7 +20,7 @@ import numpy as np
 
 #: name -> (container, codec, options); `size` (w, h), `frames`, `bf` B-frames, `drop` frame
 #: numbers left out (their slots stay in an AVI's index), `rotate` degrees, `pix` pixel format,
-#: `audio_first`, `faststart`.
+#: `audio_first`, `faststart`, `sar` the pixels' aspect ratio (width, height) the codec states.
 SMALL = {
     "h264.mp4": ("mp4", "libx264", dict(bf=0)),
     "h264_bframes.mp4": ("mp4", "libx264", dict(bf=3)),
@@ -46,6 +46,12 @@ SMALL = {
     "h264_bframes.avi": ("avi", "libx264", dict(bf=2)),
     "h264.m4v": ("ipod", "libx264", dict()),
     "mpeg4.m4v": ("ipod", "mpeg4", dict()),
+    # non-square pixels: shown 64x48, 48x48, 64x36 (HDV's 1440x1080 at 4:3, as Final Cut
+    # keeps it in a MOV), and 48x64 turned
+    "h264_sar2.mp4": ("mp4", "libx264", dict(size=(32, 48), sar=(2, 1))),
+    "h264_sar_half.mkv": ("matroska", "libx264", dict(size=(96, 48), sar=(1, 2))),
+    "mpeg2_hdv.mov": ("mov", "mpeg2video", dict(size=(48, 36), sar=(4, 3))),
+    "h264_sar_rotated.mp4": ("mp4", "libx264", dict(size=(32, 48), sar=(2, 1), rotate=90)),
 }
 
 
@@ -61,7 +67,7 @@ def _picture(i: int, w: int, h: int) -> np.ndarray:
 
 def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int = 24,
           gop: int | None = None, bf: int | None = None, drop=(), rotate: int = 0,
-          pix: str | None = None,
+          pix: str | None = None, sar: tuple[int, int] | None = None,
           audio_first: bool = False, faststart: bool = False, times=None, start: int = 0,
           shift: int = 0) -> Path:
     import av
@@ -86,6 +92,8 @@ def write(path: Path, container: str, codec: str, *, size=(64, 48), frames: int 
             s.codec_context.options = {"preset": "12"}
         if rotate:
             s.set_display_rotation(rotate)
+        if sar:
+            s.codec_context.sample_aspect_ratio = Fraction(*sar)
         if audio is not None:
             tone = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp",
                                               layout="mono")
@@ -197,6 +205,38 @@ def judge(path) -> tuple[list[str], list[float]]:
             errors.append(f"{type(e).__name__}: {e}")
     errors += [f"{name}: {text}" for level, name, text in logs if level <= av.logging.ERROR]
     return errors, times
+
+
+def display_frames(path) -> np.ndarray:
+    """The frames as FFmpeg shows them (before any rotation): those of the stream it picks,
+    through a filter graph that makes the pixels square, ``scale=iw*sar:ih,setsar=1``
+    (FFmpeg's own rule and scaler, bicubic), the sample aspect ratio the one FFmpeg
+    guesses (``av_guess_sample_aspect_ratio``: the container's, else the codec's)."""
+    import av
+
+    frames = []
+    with av.open(str(path)) as c:
+        stream = c.streams.best("video")
+        graph = None
+        for frame in c.decode(stream):
+            sar = Fraction(stream.sample_aspect_ratio or stream.codec_context.sample_aspect_ratio
+                           or 1)
+            if sar == 1:
+                frames.append(frame.to_ndarray(format="rgb24"))
+                continue
+            if graph is None:
+                graph = av.filter.Graph()
+                chain = [graph.add("buffer", video_size=f"{frame.width}x{frame.height}",
+                                   pix_fmt=frame.format.name, time_base=str(stream.time_base),
+                                   pixel_aspect=f"{sar.numerator}/{sar.denominator}"),
+                         graph.add("scale", "iw*sar:ih"), graph.add("setsar", "1"),
+                         graph.add("buffersink")]
+                for a, b in zip(chain, chain[1:], strict=False):
+                    a.link_to(b)
+                graph.configure()
+            graph.push(frame)
+            frames.append(graph.pull().to_ndarray(format="rgb24"))
+    return np.stack(frames)
 
 
 def damaged(path: Path, directory: Path) -> dict[str, Path]:

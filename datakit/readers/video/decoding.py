@@ -5,7 +5,9 @@ track, never a cover picture) once without decoding it (one packet per frame:
 the timestamps count the frames even when the header says 0, as WebM and
 Matroska headers do; packets an edit list discards are not frames; the
 keyframes are listed too), decodes its
-first frame (for the rotation a phone writes in the display matrix) and its
+first frame (for the rotation a phone writes in the display matrix, and the
+pixel aspect ratio the codec states: a frame is read at the shape players show,
+1440x1080 HDV pixels 4:3 wide as 1920x1080) and its
 last group of frames (from the last keyframe to the end), and compares the
 frames found with the count the index lists (an AVI's empty entries, frames
 its recorder dropped, count as found: FFmpeg decodes past them): a file cut
@@ -40,7 +42,14 @@ import numpy as np
 from datakit.core.errors import DataError
 from datakit.core.file_facts import content_digest, file_stamp
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import VideoInfo, frame_at, frame_order, video_stream
+from datakit.readers.video.video_info import (
+    VideoInfo,
+    display_width,
+    frame_at,
+    frame_order,
+    sample_aspect_ratio,
+    video_stream,
+)
 from datakit.readers.video.video_info import open_video as _open
 
 if TYPE_CHECKING:  # PyAV is imported where a video is opened
@@ -67,8 +76,9 @@ def _check_link(path: str) -> None:
 
 
 def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
-    """Timestamps, keyframes, size, rotation and codec of a video file; a :class:`DataError`
-    naming it. ``cache``: reuse (and keep) what an earlier probe of the unchanged file found.
+    """Timestamps, keyframes, size (as shown), rotation, pixel aspect ratio and codec of a
+    video file; a :class:`DataError` naming it. ``cache``: reuse (and keep) what an earlier
+    probe of the unchanged file found.
 
     The probe also takes the file's CRC-32 (:func:`~datakit.core.file_facts.content_digest`:
     one more read of the file, from the page cache after the probe, about 1 GB/s of CPU,
@@ -94,7 +104,7 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
                      height=facts["height"], width=facts["width"], rotation=facts["rotation"],
                      codec=facts["codec"], rate=facts["rate"], keys=tuple(facts["keys"]),
                      reordered=facts["reordered"], stamp=stamp,
-                     digest=facts.get("digest"))
+                     digest=facts.get("digest"), sar=tuple(facts["sar"]))
 
 
 def _probe_file(path: str) -> dict:
@@ -132,8 +142,9 @@ def _probe_file(path: str) -> dict:
             raise DataError(path, "holds no decodable frame (empty or truncated); remove it "
                             "or pass on_bad_file='skip'")
         rotation = int(round(first.rotation or 0)) % 360
-        h, w = first.height, first.width
-        if rotation in (90, 270):
+        sar = sample_aspect_ratio(stream)  # (after a decoded frame: the codec's is known)
+        h, w = first.height, display_width(first.width, sar)  # as shown: pixels made square,
+        if rotation in (90, 270):  # then turned
             h, w = w, h
         rate = stream.average_rate or stream.guessed_rate
         index = {p: k for k, p in enumerate(pts)}  # (a joined file is read from its start)
@@ -141,7 +152,7 @@ def _probe_file(path: str) -> dict:
         return dict(pts=_packed(pts), time_base=float(stream.time_base), height=h, width=w,
                     rotation=rotation, codec=stream.codec_context.name,
                     rate=float(rate) if rate else 0.0, keys=keys or [0],
-                    reordered=bool(reordered))
+                    reordered=bool(reordered), sar=list(sar))
 
 
 def _slots(container: Any, demuxed: list[tuple]) -> int:
@@ -318,8 +329,9 @@ def _jpeg_encoder(info: VideoInfo, quality: int, frame_size: tuple[int, int] | N
     only its range set to JPEG's, and encoded from its planes
     (``simplejpeg.encode_jpeg_yuv_planes``): no conversion to RGB and back.
     At 320x240 to 112x112, scaling and JPEG took 37 + 53 us a frame against
-    83 + 60 us through RGB. Other frames (rotated, cropped, padded, odd sizes, other
-    colour matrices) go through RGB
+    83 + 60 us through RGB. A frame of non-square pixels with ``frame_size=None`` is
+    scaled this way too, to its display size (``info.height`` x ``info.width``). Other frames
+    (rotated, cropped, padded, odd sizes, other colour matrices) go through RGB
     (:func:`~datakit.readers.video.frame_reading.frame_converter`).
     """
     import simplejpeg

@@ -13,9 +13,10 @@ The decision is made per clip from the keyframe list the probe keeps, not by
 a fixed rule, and decoding stops at the last frame wanted. Each kept frame is
 converted once, straight from the decoder's pixels (YUV, mostly) to RGB at the
 target size in one swscale call (``frame.to_ndarray(width=, height=,
-format="rgb24")``); rotating, cropping or padding then moves the small frame
-only. Frames decoded and not kept are never converted. The conversion runs on
-the decoder's own threads (``threads``): swscale's default, a slice of each
+format="rgb24")``), non-square pixels (``info.sar``) made square in the same
+call; rotating, cropping or padding then moves the small frame only. Frames
+decoded and not kept are never converted. The conversion runs on the decoder's
+own threads (``threads``): swscale's default, a slice of each
 frame on every core, only adds hand-overs when each core already decodes a
 video (``python -m benchmarks.decoders`` measures the reader both ways).
 
@@ -104,8 +105,17 @@ def frame_converter(info: VideoInfo, frame_size: tuple[int, int] | None = None, 
     """A function from a decoded frame to its ``(height, width, 3)`` RGB array, fitted
     to ``frame_size`` as :func:`~datakit.readers.video.decoding.fit_frame` fits it
     (stretched, centre-cropped or padded), in one swscale conversion on ``threads``
-    threads (0: one a core; 1, the default, where each core already decodes a video)."""
+    threads (0: one a core; 1, the default, where each core already decodes a video).
+
+    A frame is fitted at the shape it is shown (``info.height`` x ``info.width``): its
+    pixels made square as the sample aspect ratio says (``info.sar``), then turned as the
+    display matrix says. The first is part of the same swscale call (the stored frame
+    scaled straight to the target), so it costs nothing where ``frame_size`` is given;
+    with ``frame_size=None`` a video of non-square pixels is scaled to its display size
+    (FFmpeg's ``scale=iw*sar:ih``), one of square pixels only converted, as before."""
     rot = info.rotation // 90
+    if frame_size is None and info.sar[0] != info.sar[1]:  # shown wider or narrower
+        frame_size = (info.height, info.width)
     if frame_size is None:
         return lambda frame: _turned(frame.to_ndarray(format="rgb24", threads=threads), rot)
     th, tw = frame_size

@@ -2,9 +2,9 @@
 
 Probing a file reads its whole index (one packet per frame) and decodes its
 first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
-of CPU. The facts found (timestamps, keyframes, size, rotation, codec) are
-stored in one small JSON file per video under the kit's cache folder
-(``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
+of CPU. The facts found (timestamps, keyframes, size, rotation, pixel aspect
+ratio, codec) are stored in one small JSON file per video under the kit's cache
+folder (``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
 Linux, ``~/Library/Caches/datakit`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache`` on
 Windows, or ``DATAKIT_CACHE``; ``DATAKIT_PROBE_CACHE=off`` (or ``0``, ``false``, ``no``)
 turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves it), named by a hash of the video's
@@ -42,7 +42,7 @@ from datakit.core.file_facts import Stamp
 __all__: list[str] = []
 
 #: Bumped whenever the stored facts change meaning: older entries are then ignored.
-VERSION = 4
+VERSION = 5  # 5: the pixel aspect ratio, and the size as shown
 
 
 def cache_folder() -> Path | None:

@@ -1,6 +1,7 @@
 """What a video file is, as the probe found it, and how it is opened (errors named).
 
 :class:`VideoInfo` holds the probe's facts (:func:`datakit.readers.video.decoding.probe`);
+:func:`sample_aspect_ratio` and :func:`display_width` give a frame's shape as shown;
 :func:`open_video` opens a file with PyAV, a file FFmpeg cannot open (or a pipe,
 a socket, a device: never waited on) being a
 :class:`~datakit.core.errors.DataError` that names it and says what to do at
@@ -30,7 +31,7 @@ class VideoInfo:
     path: str
     pts: tuple
     time_base: float
-    height: int  # as displayed (rotation applied)
+    height: int  # as displayed (the pixel aspect ratio and the rotation applied)
     width: int
     rotation: int  # degrees counterclockwise, as FFmpeg's display matrix says
     codec: str
@@ -39,6 +40,7 @@ class VideoInfo:
     reordered: bool = False  # frames counted as decoded (AVI with B-frames, joined recordings)
     stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
     digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
+    sar: tuple = (1, 1)  # the sample (pixel) aspect ratio, width to height, as FFmpeg guesses it
 
     @property
     def frames(self) -> int:
@@ -68,6 +70,32 @@ def video_stream(container: Any) -> Any:
         return None
     best = container.streams.best("video")
     return best if best is not None and best.index in {s.index for s in videos} else videos[0]
+
+
+def sample_aspect_ratio(stream: Any) -> tuple[int, int]:
+    """The shape of ``stream``'s pixels, ``(width, height)`` in lowest terms, as FFmpeg and
+    players take it (``av_guess_sample_aspect_ratio``): the container's (an MP4's ``pasp``
+    box, Matroska's display size), else the codec's (H.264's VUI, MPEG-2's aspect code:
+    an MPEG-TS has no field of its own); ``(1, 1)``, square, where neither says (``0/1``).
+    Read after a frame is decoded, so that the codec's is known."""
+    from fractions import Fraction
+
+    sar = stream.sample_aspect_ratio or stream.codec_context.sample_aspect_ratio
+    if not sar or sar <= 0:
+        return (1, 1)
+    sar = Fraction(sar)
+    return (sar.numerator, sar.denominator)
+
+
+def display_width(width: int, sar: tuple[int, int]) -> int:
+    """A frame ``width`` pixels wide as it is shown: each pixel ``sar[0] / sar[1]`` times as
+    wide as it is tall, so ``width * sar`` square pixels wide (FFmpeg's ``scale=iw*sar:ih``,
+    its value cut to an integer), the height kept.
+
+    >>> display_width(1440, (4, 3)), display_width(64, (1, 2)), display_width(720, (32, 27))
+    (1920, 32, 853)
+    """
+    return max(1, width * sar[0] // sar[1])
 
 
 def frame_order(packets: list) -> tuple[list, bool]:
