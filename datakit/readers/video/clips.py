@@ -105,7 +105,10 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         The dataset, with ``class_names`` (the manifest's) and ``skipped``.
         Into ``fit()``: ``fit(ds.repeat(), steps_per_epoch=len(ds))``, one
         iterator for the run (a new one each epoch can stall at the epoch's end
-        in TensorFlow 2.21; see the README).
+        in TensorFlow 2.21; see the README). The clips are drawn anew each epoch
+        inside the dataset, so a ``.cache()`` after it freezes the first epoch's
+        clips for every epoch after. A cache belongs before the clip choice, and
+        the shards already are one: the decoded frames, kept as JPEGs.
 
     Raises:
         TypeError: a count is not an int.
