@@ -31,7 +31,8 @@ TAKES = {
                                      "crop_to_aspect_ratio", "pad_to_aspect_ratio", "sampler",
                                      "clips_per_video"},
     "write_video_shards": {"fps", "frame_size", "crop_to_aspect_ratio", "pad_to_aspect_ratio"},
-    "clip_dataset": {"clip_len", "frame_step", "sampler", "clips_per_video"},
+    "clip_dataset": {"clip_len", "frame_step", "sampler", "clips_per_video"},  # (and the
+    # frame fields, compared with the shards' manifest: test_shards_take_the_direct_...)
 }
 
 
@@ -98,9 +99,39 @@ def test_options_or_keywords_not_both(broken, tmp_path):
             _call(name, broken, tmp_path, options={"clip_len": 4})
 
 
-def test_shards_keep_the_frames_they_were_written_with(broken):
-    with pytest.raises(ValueError, match="pass these to write_video_shards"):
-        video.clip_dataset(broken / "shards", options=VideoOptions(frame_size=(8, 8), fps=5))
+@pytest.mark.timeout(180)
+def test_shards_take_the_direct_readers_options_when_they_match_what_was_written(tmp_path):
+    """One ``VideoOptions`` for both paths: frame fields equal to what the shards were
+    written with are taken; another value is refused, naming both."""
+    for c, name in enumerate(("a", "b")):
+        frames = video.make_video(c, size=16, min_frames=24, max_frames=24, seed=c).frames
+        video.write_video(frames, tmp_path / "v" / name / f"{name}.mp4")
+    shared = VideoOptions(clip_len=4, frame_size=(8, 8), fps=12.5, crop_to_aspect_ratio=True)
+    frame_fields = {f: getattr(shared, f) for f in ("frame_size", "fps", "crop_to_aspect_ratio")}
+    out = video.write_video_shards(tmp_path / "v", tmp_path / "out", processes=1,
+                                   progress=False, **frame_fields)
+    direct = video.video_dataset_from_directory(tmp_path / "v", options=shared, verbose=False)
+    shards = video.clip_dataset(out["train"], options=shared, training=False)
+    assert shards.element_spec[0].shape[1:] == direct.element_spec[0].shape[1:] \
+        == (4, 8, 8, 3)
+    assert sum(int(len(y)) for _, y in shards) == 2
+    video.clip_dataset(out["train"], clip_len=4, frame_size=(8, 8), fps=12.5)  # as keywords
+    for field, other, written in [("frame_size", (16, 16), "8x8 frames"),
+                                  ("fps", 25, "fps=12.5"),
+                                  ("crop_to_aspect_ratio", False, None),
+                                  ("pad_to_aspect_ratio", True, "pad_to_aspect_ratio=False")]:
+        if written is None:  # False is the default: not compared (as not given)
+            video.clip_dataset(out["train"], options=dataclasses.replace(shared,
+                                                                         **{field: other}))
+            continue
+        opts = dataclasses.replace(shared, **{field: other}, **(
+            {"crop_to_aspect_ratio": False} if field == "pad_to_aspect_ratio" else {}))
+        with pytest.raises(ValueError) as e:
+            video.clip_dataset(out["train"], options=opts)
+        said = str(e.value)
+        assert said.startswith(f"{field}={other!r}, but the shards in {out['train']} were "
+                               f"written with {written}"), said
+        assert f"write_video_shards({field}={other!r})" in said
 
 
 def test_good_options_reach_the_files(broken, tmp_path):

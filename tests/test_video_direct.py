@@ -224,3 +224,29 @@ def test_probe_facts_are_cached_by_path_and_stamp(tmp_path, monkeypatch):
         decoding.probe(path)
     path.write_bytes(data)
     assert decoding.probe(path, cache=False).pts == first.pts
+
+
+@pytest.mark.timeout(120)
+def test_a_cache_after_the_clip_choice_freezes_the_clips_and_the_docstrings_say_so(tmp_path):
+    """What the readers' docstrings warn of, shown: ``.cache()`` after the random clip
+    choice gives the first epoch's clips again; without it, each epoch draws new ones."""
+    from datakit.readers.video.clips import clip_dataset
+    from datakit.readers.video.mp4_clips import mp4_clip_dataset
+
+    for fn in (video.video_dataset_from_directory, clip_dataset, mp4_clip_dataset):
+        doc = " ".join(fn.__doc__.split())
+        assert "a ``.cache()`` after it freezes the first epoch's clips" in doc, fn.__name__
+        assert "before the clip choice" in doc, fn.__name__
+    (tmp_path / "v" / "a").mkdir(parents=True)
+    write_h264(frames_of(90), tmp_path / "v" / "a" / "a.mp4")
+    ds = video.video_dataset_from_directory(tmp_path / "v", clip_len=2, batch_size=None,
+                                            seed=3, verbose=False, with_ids=True)
+
+    def two_epochs(d):
+        it = d.repeat(2).as_numpy_iterator()
+        return [next(it)["frames"].tolist() for _ in range(2)]
+
+    first, second = two_epochs(ds)
+    assert first != second  # a new random clip each epoch
+    frozen = two_epochs(ds.cache())
+    assert frozen[0] == frozen[1]

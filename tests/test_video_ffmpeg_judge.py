@@ -258,3 +258,27 @@ def test_a_pipe_socket_or_device_named_like_a_video_is_named_and_skipped_never_w
         assert e.value.path == str(folder / "w.mp4")
     finally:
         sock.close()
+
+
+@pytest.mark.timeout(180)
+def test_verify_frames_passes_every_clean_file_and_refuses_every_reported_one(corpus,
+                                                                              ffmpeg_only):
+    """``verify_frames=True`` (every frame decoded at the listing) takes no file FFmpeg
+    decodes cleanly for a damaged one, the edit-list trim, joined recordings and AVI
+    dropped slots included; it refuses each damaged file FFmpeg reports; and a damaged
+    file it passes reads every frame."""
+    good, bad = corpus
+    for name, path in {**good, **ffmpeg_only}.items():
+        assert decoding.probe(path, cache=False, verify_frames=True).verified, name
+    for name, path in bad.items():
+        if _ffmpeg_refuses(path):
+            with pytest.raises(DataError) as e:
+                decoding.probe(path, cache=False, verify_frames=True)
+            assert e.value.path == str(path), name
+            continue
+        try:
+            info = decoding.probe(path, cache=False, verify_frames=True)
+        except DataError:
+            continue
+        frames = decoding.decode_frames(info, range(info.frames), seek=False)
+        assert len(frames) == info.frames == len(video_corpus.judge(path)[1]), name

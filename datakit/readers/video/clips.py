@@ -12,6 +12,7 @@ memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -88,10 +89,12 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         **clip_options: its clip fields as keywords (``clip_len``, ``frame_step``,
             ``sampler``, ``clips_per_video``, ``prefetch``; see
             :mod:`~datakit.readers.video.clip_sampling`), not both ways for one
-            field (the frame size and fps were fixed when the shards were written),
-            and tf.data's names for the knobs (``cycle_length``, ``buffer_size``). A
-            random clip depends on the video and the epoch only, so it is the clip
-            the direct reader picks.
+            field, and tf.data's names for the knobs (``cycle_length``,
+            ``buffer_size``). Its frame fields (``frame_size``, ``fps``, a crop or a
+            pad) were fixed when the shards were written: one equal to the shards'
+            is taken (so one ``VideoOptions`` serves the direct reader too), another
+            is a ``ValueError`` naming both. A random clip depends on the video and
+            the epoch only, so it is the clip the direct reader picks.
         on_bad_file: a video shorter than one clip (the converter keeps every
             video: it does not know your clip length) is refused by name when the
             dataset is built (``"raise"``), or left out (``"skip"``) and listed in
@@ -102,11 +105,15 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         The dataset, with ``class_names`` (the manifest's) and ``skipped``.
         Into ``fit()``: ``fit(ds.repeat(), steps_per_epoch=len(ds))``, one
         iterator for the run (a new one each epoch can stall at the epoch's end
-        in TensorFlow 2.21; see the README).
+        in TensorFlow 2.21; see the README). The clips are drawn anew each epoch
+        inside the dataset, so a ``.cache()`` after it freezes the first epoch's
+        clips for every epoch after. A cache belongs before the clip choice, and
+        the shards already are one: the decoded frames, kept as JPEGs.
 
     Raises:
         TypeError: a count is not an int.
-        ValueError: a count is out of range; ``class_names`` that differ from the manifest's.
+        ValueError: a count is out of range; ``class_names`` that differ from the manifest's;
+            a frame size, fps, crop or pad other than the shards were written with.
         FileNotFoundError: no such folder (a set the last conversion did not write: said).
         DataError: a video shorter than a clip, under ``"raise"``; a folder with no
             manifest of videos, or shards of an earlier layout (one record per
@@ -137,7 +144,6 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         shuffle_buffer_size = knobs["shuffle_buffer_size"]
         opts = video_options(options, {f: knobs[f] for f in VIDEO_FIELDS if f in knobs},
                              where="clip_dataset")
-        _check_shard_options(opts)
         check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
         check_on_bad("on_bad_file", on_bad_file)
         seed = check_seed(seed)  # None: TensorFlow draws one
@@ -156,6 +162,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         raise DataError(str(directory), _NOT_INDEXED.format(parent=str(asked.parent))
                         if meta is not None else _NO_VIDEOS)
     check_one_run(directory, meta)  # the other set of the generation read, not a newer one
+    _check_shard_options(opts, meta, asked)
     names = shard_class_names(directory, meta, class_names)
     index = index_manifest(directory, meta, opts, on_bad_file)
     sampler = opts.sampler_for(training)
@@ -198,12 +205,55 @@ def _with_trace(trace: bool, fn: Callable[[dict], Any]) -> Callable[..., Any]:
     return (lambda d, t: (fn(d), t)) if trace else fn
 
 
-def _check_shard_options(opts: VideoOptions) -> None:
-    fixed = [f for f in ("frame_size", "fps") if getattr(opts, f) is not None]
-    fixed += [f for f in ("crop_to_aspect_ratio", "pad_to_aspect_ratio") if getattr(opts, f)]
-    if fixed:
-        raise ValueError(f"{', '.join(fixed)}: shards hold the frames as they were written; "
-                         "pass these to write_video_shards, not to clip_dataset")
+def _check_shard_options(opts: VideoOptions, meta: dict, directory: Path) -> None:
+    """The frame fields of ``opts`` (``frame_size``, ``fps``, a crop or a pad) that differ
+    from what the shards were written with (the manifest ``meta``): a ``ValueError`` naming
+    both values. One equal to the shards' is taken, so that one ``VideoOptions`` serves the
+    direct reader and ``clip_dataset`` alike; a field left at its default is not compared.
+    """
+    written = _written_with(meta)
+    for name in ("frame_size", "fps", "crop_to_aspect_ratio", "pad_to_aspect_ratio"):
+        asked, held = getattr(opts, name), written[name]
+        if asked is None or asked is False or _same(asked, held):
+            continue
+        raise ValueError(f"{name}={asked!r}, but the shards in {directory} were written with "
+                         f"{_said(name, held)}: clip_dataset reads the frames as they were "
+                         f"written. Pass {name}={held!r} (or leave it out), or convert again "
+                         f"with write_video_shards({name}={asked!r})")
+
+
+def _written_with(meta: dict) -> dict:
+    """The frame fields the shards of ``meta`` hold: the frame size of every video (the
+    writers check they share one), the frame rate (the one asked for, else the videos'
+    own when they share one; ``None``: they differ, or a set from frames in memory, which
+    records none) and the crop or pad."""
+    fps = meta.get("fps")
+    if fps is None:
+        rates = {v.get("fps") for v in meta["videos"]}
+        fps = rates.pop() if len(rates) == 1 else None
+    return {"frame_size": shard_frame_size(meta), "fps": fps,
+            "crop_to_aspect_ratio": bool(meta.get("crop_to_aspect_ratio")),
+            "pad_to_aspect_ratio": bool(meta.get("pad_to_aspect_ratio"))}
+
+
+def _said(name: str, value: Any) -> str:
+    """A written frame field in words.
+
+    >>> _said("frame_size", (32, 32)), _said("fps", 12.5), _said("fps", None)
+    ('32x32 frames', 'fps=12.5', 'no one frame rate (each video its own)')
+    """
+    if name == "frame_size":
+        return f"{value[0]}x{value[1]} frames"
+    if name == "fps":
+        return "no one frame rate (each video its own)" if value is None else f"fps={value:g}"
+    return f"{name}={value}"
+
+
+def _same(asked: Any, held: Any) -> bool:
+    """An asked field equal to the written one (a frame rate the manifest rounded too)."""
+    if isinstance(asked, (float, int)) and not isinstance(asked, bool) and held is not None:
+        return math.isclose(float(asked), float(held), rel_tol=1e-4)
+    return bool(asked == held)
 
 
 _NO_VIDEOS = ("holds no manifest of videos (shards of an earlier write_video_records, one "

@@ -41,6 +41,7 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import content_digest, file_stamp
+from datakit.readers.video.frame_check import check_every_frame, verify_reason
 from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
 from datakit.readers.video.video_info import (
     VideoInfo,
@@ -75,7 +76,7 @@ def _check_link(path: str) -> None:
                             "remove the link, or pass on_bad_file='skip'") from None
 
 
-def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
+def probe(path: str | Path, *, cache: bool = True, verify_frames: bool = False) -> VideoInfo:
     """Timestamps, keyframes, size (as shown), rotation, pixel aspect ratio and codec of a
     video file; a :class:`DataError` naming it. ``cache``: reuse (and keep) what an earlier
     probe of the unchanged file found.
@@ -84,6 +85,12 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
     one more read of the file, from the page cache after the probe, about 1 GB/s of CPU,
     a few per cent of the probe), so that a reader can tell a ``touch`` that changed no
     byte from an edit (:func:`~datakit.readers.video.frame_reading.check_unchanged`).
+
+    ``verify_frames``: also decode every frame once
+    (:func:`~datakit.readers.video.frame_check.check_every_frame`), so that a file damaged
+    between its first frames and its last group is a :class:`DataError` now, naming the
+    frame, not in a later epoch. Its result is cached with the other facts: paid once
+    per unchanged file, a failure included.
     """
     from datakit.readers.video import probe_cache
 
@@ -95,16 +102,27 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
         raise DataError(path, f"cannot be read ({e.strerror}); remove it or pass "
                         "on_bad_file='skip'") from None
     facts = probe_cache.load(path, stamp) if cache else None
+    fresh = facts is None  # facts to keep
     if facts is None:
         facts = _probe_file(path)
         facts["digest"] = content_digest(path)
-        if cache and file_stamp(path) == stamp:  # not changed while probed
-            probe_cache.store(path, stamp, facts)
+    if verify_frames and facts.get("verified") is None:  # (an entry of a probe only: not yet)
+        facts["verified"] = check_every_frame(path, _unpacked(facts["pts"]),
+                                              reordered=facts["reordered"])
+        fresh = True
+    if fresh and cache and file_stamp(path) == stamp:  # not changed while probed
+        probe_cache.store(path, stamp, facts)
+    verified: dict = facts.get("verified") or {}
+    if verify_frames and verified["failed_at"] is not None:
+        raise DataError(path, f"{verify_reason(verified)} (every frame decoded: "
+                        "verify_frames=True); remove or re-encode it, or pass "
+                        "on_bad_file='skip'")
     return VideoInfo(path=path, pts=_unpacked(facts["pts"]), time_base=facts["time_base"],
                      height=facts["height"], width=facts["width"], rotation=facts["rotation"],
                      codec=facts["codec"], rate=facts["rate"], keys=tuple(facts["keys"]),
                      reordered=facts["reordered"], stamp=stamp,
-                     digest=facts.get("digest"), sar=tuple(facts["sar"]))
+                     digest=facts.get("digest"), sar=tuple(facts["sar"]),
+                     verified=bool(verified) and verified["failed_at"] is None)
 
 
 def _probe_file(path: str) -> dict:

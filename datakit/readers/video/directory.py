@@ -46,7 +46,7 @@ from typing import Any, SupportsInt
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_fits_in_memory
+from datakit.core.arguments import check_count, check_fits_in_memory, check_flag
 from datakit.core.cores import cpu_cores
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.keywords import keywords
@@ -82,7 +82,7 @@ def video_dataset_from_directory(
         subset: str | None = None, follow_links: bool = False,
         crop_to_aspect_ratio: bool | None = None, pad_to_aspect_ratio: bool | None = None,
         n_parse_threads: int | None = None, decoder_threads: int | None = None,
-        seek: bool = True, on_bad_file: str = "raise",
+        seek: bool = True, on_bad_file: str = "raise", verify_frames: bool = False,
         with_ids: bool = False, verbose: bool = True, progress: bool | None = None,
         options: VideoOptions | None = None,
         **clip_options: Any) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
@@ -138,8 +138,20 @@ def video_dataset_from_directory(
             than one clip) are found when the folder is listed, so ``len(ds)``
             is known either way; each skipped file is printed with its reason and
             listed in ``skipped`` (``(path, reason)`` pairs); a class left with no
-            video is an error naming it. A file that breaks only after the
-            listing is an error naming it, under either.
+            video is an error naming it. The listing decodes each file's first
+            frames and last group of frames only: a file damaged between them is
+            found when a clip is drawn there, and is then an error naming it and
+            the frame, under either (the epoch's length was promised to ``fit()``),
+            unless ``verify_frames=True`` found it at the listing.
+        verify_frames: decode every frame of each file once while the folder is
+            listed, so that a file damaged anywhere is named then (``"raise"``) or
+            left out and counted in ``skipped`` with the frame where decoding fails
+            (``"skip"``), never in a later epoch. It costs about one decode of the
+            whole folder (every frame of every file, one file per core: for long
+            videos many epochs' worth of clips), paid once per file: the result is
+            kept in the probe cache, so listing the unchanged folder again decodes
+            nothing (:mod:`~datakit.readers.video.frame_check`). Worth it for a
+            folder you did not make (downloads, phone copies); ``False`` (default).
         with_ids: elements are dicts with ``clip``, ``label`` (the int label),
             ``video`` (the video's index in the folder's sorted listing, the ``id``
             ``write_video_shards`` gives it), ``file`` (its index in this dataset's
@@ -169,10 +181,17 @@ def video_dataset_from_directory(
         run: with a new one each epoch, TensorFlow 2.21 can stall at the epoch's
         end until its autotuning thread next wakes (see the README).
 
+        The random clips are drawn anew each epoch inside the dataset, so a
+        ``.cache()`` after it freezes the first epoch's clips for every epoch
+        after. A cache belongs before the clip choice: keep the decoded frames
+        (``write_video_shards`` once, then ``clip_dataset``, or frames in memory)
+        and choose the clips after it.
+
         Raises:
         DataError: a bad file, naming it (see ``on_bad_file``), a video
-            shorter than a clip, an empty class folder, no videos at all, a
-            video changed since the folder was listed (when it is read).
+            shorter than a clip, an empty class folder, no videos at all; when a
+            clip is read: a video changed since the folder was listed, or one
+            damaged where the listing did not decode (see ``verify_frames``).
         TypeError, ValueError: a bad argument (named, as Keras' messages do).
     """
     for name, value in (("crop_to_aspect_ratio", crop_to_aspect_ratio),
@@ -191,6 +210,7 @@ def video_dataset_from_directory(
     check_count("batch_size", batch_size, none=True)
     check_count("decoder_threads", decoder_threads, none=True)
     check_progress(progress)
+    check_flag("verify_frames", verify_frames)
     batch: dict = dict(clip_len=opts.clip_len, batch_size=batch_size, color_mode=color_mode,
                        dtype=dtype)
     if opts.frame_size is not None:  # one batch must fit, or the first element kills the process
@@ -200,7 +220,7 @@ def video_dataset_from_directory(
     release_iterators_at_exit()  # an error must not leave Python hanging at exit
     index = index_folder(directory, opts, class_names=class_names, labels=labels,
                          follow_links=follow_links, on_bad_file=on_bad_file,
-                         progress=progress)
+                         progress=progress, verify_frames=verify_frames)
     _check_own_size_fits(opts, index, batch)
     # (class_names is None only with labels=None, and then label_mode is None)
     if label_mode == "binary" and len(index.class_names or ()) != 2:
@@ -346,9 +366,12 @@ def _clip_decoder(index: VideoIndex, read: _Reading,
     """The function that decodes one video's ``shape`` clips at the frames the sampler chose.
 
     It runs in a tf.data thread (FFmpeg drops the GIL while decoding). A video
-    that breaks only now (after the listing found it good) raises under either
-    ``on_bad_file``: leaving its clips out would make the epoch shorter than the
-    ``len(ds)`` that ``fit(steps_per_epoch=len(ds))`` was told.
+    that fails only now (changed since the listing, or damaged where the listing's
+    probe decoded nothing: ``verify_frames=False``) raises under either
+    ``on_bad_file``, naming what happened
+    (:func:`~datakit.readers.video.frame_reading.damaged_error`): leaving its clips
+    out would make the epoch shorter than the ``len(ds)`` that
+    ``fit(steps_per_epoch=len(ds))`` was told.
     """
     k, clip_len, height, width, channels = shape
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datakit.core.arguments import check_on_bad
+from datakit.core.arguments import check_flag, check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
@@ -226,13 +226,17 @@ def check_classes_kept(directory: Path, names: Sequence[str], labels: list[int],
 def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | None = None,
                 on_bad_file: str = "raise", workers: int | None = None,
                 labels: Labels = "inferred",
-                follow_links: bool = False, progress: bool | None = None) -> VideoFolder:
+                follow_links: bool = False, progress: bool | None = None,
+                verify_frames: bool = False) -> VideoFolder:
     """Every video of ``directory/<class>/`` (nested subfolders too), sorted, probed
     (``workers`` files at a time). ``labels``: ``"inferred"``, ``None`` (``class_names``
     is then ``None``) or one int per file, as Keras takes them. ``progress``: a bar over
     the files probed (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
-    terminal once probing lasts a second, ``True`` always, ``False`` never)."""
+    terminal once probing lasts a second, ``True`` always, ``False`` never).
+    ``verify_frames``: every frame of each file decoded once as well
+    (:mod:`~datakit.readers.video.frame_check`; cached), a file that fails being bad."""
     check_on_bad("on_bad_file", on_bad_file)
+    check_flag("verify_frames", verify_frames)
     check_progress(progress)
     check_class_names(class_names)
     require_pyav()
@@ -242,7 +246,7 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
 
     def probe_or_reason(path: str) -> VideoInfo | str:
         try:
-            return probe(path)
+            return probe(path, verify_frames=verify_frames)
         except DataError as e:
             if on_bad_file == "raise":
                 raise
@@ -251,7 +255,8 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
             return head if head and "on_bad_file" in fix else reason  # the readers print it
 
     with ThreadPoolExecutor(workers or cpu_cores()) as pool:  # demuxing drops the GIL
-        probed = list(with_progress(pool.map(probe_or_reason, paths), "probing videos",
+        probed = list(with_progress(pool.map(probe_or_reason, paths),
+                                    "decoding videos" if verify_frames else "probing videos",
                                     progress=progress, total=len(paths), unit="video"))
     infos, kept = [], []
     for path, label, p in zip(paths, labels_in, probed, strict=True):

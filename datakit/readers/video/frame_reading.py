@@ -99,6 +99,33 @@ def check_unchanged(info: VideoInfo, fix: str = CHANGED_WHILE_READING) -> None:
                         f"frames would mix with the old file's; {fix}")
 
 
+def damaged_error(info: VideoInfo, frame: int, said: str) -> DataError:
+    """The error for frame ``frame`` of a listed video that cannot be decoded now (``said``:
+    FFmpeg's words, or what the decoder did not give).
+
+    A file changed since the listing is that (:func:`check_unchanged`: the one rule of
+    :mod:`datakit.core.file_facts`, a ``touch`` that changed no byte being no change).
+    Otherwise the file is as it was listed and damaged at ``frame``: the listing's probe
+    decodes its first frames and its last group of frames only, so it could not see
+    this, and the fix is ``verify_frames=True`` (every frame decoded once while listing,
+    cached per file) or a file removed or re-encoded. The reader cannot leave the file
+    out now: the epoch's length was promised to ``fit()``.
+    """
+    check_unchanged(info)
+    head = f"frame {frame} of {info.frames} cannot be decoded ({said}): the file is damaged there"
+    if info.verified:  # every frame decoded at the listing, and the file is the same
+        return DataError(info.path, f"{head}, though every frame of it decoded when the "
+                         "folder was listed (verify_frames=True) and it is unchanged since: a "
+                         f"disk that fails to read it, or a decoder that fails after a seek? "
+                         f"{WHILE_READING[:1].upper()}{WHILE_READING[1:]}")
+    return DataError(info.path, f"{head}, and the folder's listing could not see it: it "
+                     "decodes only each file's first frames and its last group of frames. "
+                     "Pass verify_frames=True to video_dataset_from_directory (it decodes "
+                     "every frame of each file once while listing, cached per file, and "
+                     "names such a file then, or leaves it out under on_bad_file='skip'), or "
+                     f"{WHILE_READING}")
+
+
 def frame_converter(info: VideoInfo, frame_size: tuple[int, int] | None = None, *,
                     crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
                     threads: int = 1) -> Callable[[av.VideoFrame], np.ndarray]:
@@ -211,8 +238,8 @@ def read_frames(info: VideoInfo, wanted: Sequence[int] | np.ndarray, *, seek: bo
     if missing and seek:  # a seek that landed past a frame wanted: decode from the start
         return read_frames(info, wanted, seek=False, threads=threads, stats=stats, **fit)
     if missing:
-        raise DataError(info.path, f"frames {missing[:5]} of {info.frames} could not be "
-                        f"decoded (a truncated file?); {WHILE_READING}")
+        more = f" nor {len(missing) - 1} more after it" if len(missing) > 1 else ""
+        raise damaged_error(info, missing[0], f"the decoder gave no such frame{more}")
     return np.stack([got[k] for k in wanted.tolist()])
 
 
@@ -231,7 +258,7 @@ def _decode(info: VideoInfo, need: list[int], convert: Callable[[av.VideoFrame],
     """``{frame index: converted frame}`` for the frames ``need`` (sorted)."""
     import av
 
-    wanted, got = set(need), {}
+    wanted, got, at = set(need), {}, [need[0]]  # at: the first frame not given yet
     with open_video(info.path, WHILE_READING) as container:
         stream = video_stream(container)
         stream.codec_context.thread_count = threads
@@ -244,7 +271,7 @@ def _decode(info: VideoInfo, need: list[int], convert: Callable[[av.VideoFrame],
                 target[0] = info.pts[w]
                 start = _key_before(info, w) if seek else 0
                 if frames is None or (seek and start > pos + 1):  # seeking decodes fewer
-                    frames = _frames_from(container, stream, (info, target), start,
+                    frames = _frames_from(container, stream, (info, target, at), start,
                                           counting, stats, fresh=frames is None)
                 for k, frame in frames:
                     pos = k
@@ -255,8 +282,7 @@ def _decode(info: VideoInfo, need: list[int], convert: Callable[[av.VideoFrame],
                 else:
                     break  # the file ended: the frames not found are missing
         except av.error.FFmpegError as e:
-            raise DataError(info.path, f"decoding failed ({e}): a damaged or truncated file; "
-                            f"{WHILE_READING}") from None
+            raise damaged_error(info, at[0], f"{type(e).__name__}: {e}") from None
     return got
 
 
@@ -264,18 +290,21 @@ def _frames_from(container: Any, stream: Any, facts: tuple, start: int, counting
                  stats: dict, *, fresh: bool) -> Iterator[tuple[int, av.VideoFrame]]:
     """``(frame index, frame)`` pairs from the keyframe ``start`` on, in the order shown.
 
-    ``facts``: the video's info and the one-item list holding
+    ``facts``: the video's info, the one-item list holding
     the next wanted frame's timestamp: a frame shown before it that no other frame
     refers to (most B-frames) is skipped by the decoder (when timestamps are
-    presentation times: counting frames needs every one).
+    presentation times: counting frames needs every one), and the one-item list this
+    keeps the first frame not given yet in (for an error's message: frames before it
+    decoded).
     """
-    info, target = facts
+    info, target, at = facts
     if start > 0 or not fresh:
         container.seek(info.pts[start], stream=stream, backward=True, any_frame=False)
         stats["seeks"] += 1
     context = stream.codec_context
     first: int | None = None
     last, n = -1, 0
+    at[0] = start
     for packet in container.demux(stream):
         stats["packets"] += bool(packet.size)
         if not counting and _SKIP_UNNEEDED:
@@ -297,4 +326,5 @@ def _frames_from(container: Any, stream: Any, facts: tuple, start: int, counting
                 if k < last:
                     raise _OutOfOrder
                 last = k
+            at[0] = k + 1  # should decoding fail now, the first frame not given
             yield k, frame

@@ -52,6 +52,12 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         **tf_names: tf.data's names for the knobs (``cycle_length``, ``buffer_size``),
             taken quietly; never two names for one knob.
 
+    Each epoch draws a new random clip per file inside the dataset, so a ``.cache()``
+    after it freezes the first epoch's clips for every epoch after; a cache belongs
+    before the clip choice (keep the decoded frames, as
+    :func:`~datakit.readers.video.in_memory.load_videos_in_memory` does, and choose
+    clips from them).
+
     Raises:
         TypeError: a count is not an int.
         ValueError: a count is out of range, or no MP4 files are found.

@@ -2,9 +2,11 @@
 
 Probing a file reads its whole index (one packet per frame) and decodes its
 first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
-of CPU. The facts found (timestamps, keyframes, size, rotation, pixel aspect
-ratio, codec) are stored in one small JSON file per video under the kit's cache
-folder (``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
+of CPU. The facts found (timestamps, keyframes, size, rotation, pixel aspect ratio,
+codec; after a listing with ``verify_frames=True`` also whether every frame decoded, and
+where not: :mod:`datakit.readers.video.frame_check`, so that full check too is paid once
+per file) are stored in one small JSON file per video under the kit's cache folder
+(``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
 Linux, ``~/Library/Caches/datakit`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache`` on
 Windows, or ``DATAKIT_CACHE``; ``DATAKIT_PROBE_CACHE=off`` (or ``0``, ``false``, ``no``)
 turns it off, ``DATAKIT_PROBE_CACHE=<folder>`` moves it), named by a hash of the video's
@@ -41,8 +43,12 @@ from datakit.core.file_facts import Stamp
 
 __all__: list[str] = []
 
-#: Bumped whenever the stored facts change meaning: older entries are then ignored.
-VERSION = 5  # 5: the pixel aspect ratio, and the size as shown
+#: Bumped whenever the stored facts change meaning: older entries are then ignored. 5: the
+#: pixel aspect ratio and the size as shown; an entry may hold ``verified`` (every frame
+#: decoded, ``verify_frames=True``: where decoding failed, if it did); an entry without it
+#: was probed only. (Entries of 4 and before are never read, so none is taken for a
+#: checked file.)
+VERSION = 5
 
 
 def cache_folder() -> Path | None:

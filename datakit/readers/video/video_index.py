@@ -113,12 +113,14 @@ def _too_short(lengths: list[int], fps: float | None) -> str:
 
 def index_folder(directory: str | os.PathLike, options: VideoOptions, *,
                  class_names: Sequence[str] | None, labels: Labels, follow_links: bool,
-                 on_bad_file: str, progress: bool | None = None) -> VideoIndex:
+                 on_bad_file: str, progress: bool | None = None,
+                 verify_frames: bool = False) -> VideoIndex:
     """The class folder ``directory`` listed and probed (bad files raise or are skipped;
-    a bar over the probes, by ``progress``), each video's frames at ``options.fps``, and
-    the short ones refused or skipped."""
+    a bar over the probes, by ``progress``; every frame decoded with ``verify_frames``),
+    each video's frames at ``options.fps``, and the short ones refused or skipped."""
     folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
-                         labels=labels, follow_links=follow_links, progress=progress)
+                         labels=labels, follow_links=follow_links, progress=progress,
+                         verify_frames=verify_frames)
     options.check_videos(folder.infos)
     timelines = [output_frames(info, options.fps) for info in folder.infos]
     index = VideoIndex(folder.class_names, [info.path for info in folder.infos],

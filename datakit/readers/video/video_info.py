@@ -41,6 +41,7 @@ class VideoInfo:
     stamp: tuple = ()  # the file's stamp when probed (datakit.core.file_facts)
     digest: int | None = None  # the file's CRC-32 then, to tell a touch from an edit
     sar: tuple = (1, 1)  # the sample (pixel) aspect ratio, width to height, as FFmpeg guesses it
+    verified: bool = False  # every frame decoded at the listing (verify_frames=True)
 
     @property
     def frames(self) -> int:
@@ -146,12 +147,12 @@ def frame_at(info: VideoInfo, pts: int | None) -> int | None:
 
 
 #: What to do about a bad file, by when it is found. While the folder is listed
-#: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read or a
-#: conversion runs, a file that fails is dropped and counted under ``'skip'``
-#: (by the reader or the converter), so these fixes are for ``'raise'``.
+#: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read a file that
+#: fails is an error under either (``len(ds)`` was promised to ``fit()``: see
+#: :func:`~datakit.readers.video.frame_reading.damaged_error`); the converter drops and
+#: counts it under ``'skip'``, so its fix is for ``'raise'``.
 _WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
-WHILE_READING = ("remove or re-encode the file and build the dataset again (it broke after "
-                 "the folder was listed)")
+WHILE_READING = "remove or re-encode the file, then build the dataset again"
 WHILE_CONVERTING = ("remove or re-encode the file and run write_video_shards again (the videos "
                     "already converted are kept)")
 
