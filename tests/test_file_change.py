@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.core.errors import DataError
-from datakit.core.file_facts import change, file_stamp
+from datakit.core.file_facts import BUILD_AGAIN, change, file_stamp
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -279,8 +279,8 @@ def test_mp4_clip_reader(tmp_path, way):
     assert sum(1 for _ in ds) == 4
     copy_over(paths[2], flipped(paths[2]), way)
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf"{paths[2].name}: cannot read a clip: ValueError: changed since "
-                             r"the dataset was built \(the same size"):
+                       match=rf"{paths[2].name}: the file changed since the reader checked it "
+                             r"\(the same size.*old and new clips\. Build the dataset again"):
         for _ in ds:
             pass
 
@@ -389,3 +389,95 @@ def test_clip_dataset_names_a_shard_whose_records_changed(tmp_path):
                              r"changed since this dataset was built"):
         for _ in ds:
             pass
+
+
+def _replaced_after(monkeypatch, owner, name: str, path, way: str,
+                    content: bytes | None = None) -> None:
+    """``owner.name`` (a reader's check, run for real) with ``path`` copied over (other
+    bytes, its size kept, ``way``) right after its first call returns: a file replaced
+    while or just after the build checked it. The stamp the epochs compare with must be
+    taken before the check, or it is the new file's and the new bytes are read unnamed."""
+    real = getattr(owner, name)
+    done = []
+
+    def checked_then_replaced(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if not done:
+            done.append(True)
+            copy_over(path, flipped(path) if content is None else content, way)
+        return out
+
+    monkeypatch.setattr(owner, name, checked_then_replaced)
+
+
+def _first_epoch_refused(ds, path) -> str:
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        for _ in ds:
+            pass
+    assert re.search(rf"{re.escape(str(path))}: the file changed since the reader checked it",
+                     str(e.value)), str(e.value)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_record_reader_names_a_shard_replaced_just_after_its_check(tmp_path, monkeypatch, way):
+    from datakit.readers.records import tfrecords
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+
+    with ShardWriter(tmp_path, num_shards=2) as w:
+        for i in range(20):
+            w.write(f"record {i:03d}".encode())
+    _replaced_after(monkeypatch, tfrecords, "check_shards", w.paths[1], way)
+    said = _first_epoch_refused(tfrecords.read_records(tmp_path, n_readers=2), w.paths[1])
+    assert "old and new records" in said
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_sqlite_reader_names_a_database_replaced_just_after_its_check(tmp_path, monkeypatch,
+                                                                      way):
+    from datakit.readers.small_sources import sqlite
+
+    path = sqlite.write_sqlite(tmp_path / "t.db", "t", {"id": list(range(50)), "x": [0.5] * 50})
+    other = sqlite.write_sqlite(tmp_path / "o.db", "t",
+                                {"id": list(range(50)), "x": [1.5] * 50})
+    _replaced_after(monkeypatch, sqlite, "_check_values", path, way, other.read_bytes())
+    _first_epoch_refused(sqlite.sql_dataset(path, "SELECT id, x FROM t", ["int64", "float64"]),
+                         path)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_numbered_lines_names_a_file_replaced_just_after_its_check(tmp_path, monkeypatch, way):
+    from datakit.readers.small_sources import text_lines
+
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(40)))
+    _replaced_after(monkeypatch, text_lines, "_refuse_binary", path, way)
+    said = _first_epoch_refused(text_lines.numbered_lines(path), path)
+    assert "old and new lines. " + BUILD_AGAIN.capitalize() in said  # the one-file fix, shared
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_fixed_length_names_a_file_replaced_just_after_its_size_check(tmp_path, monkeypatch,
+                                                                      way):
+    from datakit.readers.small_sources import fixed_length
+
+    path = fixed_length.write_fixed_length(tmp_path / "x.bin",
+                                           np.arange(40, dtype=np.int16).reshape(20, 2))
+    _replaced_after(monkeypatch, fixed_length, "_whole_records", path, way)
+    said = _first_epoch_refused(fixed_length.fixed_length_dataset(path, [2], np.int16), path)
+    assert "old and new records. " + BUILD_AGAIN.capitalize() in said
+
+
+def test_transform_run_names_a_file_replaced_just_after_its_check(tmp_path, monkeypatch):
+    pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
+    from datakit.readers.csv_files import write_shards
+    from datakit.readers.tf_transform import transform
+    from datakit.readers.tf_transform.transform_run import TransformRun
+
+    table = {"x": np.arange(40, dtype=np.float64), "y": np.arange(40, dtype=np.float64)}
+    plan = transform.plan_transform(write_shards(table, tmp_path / "csv", num_shards=2),
+                                    label="y")
+    transform.run_transform(plan, tmp_path / "run", workers=1)
+    victim = sorted((tmp_path / "run").glob("*/transformed-*"))[0]
+    _replaced_after(monkeypatch, TransformRun, "_transformed_files", victim, "rsync -t")
+    _first_epoch_refused(TransformRun(tmp_path / "run").dataset(batch_size=8), victim)

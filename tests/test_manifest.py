@@ -28,6 +28,19 @@ def test_sets_share_a_folder_and_a_second_writer_keeps_the_first(tmp_path):
     assert [e["file"] for e in manifest.check(tmp_path)] == ["a_0.csv", "b_0.csv"]
 
 
+def test_files_held_is_the_set_s_own_pattern_or_its_listing(tmp_path):
+    """The one "already holds the set" rule that a writer's early look and the commit share."""
+    (tmp_path / "a-b_0.csv").write_text("x\n")  # set a-b's file, unlisted: not set a's
+    assert manifest.files_held(tmp_path, None, "a", "a_*.csv") is None
+    (tmp_path / "a_0.csv").write_text("x\n")  # set a's own pattern, no manifest
+    assert manifest.files_held(tmp_path, None, "a", "a_*.csv") == 1
+    commit(tmp_path, "c", {"c_0.csv": "x\n1\n", "c_1.csv": "x\n2\n"})
+    man = manifest.read_manifest(tmp_path)
+    assert manifest.files_held(tmp_path, man, "c", "c_*.csv") == 2
+    man["sets"]["c"]["files"] = []  # a set listed with no file is still held
+    assert manifest.files_held(tmp_path, man, "c", "c_*.csv") == 0
+
+
 @pytest.mark.parametrize("damage, where, text", [
     pytest.param(lambda d: (d / "a_1.csv").write_text("x\n9\n"), "a_1.csv", "does not list",
                  id="extra-file"),

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 from error_cases import raises_naming as raises_naming_error
 
+from datakit.core import manifest
 from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
 
 ID = {"id": tf.int64}
@@ -237,6 +238,18 @@ def test_writer_refuses_a_folder_with_shards_and_bad_arguments(tmp_path):
     with (tfrecord_writer.ShardWriter(tmp_path / "new") as w,
           pytest.raises(TypeError, match="bytes")):
         w.write("a str is not a record")
+
+
+def test_a_set_named_like_the_start_of_another_is_not_refused(tmp_path):
+    """Set ``a-b``'s shards are not set ``a``'s: the writer's look before it writes asks the
+    commit's rule (the set's exact pattern), so it neither refuses ``a`` beside ``a-b`` nor
+    lets ``a`` be written twice."""
+    write_ids(tmp_path, 3, prefix="a-b", num_shards=1)
+    write_ids(tmp_path, 5, prefix="a", num_shards=2)  # refused by __init__ before the fix
+    assert sorted(manifest.read_manifest(tmp_path)["sets"]) == ["a", "a-b"]
+    assert sorted(ids_of(tfrecords.read_records(tmp_path))) == sorted([0, 1, 2] + list(range(5)))
+    with pytest.raises(FileExistsError, match=r"already holds shards of set 'a' \(2 file"):
+        tfrecord_writer.ShardWriter(tmp_path, prefix="a")
 
 
 @pytest.mark.timeout(120)

@@ -8,6 +8,7 @@ hand, or a file system without hard links).
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -100,3 +101,30 @@ def test_a_manifest_offset_inside_a_record_is_named_when_the_dataset_is_built(fo
                        rf"byte {first['chunks'][0]}, where its manifest.json places chunk 0 of "
                        r"video 0 .*v0.mp4\): the manifest was changed by hand"):
         video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)
+
+
+@pytest.mark.timeout(300)
+def test_building_a_clip_dataset_walks_each_shard_once(folder, tmp_path, monkeypatch):
+    """The shard check counts each shard's records by walking its headers; the chunk offset
+    check reuses that walk's offsets rather than walking every shard a second time."""
+    from collections import Counter
+
+    from datakit.readers.records import tfrecords
+    from datakit.readers.video import clip_shards
+
+    out = tmp_path / "out"
+    video.write_video_shards(folder, out, seed=1, **KW)
+    walked: Counter = Counter()
+    real = tfrecords.record_offsets
+
+    def counted(path):
+        walked[str(path)] += 1
+        return real(path)
+
+    monkeypatch.setattr(tfrecords, "record_offsets", counted)
+    monkeypatch.setattr(clip_shards, "record_offsets", counted)
+    ds = video.clip_dataset(out / "train", clip_len=8, batch_size=2, seed=0)
+    shards = {p.name for p in generations.current(out / "train").glob("*.tfrecord")}
+    assert shards and {os.path.basename(p) for p in walked} == shards
+    assert set(walked.values()) == {1}, walked
+    assert _epoch(ds) > 0

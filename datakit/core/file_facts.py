@@ -19,9 +19,15 @@ open file itself (``fstat``): a file replaced (even just before the open) or
 grown since the check is a :class:`~datakit.core.errors.DataError` naming it,
 never an epoch that mixes old and new rows. It costs one system call per open.
 :func:`change` says in words what changed about a file, or ``None``;
-:func:`changed_error` is every reader's refusal of a changed file, in one wording. A
-reader whose files TensorFlow opens in C++ checks each just before it is opened
-(:mod:`datakit.readers.tables.unchanged_files`).
+:func:`changed_error` is the refusal of a changed file, in one wording, of every reader
+that compares stamps (Parquet, TFRecord shards, SQLite, text lines, fixed-length records,
+a tf.Transform run's rows, MP4 clips); the CSV reader, which compares a file's size,
+rows and content inside the graph, and the video converter, which compares each video
+with its listing, word theirs in their own terms. A reader whose files TensorFlow opens
+in C++ checks each just before it is opened
+(:mod:`datakit.readers.tables.unchanged_files`); such a reader takes a file's stamp
+*before* its checks read the file, so a file replaced while (or just after) it is
+checked is found by the first epoch, never read as if it were the checked one.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
@@ -144,6 +150,9 @@ def change(path: str | os.PathLike, then: Sequence[int], *,
 #: What a reader's refusal of a changed file tells the user to do, by default.
 REPLACE_WHOLE = ("build the dataset again after the files change, and replace a set whole "
                  "(write it into a new folder) rather than while it is read")
+#: What it tells the user to do where the dataset reads one file (a text or fixed-length one).
+BUILD_AGAIN = ("build the dataset again after the file changes, and write a new file "
+               "rather than change the one being read")
 
 
 def opened(path: str, facts: dict[str, Stamp], *, fix: str = REPLACE_WHOLE) -> BinaryIO:
@@ -164,7 +173,8 @@ def opened(path: str, facts: dict[str, Stamp], *, fix: str = REPLACE_WHOLE) -> B
 
 def changed_error(path: str, said: str, *, fix: str = REPLACE_WHOLE,
                   unit: str = "rows") -> DataError:
-    """The one wording of a reader's refusal of a changed file: ``said`` is :func:`change`'s
+    """The one wording of a stamp-comparing reader's refusal of a changed file (the module
+    docstring says which): ``said`` is :func:`change`'s
     (or :func:`what_changed`'s) words, ``fix`` what to do, ``unit`` what an epoch holds."""
     return DataError(path, f"the file changed since the reader checked it ({said}): one "
                      f"epoch would mix old and new {unit}. {fix[:1].upper()}{fix[1:]}")

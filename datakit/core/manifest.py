@@ -205,6 +205,23 @@ def write_sets(folder: str | os.PathLike, specs: dict, *,
         return finals_of
 
 
+def files_held(folder: Path, man: dict[str, Any] | None, name: str,
+               pattern: str) -> int | None:
+    """How many files of set ``name`` (its files match ``pattern``) ``folder`` holds, or
+    ``None`` when it does not hold the set: those its manifest ``man`` lists (a set listed
+    with no file, 0, is held), else those of the set's exact pattern that no killed writer
+    left. The one "already holds the set" rule: a writer's look before it writes and the
+    commit's look under the folder's lock ask it alike, so a set ``a-b`` beside is never
+    taken for set ``a``.
+    """
+    if man and name in man["sets"]:
+        return len(man["sets"][name]["files"])
+    left = ignored_names(man)
+    there = sum(1 for e in os.scandir(folder)
+                if fnmatch.fnmatchcase(e.name, pattern) and e.name not in left)
+    return there or None
+
+
 def _check_overwrite(folder: Path, man: dict[str, Any], specs: dict[str, Any],
                      overwrite: bool) -> None:
     """Unless ``overwrite``, a :class:`FileExistsError` if ``folder`` holds one of the sets
@@ -212,12 +229,9 @@ def _check_overwrite(folder: Path, man: dict[str, Any], specs: dict[str, Any],
     caller holds the folder's lock."""
     if overwrite:
         return
-    left = ignored_names(man)
     for name, spec in specs.items():
-        there = sorted(e.name for e in os.scandir(folder)
-                       if fnmatch.fnmatchcase(e.name, spec["pattern"]) and e.name not in left)
-        if name in man["sets"] or there:
-            held = len(man["sets"][name]["files"]) if name in man["sets"] else len(there)
+        held = files_held(folder, man, name, spec["pattern"])
+        if held is not None:
             raise FileExistsError(
                 f"{folder} already holds set {name!r} ({held} file(s)), written by another "
                 f"writer while this one wrote (overwrite=False): this writer's "

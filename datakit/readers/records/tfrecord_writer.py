@@ -82,11 +82,12 @@ class ShardWriter:
         self.num_shards, self.max_bytes, self.overwrite = num_shards, max_bytes, overwrite
         self.compression = check_compression(compression)
         self.directory.mkdir(parents=True, exist_ok=True)
-        man = _manifest_or_none(self.directory)
-        if not overwrite and (prefix in (man or {"sets": {}})["sets"]
-                              or any(self.directory.glob(f"{prefix}-*.tfrecord*"))):
-            raise FileExistsError(f"{self.directory} already holds shards; pass overwrite=True "
-                                  "or write to an empty folder")
+        held = None if overwrite else manifest.files_held(  # the commit's rule, looked at early
+            self.directory, _manifest_or_none(self.directory), prefix, _pattern(prefix))
+        if held is not None:
+            raise FileExistsError(f"{self.directory} already holds shards of set {prefix!r} "
+                                  f"({held} file(s)); pass overwrite=True to replace them, or "
+                                  "write to another folder or with another prefix")
         # looked at again at the commit, under the folder's lock: another writer may commit
         # set `prefix` there meanwhile, and overwrite=False must not replace its records
         self.paths: list[Path] = []
@@ -176,10 +177,15 @@ class ShardWriter:
                 {n: t for n, (t, _) in zip(names, kept, strict=True)},
                 {n: c for n, (_, c) in zip(names, kept, strict=True)}, kind="tfrecord",
                 unit="records",
-                pattern=f"{self.prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*",
+                pattern=_pattern(self.prefix),
                 compression=self.compression, overwrite=self.overwrite)
         self.paths = [self.directory / f for f in finals]
         return False
+
+
+def _pattern(prefix: str) -> str:
+    """The names of set ``prefix``'s shards, and no other set's (``a-b``'s are not ``a``'s)."""
+    return f"{prefix}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*.tfrecord*"
 
 
 def _manifest_or_none(directory: PathArg) -> dict | None:

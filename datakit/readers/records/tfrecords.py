@@ -64,7 +64,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
-from datakit.core.file_facts import file_facts
+from datakit.core.file_facts import file_stamp
 from datakit.core.keywords import keywords
 from datakit.core.paths import FilesArg, PathArg
 from datakit.readers.tables.file_set import check_file_set
@@ -209,7 +209,8 @@ def _list_files(source: FilesArg, check_manifest: bool = True) -> tuple[list[str
 
 def check_shards(source: FilesArg, compression: str | None = "auto", check_manifest: bool = True,
                  verify: bool | None = None) -> list[dict]:
-    """Check record files before reading them; per file ``file, records, bytes, compression``.
+    """Check record files before reading them; per file ``file, records, bytes, compression,
+    stamp``.
 
     ``source`` is a folder (its manifest lists the shards, else every visible file in it),
     one file, or a list of files. ``records`` is None when it is unknown (a GZIP file with
@@ -218,33 +219,58 @@ def check_shards(source: FilesArg, compression: str | None = "auto", check_manif
     ``check_manifest`` is true, so a corrupt record is found here, with its file, rather
     than as TensorFlow's ``DataLossError`` that names no file. Files no manifest lists get
     a ``UserWarning``: a file cut exactly at a record boundary cannot be told from a whole one.
+    ``stamp`` is the file's :func:`~datakit.core.file_facts.file_stamp` taken *before* the
+    checks read it: what :func:`read_records` compares each epoch's open with, so a file
+    replaced while or after it is checked is found, never read as the checked one.
     """
+    return _check_all(source, compression, check_manifest, verify, {})
+
+
+def shards_with_offsets(source: FilesArg) -> tuple[list[dict], dict[str, list[int]]]:
+    """:func:`check_shards`' report (its defaults) and ``{file: where each record starts}``
+    for each uncompressed file, from the one walk over its record headers that counted
+    its records: for a reader that needs the offsets too (the clip reader's chunks)."""
+    offsets: dict[str, list[int]] = {}
+    return _check_all(source, "auto", True, None, offsets), offsets
+
+
+def _check_all(source: FilesArg, compression: str | None, check_manifest: bool,
+               verify: bool | None, offsets: dict[str, list[int]]) -> list[dict]:
+    """:func:`check_shards`, keeping each uncompressed file's record offsets in ``offsets``."""
     if compression not in ("auto", None, "", "GZIP"):
         raise ValueError(f"compression={compression!r}: use 'auto', None or 'GZIP'")
     files, entries = _list_files(source, check_manifest)
-    report = [_check_shard(f, entries, compression, check_manifest, verify) for f in files]
+    report = [_check_shard(f, entries, compression, check_manifest, verify, offsets)
+              for f in files]
     unvouched = [f for f in files if f not in entries]
     if unvouched:
         warnings.warn(f"{len(unvouched)} file(s) read without a manifest (first: {unvouched[0]}):"
                       " a file cut exactly at a record boundary looks complete, so its lost "
                       "records cannot be detected; write shards with ShardWriter, whose "
                       "manifest.json records each file's records, bytes and sha256",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     return report
 
 
 def _check_shard(f: str, entries: dict, compression: str | None, check_manifest: bool,
-                 verify: bool | None) -> dict:
-    """One row of :func:`check_shards`' report: the file checked, named in any error."""
+                 verify: bool | None, offsets: dict[str, list[int]]) -> dict:
+    """One row of :func:`check_shards`' report: the file checked, named in any error; its
+    stamp is taken first, so the checks vouch for the file the stamp describes or an
+    epoch finds it changed."""
     entry = entries.get(f) if check_manifest else None
-    if not os.path.exists(f):
+    try:
+        stamp = file_stamp(f)
+    except FileNotFoundError:
         where = " (listed in manifest.json)" if f in entries else ""
-        raise RecordFileError(f, f"file is missing{where}")
-    size = os.path.getsize(f)
+        raise RecordFileError(f, f"file is missing{where}") from None
+    size = stamp[0]
     if size == 0:
         raise RecordFileError(f, "file is empty (0 bytes)")
     comp, gzip_magic = _compression_of(f, entries.get(f), compression)
-    records = _framed_records(f, gzip_magic) if comp is None else None
+    records = None
+    if comp is None:  # one walk over the headers: the offsets kept, their number counted
+        offsets[f] = _framed_offsets(f, gzip_magic)
+        records = len(offsets[f])
     if entry is not None:
         if entry["compression"] != comp:
             raise RecordFileError(f, f"manifest says compression={entry['compression']!r}, "
@@ -258,7 +284,7 @@ def _check_shard(f: str, entries: dict, compression: str | None, check_manifest:
         records = n
     if records is None and entry is not None:
         records = entry["records"]
-    return {"file": f, "records": records, "bytes": size, "compression": comp}
+    return {"file": f, "records": records, "bytes": size, "compression": comp, "stamp": stamp}
 
 
 def _compression_of(f: str, entry: dict | None, compression: str | None) -> tuple[str | None, bool]:
@@ -274,10 +300,11 @@ def _compression_of(f: str, entry: dict | None, compression: str | None) -> tupl
     return comp, gzip_magic
 
 
-def _framed_records(f: str, gzip_magic: bool) -> int:
-    """The records of an uncompressed file, by its framing; a GZIP-looking one is named so."""
+def _framed_offsets(f: str, gzip_magic: bool) -> list[int]:
+    """Where each record of an uncompressed file starts, by its framing; a GZIP-looking
+    one is named so."""
     try:
-        return count_records(f)
+        return record_offsets(f)
     except RecordFileError as e:
         if gzip_magic:
             raise RecordFileError(f, "looks GZIP-compressed (starts with 1f 8b) but is "
@@ -361,7 +388,7 @@ def read_records(source: FilesArg, compression: str | None = "auto", check_manif
     # `deterministic` only means something with num_parallel_calls: passed alone, TF warns
     # (UserWarning "has no effect"), so a serial read passes neither.
     parallel = {} if threads is None else {"num_parallel_calls": threads, "deterministic": True}
-    facts = file_facts([r["file"] for r in report])  # what each epoch's open compares with
+    facts = {r["file"]: r["stamp"] for r in report}  # taken before the checks read each file
     records = files.interleave(
         lambda f: tf.data.TFRecordDataset(checked_path(f, facts, fix=_REWRITE, unit="records"),
                                           compression_type=comp),

@@ -9,7 +9,6 @@ checking that the file holds a whole number of them, and raises
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,12 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.errors import DataError
-from datakit.core.file_facts import file_facts
+from datakit.core.file_facts import BUILD_AGAIN, file_facts
 from datakit.core.paths import PathArg, one_file
 from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["fixed_length_dataset"]
 
-#: What the error for a file changed after the build tells the user to do.
-_BUILD_AGAIN = ("build the dataset again after the file changes, and write a new file "
-                "rather than change the one being read")
 
 
 def write_fixed_length(path: PathArg, array: np.ndarray, header: bytes = b"") -> Path:
@@ -44,6 +40,15 @@ def write_fixed_length(path: PathArg, array: np.ndarray, header: bytes = b"") ->
         raise ValueError("array must hold at least one record (its first axis)")
     write_atomic(path, bytes(header) + arr.astype(arr.dtype.newbyteorder("<")).tobytes())
     return path
+
+
+def _whole_records(path: str, body: int, record_bytes: int) -> int:
+    """The records ``body`` bytes (between header and footer) hold, or a ``DataError``."""
+    if body <= 0 or body % record_bytes:
+        raise DataError(path, f"{body} bytes between header and footer is not a whole "
+                              f"number of {record_bytes}-byte records: check record_shape, "
+                              "dtype and header_bytes, or the file is truncated")
+    return body // record_bytes
 
 
 def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: Any,
@@ -79,13 +84,10 @@ def fixed_length_dataset(path: PathArg, record_shape: tuple[int, ...], dtype: An
     header_bytes = check_count("header_bytes", header_bytes, 0)
     footer_bytes = check_count("footer_bytes", footer_bytes, 0)
     path = one_file(path)
-    body = os.path.getsize(path) - header_bytes - footer_bytes
-    if body <= 0 or body % record_bytes:
-        raise DataError(path, f"{body} bytes between header and footer is not a whole "
-                              f"number of {record_bytes}-byte records: check record_shape, "
-                              "dtype and header_bytes, or the file is truncated")
-    ds = read_checked(path, file_facts([path]), lambda p: tf.data.FixedLengthRecordDataset(
-        p, record_bytes, header_bytes, footer_bytes), fix=_BUILD_AGAIN, unit="records")
-    ds = ds.apply(tf.data.experimental.assert_cardinality(body // record_bytes))
+    facts = file_facts([path])  # the size checked is the stamp's: the file each epoch compares
+    records = _whole_records(path, facts[path][0] - header_bytes - footer_bytes, record_bytes)
+    ds = read_checked(path, facts, lambda p: tf.data.FixedLengthRecordDataset(
+        p, record_bytes, header_bytes, footer_bytes), fix=BUILD_AGAIN, unit="records")
+    ds = ds.apply(tf.data.experimental.assert_cardinality(records))
     shape = dims
     return ds.map(lambda r: tf.reshape(tf.io.decode_raw(r, dtype, little_endian=True), shape))

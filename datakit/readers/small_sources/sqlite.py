@@ -112,6 +112,8 @@ def sql_dataset(path: PathArg, query: str, output_types: list | tuple) -> tf.dat
         raise FileNotFoundError(f"{path}: database file is missing")
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path} is a folder: pass the SQLite database file")
+    path = os.fspath(path)
+    facts = file_facts([path])  # before the checks read it: the file they vouch for, or an error
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
             raise DataError(path, "not a SQLite database file")
@@ -131,8 +133,6 @@ def sql_dataset(path: PathArg, query: str, output_types: list | tuple) -> tf.dat
         _check_values(con, path, query, names, output_types)
     finally:
         con.close()
-    path = os.fspath(path)
-    facts = file_facts([path])  # after the checks' connection closed: the file as checked
     return read_checked(path, facts, lambda p: tf.data.experimental.SqlDataset(
         "sqlite", p, query, output_types), fix=_BUILD_AGAIN)
 

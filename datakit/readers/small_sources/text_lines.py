@@ -22,15 +22,12 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_flag
 from datakit.core.errors import DataError
-from datakit.core.file_facts import file_facts
+from datakit.core.file_facts import BUILD_AGAIN, file_facts
 from datakit.core.paths import PathArg, one_file
 from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["numbered_lines"]
 
-#: What the error for a file changed after the build tells the user to do.
-_BUILD_AGAIN = ("build the dataset again after the file changes, and write a new file "
-                "rather than change the one being read")
 #: A UTF-8 byte order mark at the start of a line (a file's first), as a regular expression.
 BOM_PATTERN = "^\ufeff"
 
@@ -76,9 +73,10 @@ def numbered_lines(path: PathArg, *, skip_header: bool = True) -> tf.data.Datase
     check_flag("skip_header", skip_header)
     if isinstance(path, (str, os.PathLike)):
         path = one_file(path)
+        facts = file_facts([path])  # before the check reads it: the file it vouches for
         _refuse_binary(path)
-        lines = read_checked(path, file_facts([path]), tf.data.TextLineDataset,
-                             fix=_BUILD_AGAIN, unit="lines")
+        lines = read_checked(path, facts, tf.data.TextLineDataset,
+                             fix=BUILD_AGAIN, unit="lines")
     else:  # a tensor (inside an interleave): its reader checks the file
         lines = tf.data.TextLineDataset(path)
     numbers = tf.data.Dataset.range(1, np.iinfo(np.int64).max)

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import PREFETCH
 from datakit.core.errors import DataError
-from datakit.core.file_facts import file_facts
+from datakit.core.file_facts import Stamp, file_facts, file_stamp
 from datakit.core.paths import PathArg
 from datakit.readers.csv_files.reader import OOV
 from datakit.readers.tables.block_reading import blocks_dataset
@@ -126,8 +126,8 @@ class TransformRun:
         gone = (f"is gone: a later run_transform into {self.output_dir} replaced this run "
                 "(or the file was removed); build TransformRun(output_dir).dataset() again")
 
-        files = self._transformed_files()
-        facts = file_facts(files)  # what each epoch's open compares the files with
+        facts = self._transformed_files()  # what each epoch's open compares the files with
+        files = list(facts)
 
         def blocks_of(path: tf.Tensor) -> tf.data.Dataset:
             """The file checked as each epoch reaches it, not only now."""
@@ -141,20 +141,25 @@ class TransformRun:
 
         return blocks_dataset(files, blocks_of, options, self.job.rows)
 
-    def _transformed_files(self) -> list[str]:
-        """The files of this run's rows, as the plan file lists them, each checked by size."""
+    def _transformed_files(self) -> dict[str, Stamp]:
+        """``{file: stamp}`` of this run's rows, in the plan file's order, each checked by the
+        size of its stamp: taken before the check, so the file checked is the one stamped."""
         if self._transformed is None:  # an older run: its folder holds one run only
-            return sorted(tf.io.gfile.glob(os.path.join(self.folder, "transformed-*")))
-        files = []
+            return file_facts(sorted(tf.io.gfile.glob(os.path.join(self.folder,
+                                                                   "transformed-*"))))
+        facts: dict[str, Stamp] = {}
         for e in self._transformed:
             path = os.path.join(self.output_dir, e["file"])
-            size = os.path.getsize(path) if os.path.isfile(path) else None
+            try:
+                facts[path] = file_stamp(path)
+                size = facts[path][0] if os.path.isfile(path) else None
+            except FileNotFoundError:
+                size = None
             if size != e["bytes"]:
                 raise DataError(path, f"{'missing' if size is None else f'{size} bytes'}, the "
                                 f"run wrote {e['bytes']}: this run's rows were changed or "
                                 "removed; run run_transform again")
-            files.append(path)
-        return files
+        return facts
 
     def statistics(self) -> dict[str, dict]:
         """The means and stds the graph applies (float32), and the vocabularies, per column."""

@@ -12,7 +12,7 @@ pinned copy is kept), naming the set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import tensorflow as tf
@@ -92,21 +92,24 @@ def video_set(directory: PathArg) -> dict | None:
 
 
 
-def check_chunk_offsets(directory: Path, asked: Path, meta: dict,
-                        videos: Sequence[dict]) -> None:
+def check_chunk_offsets(directory: Path, asked: Path, meta: dict, videos: Sequence[dict],
+                        offsets: Mapping[str, Sequence[int]] | None = None) -> None:
     """A :class:`DataError` naming the shard (in the set ``asked``, not the pinned copy
     ``directory`` read) and the video when a chunk offset of the
     manifest is not where a record of its shard starts (``manifest.json`` edited by hand, or
     copied beside other shards): TensorFlow would read from inside a record and fail
-    mid-epoch with ``DataLossError: corrupted record at <offset>``, naming no file. One
-    walk of each shard's record headers (a seek per record)."""
+    mid-epoch with ``DataLossError: corrupted record at <offset>``, naming no file.
+    ``offsets``: ``{shard path: where its records start}`` from the walk that checked the
+    shards (:func:`~datakit.readers.records.tfrecords.shards_with_offsets`); a shard not
+    in it is walked here (a seek per record)."""
     if meta.get("compression"):
         return  # a compressed shard's offsets are not file offsets
     starts: dict[str, set[int]] = {}
     for v in videos:
         shard = str(Path(directory) / v["shard"])
         if shard not in starts:
-            starts[shard] = set(record_offsets(shard))
+            known = (offsets or {}).get(shard)
+            starts[shard] = set(record_offsets(shard) if known is None else known)
         wrong = next(((k, at) for k, at in enumerate(v["chunks"]) if at not in starts[shard]),
                      None)
         if wrong is not None:

@@ -170,8 +170,10 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     decode = _clip_decoder(opts, k, shard_frame_size(meta))
     by_id = {int(v["id"]): v for v in meta["videos"]}
     videos = [by_id[index.ids[p]] for p in index.kept]
-    tfrecords.check_shards(directory)  # sizes, record counts and sha256, as read_records does
-    check_chunk_offsets(directory, asked, meta, videos)  # and each chunk where a record starts
+    # sizes, record counts and sha256, as read_records does, and from the same walk over
+    # each shard's headers, each chunk where a record starts
+    offsets = tfrecords.shards_with_offsets(directory)[1]
+    check_chunk_offsets(directory, asked, meta, videos, offsets)
     used = {v["shard"] for v in videos}
     ds = _spanned_records(directory, videos, int(meta["chunk_frames"]), opts, sampler, k,
                           seed=seed, training=training, n_readers=n_readers,

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from datakit.core.arguments import check_seed
 from datakit.core.exit_guard import release_iterators_at_exit
-from datakit.core.file_facts import change, file_facts
+from datakit.core.file_facts import change, changed_error, file_facts
 from datakit.core.keywords import keywords, options_from
 from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions
 from datakit.readers.video.clip_sampling import random_start
@@ -27,6 +27,9 @@ from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
 from datakit.readers.video.video_index import SHORT_FIX, short_reason
 
 __all__ = ["mp4_clip_dataset"]
+
+#: What the error for a video changed after the build tells the user to do.
+_BUILD_AGAIN = "build the dataset again once the files are final"
 
 
 def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
@@ -84,11 +87,10 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
 
     def decode_clip(raw_path: bytes, r: int) -> np.ndarray:
         path = raw_path.decode()
+        changed = change(path, facts[path])
+        if changed is not None:  # the kit's one refusal of a changed file
+            raise changed_error(path, changed, fix=_BUILD_AGAIN, unit="clips")
         try:
-            changed = change(path, facts[path])
-            if changed is not None:
-                raise ValueError(f"changed since the dataset was built ({changed}); build the "
-                                 "dataset again once the files are final")
             n = mp4_frame_count(path)
             if n < clip_len:
                 raise ValueError(f"{short_reason(n, clip_len, None)}; {SHORT_FIX}")
