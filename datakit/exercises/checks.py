@@ -1,7 +1,8 @@
 """The exercises and their references: ``register`` one, ``check`` an answer against it.
 
 The kit registers its exercises when this module loads: ``"csv_reader"``, ``"example"``,
-``"clip_pipeline"``, notebooks 01-05's (:mod:`datakit.exercises.route`), and notebook 10's
+``"clip_pipeline"``, notebooks 01-05's and 07's (:mod:`datakit.exercises.route`), notebooks
+06 and 09's (:mod:`datakit.exercises.epochs`), and notebook 10's
 video reader (``"video_listing"``, ``"video_probe"``, ``"frame_times"``, ``"clip_frames"``,
 ``"clip_choices"``: see :mod:`datakit.exercises.video_reader`); :func:`register` adds your own.
 """
@@ -173,10 +174,21 @@ def _register_route() -> None:
     register("split_then_shuffle", _none, judge=r.split_then_shuffle)
     register("lines_before_file", r.lines_before_file)
     register("near_bay_count", r.near_bay_count)
+    register("place_words", r.place_words, judge=r.place_words_judge)
+    from datakit.exercises import epochs as e
+    register("cached_splits", _none, judge=e.cached_splits)
+    register("reproducible_epochs", _none, _runs, judge=e.reproducible_epochs)
+    register("new_clips_each_epoch", _none, judge=e.new_clips_each_epoch)
 
 
 def _none(*args: Any, **kwargs: Any) -> None:
     """No reference list: the exercise is judged by its properties."""
+
+
+def _runs(run: Callable[[int], Any], *args: Any, **kwargs: Any) -> Any:
+    """09.2's answer is a function ``run(n)``: its two fresh runs of two epochs are read."""
+    from datakit.exercises.epochs import runs_of
+    return runs_of(run)
 
 
 _register_route()

@@ -1,7 +1,8 @@
-"""The checks of notebooks 01-05's exercises that no one reference list answers.
+"""The checks of notebooks 01-05's and 07's exercises that no one reference list answers.
 
 Some answers are datasets with a reference (``"dict_dataset"``, ``"named_pairs"``,
-``"standardize_and_batch"``, ``"odd_squares"``, ``"halve_and_round"``); some
+``"standardize_and_batch"``, ``"odd_squares"``, ``"halve_and_round"``); 07.1's parsed words
+(``"place_words"``) are judged against the housing data's values, in any order; some
 are numbers the kit computes from the same inputs, so the check does not print the answer
 (``"epoch_0_leaves"``, ``"lines_before_file"``, ``"near_bay_count"``); and some are judged by
 the properties the question asks for (``"take_skip_split"``, ``"shuffled_pairs"``,
@@ -165,3 +166,62 @@ def split_then_shuffle(answer: Any, n: int = 100, n_valid: int = 20) -> Feedback
                                 "own."])
     return Feedback(True, ["correct: the same split every epoch, nothing in both, and a new "
                            "training order each epoch."])
+
+
+def place_words() -> list[list[bytes]]:
+    """07.1: each distinct ``ocean_proximity`` value of the housing data, split on spaces,
+    as bytes (``[b"NEAR", b"BAY"]``), the values sorted."""
+    import pandas as pd
+
+    import datakit
+    places = sorted(pd.read_csv(datakit.data_path("housing", "housing.csv"))["ocean_proximity"]
+                    .unique())
+    return [[w.encode() for w in place.split(" ")] for place in places]
+
+
+def _word_rows(answer: Any) -> list | str:
+    """The rows of a parsed ``words`` feature as lists, or why they cannot be read."""
+    import tensorflow as tf
+    if isinstance(answer, tf.SparseTensor):  # a VarLenFeature's result
+        answer = tf.RaggedTensor.from_sparse(answer)
+    if isinstance(answer, tf.RaggedTensor):
+        return answer.to_list()
+    if isinstance(answer, tf.Tensor):
+        return ("a dense tensor pads the shorter rows: parse with a tf.io.RaggedFeature "
+                "(or VarLenFeature), not a FixedLenFeature.")
+    if isinstance(answer, (list, tuple)):
+        return [list(row) for row in answer]
+    return f"pass the parsed words (a RaggedTensor); yours is {type(answer).__name__}."
+
+
+def place_words_judge(answer: Any) -> Feedback:
+    """07.1: one row per distinct ``ocean_proximity`` value, in any order, each the value's
+    words as bytes, in the value's order."""
+    expected = place_words()
+    rows = _word_rows(answer)
+    if isinstance(rows, str):
+        return Feedback(False, [f"not yet: {rows}"])
+    if len(rows) != len(expected):
+        return Feedback(False, [f"not yet: {len(rows)} rows, expected {len(expected)}: one "
+                                "Example per distinct value."])
+    strings = [w for row in rows for w in row if isinstance(w, str)]
+    if strings:
+        return Feedback(False, [f"not yet: {strings[0]!r} is a str; the words should be bytes,"
+                                " as a bytes_list holds them (str.encode())."])
+    missing = [words for words in expected if words not in rows]
+    if not missing:
+        return Feedback(True, [f"correct: the words of all {len(expected)} values, as bytes."])
+    want = missing[0]
+    place = b" ".join(want)
+    letters = sorted(place.replace(b" ", b""))  # the same letters: the same value, cut wrong
+    mine = next((row for row in rows if sorted(b"".join(row).replace(b" ", b"")) == letters),
+                None)
+    if mine is None:
+        return Feedback(False, [f"not yet: no row holds the words of {place!r}, "
+                                f"{want}; the rows are built from another list of values."])
+    cause = ("the value was not split" if mine == [place] else
+             "it is split into letters, not on spaces" if len(mine) == len(place) else
+             "the same words in another order: keep the value's order"
+             if sorted(mine) == sorted(want) else "split it on spaces")
+    return Feedback(False, [f"not yet: {place.decode()!r} gives {mine}, expected {want}: "
+                            f"{cause}."])

@@ -29,23 +29,29 @@ HOUSE_EXAMPLE = """def answer(row):
 
 CASES = {
     "07.1": Case(
-        checker="plain",
+        checker="place_words",
         setup=HOUSING,
-        check="answer.to_list() == expected",
+        check='exercises.check("place_words", answer)',
         correct=[
             'tf.io.parse_example(tf.constant([example([w.encode() for w in p.split(" ")]) '
             'for p in places]), {"words": tf.io.RaggedFeature(tf.string)})["words"]',
             'tf.io.parse_example([example([w.encode() for w in p.split()]) for p in places], '
             '{"words": tf.io.RaggedFeature(tf.string, row_splits_dtype=tf.int32)})["words"]',
             'tf.RaggedTensor.from_sparse(tf.io.parse_example([example(p.encode().split()) '
-            'for p in places], {"words": tf.io.VarLenFeature(tf.string)})["words"])'],
-        wrong=[  # the value not split, split into letters, the words sorted
-            'tf.io.parse_example([example([p.encode()]) for p in places], '
-            '{"words": tf.io.RaggedFeature(tf.string)})["words"]',
-            'tf.io.parse_example([example([c.encode() for c in p]) for p in places], '
-            '{"words": tf.io.RaggedFeature(tf.string)})["words"]',
-            'tf.io.parse_example([example(sorted(p.encode().split())) for p in places], '
-            '{"words": tf.io.RaggedFeature(tf.string)})["words"]'],
+            'for p in places], {"words": tf.io.VarLenFeature(tf.string)})["words"])',
+            # another order of the values (the question asks for none), a VarLenFeature
+            'tf.io.parse_example([example([w.encode() for w in p.split(" ")]) '
+            'for p in reversed(places)], {"words": tf.io.VarLenFeature(tf.string)})["words"]'],
+        wrong=[  # the value not split, split into letters, the words sorted, a value lost
+            ('tf.io.parse_example([example([p.encode()]) for p in places], '
+             '{"words": tf.io.RaggedFeature(tf.string)})["words"]', "was not split"),
+            ('tf.io.parse_example([example([c.encode() for c in p]) for p in places], '
+             '{"words": tf.io.RaggedFeature(tf.string)})["words"]', "into letters"),
+            ('tf.io.parse_example([example(sorted(p.encode().split())) for p in places], '
+             '{"words": tf.io.RaggedFeature(tf.string)})["words"]', "in another order"),
+            ('tf.io.parse_example([example(p.encode().split()) for p in places[1:]], '
+             '{"words": tf.io.RaggedFeature(tf.string)})["words"]', "expected 5"),
+            ('[[w for w in p.split(" ")] for p in places]', "should be bytes")],
     ),
     "07.3": Case(
         checker="example",

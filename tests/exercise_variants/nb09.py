@@ -13,11 +13,6 @@ lengths = tf.data.TFRecordDataset(shard_files).map(
         s, {"length": tf.io.FixedLenFeature((), tf.int64)})[0]["length"])
 """
 
-RUNS = SETUP + """def new_and_reproducible(run):  # run(n): the datasets of n epochs, a fresh run
-    first, again = ([sorted_clips(d) for d in run(2)] for _ in range(2))
-    return first[0] != first[1] and first == again
-"""
-
 DECODED = SETUP + """import tempfile
 
 def decode_video(serialized):
@@ -35,11 +30,6 @@ def random_clip(decoded, random_number):
 
 in_order = tf.data.Dataset.from_tensor_slices(shard_files).interleave(
     tf.data.TFRecordDataset, cycle_length=2, num_parallel_calls=2, deterministic=True)
-
-
-def new_clips_each_epoch(dataset):
-    epochs = [sorted_clips(dataset) for _ in range(2)]
-    return len(epochs[0]) == N_VIDEOS and epochs[0] != epochs[1]
 """
 
 ONE_SEED = 'plain_clip_dataset(DATA / "records" / "train", len(train_paths), {})'
@@ -57,28 +47,40 @@ CASES = {
                "int(lengths.take(N_VIDEOS // 4).reduce(np.int64(0), lambda a, n: a + n))"],
     ),
     "09.2": Case(
-        checker="plain",
-        setup=RUNS,
-        check="new_and_reproducible(answer)",
+        checker="reproducible_epochs",
+        setup=SETUP,
+        check='exercises.check("reproducible_epochs", answer)',
         correct=[f"lambda n: [{ONE_SEED.format('SEED + epoch')} for epoch in range(n)]",
                  f"def answer(n):\n    train = {ONE_SEED.format('SEED')}\n"
                  "    return [train] * n  # built once: each pass draws new starts",
                  f"lambda n: [{ONE_SEED.format('SEED * 1000 + epoch')} for epoch in range(n)]"],
-        wrong=[f"lambda n: [{ONE_SEED.format('SEED')} for epoch in range(n)]",  # the bug
-               f"lambda n: [{ONE_SEED.format('None')} for epoch in range(n)]",  # not reproducible
-               f"lambda n: [{ONE_SEED.format('SEED + 0 * epoch')} for epoch in range(n)]"],
+        wrong=[(f"lambda n: [{ONE_SEED.format('SEED')} for epoch in range(n)]",  # the bug
+                "repeats epoch 1's clips"),
+               (f"lambda n: [{ONE_SEED.format('None')} for epoch in range(n)]",
+                "a run made again draws other clips"),  # not reproducible
+               (f"lambda n: [{ONE_SEED.format('SEED + 0 * epoch')} for epoch in range(n)]",
+                "repeats epoch 1's clips"),
+               (f"lambda n: {ONE_SEED.format('SEED')}", "expected a list of 2 datasets"),
+               (f"[{ONE_SEED.format('SEED + epoch')} for epoch in range(2)]",
+                "pass your function run(n)")],
     ),
     "09.3": Case(
-        checker="plain",
+        checker="new_clips_each_epoch",
         setup=DECODED,
-        check="new_clips_each_epoch(answer)",
+        check='exercises.check("new_clips_each_epoch", answer, N_VIDEOS)',
         correct=["tf.data.Dataset.zip(in_order.map(decode_video).cache(tempfile.mkdtemp() + "
                  "'/videos').shuffle(16, seed=SEED), random_numbers).map(random_clip).batch(16)",
                  "tf.data.Dataset.zip(in_order.map(decode_video).cache().shuffle(4, seed=SEED),"
                  " random_numbers).map(random_clip).batch(16)"],
-        wrong=["pairs.map(parse_clip).cache().shuffle(64, seed=SEED).batch(16)",  # the bug
-               "pairs.cache().map(parse_clip).shuffle(64, seed=SEED).batch(16)",  # numbers cached
-               "tf.data.Dataset.zip(in_order.map(decode_video), random_numbers)"
-               ".map(random_clip).cache().batch(16)"],
+        wrong=[("pairs.map(parse_clip).cache().shuffle(64, seed=SEED).batch(16)",  # the bug
+                "the cache replays"),
+               ("pairs.cache().map(parse_clip).shuffle(64, seed=SEED).batch(16)",
+                "the cache replays"),  # the random numbers cached
+               ("tf.data.Dataset.zip(in_order.map(decode_video), random_numbers)"
+                ".map(random_clip).cache().batch(16)", "the cache replays"),
+               ("pairs.map(parse_clip).shuffle(64, seed=SEED).batch(16)",  # decodes every epoch
+                "no cache()"),
+               ("tf.data.Dataset.zip(in_order.map(decode_video).cache().take(N_VIDEOS // 2), "
+                "random_numbers).map(random_clip).batch(16)", "expected 8, one per video")],
     ),
 }
