@@ -212,8 +212,8 @@ def _private_uses(path: Path) -> list[str]:
 
 def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
     user = tmp_path / "user.py"
-    user.write_text("from datakit.readers.video import conversion\n"
-                    "from datakit.readers.video.conversion import convert_videos\n"
+    user.write_text("from datakit.readers.video.converter import conversion\n"
+                    "from datakit.readers.video.converter.conversion import convert_videos\n"
                     "conversion._record(None)\nconvert_videos._x\n")
     assert _private_uses(user) == ["user.py:3 uses conversion._record"]
 

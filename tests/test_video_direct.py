@@ -17,8 +17,8 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.readers import video
-from datakit.readers.video import decoding, frame_reading, probe_cache
-from datakit.readers.video.clip_sampling import clip_frames, video_key
+from datakit.readers.video.decoding import decoding, frame_reading, probe_cache
+from datakit.readers.video.options.clip_sampling import clip_frames, video_key
 
 
 @pytest.fixture(autouse=True)

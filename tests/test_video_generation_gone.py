@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.readers import video
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 KW = dict(num_shards=2, processes=1, progress=False)
 

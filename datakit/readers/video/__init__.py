@@ -5,7 +5,7 @@ conversion's worker processes, which need only PyAV, start without TensorFlow.
 
 >>> from datakit.readers import video
 >>> video.clip_dataset.__module__
-'datakit.readers.video.clips'
+'datakit.readers.video.reading.clips'
 """
 
 from typing import TYPE_CHECKING
@@ -13,24 +13,24 @@ from typing import TYPE_CHECKING
 from datakit.core.faces import lazy_face
 
 if TYPE_CHECKING:  # each name the face re-exports, loaded on first use
-    from datakit.readers.video.clip_options import VideoOptions
-    from datakit.readers.video.clips import clip_dataset
-    from datakit.readers.video.convert import write_video_shards
-    from datakit.readers.video.convert_beam import write_video_shards_beam
-    from datakit.readers.video.directory import video_dataset_from_directory
-    from datakit.readers.video.encoded import make_video_folder, write_video
-    from datakit.readers.video.messy_folder import make_messy_video_folder
-    from datakit.readers.video.model import small_video_model
-    from datakit.readers.video.moving_squares import (
+    from datakit.readers.video.converter.convert import write_video_shards
+    from datakit.readers.video.converter.convert_beam import write_video_shards_beam
+    from datakit.readers.video.converter.video_records import write_video_records
+    from datakit.readers.video.options.clip_options import VideoOptions
+    from datakit.readers.video.reading.clips import clip_dataset
+    from datakit.readers.video.reading.directory import video_dataset_from_directory
+    from datakit.readers.video.reading.mp4_clips import mp4_clip_dataset
+    from datakit.readers.video.reading.predict_clips import clips_to_predict
+    from datakit.readers.video.synthetic.encoded import make_video_folder, write_video
+    from datakit.readers.video.synthetic.messy_folder import make_messy_video_folder
+    from datakit.readers.video.synthetic.model import small_video_model
+    from datakit.readers.video.synthetic.moving_squares import (
         CLASSES,
         Video,
         iter_videos,
         make_video,
         make_videos,
     )
-    from datakit.readers.video.mp4 import write_mp4_videos
-    from datakit.readers.video.mp4_clips import mp4_clip_dataset
-    from datakit.readers.video.predict_clips import clips_to_predict
-    from datakit.readers.video.video_records import write_video_records
+    from datakit.readers.video.synthetic.mp4 import write_mp4_videos
 
 __all__ = lazy_face(__name__)

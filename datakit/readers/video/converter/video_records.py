@@ -22,10 +22,10 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.progress import check_progress, with_progress
-from datakit.readers.video.clip_options import check_one_frame_size, check_quality
-from datakit.readers.video.moving_squares import Video
-from datakit.readers.video.part_files import CHUNK_FRAMES, chunk_records
-from datakit.readers.video.shard_sets import shard_names, write_video_set
+from datakit.readers.video.converter.part_files import CHUNK_FRAMES, chunk_records
+from datakit.readers.video.converter.shard_sets import shard_names, write_video_set
+from datakit.readers.video.options.clip_options import check_one_frame_size, check_quality
+from datakit.readers.video.synthetic.moving_squares import Video
 
 __all__ = ["write_video_records"]
 

@@ -20,11 +20,11 @@ from datakit.core.arguments import check_seed
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import change, file_facts
 from datakit.core.keywords import keywords, options_from
-from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions
-from datakit.readers.video.clip_sampling import random_start
-from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
-from datakit.readers.video.video_index import SHORT_FIX, short_reason
+from datakit.readers.video.index.video_index import SHORT_FIX, short_reason
+from datakit.readers.video.options.clip_options import VIDEO_FIELDS, VideoOptions
+from datakit.readers.video.options.clip_sampling import random_start
+from datakit.readers.video.reading.clip_tail import check_clip_counts, clip_tail
+from datakit.readers.video.synthetic.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 __all__ = ["mp4_clip_dataset"]
 

@@ -51,17 +51,17 @@ from datakit.core.cores import cpu_cores
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress
-from datakit.readers.video.clip_options import (
+from datakit.readers.video.decoding.decoding import decode_frames
+from datakit.readers.video.index.folders import check_split, split_indices
+from datakit.readers.video.index.video_index import VideoIndex, index_folder
+from datakit.readers.video.options.clip_options import (
     VIDEO_FIELDS,
     VideoOptions,
     one_frame_size,
     video_options,
 )
-from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
-from datakit.readers.video.clip_tail import clip_tail
-from datakit.readers.video.decoding import decode_frames
-from datakit.readers.video.folders import check_split, split_indices
-from datakit.readers.video.keras_arguments import (
+from datakit.readers.video.options.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
+from datakit.readers.video.options.keras_arguments import (
     Labels,
     check_choice,
     check_labels,
@@ -69,7 +69,7 @@ from datakit.readers.video.keras_arguments import (
     to_grayscale,
     with_label_mode,
 )
-from datakit.readers.video.video_index import VideoIndex, index_folder
+from datakit.readers.video.reading.clip_tail import clip_tail
 
 __all__ = ["video_dataset_from_directory"]
 

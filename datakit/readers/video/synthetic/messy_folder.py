@@ -27,8 +27,8 @@ import numpy as np
 
 from datakit.core.arguments import check_count, check_int
 from datakit.core.made_once import make_folder_once
-from datakit.readers.video.encoded import write_mixed_videos, write_video
-from datakit.readers.video.moving_squares import CLASSES, Video, make_video
+from datakit.readers.video.synthetic.encoded import write_mixed_videos, write_video
+from datakit.readers.video.synthetic.moving_squares import CLASSES, Video, make_video
 
 __all__ = ["make_messy_video_folder"]
 

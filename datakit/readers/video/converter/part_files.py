@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from datakit.core.atomic import atomic_file
-from datakit.readers.video.decoding import iter_jpegs, output_frames
-from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.decoding.decoding import iter_jpegs, output_frames
+from datakit.readers.video.decoding.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
+from datakit.readers.video.decoding.video_info import VideoInfo
 
 __all__: list[str] = []
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.paths import one_folder
-from datakit.readers.video.encoded import ENCODER_OPTIONS
-from datakit.readers.video.moving_squares import CLASSES
+from datakit.readers.video.synthetic.encoded import ENCODER_OPTIONS
+from datakit.readers.video.synthetic.moving_squares import CLASSES
 
 __all__ = ["write_mp4_videos"]
 

@@ -25,14 +25,15 @@ from datakit.core.keywords import keywords
 from datakit.core.paths import one_folder
 from datakit.perf import timeline
 from datakit.readers.records import tfrecords
-from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions, video_options
-from datakit.readers.video.clip_sampling import (
+from datakit.readers.video.converter import generations
+from datakit.readers.video.index.video_index import index_manifest
+from datakit.readers.video.options.clip_options import VIDEO_FIELDS, VideoOptions, video_options
+from datakit.readers.video.options.clip_sampling import (
     clip_frames,
     epoch_keys,
     video_key,
 )
-from datakit.readers.video.clip_shards import (
+from datakit.readers.video.reading.clip_shards import (
     check_chunk_offsets,
     check_one_run,
     refuse_missing_set,
@@ -41,8 +42,7 @@ from datakit.readers.video.clip_shards import (
     shards_present,
     video_set,
 )
-from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.video_index import index_manifest
+from datakit.readers.video.reading.clip_tail import check_clip_counts, clip_tail
 
 __all__ = ["clip_dataset"]
 

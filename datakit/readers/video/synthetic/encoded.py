@@ -20,7 +20,7 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.made_once import make_folder_once
-from datakit.readers.video.moving_squares import CLASSES, make_video
+from datakit.readers.video.synthetic.moving_squares import CLASSES, make_video
 
 __all__ = ["write_video", "make_video_folder"]
 

@@ -66,11 +66,11 @@ from datakit.core.atomic import write_atomic
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
-from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
-from datakit.readers.video.conversion import Conversion, convert_videos
-from datakit.readers.video.folders import VideoFolder
-from datakit.readers.video.part_files import PartJob, convert_part
-from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.converter.conversion import Conversion, convert_videos
+from datakit.readers.video.converter.part_files import PartJob, convert_part
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.index.folders import VideoFolder
+from datakit.readers.video.options.clip_options import FRAME_FIELDS, VideoOptions, video_options
 
 __all__ = ["write_video_shards_beam"]
 

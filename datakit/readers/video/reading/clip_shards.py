@@ -21,7 +21,7 @@ from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
 from datakit.readers.records.tfrecords import record_offsets
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 __all__: list[str] = []
 

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from datakit.core.arguments import check_on_bad
 from datakit.core.errors import DataError
-from datakit.readers.video.clip_options import VideoOptions
-from datakit.readers.video.clip_sampling import clip_span
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.folders import list_videos
-from datakit.readers.video.keras_arguments import Labels
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.index.folders import list_videos
+from datakit.readers.video.options.clip_options import VideoOptions
+from datakit.readers.video.options.clip_sampling import clip_span
+from datakit.readers.video.options.keras_arguments import Labels
 
 __all__: list[str] = []
 

@@ -46,13 +46,13 @@ from datakit.core.arguments import check_count
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
-from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
-from datakit.readers.video.conversion import Conversion, convert_videos
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.part_files import PartJob, convert_part
-from datakit.readers.video.shard_sets import ShardSets
-from datakit.readers.video.video_info import VideoInfo
-from datakit.readers.video.workers import convert_all
+from datakit.readers.video.converter.conversion import Conversion, convert_videos
+from datakit.readers.video.converter.part_files import PartJob, convert_part
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.converter.workers import convert_all
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.options.clip_options import FRAME_FIELDS, VideoOptions, video_options
 
 __all__ = ["write_video_shards"]
 

@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any
 from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.errors import DataError
 from datakit.core.keywords import options_from
-from datakit.readers.video.clip_sampling import SAMPLERS, check_sampler
+from datakit.readers.video.options.clip_sampling import SAMPLERS, check_sampler
 
 if TYPE_CHECKING:
-    from datakit.readers.video.video_info import VideoInfo
+    from datakit.readers.video.decoding.video_info import VideoInfo
 
 __all__ = ["VideoOptions"]
 

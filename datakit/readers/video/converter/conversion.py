@@ -29,20 +29,20 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.core.file_facts import file_stamp
-from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.folders import (
+from datakit.readers.video.converter import generations
+from datakit.readers.video.converter.part_files import CHUNK_FRAMES
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.index.folders import (
     VideoFolder,
     check_classes_kept,
     check_split,
     list_videos,
     split_indices,
 )
-from datakit.readers.video.keras_arguments import check_split_seed
-from datakit.readers.video.part_files import CHUNK_FRAMES
-from datakit.readers.video.shard_sets import ShardSets
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.options.clip_options import VideoOptions, check_quality, one_frame_size
+from datakit.readers.video.options.keras_arguments import check_split_seed
 
 __all__: list[str] = []
 

@@ -38,9 +38,13 @@ from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
 from datakit.core.progress import check_progress, with_progress
-from datakit.readers.video.decoding import VIDEO_EXTENSIONS, probe
-from datakit.readers.video.keras_arguments import Labels, check_class_names, check_split_seed
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.decoding.decoding import VIDEO_EXTENSIONS, probe
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.options.keras_arguments import (
+    Labels,
+    check_class_names,
+    check_split_seed,
+)
 
 __all__: list[str] = []
 

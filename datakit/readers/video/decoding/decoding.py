@@ -41,8 +41,8 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import content_digest, file_stamp
-from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import (
+from datakit.readers.video.decoding.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
+from datakit.readers.video.decoding.video_info import (
     VideoInfo,
     display_width,
     frame_at,
@@ -50,7 +50,7 @@ from datakit.readers.video.video_info import (
     sample_aspect_ratio,
     video_stream,
 )
-from datakit.readers.video.video_info import open_video as _open
+from datakit.readers.video.decoding.video_info import open_video as _open
 
 if TYPE_CHECKING:  # PyAV is imported where a video is opened
     import av
@@ -85,7 +85,7 @@ def probe(path: str | Path, *, cache: bool = True) -> VideoInfo:
     a few per cent of the probe), so that a reader can tell a ``touch`` that changed no
     byte from an edit (:func:`~datakit.readers.video.frame_reading.check_unchanged`).
     """
-    from datakit.readers.video import probe_cache
+    from datakit.readers.video.decoding import probe_cache
 
     path = str(path)
     _check_link(path)
@@ -268,7 +268,7 @@ def decode_frames(info: VideoInfo, wanted: Sequence[int] | np.ndarray, *, seek: 
     frame that cannot be decoded, or a file changed since it was probed, is a
     :class:`DataError`.
     """
-    from datakit.readers.video.frame_reading import read_frames
+    from datakit.readers.video.decoding.frame_reading import read_frames
 
     return read_frames(info, wanted, seek=seek, threads=threads, **fit)
 
@@ -288,7 +288,10 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """
     import av
 
-    from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
+    from datakit.readers.video.decoding.frame_reading import (
+        CHANGED_WHILE_CONVERTING,
+        check_unchanged,
+    )
 
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
@@ -336,7 +339,7 @@ def _jpeg_encoder(info: VideoInfo, quality: int, frame_size: tuple[int, int] | N
     """
     import simplejpeg
 
-    from datakit.readers.video.frame_reading import frame_converter, yuv420_planes
+    from datakit.readers.video.decoding.frame_reading import frame_converter, yuv420_planes
 
     convert = frame_converter(info, frame_size, **fit)
 

@@ -27,7 +27,7 @@ from typing import Any
 from datakit.core import manifest
 from datakit.core.atomic import Staging
 from datakit.readers.records.tfrecords import record_offsets
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 __all__ = ["write_video_set"]
 
