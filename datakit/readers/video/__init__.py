@@ -1,5 +1,13 @@
 """Video into ``tf.data``: synthetic videos, your own files, ``SequenceExample`` shards, clips.
 
+The wing's rooms, bottom first (each imports only its own and those below it):
+:mod:`~datakit.readers.video.decoding` (a file probed and decoded, no TensorFlow),
+:mod:`~datakit.readers.video.options` (``VideoOptions``, the samplers, the Keras words),
+:mod:`~datakit.readers.video.index` (class folders listed and split, the video index),
+:mod:`~datakit.readers.video.synthetic` (the course's videos and small model),
+:mod:`~datakit.readers.video.converter` (videos to ``SequenceExample`` shards) and
+:mod:`~datakit.readers.video.reading` (the clip readers). A user imports from here.
+
 Names load on first use (the package imports nothing heavy itself), so the
 conversion's worker processes, which need only PyAV, start without TensorFlow.
 
