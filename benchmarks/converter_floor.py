@@ -27,7 +27,7 @@ listing), which a 2 s conversion of small videos feels and a learner's set does
 not: the two calls give it (CPU s = fixed + frames / rate, solved for both) and
 the rate beyond it, against the floor. The probe cache is warm (a first
 conversion of a new folder probes each file once: see
-``datakit.readers.video.probe_cache``). Results go to
+``datakit.readers.video.decoding.probe_cache``). Results go to
 ``benchmarks/RESULTS_converter.md``; ``--quick`` (4 videos of 3 s at 160x120,
 1 round) checks the harness and writes under ``--work``.
 """
@@ -63,7 +63,7 @@ def _tree_cpu() -> float:
 def convert(job: dict) -> dict:
     """``write_video_shards`` on all cores: frames, wall and CPU seconds of the whole call."""
     from datakit.readers.video import write_video_shards
-    from datakit.readers.video.decoding import probe
+    from datakit.readers.video.decoding.decoding import probe
     folder, out = Path(job["folder"]), Path(job["out"])
     videos = sorted(folder.glob("*/*.mp4"))
     frames = sum(probe(p).frames for p in videos)
@@ -247,7 +247,7 @@ def _cores() -> int:
 
 
 def _warm_probes(folder: Path) -> None:
-    from datakit.readers.video.decoding import probe
+    from datakit.readers.video.decoding.decoding import probe
     for p in sorted(folder.glob("*/*.mp4")):
         probe(p)
 

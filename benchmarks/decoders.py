@@ -79,7 +79,7 @@ def _clips(folder: Path, work, n: int) -> list[tuple]:
     import numpy as np
 
     from benchmarks.video_peer_loaders import videos
-    from datakit.readers.video.decoding import probe
+    from datakit.readers.video.decoding.decoding import probe
     infos = [probe(p) for p, _ in videos(folder)]
     rng = np.random.default_rng(0)
     out = []
@@ -91,13 +91,13 @@ def _clips(folder: Path, work, n: int) -> list[tuple]:
 
 
 def _decode(clip, size: int = 112) -> int:
-    from datakit.readers.video.frame_reading import read_frames
+    from datakit.readers.video.decoding.frame_reading import read_frames
     info, frames = clip
     return int(read_frames(info, frames, threads=1, frame_size=(size, size)).shape[0])
 
 
 def _warm(_: int) -> int:
-    import datakit.readers.video.frame_reading  # noqa: F401  (import before the clock runs)
+    import datakit.readers.video.decoding.frame_reading  # noqa: F401  (import before the clock runs)
     return os.getpid()
 
 

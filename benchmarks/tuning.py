@@ -5,7 +5,7 @@
 Four pipelines, each tuned by ``datakit.perf.tune.tune`` in its own process (so
 one does not heat the next one's caches): the kit's CSV reader
 (``parse="batch"``) at batch 32 and 1024 on the benchmark's generated rows,
-the TFRecord video clip pipeline (``datakit.readers.video.clips.clip_dataset``, its knobs
+the TFRecord video clip pipeline (``datakit.readers.video.reading.clips.clip_dataset``, its knobs
 changed on a copy with ``datakit.doctor.advice``), and the sleeping synthetic
 pipeline (``datakit.perf.synthetic``). Throughput is consumed inside a
 ``tf.function`` (as ``fit()`` does); the final comparison alternates the

@@ -36,7 +36,7 @@ def _child(mode: str, folder: str, clip_len: int, size: int, steps: int) -> None
     import datakit  # noqa: F401
     from datakit.perf import memory
     from datakit.readers import video
-    from datakit.readers.video import in_memory
+    from datakit.readers.video.reading import in_memory
 
     keras.utils.set_random_seed(0)
     model = video.small_video_model(clip_len, size)

@@ -35,7 +35,7 @@ def _make(seconds: int, width: int, height: int) -> Path:
     import numpy as np
 
     from datakit.readers import video
-    from datakit.readers.video.encoded import CODECS as FORMATS
+    from datakit.readers.video.synthetic.encoded import CODECS as FORMATS
 
     folder = WORK / "videos"
     if folder.exists():
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
 
     import datakit  # noqa: F401
     from datakit.readers import video
-    from datakit.readers.video import decoding
+    from datakit.readers.video.decoding import decoding
 
     lines: list[str] = []
 

@@ -43,9 +43,9 @@ if TYPE_CHECKING:  # the names a user starts with, each loaded on first use
     from datakit.readers.records.tfrecord_writer import ShardWriter
     from datakit.readers.records.tfrecords import read_records
     from datakit.readers.tables.table_options import TableOptions
-    from datakit.readers.video.clip_options import VideoOptions
-    from datakit.readers.video.clips import clip_dataset
-    from datakit.readers.video.directory import video_dataset_from_directory
+    from datakit.readers.video.options.clip_options import VideoOptions
+    from datakit.readers.video.reading.clips import clip_dataset
+    from datakit.readers.video.reading.directory import video_dataset_from_directory
     from datakit.tensorflow_logs import quiet_tensorflow
 
 __version__ = "0.1.0"

@@ -12,8 +12,9 @@ os.environ.pop("MPLBACKEND", None)
 
 collect_ignore = ["run_notebooks.py"]
 
-# Video probes are cached per file (datakit.readers.video.probe_cache): tests keep theirs in a
-# folder of the run's own, never in the user's ~/.cache. Notebooks (nbval kernels) inherit it.
+# Video probes are cached per file (datakit.readers.video.decoding.probe_cache): tests keep
+# theirs in a folder of the run's own, never in the user's ~/.cache. Notebooks (nbval
+# kernels) inherit it.
 if "DATAKIT_PROBE_CACHE" not in os.environ:
     import atexit
     import shutil

@@ -23,7 +23,7 @@ CLIP_LEN, SIZE, FPS, SEED = 8, 32, 25, 1
 
 @lru_cache(maxsize=1)
 def messy_folder() -> Path:
-    from datakit.readers.video.messy_folder import make_messy_video_folder
+    from datakit.readers.video.synthetic.messy_folder import make_messy_video_folder
 
     folder = Path(tempfile.mkdtemp(prefix="nb10-")) / "videos"
     make_messy_video_folder(folder, per_class=3, seed=1)

@@ -100,7 +100,8 @@ def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):
     video.write_video_records(videos, shards, class_names=video.CLASSES, num_shards=3)
     kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer_size=5, seed=2,
                   with_ids=True)
-    whole, _ = check_resumes("datakit.readers.video.clips:clip_dataset", kwargs, 2, tmp_path)
+    whole, _ = check_resumes("datakit.readers.video.reading.clips:clip_dataset", kwargs, 2,
+                             tmp_path)
     ids = np.concatenate([b["id"] for b in whole])
     assert sorted(ids.tolist()) == sorted(v_id for v_id in range(len(videos)))
 
@@ -346,7 +347,7 @@ def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(t
     video.make_video_folder(folder, per_class=2, min_frames=24, max_frames=24, size=16, seed=0)
     kwargs = dict(directory=str(folder), clip_len=4, batch_size=2, frame_size=(16, 16), seed=1,
                   verbose=False)
-    recipe = "datakit.readers.video.directory:video_dataset_from_directory"
+    recipe = "datakit.readers.video.reading.directory:video_dataset_from_directory"
     _, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 1, tmp_path / "ck")
     saved = load_fingerprint(path)["inputs"]
     files = sorted(str(p) for p in folder.glob("*/*"))

@@ -14,7 +14,7 @@ import pytest
 
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video.clip_options import VideoOptions
+from datakit.readers.video.options.clip_options import VideoOptions
 
 #: (option, bad value): each refused by VideoOptions itself.
 BAD = [
@@ -199,7 +199,7 @@ def test_an_8k_batch_with_the_videos_own_size_is_refused_as_with_that_size_given
     import numpy as np
 
     from datakit.core.arguments import _physical_memory
-    from datakit.readers.video.encoded import write_video
+    from datakit.readers.video.synthetic.encoded import write_video
 
     memory = _physical_memory()
     if not memory:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.readers.video import clip_sampling, in_memory
+from datakit.readers.video.options import clip_sampling
+from datakit.readers.video.reading import in_memory
 
 CASES = [  # (frames in the video, clip_len, frame_step, key, sampler, clips_per_video), indices
     ((20, 4, 2, 0, "center", 1), [[6, 8, 10, 12]]),
@@ -70,9 +71,9 @@ def test_the_numpy_random_start_is_clip_frames_one_random_clip(key, n, clip_len,
 
 
 def test_a_new_sampler_is_one_record_read_by_the_options_and_the_readers(monkeypatch, tmp_path):
-    from datakit.readers.video.clip_options import VideoOptions
-    from datakit.readers.video.encoded import write_video
-    from datakit.readers.video.predict_clips import clips_to_predict
+    from datakit.readers.video.options.clip_options import VideoOptions
+    from datakit.readers.video.reading.predict_clips import clips_to_predict
+    from datakit.readers.video.synthetic.encoded import write_video
 
     first = clip_sampling.ClipSampler(lambda last, key, k: tf.zeros([1], tf.int64),
                                       one_clip=True)

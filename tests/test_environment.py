@@ -8,7 +8,7 @@ import pytest
 
 from datakit.core import environment
 from datakit.core.environment import cache_dir, env_folder, env_switch, user_cache_root
-from datakit.readers.video import probe_cache
+from datakit.readers.video.decoding import probe_cache
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -16,7 +16,7 @@ pytest.importorskip("av")
 
 from datakit import exercises
 from datakit.exercises import video_reader as ref
-from datakit.readers.video.messy_folder import (
+from datakit.readers.video.synthetic.messy_folder import (
     BAD_FILES,
     NOT_VIDEOS,
     SHORT_FILES,
@@ -49,7 +49,7 @@ def test_the_messy_folder_holds_every_trap(folder):
 
 
 def test_the_messy_folders_docstring_says_where_the_cut_falls():
-    from datakit.readers.video import messy_folder
+    from datakit.readers.video.synthetic import messy_folder
 
     assert f"after {messy_folder.CUT_KEEPS} of its 60 packets" in messy_folder.__doc__
     assert "half of its bytes" not in messy_folder.__doc__
@@ -225,7 +225,7 @@ def test_the_notebooks_reader_survives_the_messy_folder(folder, mine):
 
 def test_each_probe_reason_has_its_kind_and_an_unknown_one_is_refused(tmp_path):
     from datakit.core.errors import DataError
-    from datakit.readers.video.decoding import probe
+    from datakit.readers.video.decoding.decoding import probe
 
     (tmp_path / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")
     (tmp_path / "loop.mp4").symlink_to(tmp_path / "loop.mp4")

@@ -136,7 +136,7 @@ def test_direct_video_reader(tmp_path, way):
 @pytest.mark.parametrize("way", WAYS)
 def test_video_converter_compares_each_video_with_its_listing(tmp_path, monkeypatch, way):
     from datakit.readers import video
-    from datakit.readers.video import conversion
+    from datakit.readers.video.converter import conversion
 
     paths = _videos(tmp_path / "v")
     listed = conversion.list_videos
@@ -162,7 +162,7 @@ def test_video_converter_names_a_video_replaced_by_a_longer_one_while_it_is_read
     """The worker compares the video with its listing after its last frame too: a video
     replaced by a longer one while it is read would be cut to the listed frame count."""
     from datakit.readers import video
-    from datakit.readers.video import part_files
+    from datakit.readers.video.converter import part_files
 
     paths = _videos(tmp_path / "v")
     victim = paths[0]
@@ -183,7 +183,7 @@ def test_video_converter_names_a_video_replaced_by_a_longer_one_while_it_is_read
 
 @pytest.mark.parametrize("way", WAYS)
 def test_video_probe_cache(tmp_path, way):
-    from datakit.readers.video import decoding
+    from datakit.readers.video.decoding import decoding
 
     paths = _videos(tmp_path / "v", per=1)
     decoding.probe(paths[0])  # kept in the cache
@@ -246,7 +246,7 @@ def test_touched_videos_are_read_and_converted_as_listed(tmp_path, monkeypatch):
     """``touch`` after the listing (a sync tool, a backup restoring times) changes no byte:
     the direct reader reads on and the converter converts, each comparing the content."""
     from datakit.readers import video
-    from datakit.readers.video import conversion
+    from datakit.readers.video.converter import conversion
 
     paths = _videos(tmp_path / "v")
     ds = video.video_dataset_from_directory(tmp_path / "v", clip_len=4, batch_size=1,

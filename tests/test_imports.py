@@ -145,6 +145,42 @@ def test_reader_wings_import_downward(name):
                         "no format), or the importer up")
 
 
+#: The rooms of the video wing, bottom first, as READER_WINGS: a video module may import
+#: its own room or the rooms below it. ``synthetic`` imports no other room; it sits above
+#: the index so that decoding, the options and the index never lean on the course's videos.
+VIDEO_ROOMS = [
+    ("decoding", "a video file opened, probed (the probe cached) and decoded; no TensorFlow"),
+    ("options", "VideoOptions, the clip samplers, the Keras directory-loader words"),
+    ("index", "class folders listed, probed and split; the one video index"),
+    ("synthetic", "the course's videos: moving squares, any codec, a messy folder, MP4s"),
+    ("converter", "videos to SequenceExample shards: parts, shard sets, generations, Beam"),
+    ("reading", "the clip readers and baselines, and their one tail"),
+]
+ROOM = {name: i for i, (name, _) in enumerate(VIDEO_ROOMS)}
+
+
+def room_of(module: str) -> str | None:
+    """The room of the video wing a module lives in, or None (outside, or the wing's face)."""
+    parts = module.split(".")
+    return parts[3] if len(parts) > 3 and parts[1:3] == ["readers", "video"] else None
+
+
+def test_every_video_module_is_in_a_room():
+    """The wing's face is its only loose file: every other module is in a room."""
+    loose = sorted(m for m in MODULES if room_of(m) and room_of(m) not in ROOM)
+    assert not loose, f"place {loose} in a room of VIDEO_ROOMS in tests/test_imports.py"
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in sorted(MODULES)
+                                  if room_of(m)])
+def test_video_rooms_import_downward(name):
+    upward = {m for m in kit_edges(name)
+              if room_of(m) and ROOM[room_of(m)] > ROOM[room_of(name)]}
+    assert not upward, (f"{name} (room {room_of(name)}) imports {sorted(upward)} from a "
+                        "higher room of readers/video/: move the shared part down, or the "
+                        "importer up")
+
+
 def test_no_module_imports_the_top_package():
     """``import datakit`` inside the package is an arrow back up over every layer."""
     up = [f"{MODULES[m].relative_to(ROOT)}:{line}" for m in MODULES
@@ -212,8 +248,8 @@ def _private_uses(path: Path) -> list[str]:
 
 def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
     user = tmp_path / "user.py"
-    user.write_text("from datakit.readers.video import conversion\n"
-                    "from datakit.readers.video.conversion import convert_videos\n"
+    user.write_text("from datakit.readers.video.converter import conversion\n"
+                    "from datakit.readers.video.converter.conversion import convert_videos\n"
                     "conversion._record(None)\nconvert_videos._x\n")
     assert _private_uses(user) == ["user.py:3 uses conversion._record"]
 

@@ -1,4 +1,4 @@
-"""Tests for datakit.readers.video.in_memory: the all-in-memory video baseline and its plot."""
+"""Tests for datakit.readers.video.reading.in_memory: the all-in-memory baseline and its plot."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from video_cases import SIZE, N
 
 from datakit.readers import video
-from datakit.readers.video import in_memory
+from datakit.readers.video.reading import in_memory
 
 matplotlib.use("Agg")
 

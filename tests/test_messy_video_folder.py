@@ -12,12 +12,12 @@ import textwrap
 
 import pytest
 
-from datakit.readers.video.messy_folder import make_messy_video_folder
+from datakit.readers.video.synthetic.messy_folder import make_messy_video_folder
 
 _MAKE = textwrap.dedent("""
     import sys
     import av
-    from datakit.readers.video.messy_folder import make_messy_video_folder
+    from datakit.readers.video.synthetic.messy_folder import make_messy_video_folder
     size = int(sys.argv[2])
     paths = make_messy_video_folder(sys.argv[1], size=size, seed=3)
     phone = [p for p in paths if p.name == "up_phone.mp4"][0]

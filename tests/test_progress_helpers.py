@@ -23,11 +23,11 @@ from datakit.readers.csv_files import column_stats, split_into_shards, write_sha
 from datakit.readers.parquet_files import parquet
 from datakit.readers.records.tfrecord_writer import ShardWriter
 from datakit.readers.small_sources.sqlite import write_sqlite
-from datakit.readers.video.convert import write_video_shards
-from datakit.readers.video.directory import video_dataset_from_directory
-from datakit.readers.video.folders import list_videos
-from datakit.readers.video.moving_squares import CLASSES, iter_videos
-from datakit.readers.video.video_records import write_video_records
+from datakit.readers.video.converter.convert import write_video_shards
+from datakit.readers.video.converter.video_records import write_video_records
+from datakit.readers.video.index.folders import list_videos
+from datakit.readers.video.reading.directory import video_dataset_from_directory
+from datakit.readers.video.synthetic.moving_squares import CLASSES, iter_videos
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -123,7 +123,7 @@ def test_run_transform_shows_its_phases_when_asked_and_nothing_when_not(tmp_path
 
 def _beam(videos, out, progress):
     pytest.importorskip("apache_beam", reason="needs the transform extra (Apache Beam)")
-    from datakit.readers.video.convert_beam import write_video_shards_beam
+    from datakit.readers.video.converter.convert_beam import write_video_shards_beam
 
     return write_video_shards_beam(videos, out, workers=1, frame_size=(16, 16), progress=progress)
 

@@ -598,7 +598,7 @@ VIDEO = """
     import sys
     from pathlib import Path
     from datakit.readers import video
-    from datakit.readers.video.mp4 import write_mp4
+    from datakit.readers.video.synthetic.mp4 import write_mp4
     d = Path({d!r})
     paths = sorted(video.write_mp4_videos(video.make_videos(6, size=16, min_frames=12,
                                                             max_frames=14, seed=0), d))

@@ -12,7 +12,7 @@ from video_cases import KW, MAX_F, MIN_F, SIZE, N
 
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+from datakit.readers.video.synthetic.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 JPEG_TOL = 12  # mean absolute error allowed after JPEG (quality 90) on these frames
 
@@ -200,7 +200,7 @@ def test_a_set_the_last_conversion_removed_is_named_as_such_not_an_old_layout(tm
 
 def test_the_records_writer_writes_the_converters_layout(videos, shards):
     from datakit.core import manifest
-    from datakit.readers.video.part_files import CHUNK_FRAMES
+    from datakit.readers.video.converter.part_files import CHUNK_FRAMES
 
     meta = manifest.read_manifest(shards)["sets"]["videos"]
     assert meta["chunk_frames"] == CHUNK_FRAMES and meta["class_names"] == list(video.CLASSES)

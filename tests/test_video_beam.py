@@ -34,7 +34,7 @@ def _damaged_mjpeg(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The same folder converted by both converters (one Beam start for the module)."""
-    from datakit.readers.video import convert_beam
+    from datakit.readers.video.converter import convert_beam
 
     root = tmp_path_factory.mktemp("beam")
     d = root / "videos"
@@ -87,7 +87,7 @@ def test_beam_writes_the_local_converters_set_record_for_record(runs):
 
 @pytest.mark.timeout(300)
 def test_a_video_that_fails_on_a_worker_commits_nothing(runs, tmp_path):
-    from datakit.readers.video.convert_beam import write_video_shards_beam
+    from datakit.readers.video.converter.convert_beam import write_video_shards_beam
 
     d, bad, _, beam = runs
     out = tmp_path / "out"
@@ -106,7 +106,7 @@ def test_a_video_that_fails_on_a_worker_commits_nothing(runs, tmp_path):
 
 
 def test_arguments_are_checked_before_any_file_is_read(tmp_path):
-    from datakit.readers.video.convert_beam import write_video_shards_beam
+    from datakit.readers.video.converter.convert_beam import write_video_shards_beam
 
     missing = tmp_path / "nothing here"
     with pytest.raises(TypeError, match="list of Beam flags"):

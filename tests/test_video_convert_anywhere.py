@@ -13,7 +13,8 @@ import pytest
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video import decoding, generations
+from datakit.readers.video.converter import generations
+from datakit.readers.video.decoding import decoding
 
 NO_GUARD = """
 import sys
@@ -35,7 +36,7 @@ def _folder(d: Path, names=("a", "b"), per=2):
 def _conversion_fails_for(monkeypatch, part_of_path: str) -> None:
     """In-process conversion (processes=1) fails for each video whose path holds the text,
     after its first JPEG (its part being written by then)."""
-    from datakit.readers.video import part_files
+    from datakit.readers.video.converter import part_files
     real = part_files.iter_jpegs
 
     def broken(info, **k):
@@ -76,7 +77,7 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
     import tensorflow as tf
 
     from datakit.readers.records.tfrecords import record_offsets
-    from datakit.readers.video import conversion
+    from datakit.readers.video.converter import conversion
     d = _folder(tmp_path / "v")
     video.write_video(video.make_video(0, size=16, min_frames=140, max_frames=140,
                                        seed=4).frames, d / "a" / "a2.mp4")  # 3 records
@@ -98,7 +99,7 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
     b0[len(b0) // 2] ^= 0xFF  # a byte of a JPEG changed: its record's CRC fails
     part[3].write_bytes(bytes(b0))
     part[4].write_bytes(b"")  # renamed, never written back
-    from datakit.readers.video import part_files
+    from datakit.readers.video.converter import part_files
     real, converted = part_files.iter_jpegs, []
 
     def counted(info, **k):
@@ -121,7 +122,7 @@ def test_a_resume_converts_again_the_parts_a_power_cut_left_short_or_damaged(tmp
 
 @pytest.mark.timeout(180)
 def test_a_run_deletes_the_parts_dead_workers_left_half_written(tmp_path, monkeypatch):
-    from datakit.readers.video import conversion
+    from datakit.readers.video.converter import conversion
     d, out = _folder(tmp_path / "v"), tmp_path / "out"
 
     def stopped(*a, **k):
@@ -155,7 +156,7 @@ def test_resume_reuses_only_parts_whose_source_and_options_are_unchanged(tmp_pat
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    from datakit.readers.video import part_files
+    from datakit.readers.video.converter import part_files
     real = part_files.iter_jpegs
     part_files.iter_jpegs = stop_after
     try:
@@ -324,7 +325,7 @@ def test_fps_zero_or_negative_is_refused_before_any_work(tmp_path, fps):
 def test_a_worker_that_dies_is_named_never_restarted():
     import os
 
-    from datakit.readers.video.workers import convert_all
+    from datakit.readers.video.converter.workers import convert_all
     with pytest.raises(DataError, match="worker process died") as e:
         list(convert_all(os._exit, [3, 3], [0, 1], 2))
     assert e.value.path == "3"
@@ -340,7 +341,7 @@ def test_a_worker_killed_is_named_not_another_video_in_flight(at):
 
     from worker_items import Item, run
 
-    from datakit.readers.video.workers import convert_all
+    from datakit.readers.video.converter.workers import convert_all
     items = [Item("a.mp4"), Item("b.mp4")]
     items.insert(at, Item("killed.mp4", kill_with=signal.SIGKILL, in_flight=3))
     with pytest.raises(DataError, match="worker process died") as e:
@@ -358,7 +359,7 @@ def test_a_worker_ended_by_sigterm_lists_every_video_in_flight_as_a_suspect():
 
     from worker_items import Item, run
 
-    from datakit.readers.video.workers import convert_all
+    from datakit.readers.video.converter.workers import convert_all
     items = [Item("a.mp4"), Item("b.mp4"), Item("killed.mp4", signal.SIGTERM, in_flight=3)]
     with pytest.raises(DataError, match="which one is not known") as e:
         list(convert_all(run, items, [0, 1, 2], 3))
@@ -368,7 +369,7 @@ INTERRUPTED = """
 import sys, time
 from pathlib import Path
 from datakit.readers import video
-from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.converter.shard_sets import ShardSets
 
 ready, seen = ShardSets.ready, []
 

@@ -17,8 +17,8 @@ import tensorflow as tf
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.readers import video
-from datakit.readers.video import decoding, frame_reading, probe_cache
-from datakit.readers.video.clip_sampling import clip_frames, video_key
+from datakit.readers.video.decoding import decoding, frame_reading, probe_cache
+from datakit.readers.video.options.clip_sampling import clip_frames, video_key
 
 
 @pytest.fixture(autouse=True)
@@ -230,8 +230,8 @@ def test_probe_facts_are_cached_by_path_and_stamp(tmp_path, monkeypatch):
 def test_a_cache_after_the_clip_choice_freezes_the_clips_and_the_docstrings_say_so(tmp_path):
     """What the readers' docstrings warn of, shown: ``.cache()`` after the random clip
     choice gives the first epoch's clips again; without it, each epoch draws new ones."""
-    from datakit.readers.video.clips import clip_dataset
-    from datakit.readers.video.mp4_clips import mp4_clip_dataset
+    from datakit.readers.video.reading.clips import clip_dataset
+    from datakit.readers.video.reading.mp4_clips import mp4_clip_dataset
 
     for fn in (video.video_dataset_from_directory, clip_dataset, mp4_clip_dataset):
         doc = " ".join(fn.__doc__.split())

@@ -19,8 +19,8 @@ import pytest
 from datakit.core.atomic import FolderBusy
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video.clip_options import VideoOptions
-from datakit.readers.video.folders import list_videos
+from datakit.readers.video.index.folders import list_videos
+from datakit.readers.video.options.clip_options import VideoOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 KW = dict(clip_len=4, batch_size=1, shuffle=False, verbose=False)
@@ -152,7 +152,7 @@ def test_a_second_conversion_into_a_folder_in_use_is_refused_by_name(videos, tmp
     out = tmp_path / "out"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from datakit.readers.video import generations\n"
+         "from datakit.readers.video.converter import generations\n"
          "with generations.conversion_lock(Path(sys.argv[1])):\n"
          "    print('held', flush=True)\n    time.sleep(120)\n", str(out)],
         stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))

@@ -26,8 +26,8 @@ import video_corpus
 
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video import decoding
-from datakit.readers.video.folders import list_videos
+from datakit.readers.video.decoding import decoding
+from datakit.readers.video.index.folders import list_videos
 
 
 @pytest.fixture(scope="session")

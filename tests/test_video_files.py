@@ -19,8 +19,9 @@ import tensorflow as tf
 
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video import decoding, folders
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.decoding import decoding
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.index import folders
 
 KW = dict(clip_len=6, frame_size=(32, 32), fps=15, seed=1)
 
@@ -89,7 +90,7 @@ def test_frames_at_a_rate_are_chosen_by_timestamp():
 
 
 def test_a_frame_is_found_by_its_timestamp_without_a_table_per_video():
-    from datakit.readers.video.video_info import frame_at
+    from datakit.readers.video.decoding.video_info import frame_at
 
     info = VideoInfo("a", (0, 1001, 2002, 2002, 4004), 1 / 30000, 2, 2, 0, "h264")
     # as a {timestamp: index} dict found them: the last of two frames sharing a timestamp
@@ -242,7 +243,7 @@ def test_utf8_class_names_and_rate_fraction(tmp_path):
 KILL = """
 import os, signal, sys
 from datakit.readers import video
-from datakit.readers.video import part_files
+from datakit.readers.video.converter import part_files
 
 write_record, made = part_files._write_record, []
 
@@ -338,7 +339,7 @@ def test_class_names_passed_to_clip_dataset_must_match_the_manifest(shards):
 
 
 def test_options_object_reads_the_same_clips_as_the_keywords(folder, shards):
-    from datakit.readers.video.clip_options import VideoOptions
+    from datakit.readers.video.options.clip_options import VideoOptions
 
     opts = VideoOptions(clip_len=6, frame_size=(32, 32), fps=15, sampler="uniform",
                         clips_per_video=2)

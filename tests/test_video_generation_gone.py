@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from datakit.readers import video
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 KW = dict(num_shards=2, processes=1, progress=False)
 
@@ -110,7 +110,7 @@ def test_building_a_clip_dataset_walks_each_shard_once(folder, tmp_path, monkeyp
     from collections import Counter
 
     from datakit.readers.records import tfrecords
-    from datakit.readers.video import clip_shards
+    from datakit.readers.video.reading import clip_shards
 
     out = tmp_path / "out"
     video.write_video_shards(folder, out, seed=1, **KW)

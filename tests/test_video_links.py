@@ -14,7 +14,7 @@ import pytest
 
 from datakit.core.errors import DataError
 from datakit.readers import video
-from datakit.readers.video.folders import list_videos, video_files
+from datakit.readers.video.index.folders import list_videos, video_files
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.readers.records import tf_example
 from datakit.readers.records.tfrecords import record_offsets
-from datakit.readers.video import generations
-from datakit.readers.video.part_files import sequence_example_bytes, write_part
-from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.converter import generations
+from datakit.readers.video.converter.part_files import sequence_example_bytes, write_part
+from datakit.readers.video.converter.shard_sets import ShardSets
 
 
 def test_a_part_is_the_records_tensorflow_writes_one_per_chunk(tmp_path):
@@ -161,7 +161,7 @@ def test_a_run_stopped_before_its_commit_leaves_the_old_sets_and_no_next_folder(
 def test_a_disk_error_in_a_background_fsync_stops_the_commit(tmp_path, monkeypatch):
     import errno
 
-    from datakit.readers.video import shard_sets
+    from datakit.readers.video.converter import shard_sets
     out, parts = tmp_path / "out", tmp_path / "out" / ".parts"
     parts.mkdir(parents=True)
     names = ["000000-x.tfrecord", "000001-x.tfrecord"]
@@ -198,7 +198,7 @@ def test_the_workers_take_the_longest_videos_first(tmp_path, monkeypatch):
     """Under several workers, the converter hands out the videos longest first (the last to
     finish is a short one); the shards come out the same, in the listed order."""
     from datakit.readers import video
-    from datakit.readers.video import convert
+    from datakit.readers.video.converter import convert
 
     for k, frames in enumerate((8, 40, 16, 24)):  # one class, four lengths
         clip = video.make_video(0, size=16, min_frames=frames, max_frames=frames, seed=k)

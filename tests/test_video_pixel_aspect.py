@@ -20,7 +20,7 @@ import pytest
 import video_corpus
 
 from datakit.readers import video
-from datakit.readers.video import decoding
+from datakit.readers.video.decoding import decoding
 
 #: file -> (SAR, height and width shown)
 SHOWN = {"h264_sar2.mp4": ((2, 1), 48, 64), "h264_sar_half.mkv": ((1, 2), 48, 48),

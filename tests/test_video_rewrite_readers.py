@@ -81,7 +81,7 @@ def test_a_reader_outlives_rewrites_of_its_set(folder, tmp_path):
 
 @pytest.mark.timeout(120)
 def test_a_later_writer_removes_generations_replaced_long_ago(folder, tmp_path, monkeypatch):
-    from datakit.readers.video import generations
+    from datakit.readers.video.converter import generations
 
     out = tmp_path / "out"
     kw = dict(validation_split=0.5, num_shards=2, processes=1, progress=False)

@@ -24,7 +24,7 @@ import pytest
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.readers import video
-from datakit.readers.video import decoding, probe_cache
+from datakit.readers.video.decoding import decoding, probe_cache
 
 FRAMES = 120
 KW = dict(clip_len=4, batch_size=4, verbose=False, seed=1)

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: A parent whose two workers each sleep (time.sleep is the work: importable by any worker).
 SLEEPING = """
 import sys, time
-from datakit.readers.video.workers import convert_all
+from datakit.readers.video.converter.workers import convert_all
 if sys.argv[1] == "crash":
     import os, threading
     threading.Timer(float(sys.argv[2]), os.abort).start()

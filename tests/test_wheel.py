@@ -41,6 +41,9 @@ def test_the_wheel_carries_license_typing_changelog_and_the_one_version(dist):
         meta = whl.read(f"tf_datakit-{version}.dist-info/METADATA").decode()
         licence = whl.read(f"tf_datakit-{version}.dist-info/licenses/LICENSE").decode()
     assert "datakit/py.typed" in names and "\nName: tf-datakit\n" in meta
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "datakit").rglob("*.py")}
+    assert "datakit/readers/video/decoding/decoding.py" in modules  # a room of the video wing
+    assert not modules - names, f"left out of the wheel: {sorted(modules - names)}"
     assert f"tf_datakit-{version}.data/data/share/doc/datakit/CHANGELOG.md" in names
     assert f"tf_datakit-{version}.data/data/share/datakit/data/housing/housing.csv" in names
     assert licence == (ROOT / "LICENSE").read_text() and "Apache License" in licence

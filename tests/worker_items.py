@@ -23,7 +23,7 @@ def run(item: Item) -> None:
     """The work of the test's "videos": sleep a minute (until the pool ends the worker), or
     wait until ``item.in_flight`` videos are in flight and send ``item.kill_with`` to
     this worker."""
-    from datakit.readers.video import workers
+    from datakit.readers.video.converter import workers
 
     if not item.kill_with:
         time.sleep(60)

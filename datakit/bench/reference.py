@@ -39,7 +39,7 @@ def reference_model(clip_len: int = 16, size: int = 112, classes: int = 2) -> An
 
 
 def _write(folder: Path, n: int, seconds: int, width: int, height: int, seed: int) -> list:
-    from datakit.readers.video.encoded import write_video
+    from datakit.readers.video.synthetic.encoded import write_video
     paths = []
     for i in range(n):
         rng = np.random.default_rng([seed, i])

@@ -2,7 +2,7 @@
 
 Two helpers run a Beam pipeline: tf.Transform's full pass
 (:func:`~datakit.readers.tf_transform.transform.run_transform`) and the video
-converter (:func:`~datakit.readers.video.convert_beam.write_video_shards_beam`).
+converter (:func:`~datakit.readers.video.converter.convert_beam.write_video_shards_beam`).
 Both take Beam's flags (``pipeline_args``), and by default run on this machine with
 the flags of :func:`direct_runner_args`: one worker in memory, or ``workers``
 workers, processes or threads as the work wants (a worker that holds the GIL, as

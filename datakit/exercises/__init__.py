@@ -12,7 +12,7 @@ The references are the kit's production helpers, so your plain ``tf.data``
 code is checked against them: ``"csv_reader"`` (notebook 05, the numeric
 columns of :func:`datakit.readers.csv_files.reader.csv_reader_dataset`), ``"example"`` (notebook
 07, :func:`datakit.readers.records.tf_example.to_example`) and ``"clip_pipeline"``
-(:func:`datakit.readers.video.clips.clip_dataset` on the shards of ``write_video_records``
+(:func:`datakit.readers.video.reading.clips.clip_dataset` on the shards of ``write_video_records``
 or ``write_video_shards``). :func:`compare` works on any two
 datasets or lists:
 

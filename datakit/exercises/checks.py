@@ -132,7 +132,7 @@ def _examples(rows: Iterable[dict]) -> list:
 
 def _clip_pipeline(directory: str | Path, *, clip_len: int = 16, batch_size: int = 8,
                    seed: int | None = 0, **kwargs: Any) -> tf.data.Dataset:
-    from datakit.readers.video.clips import clip_dataset
+    from datakit.readers.video.reading.clips import clip_dataset
     return clip_dataset(directory, clip_len=clip_len, batch_size=batch_size, seed=seed, **kwargs)
 
 

@@ -173,8 +173,8 @@ def place_words() -> list[list[bytes]]:
     as bytes (``[b"NEAR", b"BAY"]``), the values sorted."""
     import pandas as pd
 
-    import datakit
-    places = sorted(pd.read_csv(datakit.data_path("housing", "housing.csv"))["ocean_proximity"]
+    from datakit import data_path
+    places = sorted(pd.read_csv(data_path("housing", "housing.csv"))["ocean_proximity"]
                     .unique())
     return [[w.encode() for w in place.split(" ")] for place in places]
 

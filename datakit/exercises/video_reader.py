@@ -3,18 +3,18 @@
 Each exercise checks one part of a take-home video reader against the kit's
 production code (:mod:`datakit.readers.video`), on the same inputs:
 
-- ``"video_listing"``: the listing of :func:`~datakit.readers.video.folders.video_files`
+- ``"video_listing"``: the listing of :func:`~datakit.readers.video.index.folders.video_files`
   (class folders sorted, files in sub-folders counted, hidden and ``._*`` files out,
   sorted by path, as ``Path`` objects or as strings), each file with its label and a
   seeded split **by video** into ``"train"``, ``"validation"`` and ``"test"``
   (:func:`split3`);
-- ``"video_probe"``: what :func:`~datakit.readers.video.decoding.probe` finds per file:
+- ``"video_probe"``: what :func:`~datakit.readers.video.decoding.decoding.probe` finds per file:
   a good file's facts (sorted ``pts`` in ``time_base`` units, ``time_base`` and ``rate``
   as floats, rotation, displayed height and width), or the kind of bad file
   (``"unreadable"``: FFmpeg cannot open it; ``"truncated"``: it opens, its frames do not);
-- ``"frame_times"``: :func:`~datakit.readers.video.decoding.output_frames`, the file
+- ``"frame_times"``: :func:`~datakit.readers.video.decoding.decoding.output_frames`, the file
   frame shown at each time step of a chosen frame rate;
-- ``"clip_frames"``: :func:`~datakit.readers.video.decoding.decode_frames`, a clip's
+- ``"clip_frames"``: :func:`~datakit.readers.video.decoding.decoding.decode_frames`, a clip's
   frames centre-cropped or padded to the target's aspect ratio;
 - ``"clip_choices"``: one epoch of clip choices ``(video, label, start)``, notebook 09's
   design: a seeded ``Dataset.random`` zipped with the videos for training, the middle
@@ -71,7 +71,7 @@ def split3(n: int, seed: int, validation: float = 0.2, test: float = 0.2) -> lis
 
 
 def _rows(folder: Path) -> tuple[list[str], list[tuple[str, int]]]:
-    from datakit.readers.video.folders import video_files
+    from datakit.readers.video.index.folders import video_files
 
     names = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     return names, [(p.relative_to(folder).as_posix(), label) for label, name in enumerate(names)
@@ -106,7 +106,7 @@ def split3_inverse(n: int, seed: int, validation: float = 0.2, test: float = 0.2
 
 def facts(path: str | Path) -> dict:
     """What the kit's probe found, as the plain dict a learner's probe returns."""
-    from datakit.readers.video.decoding import probe
+    from datakit.readers.video.decoding.decoding import probe
 
     info = probe(path)
     return {"path": str(path), "pts": list(info.pts), "time_base": info.time_base,
@@ -114,7 +114,7 @@ def facts(path: str | Path) -> dict:
             "width": info.width}
 
 
-#: The kit's probe reasons (``DataError.reason``, datakit/readers/video/decoding.py): their
+#: The kit's probe reasons (``DataError.reason``, datakit/readers/video/decoding/decoding.py): their
 #: starts, a text the reason also holds, and the kind; the first match wins. A file that
 #: cannot be opened, or a broken link, is "unreadable" (a learner's ``av.open`` fails on it).
 _KINDS = ((("is truncated", "holds no decodable"), "", "truncated"),
@@ -161,7 +161,7 @@ def _kit_facts(item: Item) -> dict:
 def frame_times(items: Sequence[Item], fps: float) -> list[tuple]:
     """Per file (a path, or a learner's probe facts), the kit's facts and the file frame
     shown at each step of ``fps`` (the kit's ``output_frames``)."""
-    from datakit.readers.video.decoding import output_frames, probe
+    from datakit.readers.video.decoding.decoding import output_frames, probe
 
     kits = [_kit_facts(item) for item in items]
     return [(kit, output_frames(probe(kit["path"]), fps)) for kit in kits]
@@ -178,7 +178,7 @@ def clip_frames(requests: Sequence[Request], size: int, fit: str) -> list[tuple]
     """Per ``(path or facts, wanted frame indices)``, the kit's facts and the frames at
     ``size`` x ``size``, ``fit``: ``"crop"`` (the centre, at the target's aspect ratio) or
     ``"pad"`` (black bars)."""
-    from datakit.readers.video.decoding import decode_frames, probe
+    from datakit.readers.video.decoding.decoding import decode_frames, probe
 
     if fit not in ("crop", "pad"):
         raise ValueError(f"fit={fit!r}: pass 'crop' or 'pad'")

@@ -5,7 +5,7 @@ machine. :class:`RssSampler` tracks its peak while something runs (``bench`` use
 it); :func:`memory_logger` records the RSS after every step of ``fit()`` and
 :func:`plot_rss_over_time` draws it; :func:`compare_rss_growth` sets a stream's RSS
 growth beside that of data held in memory, per MB of data handed over. The all-in-memory
-video baseline that streaming replaces is :mod:`datakit.readers.video.in_memory`.
+video baseline that streaming replaces is :mod:`datakit.readers.video.reading.in_memory`.
 
 >>> rss_bytes() > 0, peak_rss_bytes() > 0  # both move while we look: compare with care
 (True, True)

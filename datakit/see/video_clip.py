@@ -112,7 +112,7 @@ def plot_fit_choices(stored: np.ndarray, upright: np.ndarray, size: int) -> np.n
     """
     import matplotlib.pyplot as plt
 
-    from datakit.readers.video.decoding import fit_frame
+    from datakit.readers.video.decoding.decoding import fit_frame
 
     shown = {"as stored": stored, "turned": upright,
              "squashed": fit_frame(upright, (size, size)),

@@ -1,12 +1,12 @@
 """Videos already in memory (e.g. the synthetic ones) written as the converter's shards.
 
 :func:`write_video_records` writes the one layout
-:func:`datakit.readers.video.clips.clip_dataset` reads, with the converter's own
+:func:`datakit.readers.video.reading.clips.clip_dataset` reads, with the converter's own
 pieces: each video's records of 64 frames
-(:func:`~datakit.readers.video.part_files.chunk_records`) and the set's manifest,
+(:func:`~datakit.readers.video.converter.part_files.chunk_records`) and the set's manifest,
 which says where each record starts
-(:func:`~datakit.readers.video.shard_sets.write_video_set`). Video files go
-through :func:`~datakit.readers.video.convert.write_video_shards` instead.
+(:func:`~datakit.readers.video.converter.shard_sets.write_video_set`). Video files go
+through :func:`~datakit.readers.video.converter.convert.write_video_shards` instead.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.progress import check_progress, with_progress
-from datakit.readers.video.clip_options import check_one_frame_size, check_quality
-from datakit.readers.video.moving_squares import Video
-from datakit.readers.video.part_files import CHUNK_FRAMES, chunk_records
-from datakit.readers.video.shard_sets import shard_names, write_video_set
+from datakit.readers.video.converter.part_files import CHUNK_FRAMES, chunk_records
+from datakit.readers.video.converter.shard_sets import shard_names, write_video_set
+from datakit.readers.video.options.clip_options import check_one_frame_size, check_quality
+from datakit.readers.video.synthetic.moving_squares import Video
 
 __all__ = ["write_video_records"]
 

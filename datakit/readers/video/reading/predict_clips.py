@@ -1,7 +1,7 @@
 """``clips_to_predict``: one new video file as the batch of clips a model trained on a folder takes.
 
 The clips are made exactly as
-:func:`~datakit.readers.video.directory.video_dataset_from_directory` made the
+:func:`~datakit.readers.video.reading.directory.video_dataset_from_directory` made the
 training clips: the same frame size (crop or pad), frame rate, clip length and
 step, color mode and dtype. Pass the training dataset as ``like=`` to take
 them from it, or the same keywords; the sampler is ``"uniform"`` (several
@@ -14,7 +14,7 @@ clips spread over the whole video, e.g. to average the model's predictions) or
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
->>> from datakit.readers.video.encoded import write_video
+>>> from datakit.readers.video.synthetic.encoded import write_video
 >>> path = write_video(np.zeros((30, 16, 24, 3), np.uint8), Path(tempfile.mkdtemp()) / "v.mp4")
 >>> clips_to_predict(path, clip_len=8, frame_size=(16, 16), clips_per_video=3).shape
 (3, 8, 16, 16, 3)
@@ -31,10 +31,10 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg, one_file
-from datakit.readers.video.clip_options import VideoOptions, video_options
-from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, clip_span
-from datakit.readers.video.keras_arguments import check_choice, to_grayscale
-from datakit.readers.video.video_index import short_reason
+from datakit.readers.video.index.video_index import short_reason
+from datakit.readers.video.options.clip_options import VideoOptions, video_options
+from datakit.readers.video.options.clip_sampling import SAMPLERS, clip_frames, clip_span
+from datakit.readers.video.options.keras_arguments import check_choice, to_grayscale
 
 __all__ = ["clips_to_predict"]
 
@@ -62,8 +62,8 @@ def clips_to_predict(path: PathArg, like: Any = None, *, color_mode: str = "rgb"
         DataError: the file cannot be read, or is shorter than one clip.
         TypeError, ValueError: a bad argument.
     """
-    from datakit.readers.video.decoding import decode_frames, output_frames, probe
-    from datakit.readers.video.folders import require_pyav
+    from datakit.readers.video.decoding.decoding import decode_frames, output_frames, probe
+    from datakit.readers.video.index.folders import require_pyav
 
     sampler = clip_options.pop("sampler", "uniform")
     clips_per_video = clip_options.pop("clips_per_video", 1)

@@ -1,6 +1,6 @@
 """``verify_frames=True``: every frame of a video decoded once, when its folder is listed.
 
-The probe (:func:`~datakit.readers.video.decoding.probe`) decodes a file's first
+The probe (:func:`~datakit.readers.video.decoding.decoding.probe`) decodes a file's first
 frames and its last group of frames, not the frames between: a file damaged in
 its middle (bytes overwritten, a copy that failed part-way) passes it and fails
 only when a clip is drawn there, in whatever epoch that is. The reader cannot
@@ -12,12 +12,13 @@ it out and counts it (``"skip"``).
 
 It costs about one decode of the whole folder (every frame of every file once, one
 file per core: for long videos many epochs' worth of clips), paid once per file: the
-result is kept in the probe cache (:mod:`datakit.readers.video.probe_cache`) with the probe's
+result is kept in the probe cache (:mod:`datakit.readers.video.decoding.probe_cache`) with the
+probe's
 facts, so listing the unchanged folder again decodes nothing.
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
->>> from datakit.readers.video.encoded import write_video
+>>> from datakit.readers.video.synthetic.encoded import write_video
 >>> path = write_video(np.zeros((30, 16, 16, 3), np.uint8), Path(tempfile.mkdtemp()) / "v.mp4")
 >>> check_every_frame(str(path), tuple(range(0, 30 * 512, 512)), reordered=False)
 {'frames': 30, 'failed_at': None, 'error': None}
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from datakit.readers.video.video_info import open_video, video_stream
+from datakit.readers.video.decoding.video_info import open_video, video_stream
 
 __all__: list[str] = []
 

@@ -1,6 +1,7 @@
 """A class folder of videos as people's folders are: the good files and the ones that break readers.
 
-:func:`make_messy_video_folder` writes :func:`~datakit.readers.video.encoded.make_video_folder`'s
+:func:`make_messy_video_folder` writes
+:func:`~datakit.readers.video.synthetic.encoded.make_video_folder`'s
 mixed set (five codecs, 29.97 fps and variable rates, sound, a wider frame, a rotated
 file), then adds what a real folder also holds:
 
@@ -27,8 +28,8 @@ import numpy as np
 
 from datakit.core.arguments import check_count, check_int
 from datakit.core.made_once import make_folder_once
-from datakit.readers.video.encoded import write_mixed_videos, write_video
-from datakit.readers.video.moving_squares import CLASSES, Video, make_video
+from datakit.readers.video.synthetic.encoded import write_mixed_videos, write_video
+from datakit.readers.video.synthetic.moving_squares import CLASSES, Video, make_video
 
 __all__ = ["make_messy_video_folder"]
 
@@ -42,7 +43,7 @@ NOT_VIDEOS = ("up/.hidden.mp4", "down/._down_000.avi", "down/notes.txt")
 def make_messy_video_folder(directory: str | os.PathLike, per_class: int = 8, *, size: int = 32,
                             seed: int = 0) -> list[Path]:
     """Write the messy class folder into ``directory`` (made once, see
-    :func:`~datakit.readers.video.encoded.make_video_folder`); returns every file written,
+    :func:`~datakit.readers.video.synthetic.encoded.make_video_folder`); returns every file written,
     sorted, the bad and the hidden ones too.
 
     ``per_class`` >= 2 (two videos move to ``down/trip/``); ``size`` a multiple of 4 from 16

@@ -2,7 +2,7 @@
 size, whether ``train/`` and ``validation/`` beside it are one run, and, for a folder
 that is gone, whether the last conversion left it out.
 
-:func:`~datakit.readers.video.clips.clip_dataset` reads these before it builds its
+:func:`~datakit.readers.video.reading.clips.clip_dataset` reads these before it builds its
 pipeline, so a mismatch is an error naming the folder, never a surprise mid-epoch
 (:func:`check_chunk_offsets`: each chunk the manifest places starts a record); and
 :func:`shards_present` checks, as each epoch starts, that its shard files are still there
@@ -21,7 +21,7 @@ from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
 from datakit.readers.records.tfrecords import record_offsets
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 __all__: list[str] = []
 
@@ -47,7 +47,7 @@ def check_one_run(directory: Path, meta: dict) -> None:
     """A :class:`DataError` when ``train/`` and ``validation/`` beside it come from two
     conversions (copied together by hand, or written by a kit that committed them one after
     the other): their videos may overlap. ``write_video_shards`` switches both as one
-    generation (:mod:`~datakit.readers.video.generations`)."""
+    generation (:mod:`~datakit.readers.video.converter.generations`)."""
     if "run" not in meta or directory.name not in ("train", "validation"):
         return
     other = directory.parent / ("validation" if directory.name == "train" else "train")

@@ -7,7 +7,7 @@ hidden files and folders (macOS' ``._*`` among them) do not, links to folders
 are followed with ``follow_links=True``, and ``labels=None`` (or a list of
 labels, one per file in sorted path order) reads every video under
 ``directory``, a flat folder too.
-Every file is probed once (:func:`datakit.readers.video.decoding.probe`); a bad
+Every file is probed once (:func:`datakit.readers.video.decoding.decoding.probe`); a bad
 file raises a :class:`~datakit.core.errors.DataError` naming it, or, with
 ``on_bad_file="skip"``, is left out and counted. So is a link that leads
 nowhere (dangling, or looping back on itself), whether it stands for a video
@@ -38,9 +38,13 @@ from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
 from datakit.core.progress import check_progress, with_progress
-from datakit.readers.video.decoding import VIDEO_EXTENSIONS, probe
-from datakit.readers.video.keras_arguments import Labels, check_class_names, check_split_seed
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.decoding.decoding import VIDEO_EXTENSIONS, probe
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.options.keras_arguments import (
+    Labels,
+    check_class_names,
+    check_split_seed,
+)
 
 __all__: list[str] = []
 
@@ -234,7 +238,7 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
     the files probed (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
     terminal once probing lasts a second, ``True`` always, ``False`` never).
     ``verify_frames``: every frame of each file decoded once as well
-    (:mod:`~datakit.readers.video.frame_check`; cached), a file that fails being bad."""
+    (:mod:`~datakit.readers.video.decoding.frame_check`; cached), a file that fails being bad."""
     check_on_bad("on_bad_file", on_bad_file)
     check_flag("verify_frames", verify_frames)
     check_progress(progress)

@@ -12,13 +12,13 @@ last group of frames (from the last keyframe to the end), and compares the
 frames found with the count the index lists (an AVI's empty entries, frames
 its recorder dropped, count as found: FFmpeg decodes past them): a file cut
 short at its start or at its end is found here. What it learned is cached per file
-(:mod:`datakit.readers.video.probe_cache`), so a second run does not probe again.
+(:mod:`datakit.readers.video.decoding.probe_cache`), so a second run does not probe again.
 :func:`output_frames` maps the frames of the wanted frame rate to the file's
 frames *by timestamp*, so 29.97 fps and variable frame rates come out right.
 :func:`decode_frames` reads the frames wanted
-(:mod:`datakit.readers.video.frame_reading`: a seek to the keyframe before
+(:mod:`datakit.readers.video.decoding.frame_reading`: a seek to the keyframe before
 each clip, each kept frame converted once). Nothing here imports TensorFlow,
-so worker processes (:mod:`datakit.readers.video.convert`) start fast.
+so worker processes (:mod:`datakit.readers.video.converter.convert`) start fast.
 
 Frame ``k`` is the ``k``-th frame *shown* (presentation order). Most
 containers store each frame's presentation time; AVI stores decode order
@@ -27,7 +27,7 @@ the probe finds that (the decoder gives its frames back out of timestamp
 order) and the reader then counts frames from the keyframe instead. So it
 does for recordings joined end to end (MPEG-TS segments put together with
 ``cat``), whose timestamps go back or repeat where a part starts: frame ``k``
-is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.video_info.frame_order`).
+is the ``k``-th FFmpeg decodes (:func:`~datakit.readers.video.decoding.video_info.frame_order`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import content_digest, file_stamp
-from datakit.readers.video.frame_check import check_every_frame, verify_reason
-from datakit.readers.video.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
-from datakit.readers.video.video_info import (
+from datakit.readers.video.decoding.frame_check import check_every_frame, verify_reason
+from datakit.readers.video.decoding.video_info import WHILE_CONVERTING as _WHILE_CONVERTING
+from datakit.readers.video.decoding.video_info import (
     VideoInfo,
     display_width,
     frame_at,
@@ -51,7 +51,7 @@ from datakit.readers.video.video_info import (
     sample_aspect_ratio,
     video_stream,
 )
-from datakit.readers.video.video_info import open_video as _open
+from datakit.readers.video.decoding.video_info import open_video as _open
 
 if TYPE_CHECKING:  # PyAV is imported where a video is opened
     import av
@@ -84,15 +84,15 @@ def probe(path: str | Path, *, cache: bool = True, verify_frames: bool = False) 
     The probe also takes the file's CRC-32 (:func:`~datakit.core.file_facts.content_digest`:
     one more read of the file, from the page cache after the probe, about 1 GB/s of CPU,
     a few per cent of the probe), so that a reader can tell a ``touch`` that changed no
-    byte from an edit (:func:`~datakit.readers.video.frame_reading.check_unchanged`).
+    byte from an edit (:func:`~datakit.readers.video.decoding.frame_reading.check_unchanged`).
 
     ``verify_frames``: also decode every frame once
-    (:func:`~datakit.readers.video.frame_check.check_every_frame`), so that a file damaged
+    (:func:`~datakit.readers.video.decoding.frame_check.check_every_frame`), so that a file damaged
     between its first frames and its last group is a :class:`DataError` now, naming the
     frame, not in a later epoch. Its result is cached with the other facts: paid once
     per unchanged file, a failure included.
     """
-    from datakit.readers.video import probe_cache
+    from datakit.readers.video.decoding import probe_cache
 
     path = str(path)
     _check_link(path)
@@ -286,7 +286,7 @@ def decode_frames(info: VideoInfo, wanted: Sequence[int] | np.ndarray, *, seek: 
     frame that cannot be decoded, or a file changed since it was probed, is a
     :class:`DataError`.
     """
-    from datakit.readers.video.frame_reading import read_frames
+    from datakit.readers.video.decoding.frame_reading import read_frames
 
     return read_frames(info, wanted, seek=seek, threads=threads, **fit)
 
@@ -306,7 +306,10 @@ def iter_jpegs(info: VideoInfo, fps: float | None = None, quality: int = 90,
     """
     import av
 
-    from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
+    from datakit.readers.video.decoding.frame_reading import (
+        CHANGED_WHILE_CONVERTING,
+        check_unchanged,
+    )
 
     encode = _jpeg_encoder(info, quality, **fit)
     timeline = output_frames(info, fps).tolist()  # (ints: compared once a frame)
@@ -350,11 +353,11 @@ def _jpeg_encoder(info: VideoInfo, quality: int, frame_size: tuple[int, int] | N
     83 + 60 us through RGB. A frame of non-square pixels with ``frame_size=None`` is
     scaled this way too, to its display size (``info.height`` x ``info.width``). Other frames
     (rotated, cropped, padded, odd sizes, other colour matrices) go through RGB
-    (:func:`~datakit.readers.video.frame_reading.frame_converter`).
+    (:func:`~datakit.readers.video.decoding.frame_reading.frame_converter`).
     """
     import simplejpeg
 
-    from datakit.readers.video.frame_reading import frame_converter, yuv420_planes
+    from datakit.readers.video.decoding.frame_reading import frame_converter, yuv420_planes
 
     convert = frame_converter(info, frame_size, **fit)
 

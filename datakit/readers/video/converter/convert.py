@@ -3,17 +3,17 @@
 Each video becomes ``SequenceExample`` s of 64 frames each (context: ``id``,
 ``label``, ``length``, ``first``, ``source``; one JPEG per frame, at the chosen
 ``frame_size`` and ``fps``), the form
-:func:`datakit.readers.video.clips.clip_dataset` reads, reading only the
+:func:`datakit.readers.video.reading.clips.clip_dataset` reads, reading only the
 records each clip spans (the manifest says where each starts) and decoding only
 the clip's frames. The conversion (the converter core,
-:func:`~datakit.readers.video.conversion.convert_videos`, with this module's
+:func:`~datakit.readers.video.converter.conversion.convert_videos`, with this module's
 worker processes as its middle step):
 
 - streams each video, so memory holds one record's JPEGs (64 frames), never a
   video's, nor its decoded frames (worker processes decode, encode and write
   each video's part, one video each, on every core, the longest videos first so
   that no core is left alone with a long one at the end;
-  :mod:`~datakit.readers.video.part_files`);
+  :mod:`~datakit.readers.video.converter.part_files`);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and
@@ -22,12 +22,12 @@ worker processes as its middle step):
   label, converts the rest and drops the parts of removed or edited videos; the
   manifest lists each video with that record (and its label and class name);
 - runs its workers as processes that never import the caller's script (see
-  :mod:`datakit.readers.video.workers`), so it works from a script without an
+  :mod:`datakit.readers.video.converter.workers`), so it works from a script without an
   ``if __name__ == "__main__":`` guard, from ``python -c`` and from a notebook;
 - under ``on_bad_file="skip"`` leaves a video that fails to decode out of the
   set, printed and listed in the result's and the manifest's ``skipped``;
 - assembles each set's shards while the workers convert (a part joins its
-  shard as soon as those before it have: :mod:`~datakit.readers.video.shard_sets`)
+  shard as soon as those before it have: :mod:`~datakit.readers.video.converter.shard_sets`)
   and commits the sets (``out/train/``, ``out/validation/``) with the kit's set
   commit (:mod:`datakit.core.manifest`), so a reader sees the complete set or
   none. The manifest stores the class names and, per video, its source
@@ -46,13 +46,13 @@ from datakit.core.arguments import check_count
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
-from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
-from datakit.readers.video.conversion import Conversion, convert_videos
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.part_files import PartJob, convert_part
-from datakit.readers.video.shard_sets import ShardSets
-from datakit.readers.video.video_info import VideoInfo
-from datakit.readers.video.workers import convert_all
+from datakit.readers.video.converter.conversion import Conversion, convert_videos
+from datakit.readers.video.converter.part_files import PartJob, convert_part
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.converter.workers import convert_all
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.options.clip_options import FRAME_FIELDS, VideoOptions, video_options
 
 __all__ = ["write_video_shards"]
 
@@ -68,7 +68,7 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
 
     Args:
         directory: one subfolder per class, as for
-            :func:`~datakit.readers.video.directory.video_dataset_from_directory`.
+            :func:`~datakit.readers.video.reading.directory.video_dataset_from_directory`.
         out: where ``train/`` and ``validation/`` go.
         class_names: as for the direct reader.
         validation_split, seed: the split by video, the same as the direct
@@ -83,7 +83,7 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
         progress: a bar over the videos probed, then one over the videos converted
             (:mod:`datakit.core.progress`): ``None`` (default) shows them in a notebook
             or a terminal once a step lasts a second, ``True`` always, ``False`` never.
-        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
+        options: a :class:`~datakit.readers.video.options.clip_options.VideoOptions`, or
         **frame_options: its frame fields as keywords (``frame_size``, ``fps``,
             ``crop_to_aspect_ratio``, ``pad_to_aspect_ratio``; ``frame_size=None``
             needs one size for all); its clip settings are the reader's business.

@@ -1,8 +1,8 @@
 """``VideoOptions``: what every video entry point is asked about its clips and frames, checked once.
 
-:func:`~datakit.readers.video.directory.video_dataset_from_directory`,
-:func:`~datakit.readers.video.convert.write_video_shards` and
-:func:`~datakit.readers.video.clips.clip_dataset` take these as keywords (or
+:func:`~datakit.readers.video.reading.directory.video_dataset_from_directory`,
+:func:`~datakit.readers.video.converter.convert.write_video_shards` and
+:func:`~datakit.readers.video.reading.clips.clip_dataset` take these as keywords (or
 as ``options=VideoOptions(...)``, never both ways for one field) and build one object
 from them (:func:`video_options`), so a bad
 value is refused before any file is opened, with the same message whichever
@@ -21,7 +21,7 @@ Traceback (most recent call last):
 ValueError: fps=0: pass a frame rate > 0, or None for the file's own
 
 ``sampler=None`` means ``"random"`` when training and ``"center"`` (one clip
-per video) for validation (see :mod:`datakit.readers.video.clip_sampling`):
+per video) for validation (see :mod:`datakit.readers.video.options.clip_sampling`):
 
 >>> opts = VideoOptions(clips_per_video=4)
 >>> opts.sampler_for(training=True), opts.clips_for("random"), opts.clips_for("center")
@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any
 from datakit.core.arguments import PREFETCH, check_count
 from datakit.core.errors import DataError
 from datakit.core.keywords import options_from
-from datakit.readers.video.clip_sampling import SAMPLERS, check_sampler
+from datakit.readers.video.options.clip_sampling import SAMPLERS, check_sampler
 
 if TYPE_CHECKING:
-    from datakit.readers.video.video_info import VideoInfo
+    from datakit.readers.video.decoding.video_info import VideoInfo
 
 __all__ = ["VideoOptions"]
 
@@ -147,7 +147,7 @@ class VideoOptions:
 
     @property
     def fit(self) -> dict:
-        """The resizing keywords of :func:`~datakit.readers.video.decoding.fit_frame`."""
+        """The resizing keywords of :func:`~datakit.readers.video.decoding.decoding.fit_frame`."""
         return dict(frame_size=self.frame_size, crop_to_aspect_ratio=self.crop_to_aspect_ratio,
                     pad_to_aspect_ratio=self.pad_to_aspect_ratio)
 

@@ -1,6 +1,6 @@
 """A conversion's ``train/`` and ``validation/`` switched as one generation.
 
-A rerun of :func:`~datakit.readers.video.convert.write_video_shards` writes both sets
+A rerun of :func:`~datakit.readers.video.converter.convert.write_video_shards` writes both sets
 whole into ``out/.next/`` first; one small file, ``out/.next/COMMITTED`` (written
 atomically, naming the sets), is the moment the new generation replaces the old; then
 each set is moved into place. A run killed before that file leaves the old sets as

@@ -1,8 +1,8 @@
 """The converter core: "convert these videos" once, for the local and the Beam converters.
 
 :func:`convert_videos` is the one procedure both
-:func:`~datakit.readers.video.convert.write_video_shards` (worker processes on this
-machine) and :func:`~datakit.readers.video.convert_beam.write_video_shards_beam`
+:func:`~datakit.readers.video.converter.convert.write_video_shards` (worker processes on this
+machine) and :func:`~datakit.readers.video.converter.convert_beam.write_video_shards_beam`
 (an Apache Beam pipeline) run: check the call, take the lock, list and probe the
 folder, find the parts an earlier run already converted (each finished video is
 its own small file in ``out/.parts/``, named by a digest of its source path, its stamp
@@ -29,20 +29,20 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.core.file_facts import file_stamp
-from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.folders import (
+from datakit.readers.video.converter import generations
+from datakit.readers.video.converter.part_files import CHUNK_FRAMES
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.decoding.video_info import VideoInfo
+from datakit.readers.video.index.folders import (
     VideoFolder,
     check_classes_kept,
     check_split,
     list_videos,
     split_indices,
 )
-from datakit.readers.video.keras_arguments import check_split_seed
-from datakit.readers.video.part_files import CHUNK_FRAMES
-from datakit.readers.video.shard_sets import ShardSets
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.options.clip_options import VideoOptions, check_quality, one_frame_size
+from datakit.readers.video.options.keras_arguments import check_split_seed
 
 __all__: list[str] = []
 
@@ -76,7 +76,7 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
     each video that failed (under ``on_bad_file="skip"``). The result is the
     converters': ``{"train", "validation", "class_names", "converted", "reused",
     "skipped"}``. ``progress``: a bar over the videos probed while the folder is
-    listed (:func:`~datakit.readers.video.folders.list_videos`); ``convert`` shows its own.
+    listed (:func:`~datakit.readers.video.index.folders.list_videos`); ``convert`` shows its own.
     """
     check_quality(quality)
     check_on_bad("on_bad_file", on_bad_file)
@@ -184,7 +184,7 @@ def _key(record: dict) -> str:
 def _reuse(part: Path, i: int, label: int, frames: int) -> bool:
     """Whether ``part`` reads back whole: every record's CRC, and ``frames`` frames in all.
 
-    Parts are not ``fsync`` ed (:func:`~datakit.readers.video.part_files.write_part`),
+    Parts are not ``fsync`` ed (:func:`~datakit.readers.video.converter.part_files.write_part`),
     so a power cut may leave one short, empty or damaged: it is deleted, and its
     video converted again. A whole part is rewritten with this run's ``id`` and
     ``label`` where they changed: its name (the digest of its source and options)
@@ -246,7 +246,7 @@ def _commit(directory: str | os.PathLike, out: Path, job: Conversion, failed: di
             reused: int) -> dict:
     """Commit a conversion whose parts are all in ``out/.parts/`` and in ``sets``.
 
-    The two sets are one generation (:mod:`~datakit.readers.video.generations`):
+    The two sets are one generation (:mod:`~datakit.readers.video.converter.generations`):
     written whole into ``out/.next/``, then switched in at one commit point, so a
     reader gets the whole old pair or the whole new one, never one of each.
     """

@@ -4,7 +4,7 @@
 VP9, HEVC, MJPEG) into any container, at a fractional or variable frame
 rate, with a silent audio track or a display rotation (as a phone writes
 it). :func:`make_video_folder` writes the synthetic moving squares
-(:mod:`datakit.readers.video.moving_squares`) as a class-folder set that mixes all of
+(:mod:`datakit.readers.video.synthetic.moving_squares`) as a class-folder set that mixes all of
 these, the set a learner's own videos look like.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.made_once import make_folder_once
-from datakit.readers.video.moving_squares import CLASSES, make_video
+from datakit.readers.video.synthetic.moving_squares import CLASSES, make_video
 
 __all__ = ["write_video", "make_video_folder"]
 

@@ -1,6 +1,6 @@
 """``write_video_shards_beam``: the video converter as an Apache Beam pipeline, for a cluster.
 
-The same conversion as :func:`~datakit.readers.video.convert.write_video_shards`
+The same conversion as :func:`~datakit.readers.video.converter.convert.write_video_shards`
 (the same listing, parts, manifest and class names, so the same set for the same
 seed and options), with the per-video work spread by Beam instead of local
 processes. What runs where:
@@ -8,7 +8,7 @@ processes. What runs where:
 1. Here, before the pipeline: the folder is listed and probed, the class names
    and labels chosen, and the parts already converted by an earlier run (of
    these files and options) found, by the converter core both converters call
-   (:func:`~datakit.readers.video.conversion.convert_videos`).
+   (:func:`~datakit.readers.video.converter.conversion.convert_videos`).
 2. In the pipeline, one element per video still to convert: a worker decodes
    it, encodes its JPEGs and writes its part into ``out/.parts/`` itself
    (atomically, so a runner that retries an element just writes it again).
@@ -66,11 +66,11 @@ from datakit.core.atomic import write_atomic
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
-from datakit.readers.video.clip_options import FRAME_FIELDS, VideoOptions, video_options
-from datakit.readers.video.conversion import Conversion, convert_videos
-from datakit.readers.video.folders import VideoFolder
-from datakit.readers.video.part_files import PartJob, convert_part
-from datakit.readers.video.shard_sets import ShardSets
+from datakit.readers.video.converter.conversion import Conversion, convert_videos
+from datakit.readers.video.converter.part_files import PartJob, convert_part
+from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.index.folders import VideoFolder
+from datakit.readers.video.options.clip_options import FRAME_FIELDS, VideoOptions, video_options
 
 __all__ = ["write_video_shards_beam"]
 
@@ -211,7 +211,8 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
                             options: VideoOptions | None = None, **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
-    The arguments and the result are :func:`~datakit.readers.video.convert.write_video_shards`'s
+    The arguments and the result are
+    :func:`~datakit.readers.video.converter.convert.write_video_shards`'s
     (the same set for the same ones), with Beam's in place of ``processes``:
 
     Args:

@@ -1,6 +1,6 @@
 """The starting point streaming replaces: every frame of every video in one NumPy array.
 
-:func:`load_videos_in_memory` decodes every MP4 (see :mod:`datakit.readers.video.mp4`)
+:func:`load_videos_in_memory` decodes every MP4 (see :mod:`datakit.readers.video.synthetic.mp4`)
 into one array, measuring the resident memory (:mod:`datakit.perf.memory`) after
 each video; :func:`plot_memory_vs_data` draws how memory grows with the data.
 
@@ -26,8 +26,8 @@ import numpy as np
 
 from datakit import plotting
 from datakit.perf.memory import rss_bytes
-from datakit.readers.video.clip_sampling import random_starts
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
+from datakit.readers.video.options.clip_sampling import random_starts
+from datakit.readers.video.synthetic.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

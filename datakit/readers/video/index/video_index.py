@@ -1,9 +1,9 @@
 """The video index: the videos a reader reads, listed once, and the one short-video rule.
 
 Both readers of clips start here. The direct reader
-(:func:`~datakit.readers.video.directory.video_dataset_from_directory`) indexes a
+(:func:`~datakit.readers.video.reading.directory.video_dataset_from_directory`) indexes a
 class folder (:func:`index_folder`: listed, probed, each video's frames at the
-asked rate); :func:`~datakit.readers.video.clips.clip_dataset` indexes a converted
+asked rate); :func:`~datakit.readers.video.reading.clips.clip_dataset` indexes a converted
 set from its manifest (:func:`index_manifest`). Either way, the videos shorter
 than one clip are refused (``on_bad_file="raise"``) or left out (``"skip"``) here,
 with the one message of :func:`short_reason`, before any frame is decoded, so an
@@ -26,11 +26,11 @@ from pathlib import Path
 
 from datakit.core.arguments import check_on_bad
 from datakit.core.errors import DataError
-from datakit.readers.video.clip_options import VideoOptions
-from datakit.readers.video.clip_sampling import clip_span
-from datakit.readers.video.decoding import output_frames
-from datakit.readers.video.folders import list_videos
-from datakit.readers.video.keras_arguments import Labels
+from datakit.readers.video.decoding.decoding import output_frames
+from datakit.readers.video.index.folders import list_videos
+from datakit.readers.video.options.clip_options import VideoOptions
+from datakit.readers.video.options.clip_sampling import clip_span
+from datakit.readers.video.options.keras_arguments import Labels
 
 __all__: list[str] = []
 

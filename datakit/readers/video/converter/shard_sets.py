@@ -8,7 +8,8 @@ appends a video's part to its shard as soon as the parts before it in that
 shard are there, so the shards grow (and are hashed for the manifest) while the
 workers still convert and the commit at the end has little left to copy or
 read; a video that failed (under ``on_bad_file="skip"``) is left out of its shard.
-The sets are written in ``out/.next/`` (:mod:`~datakit.readers.video.generations`): a run stopped
+The sets are written in ``out/.next/`` (:mod:`~datakit.readers.video.converter.generations`): a run
+stopped
 before :meth:`ShardSets.commit` leaves the sets that were there untouched.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 from datakit.core import manifest
 from datakit.core.atomic import Staging
 from datakit.readers.records.tfrecords import record_offsets
-from datakit.readers.video import generations
+from datakit.readers.video.converter import generations
 
 __all__ = ["write_video_set"]
 

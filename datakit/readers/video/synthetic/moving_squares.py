@@ -16,8 +16,8 @@ Traceback (most recent call last):
 ...
 ValueError: size=15: pass an even size >= 8 (MP4 needs even)
 
-They are written as MP4 files by :mod:`datakit.readers.video.mp4` and as
-``SequenceExample`` shards by :mod:`datakit.readers.video.video_records`.
+They are written as MP4 files by :mod:`datakit.readers.video.synthetic.mp4` and as
+``SequenceExample`` shards by :mod:`datakit.readers.video.converter.video_records`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The clip readers' one tail: count, shuffle, label, batch, prefetch.
 
 The direct reader
-(:func:`~datakit.readers.video.directory.video_dataset_from_directory`) and the
-shards' reader (:func:`~datakit.readers.video.clips.clip_dataset`) end their
+(:func:`~datakit.readers.video.reading.directory.video_dataset_from_directory`) and the
+shards' reader (:func:`~datakit.readers.video.reading.clips.clip_dataset`) end their
 pipelines here, so a model trains on either with the same batches: the same
 element spec, a known count (``len(ds)`` for ``fit(..., steps_per_epoch=len(ds))``)
 and a prefetch at the end, as ``VideoOptions.prefetch`` asks.

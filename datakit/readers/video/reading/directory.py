@@ -4,14 +4,14 @@ Shaped like ``keras.utils.image_dataset_from_directory`` (same argument names
 where they apply, class folders in sorted order, ``class_names`` on the
 dataset), plus what video needs: ``clip_len``, ``frame_step``, ``fps``
 (resampled by timestamps), ``frame_size``, and a clip ``sampler``
-(:mod:`datakit.readers.video.clip_sampling`, the one
-:func:`~datakit.readers.video.clips.clip_dataset` uses on converted shards, so
+(:mod:`datakit.readers.video.options.clip_sampling`, the one
+:func:`~datakit.readers.video.reading.clips.clip_dataset` uses on converted shards, so
 both paths pick the same frames).
 
 The pipeline: video list -> shuffle (training) -> each video's frame indices
 (the sampler, a new seeded key per epoch) -> ``map`` a ``tf.numpy_function``
 that reads only those frames
-(:func:`~datakit.readers.video.frame_reading.read_frames`: a seek to the
+(:func:`~datakit.readers.video.decoding.frame_reading.read_frames`: a seek to the
 keyframe before each clip when that decodes fewer frames, each kept frame
 converted once to the target size), ``n_parse_threads`` videos at once ->
 batch -> prefetch. FFmpeg decodes with the GIL released and the Python left
@@ -51,17 +51,17 @@ from datakit.core.cores import cpu_cores
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.keywords import keywords
 from datakit.core.progress import check_progress
-from datakit.readers.video.clip_options import (
+from datakit.readers.video.decoding.decoding import decode_frames
+from datakit.readers.video.index.folders import check_split, split_indices
+from datakit.readers.video.index.video_index import VideoIndex, index_folder
+from datakit.readers.video.options.clip_options import (
     VIDEO_FIELDS,
     VideoOptions,
     one_frame_size,
     video_options,
 )
-from datakit.readers.video.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
-from datakit.readers.video.clip_tail import clip_tail
-from datakit.readers.video.decoding import decode_frames
-from datakit.readers.video.folders import check_split, split_indices
-from datakit.readers.video.keras_arguments import (
+from datakit.readers.video.options.clip_sampling import SAMPLERS, clip_frames, epoch_keys, video_key
+from datakit.readers.video.options.keras_arguments import (
     Labels,
     check_choice,
     check_labels,
@@ -69,7 +69,7 @@ from datakit.readers.video.keras_arguments import (
     to_grayscale,
     with_label_mode,
 )
-from datakit.readers.video.video_index import VideoIndex, index_folder
+from datakit.readers.video.reading.clip_tail import clip_tail
 
 __all__ = ["video_dataset_from_directory"]
 
@@ -150,7 +150,7 @@ def video_dataset_from_directory(
             whole folder (every frame of every file, one file per core: for long
             videos many epochs' worth of clips), paid once per file: the result is
             kept in the probe cache, so listing the unchanged folder again decodes
-            nothing (:mod:`~datakit.readers.video.frame_check`). Worth it for a
+            nothing (:mod:`~datakit.readers.video.decoding.frame_check`). Worth it for a
             folder you did not make (downloads, phone copies); ``False`` (default).
         with_ids: elements are dicts with ``clip``, ``label`` (the int label),
             ``video`` (the video's index in the folder's sorted listing, the ``id``
@@ -161,7 +161,7 @@ def video_dataset_from_directory(
         progress: a bar over the videos probed while the folder is listed
             (:mod:`datakit.core.progress`): ``None`` (default) shows it in a notebook or
             a terminal once listing lasts a second, ``True`` always, ``False`` never.
-        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
+        options: a :class:`~datakit.readers.video.options.clip_options.VideoOptions`, or
         **clip_options: its fields as keywords (``clip_len``, ``frame_step``,
             ``fps``, ``frame_size``, ``sampler``, ``clips_per_video``, ``prefetch``,
             and ``crop_to_aspect_ratio`` / ``pad_to_aspect_ratio``, named in the
@@ -172,7 +172,7 @@ def video_dataset_from_directory(
     Returns:
         A dataset (or two, for ``subset="both"``) with ``class_names``,
         ``file_paths`` (in the order read with ``shuffle=False``) and ``skipped``
-        attributes (and what :func:`~datakit.readers.video.predict_clips.clips_to_predict`
+        attributes (and what :func:`~datakit.readers.video.reading.predict_clips.clips_to_predict`
         takes from ``like=ds`` to make a new video's clips the same way).
         Clips are ``(clip_len, height, width, channels)`` of ``dtype``;
         ``"int"`` labels are int64 (Keras gives int32: int64 is what the shards'
@@ -369,7 +369,7 @@ def _clip_decoder(index: VideoIndex, read: _Reading,
     that fails only now (changed since the listing, or damaged where the listing's
     probe decoded nothing: ``verify_frames=False``) raises under either
     ``on_bad_file``, naming what happened
-    (:func:`~datakit.readers.video.frame_reading.damaged_error`): leaving its clips
+    (:func:`~datakit.readers.video.decoding.frame_reading.damaged_error`): leaving its clips
     out would make the epoch shorter than the ``len(ds)`` that
     ``fit(steps_per_epoch=len(ds))`` was told.
     """

@@ -28,8 +28,8 @@ back, ``"packets"`` fed to it, ``"seeks"``.
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
->>> from datakit.readers.video.encoded import write_video
->>> from datakit.readers.video.decoding import probe
+>>> from datakit.readers.video.synthetic.encoded import write_video
+>>> from datakit.readers.video.decoding.decoding import probe
 >>> frames = np.zeros((60, 16, 16, 3), np.uint8)
 >>> info = probe(write_video(frames, Path(tempfile.mkdtemp()) / "v.mp4", gop=20), cache=False)
 >>> info.keys
@@ -52,7 +52,7 @@ import numpy as np
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import change
-from datakit.readers.video.video_info import (
+from datakit.readers.video.decoding.video_info import (
     WHILE_READING,
     VideoInfo,
     frame_at,
@@ -130,7 +130,7 @@ def frame_converter(info: VideoInfo, frame_size: tuple[int, int] | None = None, 
                     crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
                     threads: int = 1) -> Callable[[av.VideoFrame], np.ndarray]:
     """A function from a decoded frame to its ``(height, width, 3)`` RGB array, fitted
-    to ``frame_size`` as :func:`~datakit.readers.video.decoding.fit_frame` fits it
+    to ``frame_size`` as :func:`~datakit.readers.video.decoding.decoding.fit_frame` fits it
     (stretched, centre-cropped or padded), in one swscale conversion on ``threads``
     threads (0: one a core; 1, the default, where each core already decodes a video).
 

@@ -1,6 +1,6 @@
 """What a video file is, as the probe found it, and how it is opened (errors named).
 
-:class:`VideoInfo` holds the probe's facts (:func:`datakit.readers.video.decoding.probe`);
+:class:`VideoInfo` holds the probe's facts (:func:`datakit.readers.video.decoding.decoding.probe`);
 :func:`sample_aspect_ratio` and :func:`display_width` give a frame's shape as shown;
 :func:`open_video` opens a file with PyAV, a file FFmpeg cannot open (or a pipe,
 a socket, a device: never waited on) being a
@@ -149,7 +149,7 @@ def frame_at(info: VideoInfo, pts: int | None) -> int | None:
 #: What to do about a bad file, by when it is found. While the folder is listed
 #: (probed), ``on_bad_file='skip'`` leaves it out. Once clips are read a file that
 #: fails is an error under either (``len(ds)`` was promised to ``fit()``: see
-#: :func:`~datakit.readers.video.frame_reading.damaged_error`); the converter drops and
+#: :func:`~datakit.readers.video.decoding.frame_reading.damaged_error`); the converter drops and
 #: counts it under ``'skip'``, so its fix is for ``'raise'``.
 _WHEN_LISTED = "remove the file or pass on_bad_file='skip'"
 WHILE_READING = "remove or re-encode the file, then build the dataset again"

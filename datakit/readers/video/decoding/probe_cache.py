@@ -4,7 +4,7 @@ Probing a file reads its whole index (one packet per frame) and decodes its
 first frame and its last group of frames: for a 60 s video about 0.1-0.7 s
 of CPU. The facts found (timestamps, keyframes, size, rotation, pixel aspect ratio,
 codec; after a listing with ``verify_frames=True`` also whether every frame decoded, and
-where not: :mod:`datakit.readers.video.frame_check`, so that full check too is paid once
+where not: :mod:`datakit.readers.video.decoding.frame_check`, so that full check too is paid once
 per file) are stored in one small JSON file per video under the kit's cache folder
 (``video-probes`` in :func:`datakit.core.environment.cache_dir`: ``~/.cache/datakit`` on
 Linux, ``~/Library/Caches/datakit`` on macOS, ``%LOCALAPPDATA%\\datakit\\Cache`` on

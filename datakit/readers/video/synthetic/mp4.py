@@ -3,7 +3,7 @@
 :func:`write_mp4` encodes frames with H.264 (atomically), :func:`read_mp4`
 decodes a range of frames, :func:`list_mp4` finds the files of the synthetic
 set's four class folders. Any folder of real videos (other codecs, containers,
-frame rates) is read by :mod:`datakit.readers.video.decoding`.
+frame rates) is read by :mod:`datakit.readers.video.decoding.decoding`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.paths import one_folder
-from datakit.readers.video.encoded import ENCODER_OPTIONS
-from datakit.readers.video.moving_squares import CLASSES
+from datakit.readers.video.synthetic.encoded import ENCODER_OPTIONS
+from datakit.readers.video.synthetic.moving_squares import CLASSES
 
 __all__ = ["write_mp4_videos"]
 

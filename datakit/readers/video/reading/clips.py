@@ -1,13 +1,13 @@
 """Clips streamed into ``model.fit()`` from ``SequenceExample`` shards.
 
 :func:`clip_dataset` reads the one layout of the converter's shards, written by
-:func:`datakit.readers.video.convert.write_video_shards` (video files) or
-:func:`datakit.readers.video.video_records.write_video_records` (videos in
+:func:`datakit.readers.video.converter.convert.write_video_shards` (video files) or
+:func:`datakit.readers.video.converter.video_records.write_video_records` (videos in
 memory): records of 64 frames, the manifest saying where each starts. It reads
 only the records each clip spans and decodes only its frames. The baselines it
 replaces: MP4 files decoded whole
-(:func:`datakit.readers.video.mp4_clips.mp4_clip_dataset`) and every frame in
-memory (:func:`datakit.readers.video.in_memory.load_videos_in_memory`).
+(:func:`datakit.readers.video.reading.mp4_clips.mp4_clip_dataset`) and every frame in
+memory (:func:`datakit.readers.video.reading.in_memory.load_videos_in_memory`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ from datakit.core.keywords import keywords
 from datakit.core.paths import one_folder
 from datakit.perf import timeline
 from datakit.readers.records import tfrecords
-from datakit.readers.video import generations
-from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions, video_options
-from datakit.readers.video.clip_sampling import (
+from datakit.readers.video.converter import generations
+from datakit.readers.video.index.video_index import index_manifest
+from datakit.readers.video.options.clip_options import VIDEO_FIELDS, VideoOptions, video_options
+from datakit.readers.video.options.clip_sampling import (
     clip_frames,
     epoch_keys,
     video_key,
 )
-from datakit.readers.video.clip_shards import (
+from datakit.readers.video.reading.clip_shards import (
     check_chunk_offsets,
     check_one_run,
     refuse_missing_set,
@@ -42,8 +43,7 @@ from datakit.readers.video.clip_shards import (
     shards_present,
     video_set,
 )
-from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.video_index import index_manifest
+from datakit.readers.video.reading.clip_tail import check_clip_counts, clip_tail
 
 __all__ = ["clip_dataset"]
 
@@ -61,12 +61,12 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
     places in the manifest) the clip spans (``TFRecordDatasetV2``'s
     ``byte_offsets``) -> decode only the clip's JPEGs -> the clip tail the direct
     reader ends with too (count, shuffle, batch, prefetch:
-    :mod:`~datakit.readers.video.clip_tail`). A new clip each epoch.
+    :mod:`~datakit.readers.video.reading.clip_tail`). A new clip each epoch.
 
     Args:
         directory: the shards, from
-            :func:`~datakit.readers.video.convert.write_video_shards` or
-            :func:`~datakit.readers.video.video_records.write_video_records`.
+            :func:`~datakit.readers.video.converter.convert.write_video_shards` or
+            :func:`~datakit.readers.video.converter.video_records.write_video_records`.
         batch_size: clips per batch.
         shuffle_buffer_size: clips in the shuffle buffer (0 or 1: no shuffle).
         n_readers: videos read at once, each by its own thread (``None``: 2; the name
@@ -85,10 +85,10 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
             the ``"center"`` sampler (one clip per video) unless another is asked.
         class_names: leave out: the shards carry their own (the manifest's);
             names that differ from them are a ``ValueError``.
-        options: a :class:`~datakit.readers.video.clip_options.VideoOptions`, or
+        options: a :class:`~datakit.readers.video.options.clip_options.VideoOptions`, or
         **clip_options: its clip fields as keywords (``clip_len``, ``frame_step``,
             ``sampler``, ``clips_per_video``, ``prefetch``; see
-            :mod:`~datakit.readers.video.clip_sampling`), not both ways for one
+            :mod:`~datakit.readers.video.options.clip_sampling`), not both ways for one
             field, and tf.data's names for the knobs (``cycle_length``,
             ``buffer_size``). Its frame fields (``frame_size``, ``fps``, a crop or a
             pad) were fixed when the shards were written: one equal to the shards'
@@ -99,7 +99,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
             video: it does not know your clip length) is refused by name when the
             dataset is built (``"raise"``), or left out (``"skip"``) and listed in
             ``skipped``, with the direct reader's message
-            (:mod:`~datakit.readers.video.video_index`); ``len(ds)`` stays known.
+            (:mod:`~datakit.readers.video.index.video_index`); ``len(ds)`` stays known.
 
     Returns:
         The dataset, with ``class_names`` (the manifest's) and ``skipped``.

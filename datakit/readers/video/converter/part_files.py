@@ -5,7 +5,7 @@ A part is one TFRecord file holding a video as ``SequenceExample`` s of
 shorter): context ``id``, ``label``, ``length`` (the video's frames),
 ``first`` (the chunk's first frame) and ``source``, and one JPEG per frame in
 the feature list ``frames``, the records
-:func:`datakit.readers.video.clips.clip_dataset` reads. A clip spans one or
+:func:`datakit.readers.video.reading.clips.clip_dataset` reads. A clip spans one or
 two chunks, so a reader that knows where each chunk starts (stored in the
 set's manifest) reads only those, not the whole video. The workers write their
 parts themselves, so the parent process only hands out videos: built through
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from datakit.core.atomic import atomic_file
-from datakit.readers.video.decoding import iter_jpegs, output_frames
-from datakit.readers.video.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
-from datakit.readers.video.video_info import VideoInfo
+from datakit.readers.video.decoding.decoding import iter_jpegs, output_frames
+from datakit.readers.video.decoding.frame_reading import CHANGED_WHILE_CONVERTING, check_unchanged
+from datakit.readers.video.decoding.video_info import VideoInfo
 
 __all__: list[str] = []
 
@@ -57,7 +57,7 @@ def convert_part(job: PartJob, *, fps: float | None = None, quality: int = 90,
     record as soon as its JPEGs are there.
 
     The video is compared with its listing
-    (:func:`~datakit.readers.video.frame_reading.check_unchanged`) before it is opened
+    (:func:`~datakit.readers.video.decoding.frame_reading.check_unchanged`) before it is opened
     and after its last frame is read: a video replaced or edited since the folder was
     listed (a longer one would be cut to the listed frame count) fails. Returns the
     frames written; a video that fails is a :class:`DataError` naming it (and leaves no
@@ -202,7 +202,7 @@ def write_part(path: Path, *, source: str, i: int, label: int, jpegs: Iterable[b
     set is committed (then its shard, synced, holds it), and waiting on the disk for
     each video left the worker's core idle (about two thirds of writing the part);
     after a power cut, a resume checks each part it finds whole and converts a
-    damaged one again (:mod:`datakit.readers.video.conversion`). Written through a
+    damaged one again (:mod:`datakit.readers.video.converter.conversion`). Written through a
     buffer of :data:`_WRITE_BUFFER` bytes: with the default 8 KB, each JPEG of a small
     frame (about 9 KB) was a system call of its own, and a part took 1.7x the CPU.
     """

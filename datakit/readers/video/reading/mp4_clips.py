@@ -1,11 +1,11 @@
 """The MP4 baseline: clips decoded from MP4 files by PyAV, from the first frame, inside ``tf.data``.
 
 :func:`mp4_clip_dataset` reads the synthetic set's MP4 folders (written by
-:func:`datakit.readers.video.mp4.write_mp4_videos`) and decodes each clip from
-the file's first frame, the cost :func:`~datakit.readers.video.clips.clip_dataset`
+:func:`datakit.readers.video.synthetic.mp4.write_mp4_videos`) and decodes each clip from
+the file's first frame, the cost :func:`~datakit.readers.video.reading.clips.clip_dataset`
 avoids by decoding only the JPEGs of a clip's frames. For your own videos
 (any codec, seeking to the keyframe before a clip) use
-:func:`~datakit.readers.video.directory.video_dataset_from_directory`.
+:func:`~datakit.readers.video.reading.directory.video_dataset_from_directory`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from datakit.core.arguments import check_seed
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import change, changed_error, file_facts
 from datakit.core.keywords import keywords, options_from
-from datakit.readers.video.clip_options import VIDEO_FIELDS, VideoOptions
-from datakit.readers.video.clip_sampling import random_start
-from datakit.readers.video.clip_tail import check_clip_counts, clip_tail
-from datakit.readers.video.mp4 import list_mp4, mp4_frame_count, read_mp4
-from datakit.readers.video.video_index import SHORT_FIX, short_reason
+from datakit.readers.video.index.video_index import SHORT_FIX, short_reason
+from datakit.readers.video.options.clip_options import VIDEO_FIELDS, VideoOptions
+from datakit.readers.video.options.clip_sampling import random_start
+from datakit.readers.video.reading.clip_tail import check_clip_counts, clip_tail
+from datakit.readers.video.synthetic.mp4 import list_mp4, mp4_frame_count, read_mp4
 
 __all__ = ["mp4_clip_dataset"]
 
@@ -37,7 +37,8 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
                      seed: int | None = None, drop_remainder: bool = False,
                      options: VideoOptions | None = None,
                      **tf_names: Any) -> tf.data.Dataset:
-    """Like :func:`~datakit.readers.video.clips.clip_dataset`, from MP4 files decoded by PyAV.
+    """Like :func:`~datakit.readers.video.reading.clips.clip_dataset`, from MP4 files decoded by
+    PyAV.
 
     Decoding has to run from the first frame up to the clip's last one (no
     JPEG-per-frame shortcut), in a ``tf.numpy_function`` mapped over the files.
@@ -49,7 +50,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         clip_len, batch_size, shuffle_buffer_size, n_readers, seed,
             drop_remainder: as in :func:`clip_dataset` (``n_readers``: files
             decoded at once, ``None``: 2).
-        options: a :class:`~datakit.readers.video.clip_options.VideoOptions` of which
+        options: a :class:`~datakit.readers.video.options.clip_options.VideoOptions` of which
             this baseline takes ``clip_len`` and ``prefetch`` only (another field set
             is a ``TypeError``), instead of (or beside) ``clip_len=``, not both ways.
         **tf_names: tf.data's names for the knobs (``cycle_length``, ``buffer_size``),
@@ -58,7 +59,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
     Each epoch draws a new random clip per file inside the dataset, so a ``.cache()``
     after it freezes the first epoch's clips for every epoch after; a cache belongs
     before the clip choice (keep the decoded frames, as
-    :func:`~datakit.readers.video.in_memory.load_videos_in_memory` does, and choose
+    :func:`~datakit.readers.video.reading.in_memory.load_videos_in_memory` does, and choose
     clips from them).
 
     Raises:
