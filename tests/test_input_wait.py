@@ -98,3 +98,24 @@ def test_an_unknown_element_spec_is_refused_with_the_fix():
 def test_what_is_not_a_dataset_is_refused_with_the_fix():
     with pytest.raises(TypeError, match=r"tf\.data\.Dataset.*from_tensor_slices"):
         input_wait(_model(), [np.zeros((4, FEATURES))])
+
+
+
+def test_the_pipeline_fed_step_is_the_steady_state_not_the_buffers():
+    """A batch costs the pipeline C seconds of CPU (measured: the report drains it alone), so
+    on the cores this process may use no steady state makes a batch faster than C / cores. A
+    reported step below that is batches the buffers (a deep prefetch, parallel calls in
+    flight) made ahead while fit() started or the memory-fed run went. The bound is a ratio
+    of two measurements of the same call; a busy machine only makes the real step longer."""
+    from datakit.core.cores import cpu_cores
+    from datakit.perf.cpu_work import burn
+    decode = burn(0.003)  # CPU work in TensorFlow's ops: parallel calls use every core
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1024, FEATURES)).astype("float32")
+    deep = (tf.data.Dataset.from_tensor_slices((x, x[:, :1]))
+            .map(lambda x, y: (decode(x), y), num_parallel_calls=8)
+            .batch(32).prefetch(16))  # up to 16 batches made ahead
+    report = input_wait(_model(), deep)
+    assert report.input_cpu_per_batch_s > 3 * report.memory_step_s, str(report)  # it waits
+    assert report.pipeline_step_s >= report.input_cpu_per_batch_s / cpu_cores(), str(report)
+    assert report.pipeline_step_s >= report.memory_step_s  # never below the model's own step
