@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.doctor.input_wait import input_wait
+from datakit.doctor.input_wait import input_wait, model_device, on_device
 
 pytestmark = pytest.mark.timeout(300)
 FEATURES = 256
@@ -119,3 +119,14 @@ def test_the_pipeline_fed_step_is_the_steady_state_not_the_buffers():
     assert report.input_cpu_per_batch_s > 3 * report.memory_step_s, str(report)  # it waits
     assert report.pipeline_step_s >= report.input_cpu_per_batch_s / cpu_cores(), str(report)
     assert report.pipeline_step_s >= report.memory_step_s  # never below the model's own step
+
+
+def test_the_memory_fed_batches_are_copied_once_to_the_models_device():
+    model = _model()
+    device = model_device(model)  # here the CPU: the same code places them on a GPU there
+    assert device.endswith(("CPU:0", "GPU:0")), device
+    cached = on_device(_batches(), 3, device)
+    assert len(cached) == 3
+    assert all(t.device == device for batch in cached for t in batch), [
+        t.device for batch in cached for t in batch]
+    assert np.array_equal(cached[1][0].numpy(), next(iter(_batches().skip(1)))[0].numpy())
