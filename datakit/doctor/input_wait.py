@@ -12,7 +12,7 @@ the device waits for input.
 
 The pipeline-fed step is its steady state: the pipeline starts making batches as soon as
 its iterator exists, and its buffers (``prefetch``, a parallel ``map``'s calls in flight)
-fill while the model traces or the other feed runs, so the first steps after a pause take
+fill while the model traces or warms up, so the first steps after a pause take
 ready batches without waiting. Only the later half of each run's timed steps counts (the
 first half drains those buffers), the rate is taken over that whole window (a run's
 mean, not its fastest steps), and a pipeline-fed step is never reported below the
@@ -273,8 +273,8 @@ def steady_step(step: Any, next_batch: Any, sync: Any, *, steps: int,
     """Seconds a step and the process's cores busy, in the steady state of one run.
 
     ``warmup`` untimed steps, then ``steps``: the first ``steps // 2`` of them drain what
-    the pipeline's buffers made ahead (during the warm-up, the other feed's run, or the
-    iterator's start), and the rate is the later ones' mean, timed between two ``sync()``
+    the pipeline's buffers made ahead (while the iterator started and the model traced or
+    ran its warm-up), and the rate is the later ones' mean, timed between two ``sync()``
     calls that wait for the device to finish (a GPU runs behind the Python that queues it).
     """
     for _ in range(warmup + steps // 2):
@@ -301,7 +301,7 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
             whose buffers hold more than ``steps // 2`` batches needs more.
         cached_batches: batches of ``dataset`` copied once to the model's device for the
             memory-fed run.
-        rounds: runs of each feed, in turn; their steps are pooled.
+        rounds: runs of each feed, in turn; each feed's fastest run counts.
 
     Raises:
         TypeError: ``model`` is not a Keras model or ``dataset`` not a ``tf.data.Dataset``.
@@ -323,17 +323,20 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
         if not cached:
             raise ValueError(_fix("dataset") + "the dataset gave no batch: pass the one you "
                              "train on")
-        pipeline = iter(dataset.repeat())
-        feeds = {"memory": itertools.cycle(cached).__next__, "pipeline": lambda: next(pipeline)}
         step = _train_step(model)
+
         def sync() -> None:
             optimizer.iterations.numpy()  # a read of what each step writes: waits for it
 
         times: dict[str, list[float]] = {"memory": [], "pipeline": []}
         cores: dict[str, list[float]] = {"memory": [], "pipeline": []}
         for _ in range(rounds):  # the two feeds in turn, so that a busy spell hits both
-            for name, next_batch in feeds.items():
-                seconds, busy = steady_step(step, next_batch, sync, steps=steps, warmup=warmup)
+            for name in times:
+                # a new pipeline iterator per run, dropped after it: a live one would go on
+                # making batches ahead, on the cores the memory-fed run is timed on
+                it = itertools.cycle(cached) if name == "memory" else iter(dataset.repeat())
+                seconds, busy = steady_step(step, it.__next__, sync, steps=steps, warmup=warmup)
+                del it
                 times[name].append(seconds)
                 cores[name].append(busy)
     finally:
