@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from datakit.doctor.input_wait import input_wait
+from datakit.doctor.input_wait import input_wait, model_device, on_device, steady_step
 
 pytestmark = pytest.mark.timeout(300)
 FEATURES = 256
@@ -98,3 +98,74 @@ def test_an_unknown_element_spec_is_refused_with_the_fix():
 def test_what_is_not_a_dataset_is_refused_with_the_fix():
     with pytest.raises(TypeError, match=r"tf\.data\.Dataset.*from_tensor_slices"):
         input_wait(_model(), [np.zeros((4, FEATURES))])
+
+
+
+def _spin_each(seconds):
+    """A map function that spends ``seconds`` of its own thread's CPU on each element, in
+    Python: while Python's lock is held, parallel calls of it run one at a time."""
+    def spin(x):  # thread time: this call's own work, not the model's threads'
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+        return x
+
+    def burn(x, y):
+        x = tf.py_function(spin, [x], tf.float32)
+        return tf.ensure_shape(x, [FEATURES]), y
+    return burn
+
+
+COST, BATCH = 0.0005, 32  # a batch of the spinning pipeline: 16 ms of CPU in Python
+
+
+def _floor() -> float:
+    """No steady state makes a spinning batch faster than this: BATCH x COST, as Python's lock
+    lets one call spin at a time (without the lock, spread over the cores)."""
+    import sys
+
+    from datakit.core.cores import cpu_cores
+    locked = getattr(sys, "_is_gil_enabled", lambda: True)()
+    return COST * BATCH / (1 if locked else cpu_cores())
+
+
+def _deep(ahead: int = 16) -> tf.data.Dataset:
+    """The spinning pipeline, with buffers for ``ahead`` batches made ahead."""
+    x = np.random.default_rng(0).normal(size=(1024, FEATURES)).astype("float32")
+    return (tf.data.Dataset.from_tensor_slices((x, x[:, :1]))
+            .map(_spin_each(COST), num_parallel_calls=2).batch(BATCH).prefetch(ahead))
+
+
+def test_batches_made_ahead_are_drained_before_the_timing():
+    """The pipeline runs alone while its buffers fill (a pause of two seconds: the 32 batches
+    of its prefetch and those in flight wait, ready), then a consumer that costs nothing
+    takes them. Timed from the first step, the ready batches (about 40% of 80) would pass for
+    a pipeline faster than its CPU allows; the timed window starts after 40."""
+    it = iter(_deep(ahead=32).repeat())
+    next(it)
+    time.sleep(2.0)  # the buffers fill
+    seconds, _busy = steady_step(lambda batch: batch, it.__next__, lambda: None, steps=80,
+                                 warmup=0)
+    assert seconds >= _floor(), (seconds, _floor())
+
+
+def test_the_pipeline_fed_step_is_the_steady_state_not_the_buffers():
+    """Each batch of the spinning pipeline costs BATCH x COST of CPU, so a reported step below
+    _floor() is batches the buffers made ahead during the memory-fed run or the warm-up,
+    taken as the pipeline's pace. The bound is computed from the planted cost, not timed: a
+    busy machine only makes the real step longer."""
+    report = input_wait(_model(), _deep())
+    assert report.pipeline_step_s >= _floor(), (_floor(), str(report))
+    assert report.input_cpu_per_batch_s >= COST * BATCH, str(report)  # drained alone: as planted
+    assert report.pipeline_step_s >= report.memory_step_s  # never below the model's own step
+
+
+def test_the_memory_fed_batches_are_copied_once_to_the_models_device():
+    model = _model()
+    device = model_device(model)  # here the CPU: the same code places them on a GPU there
+    assert device.endswith(("CPU:0", "GPU:0")), device
+    cached = on_device(_batches(), 3, device)
+    assert len(cached) == 3
+    assert all(t.device == device for batch in cached for t in batch), [
+        t.device for batch in cached for t in batch]
+    assert np.array_equal(cached[1][0].numpy(), next(iter(_batches().skip(1)))[0].numpy())

@@ -37,7 +37,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--batch-sizes", default="8,32",
                     help="batch sizes of the memory-fed step, comma-separated")
     ap.add_argument("--batches", type=int, default=20, help="batches timed per feed")
-    ap.add_argument("--steps", type=int, default=10, help="training steps timed per run")
+    ap.add_argument("--steps", type=int, default=10,
+                    help="training steps timed per run (input_wait runs twice as many: the "
+                    "first half drain the pipeline's buffers)")
     ap.add_argument("--shards", default=None,
                     help="where the converted shards go, kept (default: a temporary folder)")
     ap.add_argument("--profile", default=None, metavar="DIR",
@@ -125,7 +127,7 @@ def run(args: argparse.Namespace, say: Any = print) -> dict:
         say("\n" + table)
         waits = {}
         for name, ds in feeds(folder, shards, work).items():
-            report = input_wait(model, ds, steps=args.steps)
+            report = input_wait(model, ds, steps=2 * args.steps)  # half drain buffers
             waits[name] = report.wait_share
             say(f"\ninput_wait, {name}:\n{report}")
         idle = None

@@ -1,16 +1,28 @@
 """Is my GPU fed? The share of each training step your model waits for its input, measured.
 
-:func:`input_wait` trains *your* compiled Keras model for a few steps fed from memory
-(a few batches of *your* dataset cached and repeated: TensorFlow's profiler guide calls
-this the synthetic-data check), then fed by the dataset, ``rounds`` times in turn, and
-compares each feed's mean step in its fastest run (a busy spell of a shared machine
-stretches some runs). The step fed from memory is the model's own; what the pipeline adds
-to it is time the device waits for input. It also drains the dataset alone, so it knows
-the host CPU seconds a batch costs, and ranks the changes worth trying
+:func:`input_wait` runs *your* compiled Keras model's own ``train_step`` for some steps fed
+from memory (a few batches of *your* dataset copied once to the model's device and cycled:
+TensorFlow's profiler guide calls this the synthetic-data check), then fed by the dataset,
+``rounds`` times in turn, and compares each feed's rate in its fastest run (a busy spell of
+a shared machine stretches some runs). Where the memory-fed batches live: on a GPU they
+are tensors placed on the GPU the model's weights are on (``tf.device``), so the memory-fed
+step copies nothing; on the CPU the same code places them on the CPU, the model's device
+there. The step fed from memory is the model's own; what the pipeline adds to it is time
+the device waits for input.
+
+The pipeline-fed step is its steady state: the pipeline starts making batches as soon as
+its iterator exists, and its buffers (``prefetch``, a parallel ``map``'s calls in flight)
+fill while the model traces or warms up, so the first steps after a pause take
+ready batches without waiting. Only the later half of each run's timed steps counts (the
+first half drains those buffers), the rate is taken over that whole window (a run's
+mean, not its fastest steps), and a pipeline-fed step is never reported below the
+memory-fed one (nothing feeds faster than memory). It also drains the dataset alone, so
+it knows the host CPU seconds a batch costs, and ranks the changes worth trying
 (:mod:`datakit.doctor.input_changes`), each with its measured or computed effect.
 
-Nothing is compiled anew (the model's own ``train_step``, traced once per feed), and the
-model's weights, optimizer state and metrics are put back as they were afterwards.
+Nothing is compiled anew (the model's own ``train_step`` in one ``tf.function``, as
+``fit()`` runs it with ``steps_per_execution=1``), and the model's weights, optimizer
+state and metrics are put back as they were afterwards.
 
 >>> import keras, numpy as np, tensorflow as tf
 >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
@@ -27,6 +39,7 @@ ValueError: input_wait(model=...): the model is not built (it has no weights yet
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -47,9 +60,10 @@ class InputWait:
     """What :func:`input_wait` measured. Times in seconds, cores as CPU seconds per second."""
 
     device: str                  # "CPU", or the GPU's name
-    steps: int                   # timed steps per feed (after the warm-up)
+    steps: int                   # counted steps per feed and run (after those that drain)
     memory_step_s: float         # step fed from memory (the fastest run's mean): the model's
-    pipeline_step_s: float       # step fed by the pipeline (the fastest run's mean)
+    pipeline_step_s: float       # step fed by the pipeline (the fastest run's mean, at least
+                                 # the memory-fed step)
     memory_cores: float          # the whole process's cores busy, fed from memory
     pipeline_cores: float        # the whole process's cores busy, fed by the pipeline
     input_cpu_per_batch_s: float  # CPU seconds one batch costs the pipeline, drained alone
@@ -89,7 +103,8 @@ class InputWait:
     def __str__(self) -> str:
         ms = 1e3
         lines = [
-            f"on {self.device}, {self.steps} steps per feed and round:",
+            f"on {self.device}, {self.steps} steps counted per feed and round (after as "
+            "many that drain the pipeline's buffers):",
             f"  fed from memory:      {self.memory_step_s * ms:8.1f} ms a step (the model's own)",
             f"  fed by your pipeline: {self.pipeline_step_s * ms:8.1f} ms a step",
             f"  waiting for input: {self.wait_share:.0%} of each step: {self.verdict()}",
@@ -225,7 +240,55 @@ def _batch_bytes(dataset: Any) -> int:
     return int(first.numpy().nbytes)
 
 
-def input_wait(model: Any, dataset: Any, *, steps: int = 20, warmup: int = 3,
+def model_device(model: Any) -> str:
+    """The device the model's weights are on (the first that says; ``/CPU:0`` if none does)."""
+    for v in [*model.trainable_variables, *model.variables]:
+        device = getattr(getattr(v, "value", v), "device", "")
+        if device:
+            return str(device)
+    return "/CPU:0"
+
+
+def on_device(dataset: Any, batches: int, device: str) -> list:
+    """The first ``batches`` batches of ``dataset`` as tensors placed on ``device``, copied
+    there once (a GPU's memory on a GPU, the host's on the CPU)."""
+    def place(t: Any) -> Any:
+        return tf.identity(t) if isinstance(t, tf.Tensor) else t
+    with tf.device(device):
+        return [tf.nest.map_structure(place, b) for b in dataset.take(batches)]
+
+
+def _train_step(model: Any) -> Any:
+    """The model's own ``train_step`` in one ``tf.function``, as ``fit()`` calls it."""
+    strategy = model.distribute_strategy
+
+    @tf.function(reduce_retracing=True)
+    def step(data: Any) -> Any:
+        return strategy.run(model.train_step, args=(data,))
+    return step
+
+
+def steady_step(step: Any, next_batch: Any, sync: Any, *, steps: int,
+                warmup: int) -> tuple[float, float]:
+    """Seconds a step and the process's cores busy, in the steady state of one run.
+
+    ``warmup`` untimed steps, then ``steps``: the first ``steps // 2`` of them drain what
+    the pipeline's buffers made ahead (while the iterator started and the model traced or
+    ran its warm-up), and the rate is the later ones' mean, timed between two ``sync()``
+    calls that wait for the device to finish (a GPU runs behind the Python that queues it).
+    """
+    for _ in range(warmup + steps // 2):
+        step(next_batch())
+    sync()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(steps - steps // 2):
+        step(next_batch())
+    sync()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return wall / (steps - steps // 2), cpu / wall if wall > 0 else 0.0
+
+
+def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
                cached_batches: int = 4, rounds: int = 2) -> InputWait:
     """How much of each training step ``model`` waits for ``dataset``, and what to change.
 
@@ -233,9 +296,12 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 20, warmup: int = 3,
         model: a built, compiled Keras model (your own; its state is restored afterwards).
         dataset: a ``tf.data.Dataset`` of batches as you pass them to ``fit()`` (repeated
             here as needed).
-        steps: timed steps per feed, after ``warmup`` untimed ones (>= 2 and >= 1).
-        cached_batches: batches of ``dataset`` held in memory for the memory-fed run.
-        rounds: runs of each feed, in turn; their steps are pooled.
+        steps: steps per feed and run after ``warmup`` untimed ones (>= 2 and >= 1); the
+            first half drain the pipeline's buffers, the later half are timed. A pipeline
+            whose buffers hold more than ``steps // 2`` batches needs more.
+        cached_batches: batches of ``dataset`` copied once to the model's device for the
+            memory-fed run.
+        rounds: runs of each feed, in turn; each feed's fastest run counts.
 
     Raises:
         TypeError: ``model`` is not a Keras model or ``dataset`` not a ``tf.data.Dataset``.
@@ -247,25 +313,40 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 20, warmup: int = 3,
     check_count("warmup", warmup)
     check_count("cached_batches", cached_batches)
     check_count("rounds", rounds)
+    optimizer = model.optimizer
+    if not getattr(optimizer, "built", True):  # built now, so that its state is saved too
+        optimizer.build(model.trainable_variables)
     saved = _snapshot(model)
     attrs = {a: getattr(model, a) for a in ("history", "stop_training") if hasattr(model, a)}
     try:
-        memory = dataset.take(cached_batches).cache().repeat()
+        cached = on_device(dataset, cached_batches, model_device(model))
+        if not cached:
+            raise ValueError(_fix("dataset") + "the dataset gave no batch: pass the one you "
+                             "train on")
+        step = _train_step(model)
+
+        def sync() -> None:
+            optimizer.iterations.numpy()  # a read of what each step writes: waits for it
+
         times: dict[str, list[float]] = {"memory": [], "pipeline": []}
         cores: dict[str, list[float]] = {"memory": [], "pipeline": []}
         for _ in range(rounds):  # the two feeds in turn, so that a busy spell hits both
-            for name, feed in (("memory", memory), ("pipeline", dataset.repeat())):
-                per_step, busy = timed_steps(model, feed, steps, warmup)
-                times[name] += per_step
+            for name in times:
+                # a new pipeline iterator per run, dropped after it: a live one would go on
+                # making batches ahead, on the cores the memory-fed run is timed on
+                it = itertools.cycle(cached) if name == "memory" else iter(dataset.repeat())
+                seconds, busy = steady_step(step, it.__next__, sync, steps=steps, warmup=warmup)
+                del it
+                times[name].append(seconds)
                 cores[name].append(busy)
     finally:
         _restore(model, saved, attrs)
-    mem_step, pipe_step = fastest_run(times["memory"], rounds), fastest_run(times["pipeline"],
-                                                                            rounds)
+    mem_step = min(times["memory"])
+    pipe_step = max(mem_step, min(times["pipeline"]))  # nothing feeds faster than memory
     mem_cores, pipe_cores = (statistics.mean(cores["memory"]),
                              statistics.mean(cores["pipeline"]))
     cpu_batch, alone_step = drained_alone(dataset.repeat(), steps)
-    report = InputWait(device=_device(), steps=steps, memory_step_s=mem_step,
+    report = InputWait(device=_device(), steps=steps - steps // 2, memory_step_s=mem_step,
                        pipeline_step_s=pipe_step, memory_cores=mem_cores,
                        pipeline_cores=pipe_cores, input_cpu_per_batch_s=cpu_batch,
                        input_alone_step_s=alone_step, host_cores=cpu_cores(),
