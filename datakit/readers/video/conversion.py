@@ -68,7 +68,7 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
                    validation_split: float | None, class_names: Sequence[str] | None,
                    on_bad_file: str,
                    convert: Callable[[Conversion, ShardSets], dict[int, str]],
-                   progress: bool | None = None) -> dict:
+                   progress: bool | None = None, follow_links: bool = False) -> dict:
     """List ``directory``, convert what no earlier run left (with ``convert``), commit.
 
     ``convert(job, sets)`` turns ``job.todo``'s videos into their parts, calls
@@ -77,6 +77,7 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
     converters': ``{"train", "validation", "class_names", "converted", "reused",
     "skipped"}``. ``progress``: a bar over the videos probed while the folder is
     listed (:func:`~datakit.readers.video.folders.list_videos`); ``convert`` shows its own.
+    ``follow_links``: the direct reader's (the same listing).
     """
     check_quality(quality)
     check_on_bad("on_bad_file", on_bad_file)
@@ -87,7 +88,7 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
     _check_out_outside(directory, out)
     with generations.conversion_lock(out):
         folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
-                             progress=progress)
+                             progress=progress, follow_links=follow_links)
         assert folder.class_names is not None  # labels inferred: the class folders' names
         options.check_videos(folder.infos)
         for path, reason in folder.skipped:

@@ -61,7 +61,7 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
                        validation_split: float | None = None, seed: int | None = None,
                        class_names: Sequence[str] | None = None, quality: int = 90,
                        num_shards: int = 4, processes: int | None = None,
-                       on_bad_file: str = "raise",
+                       on_bad_file: str = "raise", follow_links: bool = False,
                        progress: bool | None = None, options: VideoOptions | None = None,
                        **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
@@ -80,6 +80,8 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
         on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or
             while converting is left out, printed with its reason and listed
             in the result's and the manifest's ``skipped``.
+        follow_links: follow symbolic links to folders, as the direct reader does (the
+            same listing: :func:`~datakit.readers.video.folders.list_videos`).
         progress: a bar over the videos probed, then one over the videos converted
             (:mod:`datakit.core.progress`): ``None`` (default) shows them in a notebook
             or a terminal once a step lasts a second, ``True`` always, ``False`` never.
@@ -105,7 +107,8 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
 
     return convert_videos(directory, out, opts, quality=quality, num_shards=num_shards,
                           seed=seed, validation_split=validation_split, class_names=class_names,
-                          on_bad_file=on_bad_file, convert=convert, progress=progress)
+                          on_bad_file=on_bad_file, convert=convert, progress=progress,
+                          follow_links=follow_links)
 
 
 def _convert(work: Callable[[PartJob], int], job: Conversion, processes: int, progress: bool | None,

@@ -207,8 +207,8 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
                             class_names: Sequence[str] | None = None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2,
                             pipeline_args: Sequence[str] | Any = None,
-                            on_bad_file: str = "raise", progress: bool | None = None,
-                            options: VideoOptions | None = None, **frame_options: Any) -> dict:
+                            on_bad_file: str = "raise", follow_links: bool = False,
+                            progress: bool | None = None, options: VideoOptions | None = None, **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
     The arguments and the result are :func:`~datakit.readers.video.convert.write_video_shards`'s
@@ -241,7 +241,7 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
     return convert_videos(directory, Path(out).absolute(), opts, quality=quality,
                           num_shards=num_shards, seed=seed, validation_split=validation_split,
                           class_names=class_names, on_bad_file=on_bad_file, convert=convert,
-                          progress=progress)
+                          progress=progress, follow_links=follow_links)
 
 
 def _run(job: Conversion, sets: ShardSets, pipeline_args: Sequence[str] | Any,

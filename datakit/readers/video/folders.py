@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datakit.core.arguments import check_on_bad
+from datakit.core.arguments import check_flag, check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.paths import one_folder
@@ -233,6 +233,7 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
     the files probed (:mod:`datakit.core.progress`: ``None`` shows it in a notebook or a
     terminal once probing lasts a second, ``True`` always, ``False`` never)."""
     check_on_bad("on_bad_file", on_bad_file)
+    check_flag("follow_links", follow_links)
     check_progress(progress)
     check_class_names(class_names)
     require_pyav()
