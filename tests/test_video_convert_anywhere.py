@@ -534,3 +534,20 @@ def test_a_switch_stopped_before_the_old_validation_set_moved_reads_the_new_pair
     new = _sets_read(out)
     assert new["train"][1] == new["validation"][1] != old["train"][1]
     assert sorted(new["train"][0] + new["validation"][0]) == list(range(6))
+
+
+@pytest.mark.timeout(120)
+def test_paths_starting_with_a_tilde_are_in_the_home_folder(tmp_path, monkeypatch):
+    """``~/videos`` and ``~/shards``: the home folder's, as a shell reads them; the converter
+    made a folder named ``~`` in the working folder before failing to find the videos."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    _folder(home / "videos")
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    ds = video.video_dataset_from_directory("~/videos", clip_len=4, batch_size=1, verbose=False)
+    assert len(ds.file_paths) == 4
+    r = video.write_video_shards("~/videos", "~/shards", processes=1, progress=False)
+    assert r["converted"] == 4 and (home / "shards" / "train").is_dir()
+    assert sum(1 for _ in video.clip_dataset("~/shards/train", clip_len=4, batch_size=1)) == 4
+    assert list(work.iterdir()) == []

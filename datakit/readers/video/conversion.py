@@ -29,6 +29,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.core.file_facts import file_stamp
+from datakit.core.paths import user_path
 from datakit.readers.video import generations
 from datakit.readers.video.clip_options import VideoOptions, check_quality, one_frame_size
 from datakit.readers.video.decoding import output_frames
@@ -84,7 +85,7 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
     check_count("num_shards", num_shards)
     check_split(validation_split, "both" if validation_split is not None else None)
     seed = check_split_seed(validation_split, True, seed)
-    out = Path(out)
+    out, directory = Path(user_path(out)), user_path(directory)
     _check_out_outside(directory, out)
     with generations.conversion_lock(out):
         folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,

@@ -36,7 +36,7 @@ import numpy as np
 from datakit.core.arguments import check_flag, check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
-from datakit.core.paths import one_folder
+from datakit.core.paths import one_folder, user_path
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding import VIDEO_EXTENSIONS, probe
 from datakit.readers.video.keras_arguments import Labels, check_class_names, check_split_seed
@@ -237,7 +237,7 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
     check_progress(progress)
     check_class_names(class_names)
     require_pyav()
-    directory = Path(directory)
+    directory = Path(user_path(directory))
     names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,
                                                follow_links)
 
