@@ -209,6 +209,7 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
                             num_shards: int = 4, workers: int = 2,
                             pipeline_args: Sequence[str] | Any = None,
                             on_bad_file: str = "raise", follow_links: bool = False,
+                            overwrite: bool = False,
                             progress: bool | None = None, options: VideoOptions | None = None,
                             **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
@@ -243,7 +244,7 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
     return convert_videos(directory, Path(user_path(out)).absolute(), opts, quality=quality,
                           num_shards=num_shards, seed=seed, validation_split=validation_split,
                           class_names=class_names, on_bad_file=on_bad_file, convert=convert,
-                          progress=progress, follow_links=follow_links)
+                          progress=progress, follow_links=follow_links, overwrite=overwrite)
 
 
 def _run(job: Conversion, sets: ShardSets, pipeline_args: Sequence[str] | Any,
