@@ -39,7 +39,6 @@ worker processes as its middle step):
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -141,12 +140,13 @@ def _convert(work: Callable[[PartJob], int], job: Conversion, processes: int, pr
                 continue
             sets.ready(i)
             bar.update()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # the useful line last, as the interrupt's message
         bar.close()
         done = len(list(parts.glob("*.tfrecord")))
-        print(f"write_video_shards interrupted: {done} of {n} videos converted are kept in "
-              f"{parts}; run it again to resume", file=sys.stderr)
-        raise
+        how = f" ({e})" if str(e) else ""
+        raise KeyboardInterrupt(f"write_video_shards interrupted{how}: {done} of {n} videos "
+                                f"converted are kept in {parts}; run it again to "
+                                "resume") from None
     bar.close()
     return failed
 
