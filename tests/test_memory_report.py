@@ -51,8 +51,9 @@ PRELOAD = ("test_memory_report", "datakit.doctor.deadline", "datakit.doctor.diag
 
 @pytest.fixture(scope="module")
 def run_alone(tmp_path_factory):
-    """``run_alone(script, *args, **env)``: run ``script`` in a process of its own (this
-    folder importable, ``env`` set before TensorFlow loads) and return what it printed.
+    """``run_alone(script, *args, shutdown=False, **env)``: run ``script`` in a process of
+    its own (this folder importable, ``env`` set before TensorFlow loads; ``shutdown``: it
+    exits the ordinary way, see :mod:`forked`) and return what it printed.
 
     RSS is the whole process's: in a pytest worker, memory that an earlier test's iterator
     frees while a report runs (its threads end late) shrinks the growth measured. CI saw a
@@ -63,11 +64,12 @@ def run_alone(tmp_path_factory):
     from forked import Forker
     here, scratch, parents = Path(__file__).parent, tmp_path_factory.mktemp("forked"), {}
 
-    def run(script, *args, **env):
+    def run(script, *args, shutdown=False, **env):
         key = tuple(sorted(env.items()))
         if key not in parents:
             parents[key] = Forker(here, PRELOAD, env)
-        code, out, err = parents[key].run(script, (str(here), *args), scratch, timeout=170)
+        code, out, err = parents[key].run(script, (str(here), *args), scratch, timeout=170,
+                                          shutdown=shutdown)
         assert code == 0, err[-3000:]
         return out
     yield run
@@ -356,7 +358,8 @@ print("afterwards:", diagnose(tf.data.Dataset.range(100).batch(10), seconds=0.2,
 
 @pytest.mark.timeout(180)
 def test_a_generator_that_blocks_is_named_and_does_not_hold_up_the_exit(run_alone):
-    out = run_alone(BLOCKED)  # returns: the blocked thread does not keep the process alive
+    # returns: the blocked thread does not keep the process alive as its interpreter shuts down
+    out = run_alone(BLOCKED, shutdown=True)
     assert "'blocked'" in out and "Nothing was measured" in out
     assert "'from_generator #1'" in out  # not the flat_map TensorFlow builds it with
     said = next(line for line in out.splitlines() if line.startswith("diagnose:"))
