@@ -109,6 +109,6 @@ class Forker:
             self.proc.stdin.close()
             try:
                 self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+            except subprocess.TimeoutExpired:  # a child that hangs (a test timed out)
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
