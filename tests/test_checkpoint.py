@@ -15,6 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import tensorflow as tf
+from checkpoint_recipes import lines_pipeline, py_function_pipeline, records_pipeline
 from csv_cases import LABEL, housing_parts
 from pipelines import assert_same_elements
 
@@ -25,13 +26,6 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import load_fingerprint
 from datakit.readers.csv_files.stats import column_stats
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def plain_pipeline(n: int = 200, seed: int = 7):
-    """A recipe: shuffle, a parallel map, batch, prefetch (every op with state to save)."""
-    ds = tf.data.Dataset.range(n).shuffle(50, seed=seed)
-    ds = ds.map(lambda x: (x, x * x), num_parallel_calls=2)
-    return ds.batch(16).prefetch(2)
 
 
 def check_resumes(recipe, kwargs, n_first, tmp_path):
@@ -46,7 +40,8 @@ def check_resumes(recipe, kwargs, n_first, tmp_path):
 
 
 def test_plain_pipeline_resumes_in_another_process(tmp_path):
-    whole, _ = check_resumes("test_checkpoint:plain_pipeline", {"n": 200, "seed": 7}, 5, tmp_path)
+    whole, _ = check_resumes("checkpoint_recipes:plain_pipeline", {"n": 200, "seed": 7}, 5,
+                             tmp_path)
     ids = np.concatenate([x for x, _ in whole])
     assert sorted(ids.tolist()) == list(range(200))   # exactly once over the epoch
     assert ids.tolist() != list(range(200))           # and it was shuffled
@@ -79,19 +74,12 @@ def test_csv_reader_resumes_in_another_process(housing, tmp_path, parse):
     _rows_once(whole, parts["valid"])
 
 
-def py_function_pipeline(n: int = 30, declared: bool = True):
-    """A recipe: a shuffled range through a tf.py_function (stateful, as far as TF knows)."""
-    ds = tf.data.Dataset.range(n).shuffle(10, seed=3)
-    ds = ds.map(lambda x: tf.py_function(lambda v: v * 2, [x], tf.int64))
-    return ck.ignore_external_state(ds) if declared else ds
-
-
 def test_a_py_function_is_refused_unless_declared_stateless(tmp_path):
     # The CSV reader's bad-line message is a numpy_function created stateful=False, so its
     # iterator saves as it is; an ordinary py_function needs ignore_external_state.
     with pytest.raises(ValueError, match="(?s)EagerPyFunc is stateful.*ignore_external_state"):
         ck.save_midway(py_function_pipeline(declared=False), 1, tmp_path / "refused")
-    whole, _ = check_resumes("test_checkpoint:py_function_pipeline", {"n": 30}, 4, tmp_path)
+    whole, _ = check_resumes("checkpoint_recipes:py_function_pipeline", {"n": 30}, 4, tmp_path)
     assert sorted(int(x) for x in whole) == list(range(0, 60, 2))
 
 
@@ -169,17 +157,6 @@ def test_a_pipeline_rebuilt_with_another_batch_size_is_refused(tmp_path):
                                                          "batch_size": 3})
 
 
-def records_pipeline(directory: str):
-    """A recipe: the records of a folder of TFRecord shards, in order."""
-    from datakit.readers.records import tfrecords
-    return tfrecords.read_records(directory)
-
-
-def lines_pipeline(path: str):
-    """A recipe: the lines of one text file."""
-    return tf.data.TextLineDataset(path)
-
-
 def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
     from datakit.readers.records import tfrecord_writer
     d = tmp_path / "shards"
@@ -191,7 +168,7 @@ def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
             _, path = ck.save_midway(records_pipeline(str(d)), 2, tmp_path / "ck")
     with pytest.raises(DataError, match=r"shard-00000-of-00002\.tfrecord: its set 'shard' "
                                         "was rewritten"):
-        ck.resume_in_fresh_process("test_checkpoint:records_pipeline", path,
+        ck.resume_in_fresh_process("checkpoint_recipes:records_pipeline", path,
                                    kwargs={"directory": str(d)})
 
 
@@ -216,7 +193,7 @@ def test_a_file_changed_in_place_since_the_save_is_named(tmp_path):
     _, path = ck.save_midway(lines_pipeline(str(f)), 1, tmp_path / "ck")
     f.write_text("a\nB\nc\n")
     with pytest.raises(DataError, match=r"lines\.txt: changed since the save"):
-        ck.resume_in_fresh_process("test_checkpoint:lines_pipeline", path,
+        ck.resume_in_fresh_process("checkpoint_recipes:lines_pipeline", path,
                                    kwargs={"path": str(f)})
 
 
@@ -338,7 +315,7 @@ def test_a_changed_seed_or_file_list_is_said_in_words(tmp_path):
     _, path = ck.save_midway(lines_pipeline([str(f) for f in files[:2]]), 1, tmp_path / "b")
     with pytest.raises(ValueError, match=r"the file list differs: 1 file\(s\) only in the "
                                          r"rebuilt one \(first: .*c\.txt\)"):
-        ck.resume_in_fresh_process("test_checkpoint:lines_pipeline", path,
+        ck.resume_in_fresh_process("checkpoint_recipes:lines_pipeline", path,
                                    kwargs={"path": [str(f) for f in files]})
 
 

@@ -5,6 +5,8 @@ Elements are 1 MB (250,000 float32), so every holding is tens of MB: above the r
 own noise (a few MB), small enough for a fast suite. No test asserts a time.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -41,21 +43,38 @@ def assert_within_margin(report):
     assert report.within_margin
 
 
-def run_alone(script, *args, **env):
-    """Run ``script`` in a fresh Python (this folder importable) and return what it printed.
+#: What the forking parent imports once (every script's imports): each child starts there.
+PRELOAD = ("test_memory_report", "datakit.doctor.deadline", "datakit.doctor.diagnosis",
+           "datakit.doctor.holdings", "datakit.doctor.memory_advice",
+           "datakit.doctor.memory_use")
+
+
+@pytest.fixture(scope="module")
+def run_alone(tmp_path_factory):
+    """``run_alone(script, *args, shutdown=False, **env)``: run ``script`` in a process of
+    its own (this folder importable, ``env`` set before TensorFlow loads; ``shutdown``: it
+    exits the ordinary way, see :mod:`forked`) and return what it printed.
 
     RSS is the whole process's: in a pytest worker, memory that an earlier test's iterator
     frees while a report runs (its threads end late) shrinks the growth measured. CI saw a
     30 MB cache measured at 17 MB that way. A test that compares two measurements runs
-    where nothing else does."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    out = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), *args],
-                         env={**os.environ, **env}, capture_output=True, text=True, timeout=170)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout
+    where nothing else does: a child forked from a Python that has imported TensorFlow and
+    the kit and run nothing (:mod:`forked`), as clean as a fresh Python after the same
+    imports, without importing TensorFlow once per script."""
+    from forked import Forker
+    here, scratch, parents = Path(__file__).parent, tmp_path_factory.mktemp("forked"), {}
+
+    def run(script, *args, shutdown=False, **env):
+        key = tuple(sorted(env.items()))
+        if key not in parents:
+            parents[key] = Forker(here, PRELOAD, env)
+        code, out, err = parents[key].run(script, (str(here), *args), scratch, timeout=170,
+                                          shutdown=shutdown)
+        assert code == 0, err[-3000:]
+        return out
+    yield run
+    for parent in parents.values():
+        parent.close()
 
 
 BIGGEST = """
@@ -83,8 +102,8 @@ print(round(report.measured_growth_bytes / 1e6))
     pytest.param("cache", 30, id="in-memory-cache"),
     pytest.param("prefetch", 41, id="deep-prefetch"),
 ])
-def test_the_stage_that_holds_the_most_is_named_and_predicted(case, expected_mb):
-    # in a fresh process (run_alone): the whole-process RSS of a pytest worker measured
+def test_the_stage_that_holds_the_most_is_named_and_predicted(case, expected_mb, run_alone):
+    # in a process of its own (run_alone): the whole-process RSS of a pytest worker measured
     # the 30 MB cache at 13.6 MB once in CI
     measured = int(run_alone(BIGGEST, case))
     assert abs(measured - expected_mb) <= MARGIN[0] * expected_mb + MARGIN[1] / 1e6
@@ -110,8 +129,8 @@ print("ok")
 
 
 @pytest.mark.timeout(180)
-def test_many_open_files_hold_one_read_buffer_each(tmp_path):
-    # in a fresh process (run_alone): in a pytest worker that ran other tests first, the
+def test_many_open_files_hold_one_read_buffer_each(tmp_path, run_alone):
+    # in a process of its own (run_alone): in a pytest worker that ran other tests first, the
     # 16.8 MB of read buffers once measured 3.9 MB (memory the worker already held)
     assert run_alone(OPEN_FILES, str(tmp_path)).strip() == "ok"
 
@@ -182,7 +201,7 @@ print(round(reports[1].rss_growth_bytes / MB), round(reports[1].tensor_peak_byte
 
 
 @pytest.mark.timeout(180)
-def test_a_second_report_in_the_same_process_still_sees_the_cache():
+def test_a_second_report_in_the_same_process_still_sees_the_cache(run_alone):
     # With oneDNN on (TensorFlow's default on x86, as in a learner's JupyterLab; this suite
     # turns it off), the CPU allocator keeps freed tensors' memory in a pool: a second cache
     # reuses the first one's pages and RSS hardly moves. The allocator's own count does.
@@ -214,7 +233,7 @@ print(round(report.measured_growth_bytes / 1e6), round(disk.growth_bytes / 1e6))
 
 
 @pytest.mark.timeout(180)
-def test_memory_advice_moves_a_cache_to_disk_and_measures_it():
+def test_memory_advice_moves_a_cache_to_disk_and_measures_it(run_alone):
     in_memory, on_disk = map(int, run_alone(CACHE_TO_DISK).split())
     assert in_memory >= 25 and on_disk < in_memory / 2  # the 30 MB cache, and what disk spares
 
@@ -251,7 +270,7 @@ print(round(report.measured_growth_bytes / 1e6))
 
 
 @pytest.mark.timeout(180)
-def test_an_in_memory_cache_is_filled_before_its_growth_is_measured():
+def test_an_in_memory_cache_is_filled_before_its_growth_is_measured(run_alone):
     # measured for 0.3 s alone, this 20 MB cache grew about 1 MB: the run goes on until it is full
     assert int(run_alone(FILLED)) >= 15
 
@@ -338,8 +357,9 @@ print("afterwards:", diagnose(tf.data.Dataset.range(100).batch(10), seconds=0.2,
 
 
 @pytest.mark.timeout(180)
-def test_a_generator_that_blocks_is_named_and_does_not_hold_up_the_exit():
-    out = run_alone(BLOCKED)  # returns: the blocked thread does not keep the process alive
+def test_a_generator_that_blocks_is_named_and_does_not_hold_up_the_exit(run_alone):
+    # returns: the blocked thread does not keep the process alive as its interpreter shuts down
+    out = run_alone(BLOCKED, shutdown=True)
     assert "'blocked'" in out and "Nothing was measured" in out
     assert "'from_generator #1'" in out  # not the flat_map TensorFlow builds it with
     said = next(line for line in out.splitlines() if line.startswith("diagnose:"))
@@ -405,7 +425,7 @@ print(round(disk.measured_growth_bytes / 1e6), round(snap.measured_growth_bytes 
 
 
 @pytest.mark.timeout(180)
-def test_cache_files_and_snapshots_count_their_buffers():
+def test_cache_files_and_snapshots_count_their_buffers(run_alone):
     # both were predicted at 0 MB while the run grew 10-15 MB (outside the margin for the
     # cache file): their buffers now count
     disk, snap = map(int, run_alone(ON_DISK).split())
@@ -427,7 +447,7 @@ print(round(report.memory_report.measured_growth_bytes / MB))
 
 
 @pytest.mark.timeout(180)
-def test_diagnose_measures_a_cache_as_memory_report_alone_does():
+def test_diagnose_measures_a_cache_as_memory_report_alone_does(run_alone):
     # The timing phase fills the cache: measured after it, a 300 MB cache grew 32 MB (#47).
     # Memory is measured first, on a fresh process, and agrees with memory_report's margin.
     assert int(run_alone(DIAGNOSE_CACHE, "300")) >= 270

@@ -85,3 +85,26 @@ def test_a_pattern_that_also_matches_a_folder_says_so(tmp_path):
                                          r"1 file\(s\) are read"):
         got = resolve_files(str(tmp_path / "*.csv"))
     assert got == [str(tmp_path / "a.csv")]
+
+
+def test_a_path_starting_with_a_tilde_is_in_the_home_folder(tmp_path, monkeypatch):
+    """``~/data`` is read and written in the home folder, as a shell reads it: never a folder
+    named ``~`` in the working folder (files, folders and outputs alike)."""
+    from datakit.core.paths import one_file, one_folder
+    from datakit.readers.csv_files.shards import write_shards
+    from datakit.readers.csv_files.stats import column_stats
+    from datakit.readers.records.tfrecord_writer import ShardWriter
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(), work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    paths = write_shards({"x": [1.0, 2.0, 3.0]}, "~/shards", num_shards=1)
+    assert [Path(p).parent for p in paths] == [home / "shards"]
+    assert column_stats("~/shards/*.csv", progress=False)["x"].count == 3
+    assert resolve_files("~/shards/*.csv") == paths
+    assert one_file(os.path.join("~", "shards", Path(paths[0]).name)) == paths[0]
+    assert one_folder("~/shards") == str(home / "shards")
+    with ShardWriter("~/records", num_shards=1) as w:
+        w.write(b"one record")
+    assert (home / "records").is_dir()
+    assert list(work.iterdir()) == []  # no folder named ~

@@ -535,3 +535,48 @@ def test_a_switch_stopped_before_the_old_validation_set_moved_reads_the_new_pair
     new = _sets_read(out)
     assert new["train"][1] == new["validation"][1] != old["train"][1]
     assert sorted(new["train"][0] + new["validation"][0]) == list(range(6))
+
+
+@pytest.mark.timeout(120)
+def test_paths_starting_with_a_tilde_are_in_the_home_folder(tmp_path, monkeypatch):
+    """``~/videos`` and ``~/shards``: the home folder's, as a shell reads them; the converter
+    made a folder named ``~`` in the working folder before failing to find the videos."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    _folder(home / "videos")
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    ds = video.video_dataset_from_directory("~/videos", clip_len=4, batch_size=1, verbose=False)
+    assert len(ds.file_paths) == 4
+    r = video.write_video_shards("~/videos", "~/shards", processes=1, progress=False)
+    assert r["converted"] == 4 and (home / "shards" / "train").is_dir()
+    assert sum(1 for _ in video.clip_dataset("~/shards/train", clip_len=4, batch_size=1)) == 4
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+def test_a_rerun_of_a_finished_conversion_says_so_and_converts_nothing(tmp_path, capsys):
+    """The same videos, unchanged, with the same options and split: the set in ``out`` is
+    returned as it is (a rerun converted every video again); a changed video, other options
+    or ``overwrite=True`` convert."""
+    src, out = _folder(tmp_path / "v"), tmp_path / "out"
+
+    def convert(**kw):
+        kw = dict(dict(validation_split=0.5, seed=1, processes=1, progress=False), **kw)
+        r = video.write_video_shards(src, out, **kw)
+        return r["converted"], r["reused"], manifest.read_manifest(out / "train")
+
+    converted, _, first = convert()
+    assert converted == 4
+    capsys.readouterr()
+    assert convert()[:2] == (0, 4)
+    assert "holds this conversion already, complete (4 videos" in capsys.readouterr().out
+    assert convert()[2] == first  # not written again: the same run, the same shards
+    assert convert(quality=80)[0] == 4  # other options: converted
+    assert convert(quality=80)[0] == 0
+    assert convert(quality=80, seed=2)[0] == 4  # another split
+    os.utime(src / "a" / "a0.mp4", ns=(1, 1))  # a video changed since
+    assert convert(quality=80, seed=2)[0] == 4
+    assert convert(quality=80, seed=2, overwrite=True)[0] == 4
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        convert(overwrite="yes")

@@ -72,3 +72,24 @@ def test_a_class_folder_linked_to_another_is_refused_naming_both(looped, follow_
         assert e.value.path == str(looped / "c")
     listing = list_videos(looped, follow_links=follow_links, class_names=["b", "c"])
     assert [os.path.relpath(i.path, looped) for i in listing.infos] == ["b/b0.mp4", "c/a0.mp4"]
+
+
+@pytest.mark.timeout(120)
+def test_the_converter_follows_links_as_the_direct_reader_does(looped, tmp_path):
+    """``write_video_shards(follow_links=)``: the direct reader's listing, the same default."""
+    from datakit.readers.video.converter.convert import write_video_shards
+    frames = video.make_video(0, size=16, min_frames=8, max_frames=8, seed=5).frames
+    video.write_video(frames, tmp_path / "elsewhere" / "x.mp4")
+    (looped / "a" / "linked").symlink_to(tmp_path / "elsewhere")
+    sources = {}
+    for follow_links in (False, True):
+        out = write_video_shards(looped, tmp_path / f"out{follow_links}", processes=1,
+                                 follow_links=follow_links, progress=False)
+        listed = video.video_dataset_from_directory(looped, follow_links=follow_links,
+                                                    clip_len=4, batch_size=1, verbose=False)
+        sources[follow_links] = sorted(os.path.relpath(p, looped) for p in listed.file_paths)
+        assert out["converted"] == len(sources[follow_links])
+    assert sources == {False: ["a/a0.mp4", "b/b0.mp4"],
+                       True: ["a/a0.mp4", "a/linked/x.mp4", "b/b0.mp4"]}
+    with pytest.raises(TypeError, match="follow_links must be True or False"):
+        write_video_shards(looped, tmp_path / "o", follow_links="yes")

@@ -108,8 +108,9 @@ def test_sigterm_is_taken_as_ctrl_c_and_a_rerun_resumes_and_cleans_up(folder, tm
         parent.send_signal(signal.SIGTERM)
         _, err = parent.communicate(timeout=60)
         assert parent.returncode != 0
-        said = [line for line in err.splitlines() if "interrupted" in line]
-        assert len(said) == 1 and "are kept in" in said[0] and "run it again to resume" in said[0]
+        last = err.strip().splitlines()[-1]  # the useful line, not above a traceback
+        assert last.startswith("KeyboardInterrupt: write_video_shards interrupted (signal 15")
+        assert "are kept in" in last and last.endswith("run it again to resume"), last
         assert not _left(kids)
     finally:
         parent.kill()
@@ -121,3 +122,42 @@ def test_sigterm_is_taken_as_ctrl_c_and_a_rerun_resumes_and_cleans_up(folder, tm
                   if p.relative_to(out).parts[0].startswith(".")
                   and p.relative_to(out).parts[0] != ".generations")  # (readers' pinned copy)
     assert left == [], left  # no .next/, no .parts/, no temporary file
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.02])
+def test_a_kill_as_the_workers_start_says_what_is_kept_last_and_no_worker_fails(folder,
+                                                                                 tmp_path, delay):
+    """SIGTERM while the pool starts its workers: raised in the middle of a start, it cut a
+    worker's preparation data short, and the worker's ``EOFError`` traceback was printed
+    below the caller's message; the interrupt now waits until the workers have started."""
+    parent = _start(CONVERT, str(folder), str(tmp_path / "out"))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _a_worker_started(parent):
+            assert parent.poll() is None, parent.communicate()
+        time.sleep(delay)
+        parent.send_signal(signal.SIGTERM)
+        _, err = parent.communicate(timeout=60)
+    finally:
+        parent.kill()
+        parent.communicate()
+    assert "EOFError" not in err and "Traceback" in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("KeyboardInterrupt: write_video_shards interrupted"), err[-3000:]
+    assert last.endswith("run it again to resume")
+
+
+def _a_worker_started(proc: subprocess.Popen) -> bool:
+    """Whether a worker process of ``proc``'s pool has started (``spawn``'s command line)."""
+    try:
+        kids = psutil.Process(proc.pid).children()
+    except psutil.Error:
+        return False
+    for kid in kids:
+        try:
+            if "spawn_main" in " ".join(kid.cmdline()):
+                return True
+        except psutil.Error:  # ended already (a zombie), or another short-lived process
+            continue
+    return False

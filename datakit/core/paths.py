@@ -7,6 +7,8 @@
 - anything else with glob characters is a pattern, its matches sorted; a
   pattern that matches nothing is a ``FileNotFoundError``;
 - a directory gets its own message (pass the files in it, or a pattern);
+- ``~`` (and ``~user``) at the start is the home folder, as in a shell
+  (:func:`user_path`: every path a learner passes, files, folders and outputs alike);
 - **each file once**: a file that two of the paths given name themselves
   (``d/a.csv`` twice, ``d/a.csv`` and ``d/./a.csv``, or a symlink to it) is a
   ``ValueError`` naming both spellings, since no reader can tell whether it was
@@ -51,6 +53,21 @@ PathArg = str | os.PathLike
 FilesArg = PathArg | list | tuple
 
 
+def user_path(path: object) -> str:
+    """``path`` as text, ``~`` expanded (``~/data`` is in the home folder, as a shell reads
+    it, never a folder named ``~``): every path a learner passes goes through it. Not a path
+    (``bytes``, a number): a ``TypeError`` naming it.
+
+    >>> user_path("~/videos") == os.path.join(os.path.expanduser("~"), "videos")
+    True
+    >>> user_path("runs/~1.csv")
+    'runs/~1.csv'
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
+    return os.path.expanduser(os.fspath(path))
+
+
 def _folder_message(item: str, suffix: str = ".csv") -> str:
     return (f"{item} is a folder, not a file: pass the files in it, or a pattern such as "
             f"{os.path.join(item, '*' + suffix)!r}")
@@ -91,7 +108,7 @@ def _refuse_named_twice(items: list) -> None:
     for item in items:
         if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
             continue  # _files_of refuses it, naming it
-        path = os.fspath(item)
+        path = user_path(item)
         if not os.path.isfile(path):
             continue  # a pattern (or missing): its matches are kept once
         key = os.path.realpath(path)
@@ -113,9 +130,7 @@ def one_file(path: PathArg) -> str:
     ...
     IsADirectoryError: ... is a folder, not a file: pass the path of one file in it
     """
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
-    path = os.fspath(path)
+    path = user_path(path)
     if os.path.isfile(path):
         return path
     if os.path.isdir(path):
@@ -133,9 +148,7 @@ def one_folder(path: str | os.PathLike, *, holds: str = "the files") -> str:
     ...
     FileNotFoundError: no/such/folder: folder is missing: pass the folder that holds the shards
     """
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{path!r} is not a path: pass str or pathlib.Path")
-    path = os.fspath(path)
+    path = user_path(path)
     if os.path.isdir(path):
         return path
     if os.path.exists(path):
@@ -153,9 +166,7 @@ def _refuse_not_regular(path: str) -> None:
 
 def _files_of(item: object, suffix: str) -> list[str]:
     """The files one path or pattern names, in order (patterns' matches sorted)."""
-    if isinstance(item, bytes) or not isinstance(item, (str, os.PathLike)):
-        raise TypeError(f"{item!r} is not a path: pass str or pathlib.Path")
-    path = os.fspath(item)
+    path = user_path(item)  # (not a path: a TypeError naming it)
     if os.path.isfile(path):
         return [path]
     if os.path.isdir(path):

@@ -95,7 +95,7 @@ def _copy(base: tf.data.Dataset, steps: list) -> Callable[[], tf.data.Dataset]:
     return lambda: assemble(base, steps)
 
 
-def _with(stage: tf.data.Dataset, **changes: Any) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
+def _with(stage: StageFacts, **changes: Any) -> Callable[[tf.data.Dataset], tf.data.Dataset]:
     """A step for :func:`assemble`: ``stage`` re-applied to its input with ``changes``."""
     return lambda inp: reapply(stage, inp, **changes)
 
@@ -105,8 +105,9 @@ def _cached(inp: tf.data.Dataset) -> tf.data.Dataset:
     return inp.cache()
 
 
-def _datasets(stages: list[StageFacts]) -> list:
-    return [s.dataset for s in stages]
+def _steps(stages: list[StageFacts]) -> list:
+    """Stages as steps for :func:`assemble` (each re-applied from its record, not read again)."""
+    return list(stages)
 
 
 def _parallel_map(stages: list[StageFacts], k: int) -> list[Candidate]:
@@ -116,8 +117,8 @@ def _parallel_map(stages: list[StageFacts], k: int) -> list[Candidate]:
         return []
     return [Candidate(f"parallelize it: map(..., num_parallel_calls={_CORES})", "",
                       _copy(stages[k - 1].dataset,
-                            [_with(s.dataset, num_parallel_calls=_CORES, deterministic=True)]
-                            + _datasets(stages[k + 1:])))]
+                            [_with(s, num_parallel_calls=_CORES, deterministic=True)]
+                            + _steps(stages[k + 1:])))]
 
 
 def _vectorize(stages: list[StageFacts], k: int) -> list[Candidate]:
@@ -131,16 +132,17 @@ def _vectorize(stages: list[StageFacts], k: int) -> list[Candidate]:
         return []
     alters = "order: the shuffle then mixes whole batches, not rows" if "shuffle" in between \
         else ""
-    chain = _datasets(stages)
+    chain = _steps(stages)
     return [Candidate(
         f"vectorize: batch({stages[b].knobs['batch_size']}) before this map, so the function "
-        "runs once per batch", alters, _copy(chain[k - 1], [chain[b]] + chain[k:b] + chain[b + 1:]),
+        "runs once per batch", alters,
+        _copy(stages[k - 1].dataset, [chain[b]] + chain[k:b] + chain[b + 1:]),
         requires="the function must accept a batch")]
 
 
 def _cache(stages: list[StageFacts], k: int) -> list[Candidate]:
     """A finite pipeline: cache right after the stage (or move an earlier cache there)."""
-    s, kinds, chain = stages[k], [x.kind for x in stages], _datasets(stages)
+    s, kinds, chain = stages[k], [x.kind for x in stages], _steps(stages)
     finite = all(x.cardinality != tf.data.INFINITE_CARDINALITY for x in (s, stages[-1]))
     if not finite or s.kind in ("cache", "prefetch", "shuffle", "batch") or k + 1 == len(stages) \
             or "cache" in kinds[k + 1:]:  # a later cache already spares this stage
@@ -157,16 +159,17 @@ def _cache(stages: list[StageFacts], k: int) -> list[Candidate]:
     if old:
         c = old[-1]
         return [Candidate(f"move the cache from stage #{c} to right after this stage", alters,
-                          _copy(chain[c - 1], chain[c + 1:k + 1] + [_cached] + chain[k + 1:]),
+                          _copy(stages[c - 1].dataset,
+                                chain[c + 1:k + 1] + [_cached] + chain[k + 1:]),
                           "timed after one epoch filled the cache", fill=True)]
     return [Candidate("add cache() right after this stage (in memory: the data must fit)",
-                      alters, _copy(chain[k], [_cached] + chain[k + 1:]),
+                      alters, _copy(s.dataset, [_cached] + chain[k + 1:]),
                       "timed after one epoch filled the cache", fill=True)]
 
 
 def _reading(stages: list[StageFacts], k: int) -> list[Candidate]:
     """An ``interleave``: read in parallel (unless it does already), or more files at once."""
-    s, rest, out = stages[k], _datasets(stages[k + 1:]), []
+    s, rest, out = stages[k], _steps(stages[k + 1:]), []
     if s.kind != "interleave":
         return []
     base = stages[k - 1].dataset
@@ -178,13 +181,13 @@ def _reading(stages: list[StageFacts], k: int) -> list[Candidate]:
     if par >= 2 and (calls is None or 0 < calls < par):
         out.append(Candidate(
             f"read in parallel: interleave(..., num_parallel_calls={par})", "",
-            _copy(base, [_with(s.dataset, num_parallel_calls=par, deterministic=True)] + rest)))
+            _copy(base, [_with(s, num_parallel_calls=par, deterministic=True)] + rest)))
     wider = min(2 * cycle, _CORES)
     both = f" and read {wider} in parallel" if wider >= 2 else ""
     knobs = {"num_parallel_calls": wider} if wider >= 2 else {}
     out.append(Candidate(
         f"raise cycle_length to {2 * cycle}{both}", "order: rows of more files are mixed",
-        _copy(base, [_with(s.dataset, cycle_length=2 * cycle, deterministic=True, **knobs)]
+        _copy(base, [_with(s, cycle_length=2 * cycle, deterministic=True, **knobs)]
               + rest)))
     return out
 
@@ -201,8 +204,8 @@ def _bigger_batch(stages: list[StageFacts], k: int) -> list[Candidate]:
     return [Candidate(f"a bigger batch: batch({4 * size}) instead of batch({size})",
                       "content: each batch holds 4x the rows (adjust the learning rate)",
                       _copy(stages[b - 1].dataset,
-                            [_with(stages[b].dataset, batch_size=4 * size)]
-                            + _datasets(stages[b + 1:])), "rows/s")]
+                            [_with(stages[b], batch_size=4 * size)]
+                            + _steps(stages[b + 1:])), "rows/s")]
 
 
 def _python(stages: list[StageFacts], k: int) -> list[Candidate]:
@@ -226,16 +229,16 @@ def advise(report: Any, dataset: tf.data.Dataset, *, seconds: float = 0.5, round
     or measured (``error``), has ``advised`` False (:func:`~datakit.doctor.diagnosis.diagnose`
     lists them apart, as not advised and as not measured).
 
-    ``chain``: ``chain_of(dataset)`` when it was read already (:func:`diagnose
-    <datakit.doctor.diagnosis.diagnose>` passes its own down: a chain is read once).
+    ``chain``: ``chain_of(dataset)``, or its stage records (:func:`~datakit.perf.chain.
+    stage_facts`), when it was read already (:func:`diagnose
+    <datakit.doctor.diagnosis.diagnose>` passes its records down: a chain is read once).
     ``progress``: a bar over the changes tried (:mod:`datakit.core.progress`): ``None``
     (default) shows it in a notebook or a terminal once the advice lasts a second,
     ``True`` always, ``False`` never.
     """
     check_progress(progress)
-    chain = chain_of(dataset) if chain is None else chain
     options = dataset.options()
-    stages = stage_facts(chain)  # each stage read once
+    stages = stage_facts(chain_of(dataset) if chain is None else chain)  # each stage read once
     rows = _batched(stages)
     targets = [s for s in (report.bottleneck, report.runner_up) if s is not None]
     tries = [(stage, c) for stage in targets for rule in SPEED_RULES

@@ -8,11 +8,13 @@ it rebuilt without their ``repeat``, so that TensorFlow's cardinality counts one
 plus one: the element that asks the cache for more, when it learns that its input ended.
 
 >>> import tensorflow as tf
->>> from datakit.perf.chain import chain_of
+>>> from datakit.perf.chain import chain_of, stage_facts
+>>> def stages(ds):
+...     return stage_facts(chain_of(ds))
 >>> ds = tf.data.Dataset.range(30).cache(name="memo").repeat().batch(4)
->>> fill_target(chain_of(ds), {}, seconds=1.0, patience=5.0)
+>>> fill_target(stages(ds), {}, seconds=1.0, patience=5.0)
 (9, ['memo'])
->>> fill_target(chain_of(tf.data.Dataset.range(30).batch(4)), {}, seconds=1.0, patience=5.0)
+>>> fill_target(stages(tf.data.Dataset.range(30).batch(4)), {}, seconds=1.0, patience=5.0)
 (0, [])
 """
 
@@ -23,38 +25,38 @@ import tensorflow as tf
 from datakit.doctor.deadline import BoundedRun, stage_label
 from datakit.doctor.holdings import epoch_count
 from datakit.doctor.rebuild import assemble
-from datakit.perf.chain import input_of, kind_of, setting
+from datakit.perf.chain import StageFacts
 
 __all__: list[str] = []
 
 
-def in_memory_caches(chain: list[tf.data.Dataset]) -> list[int]:
+def in_memory_caches(chain: list[StageFacts]) -> list[int]:
     """Indices of the chain's ``cache()`` stages without a file name."""
-    return [k for k, d in enumerate(chain) if kind_of(d) == "cache"
-            and not (setting(d, "filename") is not None and setting(d, "filename").numpy())]
+    return [k for k, s in enumerate(chain) if s.kind == "cache" and not s.filename]
 
 
-def _one_pass(chain: list[tf.data.Dataset], k: int, n: int) -> int | None:
+def _one_pass(chain: list[StageFacts], k: int, n: int) -> int | None:
     """Elements the chain's end delivers while cache ``k`` reads its ``n`` inputs once."""
-    rest = [d for d in chain[k + 1:] if kind_of(d) != "repeat"]
+    rest = [s for s in chain[k + 1:] if s.kind != "repeat"]
     try:
-        tail = assemble(chain[k].apply(tf.data.experimental.assert_cardinality(n)), rest)
+        tail = assemble(chain[k].dataset.apply(tf.data.experimental.assert_cardinality(n)), rest)
     except (NotImplementedError, TypeError, ValueError):
         return None
     got = int(tail.cardinality())
     return got if got >= 0 else None
 
 
-def fill_target(chain: list[tf.data.Dataset], counted: dict, *, seconds: float, patience: float
+def fill_target(chain: list[StageFacts], counted: dict, *, seconds: float, patience: float
                 ) -> tuple[int | None, list[str]]:
     """``(elements to take, the caches' labels)``: 0 and [] without an in-memory cache of an
     input that ends; None when the stages after a cache leave the count unknown (a
-    ``filter``). ``counted``: epochs counted already (:func:`~datakit.doctor.holdings.
+    ``filter``). ``chain``: its stage records (:func:`datakit.perf.chain.stage_facts`);
+    ``counted``: epochs counted already (:func:`~datakit.doctor.holdings.
     epoch_count`), by ``id`` of the dataset."""
     target: int | None = 0
     labels = []
     for k in in_memory_caches(chain):
-        n = epoch_count(input_of(chain[k]), seconds, patience, counted)
+        n = epoch_count(chain[k].upstream, seconds, patience, counted)
         if n is None:
             continue  # an endless input: the cache grows without bound, it never fills
         labels.append(stage_label(chain, k))

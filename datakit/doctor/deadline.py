@@ -22,8 +22,8 @@ report runs nothing else meanwhile.
 >>> run = bounded_run(never, patience=2.0)
 >>> run.count, run.ended, run.stalled
 (0, False, True)
->>> from datakit.perf.chain import chain_of
->>> stuck_stage(chain_of(never), patience=2.0)
+>>> from datakit.perf.chain import chain_of, stage_facts
+>>> stuck_stage(stage_facts(chain_of(never)), patience=2.0)
 (2, 'drop_all')
 """
 
@@ -39,7 +39,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.eager import cancellation
 
-from datakit.perf.chain import is_generator_source, kind_of, name_of
+from datakit.perf.chain import StageFacts
 from datakit.perf.synthetic import serial
 
 __all__ = ["stuck_stage"]
@@ -225,15 +225,16 @@ def bounded_run(dataset: tf.data.Dataset, *, patience: float,
     return run
 
 
-def stage_label(chain: list, k: int) -> str:
+def stage_label(chain: list[StageFacts], k: int) -> str:
     """The stage's ``name=``, else its kind and place: ``"filter #2"`` (``from_generator``
-    by that name, not as the ``flat_map`` TensorFlow builds it with)."""
-    kind = "from_generator" if is_generator_source(chain[k]) else kind_of(chain[k])
-    return name_of(chain[k]) or f"{kind} #{k}"
+    by that name, not as the ``flat_map`` TensorFlow builds it with). ``chain``: the stage
+    records of a chain (:func:`datakit.perf.chain.stage_facts`)."""
+    kind = "from_generator" if chain[k].generator else chain[k].kind
+    return chain[k].name or f"{kind} #{k}"
 
 
-def stalled_error(func: str, error: object, chain: list, patience: float, deadline: float,
-                  budget_name: str = "budget") -> Stalled:
+def stalled_error(func: str, error: object, chain: list[StageFacts], patience: float,
+                  deadline: float, budget_name: str = "budget") -> Stalled:
     """The error of ``func``'s run that waited in vain, naming the first stage that yields
     nothing (looked for in what is left of the budget, at least half a second a stage)."""
     patience = max(0.5, min(patience, deadline - time.perf_counter()))
@@ -247,10 +248,11 @@ def stalled_error(func: str, error: object, chain: list, patience: float, deadli
                    "if its elements are only slow. Nothing was measured.")
 
 
-def stuck_stage(chain: list, patience: float) -> tuple[int, str] | None:
+def stuck_stage(chain: list[StageFacts], patience: float) -> tuple[int, str] | None:
     """``(index, label)`` of the first stage of ``chain`` whose first element does not come
     within ``patience`` seconds, or None when each stage yields one (or ends) in time."""
     for k in range(len(chain)):
-        if bounded_run(serial(chain[k]), patience=patience, until=lambda n, _: n >= 1).stalled:
+        if bounded_run(serial(chain[k].dataset), patience=patience,
+                       until=lambda n, _: n >= 1).stalled:
             return k, stage_label(chain, k)
     return None

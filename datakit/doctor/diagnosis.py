@@ -271,21 +271,21 @@ def diagnose(dataset: tf.data.Dataset, *, step_time: float = 0.0, seconds: float
     advise, memory = check_flag("advise", advise), check_flag("memory", memory)
     start = time.perf_counter()
     held = None
+    facts = stage_facts(chain)  # each stage read once, passed down to the memory and advice
     if memory:  # first, in a fresh state: the timing below fills caches and grows the process
         from datakit.doctor.memory_use import memory_report
-        held = memory_report(dataset, seconds=max(4 * seconds, 1.0), chain=chain,
+        held = memory_report(dataset, seconds=max(4 * seconds, 1.0), chain=facts,
                              progress=progress)
     first, stalled = call_with_deadline(lambda: measure(serial(dataset), seconds, limit=2),
                                         patience=budget / 2)
     if stalled:
-        raise stalled_error("diagnose", f"no element came in {budget / 2:g} s", chain,
+        raise stalled_error("diagnose", f"no element came in {budget / 2:g} s", facts,
                             budget / 2, start + budget, budget_name="budget_s")
     if not first.count:
         raise ValueError("diagnose(): the dataset delivered no element: nothing to diagnose "
                          "(check its files, its filter, or a take()/skip() that empties it)")
     # a bar over the timed runs (an error leaves it to be closed when it is collected)
     bar = progress_bar(len(chain) * repeats + 2, "diagnose", progress=progress, unit="run")
-    facts = stage_facts(chain)  # each stage's kind, name and knobs, read once
     notes = _fill_caches(facts, seconds, budget)
     groups = [group_size(d, seconds) for d in chain]
     report_notes: list[str] = []
@@ -295,7 +295,7 @@ def diagnose(dataset: tf.data.Dataset, *, step_time: float = 0.0, seconds: float
     if runs[slow].first_s > seconds:
         report_notes.append(f"the first element of {facts[slow].name or facts[slow].kind}"
                             f" takes {runs[slow].first_s:.1f} s, paid by every prefix from it")
-    fans = [(1.0, True)] + [fan(chain[k], runs, k, seconds) for k in range(1, len(chain))]
+    fans = [(1.0, True)] + [fan(facts[k], runs, k, seconds) for k in range(1, len(chain))]
     stages = _stages(facts, runs, fans, groups, notes, seconds)
     ranked = sorted((s for s in stages if s.kind != "repeat"), key=lambda s: -s.cost_s) or stages
     whole = measure(dataset, seconds, repeats=repeats)
@@ -306,7 +306,7 @@ def diagnose(dataset: tf.data.Dataset, *, step_time: float = 0.0, seconds: float
     report = Report(stages, ranked[0], ranked[1] if len(ranked) > 1 else None,
                     whole.elements_per_s, step_time, wait, notes=report_notes)
     if advise:
-        _add_advice(report, dataset, chain, seconds, budget, start, progress)
+        _add_advice(report, dataset, facts, seconds, budget, start, progress)
     report.memory_report = held
     report.elapsed_s = time.perf_counter() - start
     if report.elapsed_s > 1.5 * budget:

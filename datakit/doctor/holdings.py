@@ -20,9 +20,9 @@ compression buffers and a few elements (:data:`SNAPSHOT_BUFFERS`, measured).
 >>> ds = tf.data.Dataset.range(100).map(lambda i: tf.fill([1000], i)).shuffle(10)
 >>> element_bytes(ds)
 8000.0
->>> from datakit.perf.chain import chain_of
->>> chain = chain_of(ds)
->>> holding(chain, 2, [element_bytes(d) for d in chain], built=False, seconds=1.0)
+>>> from datakit.perf.chain import chain_of, stage_facts
+>>> stages = stage_facts(chain_of(ds))
+>>> holding(stages, 2, [element_bytes(s.dataset) for s in stages], built=False, seconds=1.0)
 (80000.0, 'buffer of 10 x 0.01 MB', True)
 """
 
@@ -37,7 +37,7 @@ import tensorflow as tf
 from datakit.core.cores import affinity_cores
 from datakit.doctor.deadline import Stalled, bounded_run, call_with_deadline
 from datakit.doctor.rebuild import assemble
-from datakit.perf.chain import graph_ops, held_tensors, input_of, kind_of, knob, setting
+from datakit.perf.chain import StageFacts
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import measure
 
@@ -102,13 +102,13 @@ def element_bytes(dataset: tf.data.Dataset, sample: tf.data.Dataset | None = Non
     return float(statistics.mean(seen)) if seen else 0.0
 
 
-def without_shuffles(chain: list, k: int) -> tf.data.Dataset:
+def without_shuffles(stages: list[StageFacts], k: int) -> tf.data.Dataset:
     """Stage ``k`` rebuilt with its shuffle buffers left out (sampling it fills none)."""
     try:
-        return assemble(chain[0], [(lambda i: i) if kind_of(d) == "shuffle" else d
-                                   for d in chain[1:k + 1]])
+        return assemble(stages[0].dataset, [(lambda i: i) if s.kind == "shuffle" else s
+                                             for s in stages[1:k + 1]])
     except NotImplementedError:
-        return chain[k]
+        return stages[k].dataset
 
 
 def epoch_count(dataset: tf.data.Dataset, seconds: float, patience: float,
@@ -132,11 +132,11 @@ def epoch_count(dataset: tf.data.Dataset, seconds: float, patience: float,
     return got
 
 
-def _required_knob(stage: tf.data.Dataset, name: str) -> int:
+def _required_knob(stage: StageFacts, name: str) -> int:
     """A knob every stage of its kind has (a shuffle's ``buffer_size``...)."""
-    n = knob(stage, name)
+    n = stage.knobs[name]
     if n is None:
-        raise TypeError(f"a {kind_of(stage)} stage without {name}")
+        raise TypeError(f"a {stage.kind} stage without {name}")
     return n
 
 
@@ -144,55 +144,54 @@ def _required_knob(stage: tf.data.Dataset, name: str) -> int:
 _Holding = tuple[float, str, bool]
 
 
-def _tensors_held(d: tf.data.Dataset, built: bool) -> _Holding:
-    held = float(sum(_nbytes(t) for t in held_tensors(d)))
+def _tensors_held(d: StageFacts, built: bool) -> _Holding:
+    held = float(sum(_nbytes(t) for t in d.tensors))
     if built:  # converting a NumPy array peaks at 3 copies (measured, TF 2.21)
         return 3 * held, f"its tensors, {held / 1e6:,.1f} MB, 3 copies while built", True
     return held, f"its tensors ({held / 1e6:,.1f} MB, held since it was built)", True
 
 
-def _shuffle_buffer(d: tf.data.Dataset, inp: float, timing: tuple) -> _Holding:
+def _shuffle_buffer(d: StageFacts, inp: float, timing: tuple) -> _Holding:
     n: float = _required_knob(d, "buffer_size")
-    epoch = epoch_count(input_of(d), *timing)
+    epoch = epoch_count(d.upstream, *timing)
     n = min(n, epoch) if epoch is not None else n
     return n * inp, f"buffer of {n:,.0f} x {inp / 1e6:,.2f} MB", True
 
 
-def _makes_its_own(stage: tf.data.Dataset) -> bool:
+def _makes_its_own(stage: StageFacts) -> bool:
     """Whether a stage's own rule counts the element it is making (a batch's copy, a parallel
     map's calls): a prefetch after it then does not count that element again."""
-    kind = kind_of(stage)
+    kind = stage.kind
     return kind in ("batch", "padded_batch") or (kind == "map" and _calls_in_flight(stage) > 1)
 
 
-def _prefetch_buffer(d: tf.data.Dataset, out: float, mb: str,
-                     upstream: tf.data.Dataset | None) -> _Holding:
+def _prefetch_buffer(d: StageFacts, out: float, mb: str,
+                     upstream: StageFacts | None) -> _Holding:
     n = _required_knob(d, "buffer_size")
     if n == -1:
         return out, (f"AUTOTUNE: 1 x {mb} to start, doubled whenever the consumer "
                      "finds it empty, up to the RAM budget"), False
     if upstream is not None and _makes_its_own(upstream):
-        return n * out, f"{n} ready x {mb} (the one being made: the {kind_of(upstream)}'s)", True
+        return n * out, f"{n} ready x {mb} (the one being made: the {upstream.kind}'s)", True
     return (n + 1) * out, f"{n} ready + 1 being made, x {mb}", True
 
 
-def _cache_held(d: tf.data.Dataset, out: float, mb: str, timing: tuple) -> _Holding:
-    name = setting(d, "filename")
-    if name is not None and name.numpy():
-        return (WRITE_BUFFER + out, f"on disk ({name.numpy().decode()}): its 8 MiB write "
+def _cache_held(d: StageFacts, out: float, mb: str, timing: tuple) -> _Holding:
+    if d.filename:
+        return (WRITE_BUFFER + out, f"on disk ({d.filename}): its 8 MiB write "
                 f"buffer while the first pass writes + 1 x {mb} (later passes read through 1 MiB)",
                 True)
-    n = epoch_count(input_of(d), *timing)
+    n = epoch_count(d.upstream, *timing)
     if n is None:
         return 0.0, "the whole input, which does not end: grows without bound", False
     return n * out, f"the whole dataset: {n:,.0f} x {mb}", True
 
 
-def _open_inputs(d: tf.data.Dataset, kind: str, calls: int, out: float, mb: str) -> _Holding:
-    cycle = knob(d, "cycle_length") or 1
+def _open_inputs(d: StageFacts, kind: str, calls: int, out: float, mb: str) -> _Holding:
+    cycle = d.knobs["cycle_length"] or 1
     cycle = affinity_cores() if cycle == -1 else cycle
     cycle = 1 if kind == "flat_map" else cycle
-    reads = any(op.startswith(_READERS) for op in graph_ops(d) or ())
+    reads = any(op.startswith(_READERS) for op in (*(d.ops or ()), *d.called_ops))
     buf = READ_BUFFER if reads else 0
     extra = calls * out if calls > 1 else 0.0
     return (cycle * buf + extra, f"{cycle} open input(s) x {buf / 1024:g} KiB read buffer"
@@ -207,21 +206,22 @@ def _file_buffers(kind: str, out: float, mb: str) -> _Holding:
     return float(READ_BUFFER), "1 read buffer of 256 KiB", True
 
 
-def _calls_in_flight(d: tf.data.Dataset) -> int:
-    calls = knob(d, "num_parallel_calls")
+def _calls_in_flight(d: StageFacts) -> int:
+    calls = d.knobs["num_parallel_calls"]
     return affinity_cores() if calls == -1 else calls or 1
 
 
-def holding(chain: list, k: int, sizes: list[float], *, built: bool, seconds: float,
-            patience: float = 30.0, counted: dict | None = None) -> _Holding:
+def holding(chain: list[StageFacts], k: int, sizes: list[float], *, built: bool,
+            seconds: float, patience: float = 30.0, counted: dict | None = None) -> _Holding:
     """(bytes stage ``k`` of ``chain`` holds at most, the rule with its numbers, bounded?).
 
+    ``chain``: the stage records of a chain (:func:`datakit.perf.chain.stage_facts`);
     ``sizes``: each stage's element bytes; ``built``: the pipeline was built while being
     measured; ``seconds``: time to count an input whose cardinality is unknown; ``patience``:
     how long to wait for its first element (else :class:`~datakit.doctor.deadline.Stalled`);
     ``counted``: epochs counted so far, by ``id`` of the dataset (filled here).
     """
-    d, kind = chain[k], kind_of(chain[k])
+    d, kind = chain[k], chain[k].kind
     out = sizes[k]
     inp = sizes[k - 1] if k else 0.0
     mb = f"{out / 1e6:,.2f} MB"

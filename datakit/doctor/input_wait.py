@@ -50,7 +50,7 @@ import tensorflow as tf
 from datakit.core.arguments import check_count
 from datakit.core.cores import cpu_cores
 from datakit.doctor.input_changes import Change, rank_changes
-from datakit.perf.chain import chain_of, kind_of, uses_py_function
+from datakit.perf.chain import chain_of, stage_facts
 
 __all__ = ["input_wait"]
 
@@ -351,11 +351,11 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
                        pipeline_cores=pipe_cores, input_cpu_per_batch_s=cpu_batch,
                        input_alone_step_s=alone_step, host_cores=cpu_cores(),
                        batch_bytes=_batch_bytes(dataset))
-    chain = chain_of(dataset)
-    stages = [kind_of(d) for d in chain if kind_of(d) != "options"]
+    chain = stage_facts(chain_of(dataset))  # each stage read once
+    stages = [s.kind for s in chain if s.kind != "options"]
     x_dtype = tf.nest.flatten(dataset.element_spec)[0].dtype
     report.changes = rank_changes(report, ends_with_prefetch=stages[-1:] == ["prefetch"],
                                   x_dtype=x_dtype.name,
-                                  py_function=any(uses_py_function(d) for d in chain),
+                                  py_function=any(s.python for s in chain),
                                   steps_per_execution=getattr(model, "steps_per_execution", 1))
     return report

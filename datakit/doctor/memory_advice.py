@@ -39,7 +39,7 @@ from datakit.doctor.deadline import Stalled, call_with_deadline
 from datakit.doctor.memory_use import MemoryReport, memory_report
 from datakit.doctor.rebuild import Candidate, assemble, reapply
 from datakit.glassbox.shuffle_stats import mixing_stats
-from datakit.perf.chain import StageFacts, chain_of, graph_ops, stage_facts
+from datakit.perf.chain import StageFacts, chain_of, stage_facts
 from datakit.perf.shuffle_runs import shuffled_orders
 from datakit.perf.throughput import measure
 
@@ -90,7 +90,7 @@ def _mixing(n: int, buffer_size: int) -> float:
 def _rebuilt(stages: list[StageFacts], k: int,
              step: Callable[[tf.data.Dataset], tf.data.Dataset]) -> Callable[[], tf.data.Dataset]:
     """Builds the chain with stage ``k`` replaced by ``step`` (``inp -> dataset``)."""
-    rest = [s.dataset for s in stages[k + 1:]]
+    rest: list = stages[k + 1:]  # re-applied from their records
     return lambda: assemble(stages[k - 1].dataset, [step] + rest)
 
 
@@ -107,7 +107,7 @@ def _smaller_shuffle(stages: list[StageFacts], k: int, folder: Path) -> list[Can
             "too (list_files(shuffle=True)) to win mixing back")
     return [Candidate(f"a smaller shuffle buffer: shuffle({small}) instead of shuffle({n})",
                       "order: it mixes less",
-                      _rebuilt(stages, k, lambda i: reapply(s.dataset, i, buffer_size=small)),
+                      _rebuilt(stages, k, lambda i: reapply(s, i, buffer_size=small)),
                       note)]
 
 
@@ -140,7 +140,7 @@ def _fewer_calls(stages: list[StageFacts], k: int, folder: Path) -> list[Candida
     if s.kind not in ("map", "interleave") or calls is None or not (calls == -1 or calls > 1):
         return []
     return [Candidate("fewer parallel calls: num_parallel_calls=1", "",
-                      _rebuilt(stages, k, lambda i: reapply(s.dataset, i, num_parallel_calls=1)))]
+                      _rebuilt(stages, k, lambda i: reapply(s, i, num_parallel_calls=1)))]
 
 
 #: The memory advice: each rule proposes its changes for one stage, in this order.
@@ -151,7 +151,7 @@ def _stage_key(stage: StageFacts) -> str:
     knobs = {k: stage.knobs[k] for k in ("batch_size", "buffer_size", "cycle_length",
                                          "num_parallel_calls", "count")}
     return repr((stage.kind, stage.name, str(stage.dataset.element_spec), knobs,
-                 graph_ops(stage.dataset, library=False)))
+                 None if stage.ops is None else list(stage.ops)))
 
 
 def cache_folder(dataset: tf.data.Dataset, chain: list | None = None) -> Path:
@@ -217,7 +217,8 @@ def memory_advice(report: Any, dataset: Any, *, seconds: float = 1.0, folder: An
         seconds: how long each copy's memory and speed are measured.
         folder: where a ``cache(filename)`` copy writes (default: one folder per pipeline
             in the temporary folder, :func:`cache_folder`: a second call reuses it).
-        chain: ``chain_of(dataset)`` when it was read already (it is read once, and passed
+        chain: ``chain_of(dataset)``, or its stage records (:func:`~datakit.perf.chain.
+            stage_facts`), when it was read already (it is read once, and its records passed
             down to the memory reports of ``dataset``; each copy is a pipeline of its own).
         progress: a bar over the changes tried (:mod:`datakit.core.progress`; the memory
             reports it makes show none of their own): ``None`` (default) shows it in a
@@ -265,9 +266,9 @@ def memory_advice(report: Any, dataset: Any, *, seconds: float = 1.0, folder: An
                      "the budget bounds what AUTOTUNE may buffer, not your own buffers")
     a.dataset = dataset.with_options(options)
     a.was_bytes = memory_report(dataset, seconds=seconds, as_built=True,
-                                chain=chain, progress=False).measured_growth_bytes
+                                chain=stages, progress=False).measured_growth_bytes
     a.growth_bytes = memory_report(a.dataset, seconds=seconds, as_built=True,  # same chain
-                                   chain=chain, progress=False).measured_growth_bytes
+                                   chain=stages, progress=False).measured_growth_bytes
     a.rows_per_s, a.was_rows_per_s = _rate(a.dataset, seconds), was_rate
     out.append(a)
     bar.update()

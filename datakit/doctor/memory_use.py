@@ -60,7 +60,7 @@ from datakit.doctor.memory_growth import (
     start_sampler,
     warm_up,
 )
-from datakit.perf.chain import chain_of, kind_of
+from datakit.perf.chain import StageFacts, chain_of, stage_facts
 from datakit.perf.synthetic import serial
 
 if TYPE_CHECKING:
@@ -159,17 +159,17 @@ def _built(build: Callable[[], tf.data.Dataset], sampler: GrowthSampler) -> tf.d
     return dataset
 
 
-def _predict(chain: list, build: Callable[[], tf.data.Dataset] | None, seconds: float,
+def _predict(chain: list[StageFacts], build: Callable[[], tf.data.Dataset] | None, seconds: float,
              patience: float, counted: dict[int, float | None], bar: Any) -> list[MemoryStage]:
     sizes = []
-    for k, d in enumerate(chain):  # each stage's element measured, counted on the bar
-        sizes.append(element_bytes(d, without_shuffles(chain, k), patience=patience))
+    for k, s in enumerate(chain):  # each stage's element measured, counted on the bar
+        sizes.append(element_bytes(s.dataset, without_shuffles(chain, k), patience=patience))
         bar.update()
     stages = []
-    for k, d in enumerate(chain):
+    for k, s in enumerate(chain):
         pred, how, bounded = holding(chain, k, sizes, built=build is not None, seconds=seconds,
                                      patience=patience, counted=counted)
-        stages.append(MemoryStage(k, stage_label(chain, k), kind_of(d), sizes[k],
+        stages.append(MemoryStage(k, stage_label(chain, k), s.kind, sizes[k],
                                   float(pred), how, bounded))
     return stages
 
@@ -191,8 +191,9 @@ def memory_report(dataset: tf.data.Dataset | Callable[[], tf.data.Dataset], *, s
         as_built: measure with the runtime's help (injected prefetch, autotune) as you
             built it; default off, as for the stage costs.
         every: seconds between RSS samples.
-        chain: ``chain_of(dataset)`` when it was read already (the doctor passes its own
-            down: a chain is read once); only with a dataset, not a function.
+        chain: ``chain_of(dataset)``, or its stage records (:func:`~datakit.perf.chain.
+            stage_facts`), when it was read already (the doctor passes its records down: a
+            chain is read once); only with a dataset, not a function.
         budget: the most seconds the run takes to fill an in-memory cache; when no element
             comes for half of it, the report stops and names the stage that waits (default:
             30 s, or twice ``seconds`` if that is more).
@@ -223,7 +224,7 @@ def memory_report(dataset: tf.data.Dataset | Callable[[], tf.data.Dataset], *, s
     if build is not None:
         samplers.append(start_sampler(every, fixed, collect=False))
         dataset = _built(build, samplers[0])
-    chain = chain_of(dataset) if chain is None or build is not None else chain
+    chain = stage_facts(chain_of(dataset) if chain is None or build is not None else chain)
     bar = progress_bar(len(chain) + 1, "memory_report", progress=progress, unit="step")
     try:
         stages = _predict(chain, build, seconds, patience, counted, bar)

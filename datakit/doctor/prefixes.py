@@ -8,9 +8,10 @@ prefix's; :func:`fan` is how many output elements a stage makes per input elemen
 (counted on whole epochs, known from the kind or cardinality, or sampled).
 
 >>> import tensorflow as tf
->>> ds = tf.data.Dataset.range(64).batch(8)
->>> runs = [time_run(d, 0.2, 1) for d in (input_of(ds), ds)]
->>> fan(ds, runs, 1, 0.2)
+>>> from datakit.perf.chain import chain_of, stage_facts
+>>> stages = stage_facts(chain_of(tf.data.Dataset.range(64).batch(8)))
+>>> runs = [time_run(s.dataset, 0.2, 1) for s in stages]
+>>> fan(stages[1], runs, 1, 0.2)
 (0.125, True)
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from datakit.perf.chain import ONE_TO_ONE, function_of, input_of, kind_of, knob
+from datakit.perf.chain import StageFacts
 from datakit.perf.synthetic import serial
 from datakit.perf.throughput import Run, measure
 
@@ -77,13 +78,13 @@ def overhead(spec: Any, seconds: float = 0.3, group: int = 1) -> float:
     return _OVERHEAD[key]
 
 
-def _sample_fan(stage: tf.data.Dataset, runs: list[Run], k: int, seconds: float) -> float | None:
+def _sample_fan(stage: StageFacts, runs: list[Run], k: int, seconds: float) -> float | None:
     """Output elements per input element of an interleave, flat_map or filter, on a sample.
 
     The stage is re-applied to the first few elements of its input (2 files
     for a reader, 256 elements for a filter) and its output counted.
     """
-    kind, fn = kind_of(stage), function_of(stage)
+    kind, fn = stage.kind, stage.function
     if fn is None or kind not in ("interleave", "flat_map", "filter"):
         return None
     m = 256 if kind == "filter" else 2
@@ -91,35 +92,36 @@ def _sample_fan(stage: tf.data.Dataset, runs: list[Run], k: int, seconds: float)
         m = min(m, runs[k - 1].count)
     if m < 1:
         return None
-    upstream = input_of(stage)
+    upstream = stage.upstream
     assert upstream is not None  # stage k >= 1 has an input
     inp = upstream.take(m)
     if kind == "interleave":
-        cycle = knob(stage, "cycle_length")
+        cycle = stage.knobs["cycle_length"]
         sample = inp.interleave(fn, cycle_length=cycle if cycle and cycle > 0 else None,
-                                block_length=knob(stage, "block_length"))
+                                block_length=stage.knobs["block_length"])
     else:
         sample = getattr(inp, kind)(fn)
     run = measure(serial(sample), 10 * seconds)
     return run.count / m if run.exhausted else None
 
 
-def fan(stage: tf.data.Dataset, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
-    """Output elements per input element of stage ``k`` (and whether it was counted exactly)."""
-    kind, upstream = kind_of(stage), input_of(stage)
+def fan(stage: StageFacts, runs: list[Run], k: int, seconds: float) -> tuple[float, bool]:
+    """Output elements per input element of stage ``k`` (its record,
+    :func:`datakit.perf.chain.stage_facts`), and whether it was counted exactly."""
+    kind, upstream = stage.kind, stage.upstream
     assert upstream is not None  # stage k >= 1 has an input
     if runs[k].exhausted and runs[k - 1].exhausted and runs[k - 1].count:
         return runs[k].count / runs[k - 1].count, True
-    if kind in ONE_TO_ONE:
+    if stage.one_to_one:
         return 1.0, True
-    if kind == "batch" and (size := knob(stage, "batch_size")):
+    if kind == "batch" and (size := stage.knobs["batch_size"]):
         return 1.0 / size, True
     if kind == "unbatch":
         dims = [s.shape[0] for s in tf.nest.flatten(upstream.element_spec)
                 if getattr(s, "shape", None) is not None and s.shape.rank]
         if dims and dims[0] is not None:
             return float(dims[0]), True
-    a, b = int(upstream.cardinality()), int(stage.cardinality())
+    a, b = int(upstream.cardinality()), stage.cardinality
     if a > 0 and b > 0:
         return b / a, True
     sampled = _sample_fan(stage, runs, k, seconds)

@@ -1,19 +1,20 @@
 """Rebuilding a pipeline's chain: the same stages re-applied, some of them changed.
 
-:func:`reapply` applies one stage of a chain (read by :func:`datakit.perf.chain.chain_of`)
-to another input, with the same Python function and knobs, any ``changes`` winning;
+:func:`reapply` applies one stage of a chain (its record, read once by
+:func:`datakit.perf.chain.stage_facts`, or the stage itself) to another input, with the
+same Python function and knobs, any ``changes`` winning;
 :func:`assemble` applies a list of stages and functions in order; a :class:`Candidate`
 is one proposed change with the function that builds its copy. The doctor's time
 advice (:mod:`datakit.doctor.advice`), its memory advice and the memory holdings
 (:mod:`datakit.doctor.holdings`) build their copies of a pipeline with them.
 
 >>> import tensorflow as tf
->>> from datakit.perf.chain import chain_of, kind_of
+>>> from datakit.perf.chain import chain_of, stage_facts
 >>> ds = tf.data.Dataset.range(6).map(lambda x: x * 2, name="double").batch(4)
->>> chain = chain_of(ds)
->>> [kind_of(d) for d in chain]
+>>> stages = stage_facts(chain_of(ds))
+>>> [s.kind for s in stages]
 ['range', 'map', 'batch']
->>> copy = assemble(chain[0], [lambda inp: inp.map(lambda x: x * 3), chain[2]])
+>>> copy = assemble(stages[0].dataset, [lambda inp: inp.map(lambda x: x * 3), stages[2]])
 >>> [b.tolist() for b in copy.as_numpy_iterator()]
 [[0, 3, 6, 9], [12, 15]]
 """
@@ -26,7 +27,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from datakit.perf.chain import function_of, kind_of, knob, name_of, setting
+from datakit.perf.chain import StageFacts, stage_facts
 
 __all__ = ["assemble", "reapply"]
 
@@ -43,38 +44,38 @@ class Candidate:
     requires: str = ""   # what the change needs of your code: said when it is not measured
 
 
-def _det(stage: tf.data.Dataset) -> bool | None:
-    return {"true": True, "false": False}.get(setting(stage, "deterministic"))
+def reapply(stage: StageFacts | tf.data.Dataset, inp: tf.data.Dataset,  # noqa: C901 -- one
+            **changes: Any) -> tf.data.Dataset:  # branch per stage kind reads best whole
+    """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win.
 
-
-def reapply(stage: tf.data.Dataset, inp: tf.data.Dataset,  # noqa: C901 -- one branch per
-            **changes: Any) -> tf.data.Dataset:  # stage kind reads best whole
-    """Apply ``stage``'s transformation to ``inp``: same function and knobs, ``changes`` win."""
-    kind, name = kind_of(stage), name_of(stage)
-    knobs = {k: changes.get(k, knob(stage, k))
+    ``stage``: its record (:class:`~datakit.perf.chain.StageFacts`), or the stage itself
+    (then read here)."""
+    s = stage if isinstance(stage, StageFacts) else stage_facts([stage])[0]
+    kind, name = s.kind, s.name
+    knobs = {k: changes.get(k, s.knobs[k])
             for k in ("num_parallel_calls", "cycle_length", "block_length", "batch_size",
                       "buffer_size", "count")}
+    deterministic = changes.get("deterministic", s.deterministic)
     if kind == "map":
-        return inp.map(function_of(stage), num_parallel_calls=knobs["num_parallel_calls"],
-                       deterministic=changes.get("deterministic", _det(stage)), name=name)
+        return inp.map(s.function, num_parallel_calls=knobs["num_parallel_calls"],
+                       deterministic=deterministic, name=name)
     if kind == "interleave":
-        return inp.interleave(function_of(stage), cycle_length=knobs["cycle_length"],
+        return inp.interleave(s.function, cycle_length=knobs["cycle_length"],
                               block_length=knobs["block_length"],
                               num_parallel_calls=knobs["num_parallel_calls"],
-                              deterministic=changes.get("deterministic", _det(stage)), name=name)
+                              deterministic=deterministic, name=name)
     if kind in ("filter", "flat_map"):
-        return getattr(inp, kind)(function_of(stage), name=name)
+        return getattr(inp, kind)(s.function, name=name)
     if kind == "batch":
-        return inp.batch(knobs["batch_size"], drop_remainder=bool(setting(stage, "drop_remainder")),
+        return inp.batch(knobs["batch_size"], drop_remainder=s.drop_remainder,
                          num_parallel_calls=knobs["num_parallel_calls"], name=name)
     if kind == "prefetch":
         return inp.prefetch(knobs["buffer_size"], name=name)
     if kind == "cache":
-        return inp.cache(setting(stage, "filename").numpy().decode(), name=name)
+        return inp.cache(s.filename, name=name)
     if kind == "shuffle":  # same buffer; the seed is not recoverable, so the order differs
         return inp.shuffle(knobs["buffer_size"], seed=changes.get("seed"),
-                           reshuffle_each_iteration=setting(stage, "reshuffle_each_iteration"),
-                           name=name)
+                           reshuffle_each_iteration=s.reshuffle, name=name)
     if kind in ("repeat", "take", "skip"):
         count = knobs["count"]
         return getattr(inp, kind)(None if kind == "repeat" and count == -1 else count, name=name)
@@ -86,8 +87,9 @@ def reapply(stage: tf.data.Dataset, inp: tf.data.Dataset,  # noqa: C901 -- one b
 
 
 def assemble(base: tf.data.Dataset, steps: list) -> tf.data.Dataset:
-    """``base`` with ``steps`` applied in order: each a stage of a chain (re-applied as it was
-    built, :func:`reapply`) or a function ``inp -> dataset`` (a changed or new stage)."""
+    """``base`` with ``steps`` applied in order: each a stage of a chain, as its record or
+    itself (re-applied as it was built, :func:`reapply`), or a function ``inp -> dataset``
+    (a changed or new stage)."""
     ds = base
     for step in steps:
         ds = step(ds) if callable(step) and not isinstance(step, tf.data.Dataset) \

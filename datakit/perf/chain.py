@@ -169,10 +169,12 @@ KNOBS = ("num_parallel_calls", "cycle_length", "block_length", "batch_size", "bu
 
 @dataclass(frozen=True)
 class StageFacts:
-    """One stage of a chain, read once: its place, kind, name, knobs and what its function runs.
+    """One stage of a chain, read once: its place, kind, name, knobs, settings, input and
+    what its function runs.
 
     The doctor reads a chain into these records (:func:`stage_facts`) and asks them,
-    rather than asking this module about the same stage again and again.
+    rather than asking this module about the same stage again and again; it rebuilds a
+    stage from its record (:func:`datakit.doctor.rebuild.reapply`).
     """
 
     index: int
@@ -184,11 +186,25 @@ class StageFacts:
     cardinality: int            # tf.data's count (-1 infinite, -2 unknown)
     filename: str               # a cache's file ("" in memory, and for other stages)
     dataset: tf.data.Dataset = field(repr=False)
+    upstream: tf.data.Dataset | None = field(default=None, repr=False)  # input_of: None, a source
+    function: Callable | None = field(default=None, repr=False)  # map/filter/interleave's own
+    generator: bool = False     # a from_generator source (TensorFlow builds it as a flat_map)
+    deterministic: bool | None = None  # the order setting of a map/interleave (None: default)
+    drop_remainder: bool = False  # a batch's
+    reshuffle: Any = None       # a shuffle's reshuffle_each_iteration, as TensorFlow keeps it
+    ops: tuple[str, ...] | None = None  # op types of its traced function (None: it has none)
+    called_ops: tuple[str, ...] = ()  # op types of the functions that function calls
+    tensors: tuple = field(default=(), repr=False)  # what a from_tensor(s/_slices) holds
 
     @property
     def label(self) -> str:
         """The name= you gave, else ``"<kind> #<index>"``."""
         return self.name or f"{self.kind} #{self.index}"
+
+    @property
+    def one_to_one(self) -> bool:
+        """Whether the stage delivers one element per input element (:data:`ONE_TO_ONE`)."""
+        return self.kind in ONE_TO_ONE
 
     @property
     def detail(self) -> str:
@@ -199,22 +215,36 @@ class StageFacts:
         return ", ".join(parts + (["py_function"] if self.python else []))
 
 
+def _read_stage(k: int, d: tf.data.Dataset) -> StageFacts:
+    kind, ops = kind_of(d), graph_ops(d, library=False)
+    every = graph_ops(d)  # with the functions it calls
+    random = kind == "shuffle" if ops is None else any("Random" in op for op in ops)
+    filename = setting(d, "filename") if kind == "cache" else None
+    return StageFacts(
+        k, kind, name_of(d), {n: knob(d, n) for n in KNOBS}, uses_py_function(d), random,
+        int(d.cardinality()), "" if filename is None else filename.numpy().decode(), d,
+        upstream=input_of(d), function=function_of(d), generator=is_generator_source(d),
+        deterministic={"true": True, "false": False}.get(setting(d, "deterministic")),
+        drop_remainder=bool(setting(d, "drop_remainder")),
+        reshuffle=setting(d, "reshuffle_each_iteration"),
+        ops=None if ops is None else tuple(ops),
+        called_ops=() if every is None or ops is None else tuple(every[len(ops):]),
+        tensors=tuple(held_tensors(d)))
+
+
 def stage_facts(chain: list) -> list[StageFacts]:
-    """Each stage of ``chain`` (:func:`chain_of`) read once into a :class:`StageFacts`.
+    """Each stage of ``chain`` (:func:`chain_of`) read once into a :class:`StageFacts`; a
+    list of records already read is returned as it is (the doctor passes its own down).
 
     >>> ds = tf.data.Dataset.range(8).shuffle(8, seed=1).batch(4, name="rows")
     >>> [(s.label, s.knobs["batch_size"], s.random) for s in stage_facts(chain_of(ds))]
     [('range #0', None, False), ('shuffle #1', None, True), ('rows', 4, False)]
+    >>> facts = stage_facts(chain_of(ds)); stage_facts(facts) is facts
+    True
     """
-    facts = []
-    for k, d in enumerate(chain):
-        kind, ops = kind_of(d), graph_ops(d, library=False)
-        random = kind == "shuffle" if ops is None else any("Random" in op for op in ops)
-        filename = setting(d, "filename") if kind == "cache" else None
-        facts.append(StageFacts(k, kind, name_of(d), {n: knob(d, n) for n in KNOBS},
-                                uses_py_function(d), random, int(d.cardinality()),
-                                "" if filename is None else filename.numpy().decode(), d))
-    return facts
+    if all(isinstance(s, StageFacts) for s in chain):
+        return chain
+    return [_read_stage(k, d) for k, d in enumerate(chain)]
 
 
 def held_tensors(stage: tf.data.Dataset) -> list:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from datakit.core import manifest
-from datakit.core.paths import PathArg
+from datakit.core.paths import PathArg, user_path
 from datakit.readers.tables.file_set import FolderManifests
 
 __all__: list[str] = []
@@ -84,7 +84,7 @@ def cache_prefix(folder: PathArg, files: list[str], **options: Any) -> str:
     device"), raised where the epoch is read, and it deletes what it wrote;
     finished caches beside it are kept.
     """
-    folder = Path(folder)
+    folder = Path(user_path(folder))
     blocked = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
     if blocked is not None:
         where = "is a file" if blocked == folder else f"is under {str(blocked)!r}, a file"

@@ -114,8 +114,17 @@ def row_pattern(columns: Sequence[str], kinds: dict[str, str], required: Abstrac
                 dialect: Dialect = COMMA, ignored: AbstractSet[str] = frozenset()) -> str:
     """The regular expression a valid row matches (``required``: columns never empty;
     ``ignored``: columns read but not kept, whose bare fields may hold a quote)."""
-    return dialect.separator.join(column_pattern(c, kinds, required, classes, dialect,
-                                                  ignored) for c in columns)
+    return dialect.separator.join(row_fields(columns, kinds, required, classes,
+                                             dialect=dialect, ignored=ignored))
+
+
+def row_fields(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
+               classes: dict[str, list[str]] | None = None, *,
+               dialect: Dialect = COMMA, ignored: AbstractSet[str] = frozenset()) -> list[str]:
+    """:func:`row_pattern` as its columns' patterns, one each (joined by the separator, the
+    row's): a wide row's pattern is matched a group of columns at a time
+    (:func:`datakit.readers.csv_files.line_decoding.row_matcher`)."""
+    return [column_pattern(c, kinds, required, classes, dialect, ignored) for c in columns]
 
 
 def describe_bad_line(raw: str, columns: Sequence[str], kinds: dict[str, str],

@@ -7,6 +7,9 @@
 - :func:`decoded_chunks` decodes a file ``LINES_PER_CHUNK`` lines per call,
   the line numbers computed from the chunk's index; :func:`checked_lines`
   hands its lines out one by one with their numbers.
+- :func:`row_matcher` matches lines against a row's pattern a group of columns at a
+  time when the whole would be too long for RE2's fast engine (a CSV of 1,500 number
+  columns took 70 s a chunk and printed "DFA out of memory" once per line).
 - :func:`unchanged` makes both fail when the file changed after it was
   checked (rows removed, cut short or appended): an error naming the file,
   never a short or long epoch.
@@ -36,7 +39,7 @@ from datakit.readers.csv_files.grammar import (
     BadLine,
     column_pattern,
     describe_bad_line,
-    row_pattern,
+    row_fields,
 )
 from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
 from datakit.readers.tables.table_stats import NUMBER
@@ -47,6 +50,11 @@ __all__ = ["blank", "unchanged"]
 _NO_NAN = NUMBER_PATTERN.replace("nan|", "")
 #: How many lines the fast reader (and ``column_stats``) decodes in one call, per file.
 LINES_PER_CHUNK = 1024
+#: The longest pattern TensorFlow's regex ops are given at once. RE2 gives a pattern's fast
+#: engine (its DFA) a fixed 8 MB that TensorFlow cannot raise: a row pattern of about
+#: 30,000 characters (70 number columns) outgrows it, and RE2 falls back to its slow engine
+#: for each line (0.3 s a line at 1,500 columns), printing "DFA out of memory" each time.
+MAX_PATTERN = 12_000
 #: ``decode(lines, numbers, paths)``: the decoded columns of ``lines`` (each line's number
 #: and file locate a bad one).
 Decode = Callable[[tf.Tensor, tf.Tensor, tf.Tensor], Any]
@@ -68,45 +76,90 @@ def checked_decoder(columns: Sequence[str], kinds: dict[str, str], required: Abs
     missing-value markers: a marker in a number column (but a required one)
     gets the column's default, as an empty field does.
     """
-    pattern = row_pattern(columns, kinds, required, classes, dialect=dialect, ignored=ignored)
+    sep = dialect.separator
+    pattern = row_fields(columns, kinds, required, classes, dialect=dialect, ignored=ignored)
+    matches = row_matcher(pattern, sep)
     strict, emptied = _emptier(columns, kinds, required, classes, dialect, ignored)
     markers = {i for i, c in enumerate(columns) if kinds[c] == NUMBER and c not in required}
     if not dialect.na_values:
         markers = set()
     # A line without a marker matches the grammar without markers, and without `nan` (which
     # may be one): decode_csv reads its numbers as floats at once, in one regex pass.
-    plain = row_pattern(columns, kinds, required, classes,
-                        dialect=Dialect(dialect.delimiter, (), dialect.column_names)
-                        ).replace(NUMBER_PATTERN, _NO_NAN)  # ignored columns: as text, strict
+    plain = row_matcher([f.replace(NUMBER_PATTERN, _NO_NAN) for f in row_fields(
+        columns, kinds, required, classes,
+        dialect=Dialect(dialect.delimiter, (), dialect.column_names))], sep)  # ignored: strict
 
-    fail = _failer(pattern, columns, kinds, required, classes, ignored, dialect)
+    fail = _failer(matches, columns, kinds, required, classes, ignored, dialect)
 
     unmarked, read = _readers(defaults, markers, dialect)
+    pack, unpack = _packing(defaults)
 
     def lenient(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
-        ok = tf.reduce_all(tf.strings.regex_full_match(lines, pattern))
+        ok = tf.reduce_all(matches(lines))
         check = tf.cond(ok, lambda: tf.constant(True), lambda: fail(lines, numbers, paths))
         with tf.control_dependencies([check]):
-            return read(emptied(tf.identity(lines)))
+            return pack(read(emptied(tf.identity(lines))))
 
     def checked(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         if strict is None:
             return lenient(lines, numbers, paths)
         # Most chunks match the strict pattern (no quote in an ignored field): one match.
-        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, strict)),
-                       lambda: read(lines), lambda: lenient(lines, numbers, paths))
+        return tf.cond(tf.reduce_all(strict(lines)),
+                       lambda: pack(read(lines)), lambda: lenient(lines, numbers, paths))
 
     def decode(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         if skip:
-            lines = tf.boolean_mask(lines, tf.strings.regex_full_match(lines, pattern))
+            lines = tf.boolean_mask(lines, matches(lines))
             return read(emptied(lines))
         if not markers:
-            return checked(lines, numbers, paths)
+            return unpack(checked(lines, numbers, paths))
         # Lines without a marker (most) are read as floats; only lines holding one as text.
-        return tf.cond(tf.reduce_all(tf.strings.regex_full_match(lines, plain)),
-                       lambda: unmarked(lines), lambda: checked(lines, numbers, paths))
+        return unpack(tf.cond(tf.reduce_all(plain(lines)),
+                              lambda: pack(unmarked(lines)),
+                              lambda: checked(lines, numbers, paths)))
 
     return decode
+
+
+def _packing(defaults: list) -> tuple[Callable[[list], tuple], Callable[[tuple], list]]:
+    """``(pack, unpack)``: a row's columns as one matrix per dtype, and back. A ``tf.cond``
+    between two ways to read a chunk returns the matrices: a cond with an output per column
+    (1,500 of them) took TensorFlow a minute to build and optimize."""
+    groups: dict[tf.DType, list[int]] = {}
+    for i, d in enumerate(defaults):
+        groups.setdefault(tf.convert_to_tensor(d).dtype, []).append(i)
+
+    def pack(columns: list) -> tuple:
+        return tuple(tf.stack([columns[i] for i in cols], axis=-1) for cols in groups.values())
+
+    def unpack(packed: tuple) -> list:
+        columns: list = [None] * len(defaults)
+        for cols, matrix in zip(groups.values(), packed, strict=True):
+            for i, column in zip(cols, tf.unstack(matrix, num=len(cols), axis=-1), strict=True):
+                columns[i] = column
+        return columns
+
+    return pack, unpack
+
+
+def _few_tensors(tensors: list) -> Callable[[], list]:
+    """``tensors`` (``decode_csv``'s defaults, one per column) made inside a function from
+    one constant per dtype and shape: captured one by one, 1,500 columns' defaults were
+    3,000 nodes of the reading function's graph, which TensorFlow optimizes node by node."""
+    given = [tf.convert_to_tensor(t) for t in tensors]
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(given):
+        groups.setdefault((t.dtype, tuple(t.shape)), []).append(i)
+    stacked = [(cols, tf.stack([given[i] for i in cols])) for cols in groups.values()]
+
+    def made() -> list:
+        out: list = [None] * len(given)
+        for cols, matrix in stacked:
+            for i, t in zip(cols, tf.unstack(matrix, num=len(cols)), strict=True):
+                out[i] = t
+        return out
+
+    return made
 
 
 def _readers(defaults: list, markers: set[int],
@@ -114,23 +167,37 @@ def _readers(defaults: list, markers: set[int],
     """``(unmarked, read)``: ``decode_csv`` of lines without a missing-value marker, and of
     any lines (the ``markers`` columns read as text, then as numbers with their default)."""
     read_as = [tf.constant([""]) if i in markers else d for i, d in enumerate(defaults)]
+    as_given, as_text = _few_tensors(defaults), _few_tensors(read_as)
+    # The marker columns of one dtype are parsed as one matrix: a few ops in all, where a
+    # few ops per column made a graph of 40,000 ops for 1,500 columns (a minute to build).
+    by_dtype: dict[tf.DType, list[int]] = {}
+    for i in sorted(markers):
+        by_dtype.setdefault(tf.convert_to_tensor(defaults[i]).dtype, []).append(i)
+    fills = {dtype: tf.constant([np.asarray(defaults[i]).reshape(-1)[0] for i in cols], dtype)
+             for dtype, cols in by_dtype.items()}
 
     def unmarked(lines: tf.Tensor) -> list:
-        return tf.io.decode_csv(lines, defaults, field_delim=dialect.delimiter)
+        return tf.io.decode_csv(lines, as_given(), field_delim=dialect.delimiter)
 
     def marked(lines: tf.Tensor) -> list:
-        fields = tf.io.decode_csv(lines, read_as, field_delim=dialect.delimiter)
-        return [_numbers(f, defaults[i], dialect.na_values) if i in markers else f
-                for i, f in enumerate(fields)]
+        fields = tf.io.decode_csv(lines, as_text(), field_delim=dialect.delimiter)
+        for dtype, cols in by_dtype.items():
+            text = tf.stack([fields[i] for i in cols], axis=-1)
+            numbers = tf.unstack(_numbers(text, fills[dtype], dialect.na_values),
+                                 num=len(cols), axis=-1)
+            for i, column in zip(cols, numbers, strict=True):
+                fields[i] = column
+        return fields
 
     return unmarked, (marked if markers else unmarked)
 
 
-def _failer(pattern: str, columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
+def _failer(matches: Callable[[tf.Tensor], tf.Tensor], columns: Sequence[str],
+            kinds: dict[str, str], required: AbstractSet[str],
             classes: dict[str, list[str]] | None, ignored: AbstractSet[str],
             dialect: Dialect) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
     """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
-    ``lines`` that does not match ``pattern``, as a :class:`BadLine`."""
+    ``lines`` that ``matches`` (:func:`row_matcher`) refuses, as a :class:`BadLine`."""
     release_iterators_at_exit()  # the message is built in Python: no hang at exit
     def message(line: bytes, number: np.int64, path: bytes) -> bytes:
         raw = line.decode("utf-8", "replace")
@@ -140,7 +207,7 @@ def _failer(pattern: str, columns: Sequence[str], kinds: dict[str, str], require
         return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
     def fail(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> tf.Tensor:
-        ok = tf.reshape(tf.strings.regex_full_match(lines, pattern), [-1])
+        ok = tf.reshape(matches(lines), [-1])
         i = tf.argmin(tf.cast(ok, tf.int32))
         row = [tf.gather(tf.reshape(t, [-1]), i) for t in (lines, numbers, paths)]
         # Stateless (it keeps nothing between calls), so an iterator over the reader can be
@@ -153,12 +220,13 @@ def _failer(pattern: str, columns: Sequence[str], kinds: dict[str, str], require
 
 def _emptier(columns: Sequence[str], kinds: dict[str, str], required: AbstractSet[str],
              classes: dict[str, list[str]] | None, dialect: Dialect,
-             ignored: AbstractSet[str]) -> tuple[str | None, Callable[[tf.Tensor], tf.Tensor]]:
-    """``(strict, emptied)``: the row pattern that ``decode_csv`` can read (ignored columns as
-    plain text) and ``lines -> lines`` with every ignored field emptied, for lines whose
-    ignored field holds a quote ``decode_csv`` refuses (`5" tall`) though the row pattern
-    accepts it (one regex pass per ignored column). ``(None, identity)`` when no column is
-    ignored."""
+             ignored: AbstractSet[str]
+             ) -> tuple[Callable[[tf.Tensor], tf.Tensor] | None, Callable[[tf.Tensor], tf.Tensor]]:
+    """``(strict, emptied)``: the row matcher (:func:`row_matcher`) of the lines that
+    ``decode_csv`` can read (ignored columns as plain text) and ``lines -> lines`` with
+    every ignored field emptied, for lines whose ignored field holds a quote ``decode_csv``
+    refuses (`5" tall`) though the row pattern accepts it (one regex pass per ignored
+    column). ``(None, identity)`` when no column is ignored."""
     quoted = [k for k, c in enumerate(columns) if c in ignored]
     if not quoted:
         return None, lambda lines: lines
@@ -172,16 +240,54 @@ def _emptier(columns: Sequence[str], kinds: dict[str, str], required: AbstractSe
             lines = tf.strings.regex_replace(lines, pattern, r"\1\2", replace_global=False)
         return lines
 
-    return row_pattern(columns, kinds, required, classes, dialect=dialect), emptied
+    return row_matcher(row_fields(columns, kinds, required, classes, dialect=dialect),
+                       sep), emptied
 
 
-def _numbers(fields: tf.Tensor, default: tf.Tensor, na_values: Sequence[str]) -> tf.Tensor:
-    """A number column read as text: empty fields and markers get ``default``, the rest parsed."""
+def row_matcher(fields: Sequence[str], separator: str) -> Callable[[tf.Tensor], tf.Tensor]:
+    """``matches(lines)``: which of ``lines`` (a string tensor) match the row pattern whose
+    columns' patterns are ``fields``, joined by ``separator`` (a regex).
+
+    A row pattern longer than :data:`MAX_PATTERN` is matched in groups of columns, each
+    group's pattern short enough for RE2's fast engine: each pass takes the next group
+    of fields off the start of the line, then the last must end it. The columns'
+    patterns never match a bare separator (it splits a row one way only), so this is
+    the whole pattern's answer. A line's prefix counts the groups taken, so a line whose
+    group failed is never matched by a later group.
+
+    >>> wide = row_matcher(["(?:[0-9]+|" + "z" * 3000 + ")"] * 20, ",")  # 60,000 characters
+    >>> wide(tf.constant(["1," * 19 + "2", "1," * 19 + "x", "1," * 18 + "2"])).numpy()
+    array([ True, False, False])
+    """
+    groups: list[list[str]] = [[]]
+    for f in fields:
+        if groups[-1] and len(separator.join([*groups[-1], f])) > MAX_PATTERN:
+            groups.append([])
+        groups[-1].append(f)
+    if len(groups) == 1:
+        pattern = separator.join(fields)
+        return lambda lines: tf.strings.regex_full_match(lines, pattern)
+    taken = [rf"^\x01{{{k}}}\x02(?:{separator.join(g)}){separator}"
+             for k, g in enumerate(groups[:-1])]
+    last = rf"\x01{{{len(groups) - 1}}}\x02(?:{separator.join(groups[-1])})"
+
+    def matches(lines: tf.Tensor) -> tf.Tensor:
+        rest = tf.strings.join(["\x02", lines])  # no group taken yet
+        for k, pattern in enumerate(taken):
+            rest = tf.strings.regex_replace(rest, pattern, "\x01" * (k + 1) + "\x02",
+                                            replace_global=False)
+        return tf.strings.regex_full_match(rest, last)
+
+    return matches
+
+
+def _numbers(fields: tf.Tensor, defaults: tf.Tensor, na_values: Sequence[str]) -> tf.Tensor:
+    """Number columns read as text (``fields``: one column per last index): empty fields and
+    markers get their column's default (``defaults``, one per column), the rest parsed."""
     missing = tf.logical_or(tf.equal(fields, ""), tf.reduce_any(
         tf.equal(tf.expand_dims(fields, -1), tf.constant(list(na_values))), axis=-1))
-    default = tf.convert_to_tensor(default)
-    values = tf.strings.to_number(tf.where(missing, "0", fields), default.dtype)
-    return tf.where(missing, default[0], values)
+    values = tf.strings.to_number(tf.where(missing, "0", fields), defaults.dtype)
+    return tf.where(missing, defaults, values)
 
 
 def blank(lines: tf.Tensor) -> tf.Tensor:

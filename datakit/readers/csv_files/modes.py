@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from datakit.perf import timeline
 from datakit.readers.tables.block_reading import (
     blocks_dataset,
     counted,
@@ -100,11 +99,19 @@ def _shuffled(rows: tf.data.Dataset, parts: ReaderParts,
 
 
 def _traced(ds: tf.data.Dataset, stage: str, parts: ReaderParts) -> tf.data.Dataset:
-    return ds.apply(timeline.between(stage)) if parts.trace else ds
+    if not parts.trace:
+        return ds
+    from datakit.perf import timeline  # and Matplotlib with it: only for trace=True
+
+    return ds.apply(timeline.between(stage))
 
 
 def _parsed(ds: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
-    fn = timeline.timed("parse", parts.preprocess) if parts.trace else parts.preprocess
+    fn = parts.preprocess
+    if parts.trace:
+        from datakit.perf import timeline
+
+        fn = timeline.timed("parse", fn)
     return ds.map(fn, num_parallel_calls=opts.n_parse_threads)
 
 

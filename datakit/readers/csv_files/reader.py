@@ -67,12 +67,13 @@ from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.cache import cache_prefix
 from datakit.readers.csv_files.dialect import dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set
-from datakit.readers.csv_files.grammar import bad_lines_in, row_pattern, warn_skipped
+from datakit.readers.csv_files.grammar import bad_lines_in, row_fields, warn_skipped
 from datakit.readers.csv_files.line_decoding import (
     checked_decoder,
     checked_lines,
     decoded_chunks,
     fingerprint,
+    row_matcher,
 )
 from datakit.readers.csv_files.modes import ReaderParts
 from datakit.readers.csv_files.options import ReadOptions
@@ -212,8 +213,9 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
         counts = {f: n - sum(b.file == f for b in bad) for f, n in counts.items()}
     preprocess = build_preprocess(opts, columns, kinds)
     dialect = dialect_of(opts.stats)
-    pattern = row_pattern(columns, kinds, set() if opts.label is None else {opts.label},
-                          opts.classes, dialect=dialect, ignored=ignored)
+    matches = row_matcher(row_fields(columns, kinds, set() if opts.label is None else
+                                     {opts.label}, opts.classes, dialect=dialect,
+                                     ignored=ignored), dialect.separator)
 
     def expected(path: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return (expect_bytes.lookup(path), expect_rows.lookup(path),
@@ -222,7 +224,7 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     def drop_bad(lines: tf.data.Dataset) -> tf.data.Dataset:
         if not opts.skip:
             return lines
-        return lines.filter(lambda line, *_: tf.strings.regex_full_match(line, pattern))
+        return lines.filter(lambda line, *_: matches(line))
 
     rows = sum(counts.values())
     return ReaderParts(

@@ -28,6 +28,7 @@ import numpy as np
 from datakit.core import manifest
 from datakit.core.arguments import check_count, check_number, check_seed
 from datakit.core.atomic import Staging
+from datakit.core.paths import user_path
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.csv_files.dialect import Dialect
 from datakit.readers.csv_files.file_checks import check_one_row_per_line, is_blank
@@ -83,7 +84,7 @@ def write_shards(table: Any, folder: str | Path, *, num_shards: int, prefix: str
         raise ValueError(f"num_shards={num_shards} is more than the table's {len(lines)} "
                          f"row(s), so {num_shards - max(1, len(lines))} shard(s) would hold no "
                          f"row: pass num_shards <= {max(1, len(lines))}.")
-    folder = Path(folder)
+    folder = Path(user_path(folder))
     folder.mkdir(parents=True, exist_ok=True)
     bar = progress_bar(num_shards, "csv shards", progress=progress, unit="shard")
     with Staging(folder) as stage, bar:  # the set commit: nothing of it stays but the new set
@@ -154,7 +155,7 @@ def split_into_shards(table: Any, folder: str | Path, *,
     # the one seed rule (any int64, TensorFlow's): numpy takes it as the same bits, unsigned
     order = np.random.default_rng(seed % 2**64).permutation(len(lines))
     bounds = np.round(np.cumsum((0,) + tuple(fractions)) * len(lines)).astype(int)
-    folder = Path(folder)
+    folder = Path(user_path(folder))
     folder.mkdir(parents=True, exist_ok=True)
     bar = progress_bar(sum(num_shards), "csv shards", progress=progress, unit="shard")
     with Staging(folder) as stage, bar:  # the set commit: nothing of it stays but the new sets

@@ -55,7 +55,7 @@ from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import file_facts, opened
-from datakit.core.paths import FilesArg
+from datakit.core.paths import FilesArg, user_path
 from datakit.core.progress import check_progress, progress_bar, with_progress
 from datakit.readers.parquet_files.parquet_columns import (
     REPLACE_WHOLE,
@@ -131,7 +131,7 @@ def write_parquet_shards(table_or_csvs: Any, directory: str | Path, *, num_shard
     check_count("num_shards", num_shards)
     check_count("row_group_rows", row_group_rows)
     table = _as_table(table_or_csvs)
-    folder = Path(directory)
+    folder = Path(user_path(directory))
     folder.mkdir(parents=True, exist_ok=True)
     counts = {}
     bounds = np.linspace(0, table.num_rows, num_shards + 1).round().astype(int)

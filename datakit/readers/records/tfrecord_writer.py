@@ -20,7 +20,7 @@ from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
-from datakit.core.paths import PathArg
+from datakit.core.paths import PathArg, user_path
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.records.tf_example import serialize
 
@@ -78,7 +78,7 @@ class ShardWriter:
                                  f"(mode={mode!r} deals records out to num_shards shards).")
         if not re.fullmatch(r"[\w.-]+", prefix):
             raise ValueError(f"prefix={prefix!r}: use letters, digits, '_', '-' or '.'")
-        self.directory, self.prefix, self.mode = Path(directory), prefix, mode
+        self.directory, self.prefix, self.mode = Path(user_path(directory)), prefix, mode
         self.num_shards, self.max_bytes, self.overwrite = num_shards, max_bytes, overwrite
         self.compression = check_compression(compression)
         self.directory.mkdir(parents=True, exist_ok=True)

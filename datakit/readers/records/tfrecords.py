@@ -66,7 +66,7 @@ from datakit.core.arguments import check_flag, check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.core.keywords import keywords
-from datakit.core.paths import FilesArg, PathArg
+from datakit.core.paths import FilesArg, PathArg, user_path
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tables.unchanged_files import checked_path
 
@@ -99,7 +99,7 @@ def record_shards(directory: PathArg) -> dict:
     Returns ``{"format": "tfrecord", "compression", "records", "shards": [{"file",
     "records", "bytes", "sha256"}, ...]}`` over the folder's TFRecord sets.
     """
-    path = Path(directory) / manifest.MANIFEST
+    path = Path(user_path(directory)) / manifest.MANIFEST
     with _record_errors():
         man = manifest.read_manifest(directory)
     if man is None:

@@ -20,7 +20,7 @@ import tensorflow as tf
 from datakit.core.atomic import atomic_file
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_facts
-from datakit.core.paths import PathArg
+from datakit.core.paths import PathArg, user_path
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.tables.unchanged_files import read_checked
 
@@ -58,7 +58,7 @@ def write_sqlite(path: PathArg, table: str, columns: Mapping[str, Iterable], *,
     cols = {c: np.asarray(v) for c, v in columns.items()}
     if len({len(v) for v in cols.values()}) != 1:
         raise ValueError("all columns must have the same length")
-    path = Path(path)
+    path = Path(user_path(path))
     with atomic_file(path) as tmp:
         con = sqlite3.connect(tmp)
         try:

@@ -8,7 +8,10 @@ folder, find the parts an earlier run already converted (each finished video is
 its own small file in ``out/.parts/``, named by a digest of its source path, its stamp
 as listed (size, modification and change times, inode: :mod:`datakit.core.file_facts`,
 so a video copied over keeping its size and time is converted again) and the options),
-relabel the reused ones, fill the shard sets and commit them as one generation. Only
+relabel the reused ones, fill the shard sets and commit them as one generation. A rerun
+that finds ``out`` holding this very conversion, complete (the same videos, each with the
+stamp and options its part was made from, the same split, labels and shards), says so and
+returns it without converting anything (``overwrite=True`` converts every video anew). Only
 the step in the middle differs: the ``convert`` callable each converter passes, which
 turns the videos still to do into their parts and says which failed.
 """
@@ -26,12 +29,13 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_on_bad
+from datakit.core.arguments import check_count, check_flag, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.core.file_facts import file_stamp
+from datakit.core.paths import user_path
 from datakit.readers.video.converter import generations
 from datakit.readers.video.converter.part_files import CHUNK_FRAMES
-from datakit.readers.video.converter.shard_sets import ShardSets
+from datakit.readers.video.converter.shard_sets import ShardSets, shard_names, video_set
 from datakit.readers.video.decoding.decoding import output_frames
 from datakit.readers.video.decoding.video_info import VideoInfo
 from datakit.readers.video.index.folders import (
@@ -68,7 +72,8 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
                    validation_split: float | None, class_names: Sequence[str] | None,
                    on_bad_file: str,
                    convert: Callable[[Conversion, ShardSets], dict[int, str]],
-                   progress: bool | None = None) -> dict:
+                   progress: bool | None = None, follow_links: bool = False,
+                   overwrite: bool = False) -> dict:
     """List ``directory``, convert what no earlier run left (with ``convert``), commit.
 
     ``convert(job, sets)`` turns ``job.todo``'s videos into their parts, calls
@@ -77,17 +82,21 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
     converters': ``{"train", "validation", "class_names", "converted", "reused",
     "skipped"}``. ``progress``: a bar over the videos probed while the folder is
     listed (:func:`~datakit.readers.video.index.folders.list_videos`); ``convert`` shows its own.
+    ``follow_links``: the direct reader's (the same listing). ``overwrite``: convert every
+    video again, even when ``out`` holds this conversion complete (by default it is returned
+    as it is, :func:`_finished`).
     """
     check_quality(quality)
     check_on_bad("on_bad_file", on_bad_file)
     check_count("num_shards", num_shards)
+    check_flag("overwrite", overwrite)
     check_split(validation_split, "both" if validation_split is not None else None)
     seed = check_split_seed(validation_split, True, seed)
-    out = Path(out)
+    out, directory = Path(user_path(out)), user_path(directory)
     _check_out_outside(directory, out)
     with generations.conversion_lock(out):
         folder = list_videos(directory, class_names=class_names, on_bad_file=on_bad_file,
-                             progress=progress)
+                             progress=progress, follow_links=follow_links)
         assert folder.class_names is not None  # labels inferred: the class folders' names
         options.check_videos(folder.infos)
         for path, reason in folder.skipped:
@@ -97,9 +106,17 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
         made_with = dict(fps=options.fps, quality=quality, chunk_frames=CHUNK_FRAMES,
                          **{k: (list(v) if k == "frame_size" and v else v)
                             for k, v in options.fit.items()})
-        parts = _parts_folder(out, made_with)
         records = [_record(info, i, folder.labels[i], folder.class_names, made_with)
                    for i, info in enumerate(folder.infos)]
+        train, val = split_indices(len(folder.infos), validation_split, seed)
+        split = {"train": sorted(train), "validation": sorted(val)}
+        done = None if overwrite else _finished(out, folder, records, split, num_shards,
+                                                dict(made_with, seed=seed))
+        if done is not None:
+            return done
+        if overwrite and (out / _PARTS).exists():
+            shutil.rmtree(out / _PARTS)  # every video converted anew
+        parts = _parts_folder(out, made_with)
         names, todo = _reusable_parts(parts, [_key(r) for r in records])
         reused: list[int] = []
         for i in sorted(set(range(len(records))) - set(todo)):  # read back whole, with this
@@ -107,15 +124,61 @@ def convert_videos(directory: str | os.PathLike, out: str | os.PathLike, options
                            len(output_frames(folder.infos[i], options.fps)))
             (reused if whole else todo).append(i)
         todo.sort()
-        train, val = split_indices(len(folder.infos), validation_split, seed)
-        with ShardSets(out, {"train": sorted(train), "validation": sorted(val)}, parts, names,
-                       num_shards) as sets:
+        with ShardSets(out, split, parts, names, num_shards) as sets:
             for i in reused:
                 sets.ready(i)
             job = Conversion(folder, parts, names, todo, options, quality, on_bad_file)
             failed = convert(job, sets)
             return _commit(directory, out, job, failed, records, sets, made_with=made_with,
                            seed=seed, reused=len(reused))
+
+
+def _finished(out: Path, folder: VideoFolder, records: list[dict], split: dict[str, list[int]],
+              num_shards: int, options: dict) -> dict | None:
+    """The result of the conversion ``out`` already holds, complete, if it is this one, else
+    ``None``: each set's videos are the ids ``split`` gives, each made from the part this
+    run would make (its digest: source path, stamp and options), with this run's label and
+    class name; the sets' options and seed are this run's, and their shards are all there,
+    at their sizes. Said so in one line (a rerun converted everything again)."""
+    sets = {}
+    for name, ids in split.items():
+        meta = video_set(out / name) if (out / name).is_dir() else None
+        if meta is None and not ids:
+            continue
+        if meta is None or not _same_set(out / name, meta, ids, folder, records, num_shards,
+                                         options):
+            return None
+        sets[name] = meta
+    if "train" not in sets:
+        return None
+    n = sum(len(m["videos"]) for m in sets.values())
+    print(f"{out} holds this conversion already, complete ({n} videos, each unchanged since "
+          "it was converted, with the same options and split): nothing to convert; pass "
+          "overwrite=True to convert them again")
+    skipped = [tuple(s) for s in sets["train"].get("skipped", [])]
+    return {"train": out / "train",
+            "validation": out / "validation" if "validation" in sets else None,
+            "class_names": folder.class_names, "converted": 0, "reused": n,
+            "skipped": skipped}
+
+
+def _same_set(folder: Path, meta: dict, ids: list[int], listed: VideoFolder,
+              records: list[dict], num_shards: int, options: dict) -> bool:
+    """Whether the set ``meta`` in ``folder`` is the one this run would write (see
+    :func:`_finished`)."""
+    videos = meta["videos"]
+    if sorted(int(v["id"]) for v in videos) != ids or meta["class_names"] != listed.class_names \
+            or any(meta.get(k) != v for k, v in options.items()) \
+            or len(meta["files"]) != len(shard_names(len(ids), num_shards)):
+        return False
+    for v in videos:
+        r = records[int(v["id"])]
+        if (_part_key(Path(str(v.get("part", "")))), v["label"], v["class_name"]) != (
+                _key(r), r["label"], r["class_name"]):
+            return False
+    return all((folder / f["file"]).is_file()
+               and (folder / f["file"]).stat().st_size == int(f["bytes"])
+               for f in meta["files"])
 
 
 def _check_out_outside(directory: str | os.PathLike, out: Path) -> None:

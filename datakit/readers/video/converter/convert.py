@@ -14,6 +14,8 @@ worker processes as its middle step):
   each video's part, one video each, on every core, the longest videos first so
   that no core is left alone with a long one at the end;
   :mod:`~datakit.readers.video.converter.part_files`);
+- does nothing but say so when ``out`` holds this conversion already, complete (the same
+  videos, each unchanged, the same options and split; ``overwrite=True`` converts anew);
 - is resumable by content: each finished video is kept as its own small file
   in ``out/.parts/``, named by a digest of what made it (source path, size and
   modification time, options); a rerun reuses only the parts whose source and
@@ -37,7 +39,6 @@ worker processes as its middle step):
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -61,7 +62,8 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
                        validation_split: float | None = None, seed: int | None = None,
                        class_names: Sequence[str] | None = None, quality: int = 90,
                        num_shards: int = 4, processes: int | None = None,
-                       on_bad_file: str = "raise",
+                       on_bad_file: str = "raise", follow_links: bool = False,
+                       overwrite: bool = False,
                        progress: bool | None = None, options: VideoOptions | None = None,
                        **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/train`` (and ``out/validation``).
@@ -80,6 +82,11 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
         on_bad_file: ``"raise"`` or ``"skip"``: a file that fails at the probe or
             while converting is left out, printed with its reason and listed
             in the result's and the manifest's ``skipped``.
+        follow_links: follow symbolic links to folders, as the direct reader does (the
+            same listing: :func:`~datakit.readers.video.index.folders.list_videos`).
+        overwrite: convert every video again. By default a rerun that finds ``out``
+            holding this conversion complete (the same videos, unchanged, the same options
+            and split) says so and returns it; an unfinished one resumes (see above).
         progress: a bar over the videos probed, then one over the videos converted
             (:mod:`datakit.core.progress`): ``None`` (default) shows them in a notebook
             or a terminal once a step lasts a second, ``True`` always, ``False`` never.
@@ -105,7 +112,8 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
 
     return convert_videos(directory, out, opts, quality=quality, num_shards=num_shards,
                           seed=seed, validation_split=validation_split, class_names=class_names,
-                          on_bad_file=on_bad_file, convert=convert, progress=progress)
+                          on_bad_file=on_bad_file, convert=convert, progress=progress,
+                          follow_links=follow_links, overwrite=overwrite)
 
 
 def _convert(work: Callable[[PartJob], int], job: Conversion, processes: int, progress: bool | None,
@@ -132,12 +140,13 @@ def _convert(work: Callable[[PartJob], int], job: Conversion, processes: int, pr
                 continue
             sets.ready(i)
             bar.update()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # the useful line last, as the interrupt's message
         bar.close()
         done = len(list(parts.glob("*.tfrecord")))
-        print(f"write_video_shards interrupted: {done} of {n} videos converted are kept in "
-              f"{parts}; run it again to resume", file=sys.stderr)
-        raise
+        how = f" ({e})" if str(e) else ""
+        raise KeyboardInterrupt(f"write_video_shards interrupted{how}: {done} of {n} videos "
+                                f"converted are kept in {parts}; run it again to "
+                                "resume") from None
     bar.close()
     return failed
 

@@ -65,6 +65,7 @@ from datakit.core.arguments import check_count
 from datakit.core.atomic import write_atomic
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
+from datakit.core.paths import user_path
 from datakit.core.progress import check_progress, progress_bar
 from datakit.readers.video.converter.conversion import Conversion, convert_videos
 from datakit.readers.video.converter.part_files import PartJob, convert_part
@@ -207,8 +208,10 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
                             class_names: Sequence[str] | None = None, quality: int = 90,
                             num_shards: int = 4, workers: int = 2,
                             pipeline_args: Sequence[str] | Any = None,
-                            on_bad_file: str = "raise", progress: bool | None = None,
-                            options: VideoOptions | None = None, **frame_options: Any) -> dict:
+                            on_bad_file: str = "raise", follow_links: bool = False,
+                            overwrite: bool = False,
+                            progress: bool | None = None, options: VideoOptions | None = None,
+                            **frame_options: Any) -> dict:
     """Convert ``directory/<class>/<videos>`` into shards in ``out/`` with an Apache Beam pipeline.
 
     The arguments and the result are
@@ -239,10 +242,10 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
         return _run(job, sets, args, progress)
 
-    return convert_videos(directory, Path(out).absolute(), opts, quality=quality,
+    return convert_videos(directory, Path(user_path(out)).absolute(), opts, quality=quality,
                           num_shards=num_shards, seed=seed, validation_split=validation_split,
                           class_names=class_names, on_bad_file=on_bad_file, convert=convert,
-                          progress=progress)
+                          progress=progress, follow_links=follow_links, overwrite=overwrite)
 
 
 def _run(job: Conversion, sets: ShardSets, pipeline_args: Sequence[str] | Any,

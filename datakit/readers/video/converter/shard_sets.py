@@ -27,6 +27,8 @@ from typing import Any
 
 from datakit.core import manifest
 from datakit.core.atomic import Staging
+from datakit.core.errors import DataError
+from datakit.core.paths import PathArg
 from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video.converter import generations
 
@@ -204,3 +206,16 @@ class ShardSets:
         self._switching = True
         generations.switch(self.out, written)
         return written
+
+
+def video_set(directory: PathArg) -> dict | None:
+    """The video set that ``write_video_shards`` wrote in ``directory``'s manifest (class
+    names, videos), or None."""
+    try:
+        man = manifest.read_manifest(directory)
+    except (DataError, OSError):
+        return None
+    for s in (man or {"sets": {}})["sets"].values():
+        if "videos" in s and "class_names" in s:
+            return s
+    return None

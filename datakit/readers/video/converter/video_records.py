@@ -21,6 +21,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.arguments import check_count
 from datakit.core.atomic import Staging
+from datakit.core.paths import user_path
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.converter.part_files import CHUNK_FRAMES, chunk_records
 from datakit.readers.video.converter.shard_sets import shard_names, write_video_set
@@ -73,7 +74,7 @@ def write_video_records(videos: Iterable[Video], directory: str | Path, *,
     check_count("num_shards", num_shards)
     check_progress(progress)
     names = [str(c) for c in class_names]
-    directory = Path(directory)
+    directory = Path(user_path(directory))
     directory.mkdir(parents=True, exist_ok=True)
     if not overwrite and (manifest.read_manifest(directory) is not None
                           or any(directory.glob("videos-*.tfrecord"))):

@@ -11,7 +11,9 @@ it is never restarted) and names the video a dead worker was converting (each
 worker notes in shared memory which video it is on; the pool's break fails every
 video in flight at once, so that, not the first failure seen, says whose it was).
 Workers ignore Ctrl-C: the caller's process stops them and says what is kept;
-SIGTERM (``kill``, ``timeout``) is taken as Ctrl-C while the videos convert.
+SIGTERM (``kill``, ``timeout``) is taken as Ctrl-C while the videos convert; one that
+comes while workers start is held until they have started (cut off mid-start, a worker
+printed an ``EOFError`` traceback under the caller's message).
 Workers end with the caller's process however it ends (SIGTERM, SIGKILL, a
 crash): on Linux the kernel kills them when it dies (``PR_SET_PDEATHSIG``), and
 everywhere a thread in each worker waits on a pipe whose other end only the
@@ -36,7 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 from datakit.core.cores import pool_workers
 from datakit.core.errors import DataError
@@ -112,7 +114,10 @@ def _terminate_as_interrupt() -> Iterator[None]:
         yield
         return
 
-    def interrupt(signum: int, frame: FrameType | None) -> NoReturn:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        if _held is not None:  # workers are starting: raised once they have
+            _held.append(signum)
+            return
         raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -120,6 +125,33 @@ def _terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+#: While workers start, the interrupts (SIGTERM, and Ctrl-C in the main thread) that came.
+_held: list[int] | None = None
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while a submit starts workers, then raised: raised in the middle
+    of a start, the caller's ``KeyboardInterrupt`` cut a worker's preparation data short,
+    and the worker printed an ``EOFError`` traceback below the caller's message."""
+    global _held
+    main = threading.current_thread() is threading.main_thread()
+    own = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    _held = []
+    if own:
+        signal.signal(signal.SIGINT, lambda signum, frame: _held.append(signum)
+                      if _held is not None else None)
+    try:
+        yield
+    finally:
+        if own:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        came, _held = _held, None
+    if came:
+        raise KeyboardInterrupt("" if came[0] == signal.SIGINT else
+                                f"signal {came[0]} (SIGTERM)")
 
 
 def _outcome(work: Callable[[Any], Any], item: Any) -> Any:
@@ -182,7 +214,7 @@ def _in_workers(work: Callable[[Any], Any], items: Mapping[int, Any] | Sequence[
         while queue or pending:
             while queue and len(pending) < 2 * processes:
                 k, i = queue.pop()
-                with _main_hidden():  # a submit may start a worker
+                with _interrupts_held(), _main_hidden():  # a submit may start a worker
                     pending[pool.submit(_in_worker, work, items[i], k)] = (k, i)
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:

@@ -36,7 +36,7 @@ import numpy as np
 from datakit.core.arguments import check_flag, check_on_bad
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
-from datakit.core.paths import one_folder
+from datakit.core.paths import one_folder, user_path
 from datakit.core.progress import check_progress, with_progress
 from datakit.readers.video.decoding.decoding import VIDEO_EXTENSIONS, probe
 from datakit.readers.video.decoding.video_info import VideoInfo
@@ -241,10 +241,11 @@ def list_videos(directory: str | os.PathLike, *, class_names: Sequence[str] | No
     (:mod:`~datakit.readers.video.decoding.frame_check`; cached), a file that fails being bad."""
     check_on_bad("on_bad_file", on_bad_file)
     check_flag("verify_frames", verify_frames)
+    check_flag("follow_links", follow_links)
     check_progress(progress)
     check_class_names(class_names)
     require_pyav()
-    directory = Path(directory)
+    directory = Path(user_path(directory))
     names, paths, labels_in, skipped = _listed(directory, labels, class_names, on_bad_file,
                                                follow_links)
 

@@ -22,6 +22,7 @@ from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
 from datakit.readers.records.tfrecords import record_offsets
 from datakit.readers.video.converter import generations
+from datakit.readers.video.converter.shard_sets import video_set
 
 __all__: list[str] = []
 
@@ -77,19 +78,6 @@ def refuse_missing_set(folder: Path) -> None:
                                 f"{folder.name}/ was removed with the run before); read "
                                 f"{str(folder.parent / sets[0])!r}, or run write_video_shards "
                                 "again with a validation_split")
-
-
-def video_set(directory: PathArg) -> dict | None:
-    """The manifest's set written by ``write_video_shards`` (class names, videos), or None."""
-    try:
-        man = manifest.read_manifest(directory)
-    except (DataError, OSError):
-        return None
-    for s in (man or {"sets": {}})["sets"].values():
-        if "videos" in s and "class_names" in s:
-            return s
-    return None
-
 
 
 def check_chunk_offsets(directory: Path, asked: Path, meta: dict, videos: Sequence[dict],

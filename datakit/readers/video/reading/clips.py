@@ -23,10 +23,11 @@ import tensorflow as tf
 from datakit.core.arguments import check_count, check_on_bad, check_seed
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
-from datakit.core.paths import one_folder
+from datakit.core.paths import one_folder, user_path
 from datakit.perf import timeline
 from datakit.readers.records import tfrecords
 from datakit.readers.video.converter import generations
+from datakit.readers.video.converter.shard_sets import video_set
 from datakit.readers.video.index.video_index import index_manifest
 from datakit.readers.video.options.clip_options import VIDEO_FIELDS, VideoOptions, video_options
 from datakit.readers.video.options.clip_sampling import (
@@ -41,7 +42,6 @@ from datakit.readers.video.reading.clip_shards import (
     shard_class_names,
     shard_frame_size,
     shards_present,
-    video_set,
 )
 from datakit.readers.video.reading.clip_tail import check_clip_counts, clip_tail
 
@@ -147,6 +147,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
         check_on_bad("on_bad_file", on_bad_file)
         seed = check_seed(seed)  # None: TensorFlow draws one
+    directory = user_path(directory)  # ~/shards: the home folder's
     try:
         asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))
     except FileNotFoundError:

@@ -20,6 +20,7 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.made_once import make_folder_once
+from datakit.core.paths import user_path
 from datakit.readers.video.synthetic.moving_squares import CLASSES, make_video
 
 __all__ = ["write_video", "make_video_folder"]
@@ -60,7 +61,7 @@ def write_video(frames: np.ndarray, path: str | os.PathLike, *, codec: str = "h2
     if not (frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8):
         raise ValueError(f"frames {frames.shape} {frames.dtype}: pass (length, H, W, 3) uint8")
     encoder, fmt, _ = CODECS[codec]
-    path = Path(path)
+    path = Path(user_path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     options = {"movflags": "faststart"} if faststart else {}
     with atomic_file(path) as tmp, av.open(str(tmp), "w", format=fmt, options=options) as out:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from datakit.core.atomic import atomic_file
-from datakit.core.paths import one_folder
+from datakit.core.paths import one_folder, user_path
 from datakit.readers.video.synthetic.encoded import ENCODER_OPTIONS
 from datakit.readers.video.synthetic.moving_squares import CLASSES
 
@@ -30,7 +30,7 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
     if not (frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8):
         raise ValueError(f"frames {frames.shape} {frames.dtype}: pass a (length, H, W, 3) "
                          "uint8 array")
-    path = Path(path)
+    path = Path(user_path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path) as tmp, av.open(str(tmp), "w", format="mp4") as out:
         stream = out.add_stream("libx264", rate=fps)
