@@ -5,8 +5,10 @@ entry points with something wrong: a wrong type, an out-of-range or non-finite v
 missing, empty, truncated or corrupt file, a folder where a file is expected, a set or a
 generator where a list is expected, a keyword given twice. The cases live in
 ``sweep_cases_files.py`` (tables, records, checkpoints, manifests, tf.Transform),
-``sweep_cases_video.py`` and ``sweep_cases_api.py`` (glass box, pictures' helpers, the
-doctor, perf, cluster). Each case is classified:
+``sweep_cases_video.py``, ``sweep_cases_api.py`` (glass box, pictures' helpers, the
+doctor, perf, cluster) and ``sweep_cases_round5.py`` (issue #60's round: files FFmpeg
+reads, class folders, writers at once, switches, numbers, checkers; ids ``r5.``).
+Each case is classified:
 
 - ``clear``: a TypeError/ValueError/OSError (FileNotFoundError, ...), a ``DataError``, an
   argparse usage error or a TensorFlow error, whose message names the argument or file;
@@ -83,6 +85,12 @@ MODULES = {
             "datakit.see.mixing", "datakit.see"],
     "doctor": ["datakit.doctor"],
     "perf": ["datakit.perf.bench", "datakit.perf"],
+    "progress": ["datakit.core.progress"],
+    "probe_cache": ["datakit.readers.video.decoding.probe_cache",
+                    "datakit.readers.video.probe_cache"],
+    "exercises": ["datakit.exercises", "datakit.exercises.compare", "datakit.exercises.checks"],
+    "doctor_wait": ["datakit.doctor.input_wait", "datakit.doctor"],
+    "bench": ["datakit.bench.command"],
     "cluster": ["datakit.cluster", "datakit.cluster.process", "datakit.cluster.serve",
                 "datakit.cluster.measure"],
 }
@@ -228,7 +236,8 @@ def _summary(result: Any) -> str:
 # ------------------------------------------------------------------ worker and parent
 def load_cases() -> list[Case]:
     if not CASES:
-        for mod in ("sweep_cases_files", "sweep_cases_video", "sweep_cases_api"):
+        for mod in ("sweep_cases_files", "sweep_cases_video", "sweep_cases_api",
+                    "sweep_cases_round5"):
             importlib.import_module(f"benchmarks.{mod}")
     return CASES
 
