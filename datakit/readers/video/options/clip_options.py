@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from datakit.core.arguments import PREFETCH, check_count, check_flag
 from datakit.core.errors import DataError
-from datakit.core.keywords import options_from
+from datakit.core.keywords import options_from, unexpected
 from datakit.readers.video.options.clip_sampling import SAMPLERS, check_sampler
 
 if TYPE_CHECKING:
@@ -210,8 +210,8 @@ def video_options(options: VideoOptions | None, given: dict, *, where: str,
     """
     allowed = takes if takes is not None else VIDEO_FIELDS
     unknown = sorted(set(given) - set(allowed))
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    if unknown:  # Keras' image_size and sequence_length point to the fields
+        raise unexpected(where, unknown[0], allowed)
     return options_from(VideoOptions, options, given, where=where)
 
 
