@@ -115,8 +115,10 @@ def data_path(*parts: str, relative: bool = False) -> _Path:
     >>> data_path("generated", relative=True).is_absolute()
     False
     """
+    from datakit.core.arguments import check_flag
+
     path = DATA_DIR.joinpath(*parts)
-    if relative:
+    if check_flag("relative", relative):
         try:
             path = _Path(_os.path.relpath(path))
         except ValueError:  # Windows: no relative path from one drive to another

@@ -28,6 +28,7 @@ from typing import Any
 
 from datakit.cluster.measure import abandon_trainers
 from datakit.cluster.process import HOST, ServerProcess, free_port
+from datakit.core.arguments import check_flags
 
 __all__ = ["LocalCluster"]
 
@@ -81,6 +82,8 @@ class LocalCluster:
             raise TypeError(f"workers={workers!r}: pass an int, the number of workers")
         if workers < 1:
             raise ValueError(f"workers={workers}: a cluster needs at least 1 worker")
+        check_flags(static_sharding=static_sharding, fault_tolerant=fault_tolerant,
+                    restart_workers=restart_workers)
         if work_dir is not None and not fault_tolerant:
             raise ValueError("work_dir is where fault-tolerant mode keeps its journal: "
                              "pass fault_tolerant=True too, or drop work_dir")

@@ -216,6 +216,19 @@ def check_flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def check_flags(**flags: Any) -> None:
+    """:func:`check_flag` on each yes/no argument of a call, by name: one line where a
+    reader or a writer checks its arguments, before any file opens.
+
+    >>> check_flags(shuffle=True, seek="no")
+    Traceback (most recent call last):
+    ...
+    TypeError: seek must be True or False, got 'no'
+    """
+    for name, value in flags.items():
+        check_flag(name, value)
+
+
 def check_number(name: str, value: Any, *, positive: bool = False, fix: str = "") -> float:
     """``value`` as a finite float (> 0 if ``positive``); ``bool`` and text are refused.
 

@@ -6,8 +6,10 @@ one name (``n_readers``, ``n_read_threads``, ``n_parse_threads``,
 good (:data:`TF_DATA_NAMES`): a learner who knows ``interleave`` or
 ``TFRecordDataset`` is never told off. Only a name that was the kit's alone
 (:data:`OLD_NAMES`, none today) warns. A knob given under two names is one
-``TypeError`` naming both; a tf.data or Keras name a reader does not take says why
-(:data:`NOT_TAKEN`); any other unknown name is the ``TypeError`` Python gives.
+``TypeError`` naming both; a tf.data name no reader takes says why (:data:`NOT_TAKEN`),
+and Keras' name for a knob the reader has points to the kit's (:data:`KERAS_NAMES`, the
+one rule of every entry point, :func:`unexpected`); any other unknown name is the
+``TypeError`` Python gives.
 
 >>> kw = keywords("read_records", {"n_readers": None}, {"num_parallel_reads": 2},
 ...               takes={"n_read_threads"}, defaults={"n_readers": None})
@@ -48,7 +50,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["TF_DATA_NAMES", "keywords", "options_from"]
+__all__ = ["KERAS_NAMES", "TF_DATA_NAMES", "keywords", "options_from", "unexpected"]
 
 #: tf.data's name for a knob -> the kit's name for it: accepted quietly, by every reader
 #: that has the knob. ``cycle_length``: interleave's inputs open at once;
@@ -57,14 +59,23 @@ __all__ = ["TF_DATA_NAMES", "keywords", "options_from"]
 TF_DATA_NAMES = {"cycle_length": "n_readers", "num_parallel_reads": "n_read_threads",
                  "num_parallel_calls": "n_parse_threads", "buffer_size": "shuffle_buffer_size"}
 
-#: tf.data's and Keras' names that no reader of the kit takes, and what to do instead.
+#: tf.data's names that no reader of the kit takes, and what to do instead.
 NOT_TAKEN = {
     "block_length": "tf.data's interleave knob: every reader of the kit takes a whole block (a "
                     "chunk of lines, a row group, a record, a clip) from a file at a time; "
                     "leave it out",
     "deterministic": "tf.data's switch: every reader of the kit is deterministic (the same seed "
                      "gives the same order, in any process); leave it out",
-    "image_size": "Keras' name for images: pass frame_size=(height, width)",
+}
+
+#: Keras' names for a knob the kit names otherwise -> (the kit's name, what to pass):
+#: pointed to wherever the kit's name is taken (the video readers, the converters,
+#: ``clips_to_predict``). ``sequence_length``: ``timeseries_dataset_from_array``'s
+#: steps per sequence, the frames of a clip here.
+KERAS_NAMES = {
+    "image_size": ("frame_size", "Keras' name for images: pass frame_size=(height, width)"),
+    "sequence_length": ("clip_len", "Keras' name for a sequence's steps: pass "
+                                    "clip_len=<frames per clip>"),
 }
 
 #: A name that was the kit's alone -> its name now: accepted for one version, warning
@@ -130,10 +141,7 @@ def keywords(func: str, named: Mapping[str, Any], extra: Mapping[str, Any], *,
     for word, value in extra.items():
         kit = TF_DATA_NAMES.get(word) or OLD_NAMES.get(word) or word
         if kit not in knobs:
-            why = NOT_TAKEN.get(word)
-            if why:
-                raise TypeError(f"{func}() got {word}=, {why}.")
-            raise TypeError(f"{func}() got an unexpected keyword argument {word!r}")
+            raise unexpected(func, word, knobs)
         if kit in given:  # the other name first, the kit's last
             one, two = sorted({word, written.get(kit, kit)}, key=lambda w: w == kit)
             whose = "its old name" if one in OLD_NAMES else "tf.data's name"
@@ -148,6 +156,23 @@ def keywords(func: str, named: Mapping[str, Any], extra: Mapping[str, Any], *,
         values[kit] = value
         given.add(kit)
     return Keywords(values, given, written)
+
+
+def unexpected(func: str, word: str, takes: Iterable[str]) -> TypeError:
+    """The error for a keyword ``func`` does not take (``takes``: the names it does): why,
+    for a tf.data name (:data:`NOT_TAKEN`); the kit's name, for Keras' name of a knob
+    ``func`` takes (:data:`KERAS_NAMES`); else Python's own words.
+
+    >>> str(unexpected("write_video_shards", "image_size", {"frame_size", "fps"}))
+    "write_video_shards() got image_size=, Keras' name for images: pass frame_size=(height, width)."
+    >>> str(unexpected("write_video_shards", "sequence_length", {"frame_size", "fps"}))
+    "write_video_shards() got an unexpected keyword argument 'sequence_length'"
+    """
+    kit, pointer = KERAS_NAMES.get(word, ("", ""))
+    why = NOT_TAKEN.get(word) or (pointer if kit in set(takes) else "")
+    if why:
+        return TypeError(f"{func}() got {word}=, {why}.")
+    return TypeError(f"{func}() got an unexpected keyword argument {word!r}")
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -231,10 +231,10 @@ def memory_advice(report: Any, dataset: Any, *, seconds: float = 1.0, folder: An
             ``False`` or ``None``.
         ValueError: ``seconds`` not > 0 (or not finite), ``folder=""``.
     """
+    check_progress(progress)
     chain = _checked(report, dataset, seconds, folder, chain)
     stages = stage_facts(chain)  # each stage read once
     folder = Path(folder) if folder is not None else _folder_of(stages)
-    check_progress(progress)
     total = report.predicted_bytes or 1.0
     targets = [s for s in report.memory if s is report.biggest or s.predicted_bytes > total / 4]
     tries = [(stage, c) for stage in targets for rule in MEMORY_RULES

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_seconds
+from datakit.core.arguments import check_flag, check_seconds
 from datakit.core.progress import check_progress, progress_bar
 from datakit.doctor.cache_fill import fill_note, fill_target
 from datakit.doctor.deadline import BoundedRun, Stalled, bounded_run, stage_label, stalled_error
@@ -212,6 +212,7 @@ def memory_report(dataset: tf.data.Dataset | Callable[[], tf.data.Dataset], *, s
     """
     budget = _check(seconds, every, step_time, budget)
     check_progress(progress)
+    check_flag("as_built", as_built)
     if not callable(dataset) and not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"memory_report() takes a tf.data.Dataset or a function that builds "
                         f"one, got {type(dataset).__name__}")

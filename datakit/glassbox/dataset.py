@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_flag
 from datakit.glassbox import combining, sources, transformations, variable_length
 from datakit.glassbox.combining import check_datasets
 from datakit.glassbox.elements import leaves
@@ -451,4 +451,5 @@ def glassbox_shuffle(ds: Dataset, buffer_size: int, seed: int | None = None,
     >>> [int(x) for x in a] == [int(x) for x in Dataset.range(9).shuffle(4, seed=1)]
     True
     """
+    check_flag("reshuffle_each_iteration", reshuffle_each_iteration)
     return ds._then(shuffle_op(buffer_size, seed, reshuffle_each_iteration, picks=picks))

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_flags
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg, user_path
@@ -63,6 +63,7 @@ class ShardWriter:
                  compression: str | None = None, overwrite: bool = False,
                  progress: bool | None = None) -> None:
         self.progress = check_progress(progress)
+        check_flags(overwrite=overwrite)
         if mode not in ("round_robin", "by_size"):
             raise ValueError(f"mode={mode!r}: use 'round_robin' or 'by_size'")
         if mode == "round_robin" and (not isinstance(num_shards, int) or num_shards < 1):

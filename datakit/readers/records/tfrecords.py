@@ -62,7 +62,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_flag, check_seed, interleave_lengths
+from datakit.core.arguments import check_flag, check_flags, check_seed, interleave_lengths
 from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.core.keywords import keywords
@@ -223,6 +223,9 @@ def check_shards(source: FilesArg, compression: str | None = "auto", check_manif
     checks read it: what :func:`read_records` compares each epoch's open with, so a file
     replaced while or after it is checked is found, never read as the checked one.
     """
+    check_flag("check_manifest", check_manifest)
+    if verify is not None:
+        check_flag("verify", verify)
     return _check_all(source, compression, check_manifest, verify, {})
 
 
@@ -369,7 +372,9 @@ def read_records(source: FilesArg, compression: str | None = "auto", check_manif
     n_readers, n_read_threads = knobs["n_readers"], knobs["n_read_threads"]
     with knobs.as_written():  # a message names each knob as the caller wrote it
         seed = check_seed(seed)
-        check_flag("shuffle_files", shuffle_files)
+        check_flags(shuffle_files=shuffle_files, check_manifest=check_manifest)
+        if verify is not None:  # None: verify what no manifest vouches for
+            check_flag("verify", verify)
         interleave_lengths(n_readers, 1, n_read_threads, default_cycle=1,
                            names=("n_readers", "n_read_threads"))
     report = check_shards(source, compression, check_manifest, verify)

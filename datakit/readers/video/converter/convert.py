@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_flags
 from datakit.core.cores import cpu_cores
 from datakit.core.errors import DataError
 from datakit.core.progress import check_progress, progress_bar
@@ -103,6 +103,7 @@ def write_video_shards(directory: str | os.PathLike, out: str | os.PathLike, *,
     opts = video_options(options, frame_options, where="write_video_shards", takes=FRAME_FIELDS)
     check_count("processes", processes, none=True)
     check_progress(progress)
+    check_flags(follow_links=follow_links, overwrite=overwrite)
 
     def convert(job: Conversion, sets: ShardSets) -> dict[int, str]:
         work = partial(convert_part, fps=job.options.fps, quality=job.quality,

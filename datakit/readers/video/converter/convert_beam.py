@@ -61,7 +61,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_flags
 from datakit.core.atomic import write_atomic
 from datakit.core.beam_runner import direct_runner_args, no_interactive_labels
 from datakit.core.errors import DataError
@@ -236,6 +236,7 @@ def write_video_shards_beam(directory: str | os.PathLike, out: str | os.PathLike
                          takes=FRAME_FIELDS)
     _check_call(workers, pipeline_args)
     check_progress(progress)
+    check_flags(follow_links=follow_links, overwrite=overwrite)
     args = (direct_runner_args(workers, processes=False) if pipeline_args is None
             else pipeline_args)
 

@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from datakit.core import manifest
-from datakit.core.arguments import check_count
+from datakit.core.arguments import check_count, check_flag
 from datakit.core.atomic import Staging
 from datakit.core.paths import user_path
 from datakit.core.progress import check_progress, with_progress
@@ -73,6 +73,7 @@ def write_video_records(videos: Iterable[Video], directory: str | Path, *,
     check_quality(quality)
     check_count("num_shards", num_shards)
     check_progress(progress)
+    check_flag("overwrite", overwrite)
     names = [str(c) for c in class_names]
     directory = Path(user_path(directory))
     directory.mkdir(parents=True, exist_ok=True)

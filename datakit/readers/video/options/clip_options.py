@@ -40,9 +40,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from datakit.core.arguments import PREFETCH, check_count
+from datakit.core.arguments import PREFETCH, check_count, check_flag
 from datakit.core.errors import DataError
-from datakit.core.keywords import options_from
+from datakit.core.keywords import options_from, unexpected
 from datakit.readers.video.options.clip_sampling import SAMPLERS, check_sampler
 
 if TYPE_CHECKING:
@@ -90,9 +90,8 @@ class VideoOptions:
         if self.prefetch < -1:
             raise ValueError(f"prefetch={self.prefetch}: pass an int >= 0, or -1 "
                              "(tf.data.AUTOTUNE)")
-        for name in ("crop_to_aspect_ratio", "pad_to_aspect_ratio"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        for name in ("crop_to_aspect_ratio", "pad_to_aspect_ratio"):  # a NumPy bool as bool
+            object.__setattr__(self, name, check_flag(name, getattr(self, name)))
         if self.crop_to_aspect_ratio and self.pad_to_aspect_ratio:
             raise ValueError("pass crop_to_aspect_ratio or pad_to_aspect_ratio, not both")
         for sampler in {self.sampler or "random", self.sampler or "center"}:
@@ -211,8 +210,8 @@ def video_options(options: VideoOptions | None, given: dict, *, where: str,
     """
     allowed = takes if takes is not None else VIDEO_FIELDS
     unknown = sorted(set(given) - set(allowed))
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    if unknown:  # Keras' image_size and sequence_length point to the fields
+        raise unexpected(where, unknown[0], allowed)
     return options_from(VideoOptions, options, given, where=where)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_on_bad, check_seed
+from datakit.core.arguments import check_count, check_flags, check_on_bad, check_seed
 from datakit.core.errors import DataError
 from datakit.core.keywords import keywords
 from datakit.core.paths import one_folder, user_path
@@ -147,6 +147,7 @@ def clip_dataset(directory: str | Path, *, batch_size: int = 8, shuffle_buffer_s
         check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
         check_on_bad("on_bad_file", on_bad_file)
         seed = check_seed(seed)  # None: TensorFlow draws one
+    check_flags(drop_remainder=drop_remainder, with_ids=with_ids, trace=trace, training=training)
     directory = user_path(directory)  # ~/shards: the home folder's
     try:
         asked = Path(one_folder(directory, holds="the shards write_video_shards wrote"))

@@ -46,7 +46,7 @@ from typing import Any, SupportsInt
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_count, check_fits_in_memory, check_flag
+from datakit.core.arguments import check_count, check_fits_in_memory, check_flags
 from datakit.core.cores import cpu_cores
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.keywords import keywords
@@ -210,7 +210,8 @@ def video_dataset_from_directory(
     check_count("batch_size", batch_size, none=True)
     check_count("decoder_threads", decoder_threads, none=True)
     check_progress(progress)
-    check_flag("verify_frames", verify_frames)
+    check_flags(shuffle=shuffle, follow_links=follow_links, seek=seek,
+                verify_frames=verify_frames, with_ids=with_ids, verbose=verbose)
     batch: dict = dict(clip_len=opts.clip_len, batch_size=batch_size, color_mode=color_mode,
                        dtype=dtype)
     if opts.frame_size is not None:  # one batch must fit, or the first element kills the process

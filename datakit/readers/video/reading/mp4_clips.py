@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from datakit.core.arguments import check_seed
+from datakit.core.arguments import check_flags, check_seed
 from datakit.core.exit_guard import release_iterators_at_exit
 from datakit.core.file_facts import change, changed_error, file_facts
 from datakit.core.keywords import keywords, options_from
@@ -81,6 +81,7 @@ def mp4_clip_dataset(directory: str | Path, *, clip_len: int = 16, batch_size: i
         clip_len = opts.clip_len
         check_clip_counts(batch_size, shuffle_buffer_size, n_readers)
         seed = check_seed(seed)
+    check_flags(drop_remainder=drop_remainder)
     release_iterators_at_exit()
     paths, labels = list_mp4(directory)
     facts = file_facts(paths)  # each clip's file must be the one listed (datakit.core.file_facts)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from datakit.core.arguments import check_flags
 from datakit.core.atomic import atomic_file
 from datakit.core.made_once import make_folder_once
 from datakit.core.paths import user_path
@@ -57,6 +58,7 @@ def write_video(frames: np.ndarray, path: str | os.PathLike, *, codec: str = "h2
 
     if codec not in CODECS:
         raise ValueError(f"codec={codec!r}: pass one of {sorted(CODECS)}")
+    check_flags(audio=audio, faststart=faststart)
     frames = np.asarray(frames)
     if not (frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8):
         raise ValueError(f"frames {frames.shape} {frames.dtype}: pass (length, H, W, 3) uint8")
