@@ -212,9 +212,10 @@ def _readers(defaults: list, markers: set[int],
 def _failer(matches: Callable[[tf.Tensor], tf.Tensor], columns: Sequence[str],
             kinds: dict[str, str], required: AbstractSet[str],
             classes: dict[str, list[str]] | None, ignored: AbstractSet[str],
-            dialect: Dialect) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
-    """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
-    ``lines`` that ``matches`` (:func:`row_matcher`) refuses, as a :class:`BadLine`."""
+            dialect: Dialect) -> Callable[..., tf.Tensor]:
+    """``fail(lines, numbers, paths, ok=None)``: raise ``InvalidArgumentError`` naming the
+    first line of ``lines`` that ``matches`` (:func:`row_matcher`) refuses (or that ``ok``
+    marks bad), as a :class:`BadLine`."""
     release_iterators_at_exit()  # the message is built in Python: no hang at exit
     def message(line: bytes, number: np.int64, path: bytes) -> bytes:
         raw = line.decode("utf-8", "replace")
