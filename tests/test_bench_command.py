@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,34 @@ def test_a_missing_folder_or_model_is_named_with_the_fix(tmp_path):
         main([str(tmp_path), "--model", str(tmp_path / "nope.keras")])
     with pytest.raises(FileNotFoundError, match=r"FOLDER .*absent.*one subfolder"):
         main([str(tmp_path / "absent"), "--quick"])
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--batches", "-1"], r"--batches: -1 is not >= 1"),  # read forever: drained_alone(.., -1)
+    (["--steps", "0"], r"--steps: 0 is not >= 1"),  # failed in statistics.mean, after the work
+    (["--batch", "x"], r"--batch: 'x' is not a whole number"),
+    (["--batch-sizes", "8,x"], r"--batch-sizes: 'x' is not a whole number"),
+    (["--batch-sizes", ""], r"--batch-sizes: '': give batch sizes separated by commas"),
+    (["--batch-sizes", "8,,32"], r"--batch-sizes: '8,,32': give batch sizes"),
+    (["--json", "{d}/no/such/out.json"], r"--json: '.*out\.json': its folder .*no/such"),
+])
+def test_bad_numbers_and_a_json_file_in_a_missing_folder_are_refused_first(tmp_path, capsys,
+                                                                            argv, named):
+    """Every option is checked by argparse before any video is made or model built: the
+    usage error (exit 2) names the option and the value."""
+    from datakit.bench.command import main
+    argv = [a.replace("{d}", str(tmp_path)) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / "absent"), *argv])  # (a missing FOLDER would be named later)
+    assert exit_.value.code == 2
+    assert re.search(named, capsys.readouterr().err)
+
+
+def test_good_numbers_parse(tmp_path):
+    from datakit.bench.command import parser
+    args = parser().parse_args(["--batch-sizes", "2, 4", "--json", str(tmp_path / "o.json")])
+    assert args.batch_sizes == [2, 4] and args.json == tmp_path / "o.json"
+    assert parser().parse_args([]).batch_sizes == [8, 32]
 
 
 def _trace(folder: Path, kernels_ns: list[tuple[int, int]], host_ns: tuple[int, int]) -> None:

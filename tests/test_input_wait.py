@@ -95,6 +95,17 @@ def test_an_unknown_element_spec_is_refused_with_the_fix():
         input_wait(_model(), unknown)
 
 
+def test_batches_of_another_width_are_refused_naming_both_shapes():
+    """Keras' own error came from inside the timed step, naming neither shape."""
+    narrow = tf.data.Dataset.from_tensor_slices((np.ones((16, FEATURES - 1), np.float32),
+                                                 np.ones((16, 1), np.float32))).batch(4)
+    with pytest.raises(ValueError, match=rf"input_wait\(dataset=...\): .*element_spec is "
+                       rf".*shape=\(None, {FEATURES - 1}\).*input shape is \(None, "
+                       rf"{FEATURES}\) \(dimension 1: {FEATURES - 1}, the model takes "
+                       rf"{FEATURES}\)"):
+        input_wait(_model(), narrow)
+
+
 def test_what_is_not_a_dataset_is_refused_with_the_fix():
     with pytest.raises(TypeError, match=r"tf\.data\.Dataset.*from_tensor_slices"):
         input_wait(_model(), [np.zeros((4, FEATURES))])

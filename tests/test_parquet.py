@@ -315,3 +315,21 @@ def test_a_file_with_two_columns_of_one_name_is_refused_naming_it(tmp_path):
     for call in (dp.parquet_dataset, dp.column_stats, dp.check_parquet_files):
         with pytest.raises(DataError, match=said):
             call([path])
+
+
+def test_floats_beyond_float32_are_missing_and_such_a_label_refused(tmp_path):
+    """float64 ``1e39`` and a ``9.99e99`` sentinel are infinite in float32, the reader's
+    floats: as features they are missing (``nan``, as ``column_stats`` counts them), never
+    ``inf``; as a label, an error naming the file, row and value."""
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"x": [1.0, 1e39, -9.99e99, 2.0, np.inf],
+                             "y": [0.0, 1.0, 2.0, 3.0, 4.0]}), path)
+    x = np.concatenate([el["x"].numpy() for el in dp.parquet_dataset(
+        [path], shuffle_buffer_size=None, batch_size=2)])
+    np.testing.assert_array_equal(x, np.float32([1.0, np.nan, np.nan, 2.0, np.inf]))
+    assert dp.column_stats([path])["x"].missing == 3
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "y": [0.0, 1e39, 1.0]}), path)
+    ds = dp.parquet_dataset([path], label="y", shuffle_buffer_size=None)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"t\.parquet.*y, row 2.*1e\+39, beyond float32's range"):
+        list(ds)

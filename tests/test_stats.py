@@ -146,6 +146,22 @@ def test_max_vocabulary_keeps_the_most_frequent_ties_broken_by_value(tmp_path):
         ds.column_stats(str(tmp_path / "w.csv"), max_vocabulary={"w": 2.5})
 
 
+@pytest.mark.parametrize("parse", ["line", "batch", "chunk", "arrow"])
+def test_a_label_beyond_float32_is_refused_naming_file_line_and_value(tmp_path, parse):
+    """A ``1e39`` label matches the number grammar but is infinite in float32, the label's
+    tensor: every parse mode refuses it naming the file, line and value, never ``inf``."""
+    from datakit.readers.csv_files.reader import csv_reader_dataset
+
+    path = tmp_path / "n.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{'1e39' if i == 3 else i}\n" for i in range(8)))
+    stats = ds.column_stats(str(path))
+    reader = csv_reader_dataset(str(path), stats=stats, label="y", parse=parse,
+                                shuffle_buffer_size=None)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"n\.csv, line 5, column y.*`1e39`, beyond float32"):
+        list(reader)
+
+
 @pytest.mark.parametrize("parse", ["batch", "arrow"])
 def test_numbers_beyond_float32_are_missing_not_nan_nor_a_constant_column(tmp_path, parse):
     """A ``9.99e99`` missing-value sentinel and a ``1e39`` are infinite in float32, the

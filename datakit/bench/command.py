@@ -24,6 +24,42 @@ from typing import Any
 __all__ = ["main"]
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: an int >= 1 (``--batches -1`` read without end, ``--steps 0``
+    failed after the whole run), refused before any work, argparse naming the option."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give one >= 1") \
+            from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is not >= 1; give a positive whole number")
+    return n
+
+
+def _batch_sizes(text: str) -> list[int]:
+    """An argparse type: comma-separated batch sizes, each an int >= 1, at least one."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or not all(items):
+        raise argparse.ArgumentTypeError(f"{text!r}: give batch sizes separated by commas, "
+                                         "e.g. 8,32")
+    return [_positive_int(t) for t in items]
+
+
+def _json_file(text: str) -> Path:
+    """An argparse type: a file whose folder exists (checked before the minutes of work, not
+    after them, when the figures would be lost)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name in it, e.g. "
+                                         f"{path / 'bench.json'}")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: its folder {str(path.parent)!r} does not "
+                                         "exist; create it first, or give a file in a folder "
+                                         "that exists")
+    return path
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m datakit.bench", description=(
         "Is my GPU fed? Each feed's clips per CPU second, the model's clips a second fed from "
@@ -33,11 +69,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", default=None,
                     help="a compiled Keras model saved as .keras (default: the reference "
                          "3D CNN); its input shape sets the clips (frames, height, width)")
-    ap.add_argument("--batch", type=int, default=8, help="clips a batch for the feeds")
-    ap.add_argument("--batch-sizes", default="8,32",
+    ap.add_argument("--batch", type=_positive_int, default=8, help="clips a batch for the feeds")
+    ap.add_argument("--batch-sizes", type=_batch_sizes, default=[8, 32],
                     help="batch sizes of the memory-fed step, comma-separated")
-    ap.add_argument("--batches", type=int, default=20, help="batches timed per feed")
-    ap.add_argument("--steps", type=int, default=10,
+    ap.add_argument("--batches", type=_positive_int, default=20, help="batches timed per feed")
+    ap.add_argument("--steps", type=_positive_int, default=10,
                     help="training steps timed per run (input_wait runs twice as many: the "
                     "first half drain the pipeline's buffers)")
     ap.add_argument("--shards", default=None,
@@ -46,7 +82,8 @@ def parser() -> argparse.ArgumentParser:
                     help="trace the direct feed's steps with TensorFlow's profiler into DIR")
     ap.add_argument("--quick", action="store_true",
                     help="2 generated videos of 2 s at 160x120, clips of 4x32x32 (a check)")
-    ap.add_argument("--json", default=None, help="write the figures to this file")
+    ap.add_argument("--json", type=_json_file, default=None,
+                    help="write the figures to this file (its folder must exist)")
     return ap
 
 
@@ -115,7 +152,7 @@ def run(args: argparse.Namespace, say: Any = print) -> dict:
         say(f"clips of {work.clip_len}x{work.size}x{work.size} from {folder}; one decoder, "
             f"{args.batches} batches of {work.batch} per feed:")
         rates = per_core(folder, shards, work, args.batches, say)
-        sizes = [int(b) for b in args.batch_sizes.split(",")]
+        sizes = args.batch_sizes
         kernel: dict = {}
         eats = appetite(model, sizes, steps=args.steps, sampler=kernel)
         say(f"\n{model.name} fed from memory (uint8 in):")

@@ -160,6 +160,32 @@ def check_dataset(dataset: Any) -> None:
                          "3]), y)), or give from_generator an output_signature")
 
 
+def check_fits(model: Any, dataset: tf.data.Dataset) -> None:
+    """Refuse batches whose features do not fit the model's input where both shapes are known
+    (one input, features of its rank): Keras' own error comes from inside the timed step,
+    naming neither. Other layouts (several inputs, dicts, another rank) are left to Keras."""
+    try:
+        inputs = list(model.inputs or [])
+    except (AttributeError, ValueError):  # a subclassed model has no symbolic inputs
+        return
+    spec = dataset.element_spec
+    x = spec[0] if isinstance(spec, tuple) and spec else spec
+    if len(inputs) != 1 or not isinstance(x, tf.TensorSpec):
+        return
+    want, got = tuple(inputs[0].shape), tuple(x.shape.as_list())
+    if len(want) != len(got):
+        return
+    wrong = [i for i, (w, g) in enumerate(zip(want, got, strict=True))
+             if i > 0 and w is not None and g is not None and w != g]
+    if wrong:
+        i = wrong[0]
+        raise ValueError(_fix("dataset") + f"the dataset's features do not fit the model: its "
+                         f"element_spec is {spec}, features of shape {got}, and the model's "
+                         f"input shape is {want} (dimension {i}: {got[i]}, the model takes "
+                         f"{want[i]}); pass the dataset you train this model on, or a model "
+                         "built for these batches")
+
+
 def _snapshot(model: Any) -> list:
     held = [*model.variables, *model.optimizer.variables,
             *getattr(model, "metrics_variables", [])]
@@ -305,10 +331,12 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
 
     Raises:
         TypeError: ``model`` is not a Keras model or ``dataset`` not a ``tf.data.Dataset``.
-        ValueError: the model is not built or not compiled; an element has no known shape.
+        ValueError: the model is not built or not compiled; an element has no known shape;
+            its features do not fit the model's input shape (both named).
     """
     check_model(model)
     check_dataset(dataset)
+    check_fits(model, dataset)
     check_count("steps", steps, 2)
     check_count("warmup", warmup)
     check_count("cached_batches", cached_batches)

@@ -225,11 +225,14 @@ class BlockParser:
             numbers = [n for n, k in zip(numbers, kept, strict=True) if k]
         for n, r in zip(numbers, text, strict=False):
             line = r.rstrip(b"\r").decode("utf-8", "replace")
-            if is_blank(line) or self.rule.fullmatch(line):
+            if is_blank(line):
                 continue
-            column, reason = describe_bad_line(line, self.header, self.kinds, self.required,
-                                               self.classes, ignored=self.ignored,
-                                               dialect=self.dialect) or (None, "bad line")
+            # (a line the rule accepts may still hold a label beyond float32: describe it)
+            found = describe_bad_line(line, self.header, self.kinds, self.required,
+                                      self.classes, ignored=self.ignored, dialect=self.dialect)
+            if found is None and self.rule.fullmatch(line):
+                continue
+            column, reason = found or (None, "bad line")
             raise ValueError(str(BadLine(path, n, column, reason, line)))
         raise ValueError(f"{path}, lines {first}-{first + lines - 1}: pyarrow could not read "
                          f"this block ({why or 'rows and lines disagree'}) though every line "

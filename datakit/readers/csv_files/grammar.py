@@ -30,6 +30,7 @@ from datakit.core.paths import FilesArg
 from datakit.readers.csv_files.dialect import COMMA, Dialect, dialect_of
 from datakit.readers.csv_files.file_checks import csv_file_set, is_blank
 from datakit.readers.csv_files.schema import kinds_for, label_classes
+from datakit.readers.tables.running_stats import FLOAT32_MAX
 from datakit.readers.tables.table_stats import NUMBER, TEXT, TableStats
 
 __all__ = ["BadLine", "describe_bad_line", "find_bad_lines"]
@@ -158,6 +159,9 @@ def describe_bad_line(raw: str, columns: Sequence[str], kinds: dict[str, str],
                            "still parsed: a quote opening a field must close it; fix the "
                            "quote, or skip the line with on_bad_line='skip')")
             return where, reason
+        beyond = _label_beyond_float32(m.group(0), col, kinds, required, classes)
+        if beyond:
+            return where, beyond
         pos = m.end()
         if k < n - 1:
             if pos >= len(raw):
@@ -190,6 +194,23 @@ def _field_reason(raw: str, pos: int, col: str, kinds: dict[str, str],
         return f"the label is `{value}`, not a finite number (a label is never missing)"
     shown = field if len(field) <= 40 else f"{field[:40]}... ({len(field):,} characters)"
     return f"expected a number, got `{shown}`"
+
+
+def _label_beyond_float32(field: str, col: str, kinds: dict[str, str],
+                          required: AbstractSet[str],
+                          classes: dict[str, list[str]] | None) -> str | None:
+    """Why a number label that the grammar accepts is refused all the same: beyond
+    float32's range (a ``1e39``), the label's float32 tensor would hold ``inf``; else None.
+    (The reader finds such a label after decoding it; this names it.)"""
+    if col not in required or kinds.get(col) != NUMBER or (classes and col in classes):
+        return None
+    value = field.strip(' "')
+    try:
+        beyond = abs(float(value)) > FLOAT32_MAX
+    except ValueError:
+        return None
+    return (f"the label is `{value}`, beyond float32's range (±{FLOAT32_MAX:.4g}), where "
+            "it is infinite: a label must be a finite float32") if beyond else None
 
 
 def find_bad_lines(filepaths: FilesArg, stats: TableStats, *,

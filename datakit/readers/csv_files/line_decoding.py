@@ -107,16 +107,33 @@ def checked_decoder(columns: Sequence[str], kinds: dict[str, str], required: Abs
         return tf.cond(tf.reduce_all(strict(lines)),
                        lambda: pack(read(lines)), lambda: lenient(lines, numbers, paths))
 
-    def decode(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
+    def decoded(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         if skip:
-            lines = tf.boolean_mask(lines, matches(lines))
-            return read(emptied(lines))
+            ok = matches(lines)
+            lines, numbers, paths = (tf.boolean_mask(t, ok) for t in (lines, numbers, paths))
+            return read(emptied(lines)), lines, numbers, paths
         if not markers:
-            return unpack(checked(lines, numbers, paths))
+            return unpack(checked(lines, numbers, paths)), lines, numbers, paths
         # Lines without a marker (most) are read as floats; only lines holding one as text.
         return unpack(tf.cond(tf.reduce_all(plain(lines)),
                               lambda: pack(unmarked(lines)),
-                              lambda: checked(lines, numbers, paths)))
+                              lambda: checked(lines, numbers, paths))), lines, numbers, paths
+
+    # A number label the grammar accepts but float32 cannot hold (a 1e39) decodes to inf:
+    # refused naming its line (under on_bad_line='skip' too: the line counts were made by
+    # the grammar), never delivered (issue 60).
+    labels = [i for i, c in enumerate(columns) if c in required
+              and tf.convert_to_tensor(defaults[i]).dtype == tf.float32]
+
+    def decode(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
+        out, lines, numbers, paths = decoded(lines, numbers, paths)
+        for i in labels:
+            finite = tf.math.is_finite(out[i])
+            check = tf.cond(tf.reduce_all(finite), lambda: tf.constant(True),
+                            lambda f=finite: fail(lines, numbers, paths, f))
+            with tf.control_dependencies([check]):
+                out[i] = tf.identity(out[i])
+        return out
 
     return decode
 
@@ -195,9 +212,10 @@ def _readers(defaults: list, markers: set[int],
 def _failer(matches: Callable[[tf.Tensor], tf.Tensor], columns: Sequence[str],
             kinds: dict[str, str], required: AbstractSet[str],
             classes: dict[str, list[str]] | None, ignored: AbstractSet[str],
-            dialect: Dialect) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
-    """``fail(lines, numbers, paths)``: raise ``InvalidArgumentError`` naming the first line of
-    ``lines`` that ``matches`` (:func:`row_matcher`) refuses, as a :class:`BadLine`."""
+            dialect: Dialect) -> Callable[..., tf.Tensor]:
+    """``fail(lines, numbers, paths, ok=None)``: raise ``InvalidArgumentError`` naming the
+    first line of ``lines`` that ``matches`` (:func:`row_matcher`) refuses (or that ``ok``
+    marks bad), as a :class:`BadLine`."""
     release_iterators_at_exit()  # the message is built in Python: no hang at exit
     def message(line: bytes, number: np.int64, path: bytes) -> bytes:
         raw = line.decode("utf-8", "replace")
@@ -206,8 +224,10 @@ def _failer(matches: Callable[[tf.Tensor], tf.Tensor], columns: Sequence[str],
             None, "bad line")
         return str(BadLine(path.decode(), int(number), column, reason, raw)).encode()
 
-    def fail(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> tf.Tensor:
-        ok = tf.reshape(matches(lines), [-1])
+    def fail(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor,
+             ok: tf.Tensor | None = None) -> tf.Tensor:
+        """``ok``: which lines are good (default: those ``matches`` accepts)."""
+        ok = tf.reshape(matches(lines) if ok is None else ok, [-1])
         i = tf.argmin(tf.cast(ok, tf.int32))
         row = [tf.gather(tf.reshape(t, [-1]), i) for t in (lines, numbers, paths)]
         # Stateless (it keeps nothing between calls), so an iterator over the reader can be

@@ -247,15 +247,17 @@ def parquet_dataset(filepaths: FilesArg, *, columns: Sequence[str] | None = None
     """Batches of ``{column: tensor}`` from Parquet files, read a row group at a time.
 
     Floats become float32, integers int64, booleans bool, strings tf.string
-    (a missing string is ``""``, a missing float ``nan``). An integer or boolean
+    (a missing string is ``""``, a missing float ``nan``, and so is a float beyond
+    float32's range, a ``9.99e99`` sentinel or a ``1e39``, which float32 makes
+    infinite: ``column_stats`` counts it missing too). An integer or boolean
     column that holds a missing value (the files' metadata says so) is read as
     floats, so the missing value stays missing (``nan``), as pandas reads it:
     integers as float64 (exact up to 2**53), booleans as float32 (1.0, 0.0,
     ``nan``). An integer that its type cannot hold exactly (an unsigned 64-bit
     value above 2**63 - 1) is an error naming the file, column and value, never
     another number. ``label``: elements become ``(features without it, label)``;
-    a label that is missing, ``nan`` or infinite is an error naming the file, row
-    and column (the CSV reader refuses them too).
+    a label that is missing, ``nan``, infinite or beyond float32's range is an error
+    naming the file, row, column and value (the CSV reader refuses them too).
     The dataset knows its length. Every argument is checked before any file is
     opened.
 

@@ -13,6 +13,7 @@ row and column, as the CSV reader refuses it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import SupportsInt
 
@@ -24,6 +25,7 @@ import tensorflow as tf
 
 from datakit.core.errors import DataError
 from datakit.core.file_facts import Stamp, file_facts, opened
+from datakit.readers.tables.running_stats import FLOAT32_MAX
 
 __all__: list[str] = []
 
@@ -92,7 +94,14 @@ def _column_out(col: pa.ChunkedArray, dtype: tf.DType,
                             column=f"{c} (row group {group})")
     if dtype != tf.string and not pa.types.is_floating(col.type) and dtype.is_floating:
         col = pc.cast(col, pa.float64() if dtype == tf.float64 else pa.float32())
-    return col.to_numpy().astype(dtype.as_numpy_dtype, copy=False)
+    values = col.to_numpy()
+    if dtype == tf.float32 and values.dtype == np.float64:
+        # A value beyond float32's range (a 9.99e99 sentinel, a 1e39) would be inf in the
+        # float32 tensor: it is missing (nan), as column_stats counts it (issue 60).
+        beyond = np.isfinite(values) & (np.abs(values) > FLOAT32_MAX)
+        if beyond.any():
+            values = np.where(beyond, np.nan, values)
+    return values.astype(dtype.as_numpy_dtype, copy=False)
 
 
 def check_label(col: pa.ChunkedArray, where: tuple[str, int, str], first_row: int) -> None:
@@ -104,12 +113,15 @@ def check_label(col: pa.ChunkedArray, where: tuple[str, int, str], first_row: in
     bad = col.is_null().to_numpy(zero_copy_only=False)
     if pa.types.is_floating(col.type):
         values = col.fill_null(0).to_numpy()
-        bad = bad | ~np.isfinite(values)
+        # (beyond float32's range: infinite as the label's float32 tensor holds it)
+        bad = bad | ~np.isfinite(values) | (np.abs(values) > FLOAT32_MAX)
     if not bad.any():
         return
     i = int(np.flatnonzero(bad)[0])
     value = col[i].as_py()
     what = "missing (null)" if value is None else repr(value)
+    if value is not None and math.isfinite(value):
+        what += f", beyond float32's range (±{FLOAT32_MAX:.4g}), where it is infinite"
     raise DataError(path, f"the label is {what} ({int(bad.sum())} such row(s) in row group "
                     f"{group}); a label must be a finite value, or the row counts nowhere. "
                     "Drop or fill those rows and write the file again, or read it with "

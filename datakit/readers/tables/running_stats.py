@@ -27,7 +27,8 @@ from datakit.readers.tables.table_stats import NUMBER, ColumnStats
 __all__: list[str] = []
 
 #: The largest float32: a number beyond it is infinite in the readers (float32).
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_MAX = FLOAT32_MAX
 
 
 def add_numbers(s: ColumnStats, values: np.ndarray, moments: dict) -> None:

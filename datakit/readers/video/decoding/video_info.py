@@ -163,17 +163,24 @@ _KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
           stat.S_IFDIR: "a folder"}
 
 
+def special_kind(path: str) -> str | None:
+    """What ``path`` is when it is no regular file (``"a named pipe (FIFO)"``, a socket, a
+    device, a folder), else ``None`` (a path that cannot be stat'ed too: opening it names
+    the reason). Checked before ``av.open``, which would wait forever on a pipe."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
 def open_video(path: str, fix: str = _WHEN_LISTED) -> Any:
     """``av.open(path)``; a file FFmpeg cannot open, or a path that is no regular file (a
     named pipe, a socket, a device), is a :class:`DataError` ending in ``fix``."""
     import av
 
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = stat.S_IFREG  # (av.open names the reason)
-    if not stat.S_ISREG(mode):  # a pipe nobody writes to would block av.open forever
-        kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
+    kind = special_kind(path)
+    if kind is not None:  # a pipe nobody writes to would block av.open forever
         raise DataError(path, f"is {kind}, not a regular file: it is never read as a video; "
                         f"{fix}")
     try:

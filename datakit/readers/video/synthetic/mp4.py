@@ -16,6 +16,7 @@ import numpy as np
 
 from datakit.core.atomic import atomic_file
 from datakit.core.paths import one_folder, user_path
+from datakit.readers.video.decoding.video_info import special_kind, video_stream
 from datakit.readers.video.synthetic.encoded import ENCODER_OPTIONS
 from datakit.readers.video.synthetic.moving_squares import CLASSES
 
@@ -44,13 +45,16 @@ def write_mp4(frames: np.ndarray, path: str | Path, *, fps: int = 25, crf: int =
 
 
 def read_mp4(path: str | Path, start: int = 0, stop: int | None = None) -> np.ndarray:
-    """Decode frames ``start .. stop-1`` of an MP4 (all by default) as uint8 RGB."""
+    """Decode frames ``start .. stop-1`` of an MP4 (all by default) as uint8 RGB, from the
+    video stream FFmpeg reads (never a still or cover picture listed first)."""
     import av
 
+    _regular(path)
     frames = []
     try:
         with av.open(str(path)) as container:
-            for t, frame in enumerate(container.decode(video=0)):
+            stream = _stream(path, container)
+            for t, frame in enumerate(container.decode(stream)):
                 if stop is not None and t >= stop:
                     break
                 if t >= start:
@@ -61,11 +65,34 @@ def read_mp4(path: str | Path, start: int = 0, stop: int | None = None) -> np.nd
 
 
 def mp4_frame_count(path: str | Path) -> int:
-    """The number of frames an MP4 says it holds (read from its header, nothing decoded)."""
+    """The number of frames in the video stream FFmpeg reads: the header's count, or where
+    the header has none (0: MPEG-TS, Matroska) its packets counted (nothing decoded), as
+    the probe (:mod:`datakit.readers.video.decoding.decoding`) counts them."""
     import av
 
+    _regular(path)
     with av.open(str(path)) as container:
-        return int(container.streams.video[0].frames)
+        stream = _stream(path, container)
+        if stream.frames:
+            return int(stream.frames)
+        return sum(1 for p in container.demux(stream)
+                   if p.pts is not None and p.size and not p.is_discard)
+
+
+def _regular(path: str | Path) -> None:
+    """Refuse a pipe, socket or device before ``av.open`` (which waits forever on a pipe)."""
+    kind = special_kind(str(path))
+    if kind is not None:
+        raise OSError(f"{path}: is {kind}, not a regular file: it is never read as a video; "
+                      "remove it from the folder")
+
+
+def _stream(path: str | Path, container: Any) -> Any:
+    stream = video_stream(container)
+    if stream is None:
+        raise OSError(f"{path}: has no video stream (an audio-only file, or a cover picture "
+                      "only?)")
+    return stream
 
 
 def write_mp4_videos(videos: Iterable, directory: str | Path, **kwargs: Any) -> list[Path]:
@@ -83,6 +110,7 @@ def list_mp4(directory: str | Path) -> tuple[list[str], list[int]]:
         raise ValueError(f"{directory}: no <class>/*.mp4 files; write them with "
                          "write_mp4_videos (for your own videos: video_dataset_from_directory)")
     for p in paths:
+        _regular(p)  # listed: refused before any clip is read
         if p.parent.name not in CLASSES:
             raise ValueError(f"{p}: folder must be one of {CLASSES} (for your own class "
                              "folders: video_dataset_from_directory)")
