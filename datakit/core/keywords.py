@@ -50,7 +50,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["KERAS_NAMES", "TF_DATA_NAMES", "keywords", "options_from", "unexpected"]
+__all__ = ["TF_DATA_NAMES", "keywords", "options_from"]
 
 #: tf.data's name for a knob -> the kit's name for it: accepted quietly, by every reader
 #: that has the knob. ``cycle_length``: interleave's inputs open at once;
