@@ -351,20 +351,33 @@ def test_numbered_lines(tmp_path, way):
                      r"size.*old and new lines", said), said
 
 
-@pytest.mark.parametrize("way", WAYS)
-def test_transform_run(tmp_path, way):
+@pytest.fixture(scope="module")
+def transform_run_made(tmp_path_factory):
+    """One tf.Transform run (a Beam pipeline: seconds), copied by each test that changes it."""
     pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
     from datakit.readers.csv_files import write_shards
     from datakit.readers.tf_transform import transform
+
+    made = tmp_path_factory.mktemp("transform")
+    table = {"x": np.arange(40, dtype=np.float64), "y": np.arange(40, dtype=np.float64)}
+    plan = transform.plan_transform(write_shards(table, made / "csv", num_shards=2), label="y")
+    transform.run_transform(plan, made / "run", workers=1)
+    return made / "run"
+
+
+def _transform_run_copy(made, tmp_path):
+    """A copy of the made run in ``tmp_path`` and its first transformed file."""
+    import shutil
+    shutil.copytree(made, tmp_path / "run")
+    return tmp_path / "run", sorted((tmp_path / "run").glob("*/transformed-*"))[0]
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_transform_run(tmp_path, way, transform_run_made):
     from datakit.readers.tf_transform.transform_run import TransformRun
 
-    table = {"x": np.arange(40, dtype=np.float64), "y": np.arange(40, dtype=np.float64)}
-    plan = transform.plan_transform(write_shards(table, tmp_path / "csv", num_shards=2),
-                                    label="y")
-    transform.run_transform(plan, tmp_path / "run", workers=1)
-    victim = sorted((tmp_path / "run").glob("*/transformed-*"))[0]
-    said = _epochs_then_changed(TransformRun(tmp_path / "run").dataset(batch_size=8), victim,
-                                way)
+    run, victim = _transform_run_copy(transform_run_made, tmp_path)
+    said = _epochs_then_changed(TransformRun(run).dataset(batch_size=8), victim, way)
     assert re.search(rf"{victim.name}: the file changed since the reader checked it \(the "
                      r"same size.*Build TransformRun\(output_dir\)\.dataset\(\) again", said), said
 
@@ -468,16 +481,10 @@ def test_fixed_length_names_a_file_replaced_just_after_its_size_check(tmp_path, 
     assert "old and new records. " + BUILD_AGAIN.capitalize() in said
 
 
-def test_transform_run_names_a_file_replaced_just_after_its_check(tmp_path, monkeypatch):
-    pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
-    from datakit.readers.csv_files import write_shards
-    from datakit.readers.tf_transform import transform
+def test_transform_run_names_a_file_replaced_just_after_its_check(tmp_path, monkeypatch,
+                                                                 transform_run_made):
     from datakit.readers.tf_transform.transform_run import TransformRun
 
-    table = {"x": np.arange(40, dtype=np.float64), "y": np.arange(40, dtype=np.float64)}
-    plan = transform.plan_transform(write_shards(table, tmp_path / "csv", num_shards=2),
-                                    label="y")
-    transform.run_transform(plan, tmp_path / "run", workers=1)
-    victim = sorted((tmp_path / "run").glob("*/transformed-*"))[0]
+    run, victim = _transform_run_copy(transform_run_made, tmp_path)
     _replaced_after(monkeypatch, TransformRun, "_transformed_files", victim, "rsync -t")
-    _first_epoch_refused(TransformRun(tmp_path / "run").dataset(batch_size=8), victim)
+    _first_epoch_refused(TransformRun(run).dataset(batch_size=8), victim)
