@@ -335,33 +335,31 @@ def socket_converter_skip(d):
 
 
 # ------------------------------------------------------------------ odd, short, empty
+def _silent_audio(out) -> None:
+    """Ten frames of silent AAC muxed into the open container ``out``."""
+    import av
+    a = out.add_stream("aac", rate=8000)
+    for i in range(10):
+        f = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp",
+                                       layout="mono")
+        f.sample_rate, f.pts = 8000, i * 1024
+        for p in a.encode(f):
+            out.mux(p)
+    for p in a.encode():
+        out.mux(p)
+
+
 def _encode(path: Path, frames: int, w: int = 32, h: int = 32, codec: str = "libx264",
             fmt: str | None = None, audio_only: bool = False) -> Path:
     import av
     with av.open(str(path), "w", format=fmt) as out:
         if audio_only:
-            a = out.add_stream("aac", rate=8000)
-            for i in range(10):
-                f = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp",
-                                               layout="mono")
-                f.sample_rate, f.pts = 8000, i * 1024
-                for p in a.encode(f):
-                    out.mux(p)
-            for p in a.encode():
-                out.mux(p)
+            _silent_audio(out)
             return path
         s = out.add_stream(codec, rate=25)
         s.width, s.height, s.pix_fmt = w, h, "yuv420p"
         if frames == 0:  # an audio track, so that the file is written with its video track
-            a = out.add_stream("aac", rate=8000)
-            for i in range(10):
-                f = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp",
-                                               layout="mono")
-                f.sample_rate, f.pts = 8000, i * 1024
-                for p in a.encode(f):
-                    out.mux(p)
-            for p in a.encode():
-                out.mux(p)
+            _silent_audio(out)
         for i in range(frames):
             pic = np.full((h, w, 3), (i * 20) % 255, np.uint8)
             for p in s.encode(av.VideoFrame.from_ndarray(pic, format="rgb24")):
