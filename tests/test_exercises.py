@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -296,3 +297,24 @@ def test_the_serialized_bytes_of_a_right_example_are_accepted():
     assert exercises.check("example", lambda row: tf.constant(by_hand(row).SerializeToString()),
                            ROWS).ok
     assert not exercises.check("example", lambda row: b"not an example", ROWS).ok
+
+
+def test_a_stream_read_after_its_file_closed_is_told_to_be_read_inside_the_with(mp4_dir):
+    import av
+    path = str(min(Path(mp4_dir).rglob("*.mp4")))
+
+    def time_base(path):  # the learner's slip: the stream read once its `with` has closed it
+        with av.open(path) as container:
+            stream = container.streams.video[0]
+        return float(stream.time_base)
+
+    try:
+        time_base(path)
+    except AssertionError:
+        pass
+    else:
+        pytest.skip(f"PyAV {av.__version__} still reads a stream after its file closed")
+    exercises.register("time_base_test", lambda p: 1 / 1000)
+    feedback = exercises.check("time_base_test", time_base, path)
+    assert not feedback.ok and "Container is not open" in str(feedback) \
+        and "inside `with av.open(...)`" in str(feedback), str(feedback)

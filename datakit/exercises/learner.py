@@ -23,6 +23,8 @@ _KIT = str(Path(__file__).resolve().parent.parent)
 #: What TensorFlow says when a function given to ``map`` (or ``filter``...) returns None.
 _RETURNED_NONE = ("of 0 must be at least minimum 1", "None values not supported",
                   "returned None", "Got <class 'NoneType'>")
+#: What PyAV (18.1.1 on) says when a stream is read after its ``with av.open(...)`` closed.
+_CLOSED_CONTAINER = "Container is not open"
 
 
 def _is_yours(filename: str) -> bool:
@@ -82,5 +84,8 @@ def told_as_yours(error: BaseException, doing: str) -> str:
         return (f"not yet: {doing} failed{your_line(error)}: a function you gave to `map` "
                 "(or `filter`, `interleave`, `apply`) returned None: did it forget to "
                 "`return` its result?")
-    return (f"not yet: {doing} raised {type(error).__name__}{your_line(error)}: {words[:200]}"
+    if _CLOSED_CONTAINER in str(error):
+        words += (": read the stream's facts (`stream.time_base`, `stream.average_rate`...) "
+                  "inside `with av.open(...)`, before the file closes")
+    return (f"not yet: {doing} raised {type(error).__name__}{your_line(error)}: {words[:300]}"
             " (the error is in your code: fix it and run the check again)")
