@@ -137,9 +137,10 @@ def test_a_kill_as_the_workers_start_says_what_is_kept_last_and_no_worker_fails(
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not out.exists():  # its imports (seconds)
             assert parent.poll() is None, parent.communicate()
-            time.sleep(0.05)
+            time.sleep(0.01)
         # `out` is made as the conversion takes its lock, before it lists and probes the 24
-        # videos: from here on, polled without a pause, to see the first worker at once
+        # videos (0.07 CPU s or more): from here on, polled without a pause, to see the first
+        # worker at once
         while time.monotonic() < deadline and not _a_worker_started(parent):
             assert parent.poll() is None, parent.communicate()
         time.sleep(delay)
