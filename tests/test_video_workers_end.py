@@ -131,9 +131,16 @@ def test_a_kill_as_the_workers_start_says_what_is_kept_last_and_no_worker_fails(
     """SIGTERM while the pool starts its workers: raised in the middle of a start, it cut a
     worker's preparation data short, and the worker's ``EOFError`` traceback was printed
     below the caller's message; the interrupt now waits until the workers have started."""
-    parent = _start(CONVERT, str(folder), str(tmp_path / "out"))
+    out = tmp_path / "out"
+    parent = _start(CONVERT, str(folder), str(out))
     try:
         deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not out.exists():  # its imports (seconds)
+            assert parent.poll() is None, parent.communicate()
+            time.sleep(0.01)
+        # `out` is made as the conversion takes its lock, before it lists and probes the 24
+        # videos (0.07 CPU s or more): from here on, polled without a pause, to see the first
+        # worker at once
         while time.monotonic() < deadline and not _a_worker_started(parent):
             assert parent.poll() is None, parent.communicate()
         time.sleep(delay)
