@@ -1,6 +1,6 @@
 """How many clips a second a GPU eats: the reference 3D CNN's training step, in PyTorch alone.
 
-    python3 benchmarks/gpu_step.py [--device cuda] [--steps 50] [--json out.json]
+    python3 benchmarks/gpu_step.py [--device cuda] [--steps 50] [--warmup 5] [--json out.json]
 
 GPU machines often come without TensorFlow and without a package index (an
 image with PyTorch only). This script needs nothing but Python and PyTorch:
@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--device", default=None, help="cuda (default when one is seen) or cpu")
     ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5,
+                    help="untimed steps first, per batch size (cuDNN's autotuning, the allocator)")
     ap.add_argument("--batches", default="8,32", help="comma-separated batch sizes")
     ap.add_argument("--json", default=None, help="write the figures to this file")
     args = ap.parse_args(argv)
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
           f"clips of {CLIP_LEN}x{SIZE}x{SIZE}x3 uint8, {args.steps} timed steps", flush=True)
     rows = []
     for batch in (int(b) for b in args.batches.split(",")):
-        step = step_time(torch, device, batch, args.steps)
+        step = step_time(torch, device, batch, args.steps, args.warmup)
         rows.append({"batch": batch, "step_s": step, "clips_per_s": batch / step})
         print(f"  batch {batch:>3}: {step * 1e3:8.1f} ms a step, {batch / step:8.1f} clips/s",
               flush=True)

@@ -92,6 +92,16 @@ def kit_shards(folder: Path, work: Work, shards: Path | None = None):
 # -- PyTorch peers: a map-style Dataset of one epoch's clips in a DataLoader(num_workers=2) --
 
 
+def _installed(module: str, fix: str = "pip install -e '.[bench]'") -> None:
+    """Skip a peer whose decoder is not installed before importing torch for it (1.5 CPU s
+    of a process that would then do nothing); one installed but broken is skipped by its
+    own import, with its error."""
+    import importlib.util
+    if importlib.util.find_spec(module) is None:
+        raise Skip(f"{module} does not import here (ModuleNotFoundError: No module named "
+                   f"'{module}'); {fix}")
+
+
 def _torch():
     try:
         import torch
@@ -143,6 +153,7 @@ def _loader(read_clip, folder: Path, work: Work):
 
 def torchcodec(folder: Path, work: Work):
     """torchcodec's ``VideoDecoder`` with its own ``Resize`` transform (resized while decoding)."""
+    _installed("torchcodec")
     _torch()
     try:
         from torchcodec.decoders import VideoDecoder
@@ -162,6 +173,7 @@ def torchcodec(folder: Path, work: Work):
 
 def decord(folder: Path, work: Work):
     """decord's ``VideoReader`` asked for 112x112 frames (it resizes while decoding)."""
+    _installed("decord", "pip install decord (wheels for x86-64 only)")
     _torch()
     try:
         import decord as dc
