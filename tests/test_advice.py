@@ -156,3 +156,24 @@ def test_the_stage_record_reads_kind_name_and_knobs_once():
         "num_parallel_calls=2"
     assert facts[3].knobs["batch_size"] == 4 and facts[2].filename == ""
     assert [f.cardinality for f in facts] == [8, 8, 8, 2]
+
+
+def test_a_fill_drains_the_original_only_when_it_needs_one():
+    """compare(fill=...) drains the copy, and the original unless fill_original=False (what
+    advise() passes once the original's caches were drained, or when it has none): epochs
+    counted by a Python side effect of the original's map."""
+    from datakit.doctor.advice import compare
+
+    made = []
+
+    def count(x):
+        made.append(int(x))
+        return x
+
+    original = tf.data.Dataset.range(20).map(lambda x: tf.py_function(count, [x], tf.int64))
+    copy = tf.data.Dataset.range(20).cache()
+    for fill_original, epochs in ((True, 2), (False, 1)):  # the fill's drain, then one round
+        made.clear()
+        compare(original, copy, seconds=5.0, rounds=1, rows=False, fill=5.0,
+                fill_original=fill_original)
+        assert sorted(made) == sorted(list(range(20)) * epochs)

@@ -67,14 +67,18 @@ def _batched(stages: list[StageFacts]) -> bool:
 
 
 def compare(original: tf.data.Dataset, copy: tf.data.Dataset, *, seconds: float,
-            rounds: int = 2, rows: bool = True, fill: float = 0.0) -> float:
+            rounds: int = 2, rows: bool = True, fill: float = 0.0,
+            fill_original: bool = True) -> float:
     """Best rate of ``copy`` / best rate of ``original``, measured alternately ``rounds`` times.
 
     ``fill > 0``: first drain each one (up to ``fill`` seconds, or to its end) so that a
-    ``cache`` is full (advice that adds a cache is only made for finite pipelines).
+    ``cache`` is full (advice that adds a cache is only made for finite pipelines);
+    ``fill_original=False`` drains only the copy (the original has no cache, or was
+    drained already: an in-memory cache keeps only a whole epoch, so a second drain
+    adds nothing).
     """
     if fill:
-        for ds in (original, copy):
+        for ds in (original, copy) if fill_original else (copy,):
             measure(ds, fill)
     best = [0.0, 0.0]
     for _ in range(rounds):
@@ -246,13 +250,17 @@ def advise(report: Any, dataset: tf.data.Dataset, *, seconds: float = 0.5, round
     end = stages[-1].kind != "prefetch"  # the final prefetch: one more change tried
     bar = progress_bar(len(tries) + end, "advise", progress=progress, unit="change")
     advice: list[Advice] = []
+    # the original's caches need one drain, before the first copy that fills its own
+    unfilled = any(s.kind == "cache" for s in stages)
     for stage, c in tries:
         a = Advice(stage.name, c.change, c.alters, None, c.note or c.requires)
         if c.make is not None:
             try:
                 a.dataset = c.make().with_options(options)
                 a.gain = compare(dataset, a.dataset, seconds=seconds, rounds=rounds,
-                                 rows=rows, fill=min(60.0, 20 * seconds) if c.fill else 0.0)
+                                 rows=rows, fill=min(60.0, 20 * seconds) if c.fill else 0.0,
+                                 fill_original=unfilled)
+                unfilled = unfilled and not c.fill
                 a.note = c.note
             except Exception as e:  # a change that does not apply to this pipeline
                 a.error = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]}"
