@@ -60,7 +60,8 @@ MEMORY_LIMIT = 4 << 30  # a worker past this RSS is stopped as a runaway ("hang"
 
 #: Where each concept's module lives: the new path first, then main's.
 MODULES = {
-    "tfrecords": ["datakit.readers.records.tfrecords", "datakit.readers.tfrecords"],
+    "tfrecords": ["datakit.readers.records.tfrecords", "datakit.readers.records.record_framing",
+                  "datakit.readers.tfrecords"],
     "tfrecord_writer": ["datakit.readers.records.tfrecord_writer",
                         "datakit.readers.tfrecord_writer"],
     "tf_example": ["datakit.readers.records.tf_example", "datakit.readers.tf_example"],

@@ -29,7 +29,8 @@ from datakit.readers import csv_files as dc
 from datakit.readers import video
 from datakit.readers.csv_files import shards
 from datakit.readers.csv_files.stats import column_stats
-from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
+from datakit.readers.records import record_framing, tf_example, tfrecord_writer, tfrecords
+from datakit.readers.records.record_framing import RecordFileError
 from datakit.readers.small_sources import fixed_length, sqlite
 from datakit.readers.tables.table_stats import NUMBER, TEXT
 
@@ -393,7 +394,7 @@ def tfr_good(d, st):
 
 def tfr_truncated_boundary(d, st):
     p = _records(d)[1]
-    p.write_bytes(p.read_bytes()[:tfrecords.record_offsets(p)[1]])
+    p.write_bytes(p.read_bytes()[:record_framing.record_offsets(p)[1]])
     return ids(tfrecords.read_records(d))
 
 
@@ -741,20 +742,20 @@ CASES = [
     (kill_split_at_switch, ["old", []]),
     (kill_split_after_switch, ["new", []]),
     (tfr_good, list(range(7))),
-    (tfr_truncated_boundary, E(tfrecords.RecordFileError, "shard-00001-of-00003.tfrecord",
+    (tfr_truncated_boundary, E(RecordFileError, "shard-00001-of-00003.tfrecord",
                                "manifest says")),
-    (tfr_cut_mid_record_no_manifest, E(tfrecords.RecordFileError,
-                                       "shard-00001-of-00003.tfrecord", "at byte")),
-    (tfr_flipped_no_manifest, E(tfrecords.RecordFileError, "shard-00000-of-00003.tfrecord",
+    (tfr_cut_mid_record_no_manifest, E(RecordFileError, "shard-00001-of-00003.tfrecord",
+                                       "at byte")),
+    (tfr_flipped_no_manifest, E(RecordFileError, "shard-00000-of-00003.tfrecord",
                                 "at byte 12", "corrupted record")),
-    (tfr_zero_records, E(tfrecords.RecordFileError, "hold no records")),
+    (tfr_zero_records, E(RecordFileError, "hold no records")),
     (tfr_manifest_lists_fewer, E(DataError, "shard-00002-of-00003.tfrecord",
                                  "does not list it")),
     (tfr_manifest_totals, E(DataError, "manifest.json", "totals")),
     (tfr_beside_csv_set, list(range(7)) + [float(i) for i in range(10)]),
-    (tfr_missing_shard, E(tfrecords.RecordFileError, "shard-00002-of-00003.tfrecord", "missing")),
-    (tfr_empty_file, E(tfrecords.RecordFileError, "a.tfrecord", "empty")),
-    (tfr_gzip_as_plain, E(tfrecords.RecordFileError, "shard-00000-of-00003.tfrecord.gz", "GZIP")),
+    (tfr_missing_shard, E(RecordFileError, "shard-00002-of-00003.tfrecord", "missing")),
+    (tfr_empty_file, E(RecordFileError, "a.tfrecord", "empty")),
+    (tfr_gzip_as_plain, E(RecordFileError, "shard-00000-of-00003.tfrecord.gz", "GZIP")),
     (tfr_n_readers_str, E(TypeError, "n_readers")),
     (kill_tfr_mid_write, [True, True, []]),
     (kill_tfr_mid_commit, [True, True, []]),

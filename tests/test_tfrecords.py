@@ -12,7 +12,7 @@ import tensorflow as tf
 from error_cases import raises_naming as raises_naming_error
 
 from datakit.core import manifest
-from datakit.readers.records import tf_example, tfrecord_writer, tfrecords
+from datakit.readers.records import record_framing, tf_example, tfrecord_writer, tfrecords
 
 ID = {"id": tf.int64}
 
@@ -99,14 +99,14 @@ def boundary(path, k):
 
 
 def test_record_offsets_match_the_framing(shards):
-    offsets = tfrecords.record_offsets(shards[0])
+    offsets = record_framing.record_offsets(shards[0])
     assert offsets == [boundary(shards[0], k) for k in range(10)]
-    assert tfrecords.count_records(shards[0]) == 10
+    assert record_framing.count_records(shards[0]) == 10
 
 
 def raises_naming(path, fn, *args, **kw):
     """The RecordFileError ``fn`` raises, which names ``path``."""
-    return raises_naming_error(path, fn, *args, error=tfrecords.RecordFileError, **kw)
+    return raises_naming_error(path, fn, *args, error=record_framing.RecordFileError, **kw)
 
 
 @pytest.mark.timeout(60)
@@ -206,7 +206,7 @@ def test_interrupted_write_leaves_nothing_complete(tmp_path):
                 w.write(b"r%d" % i)
             raise RuntimeError("boom")
     assert os.listdir(tmp_path) == [] and w.paths == []
-    with pytest.raises(tfrecords.RecordFileError):
+    with pytest.raises(record_framing.RecordFileError):
         tfrecords.read_records(tmp_path)
 
 

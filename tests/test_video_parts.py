@@ -12,7 +12,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.readers.records import tf_example
-from datakit.readers.records.tfrecords import record_offsets
+from datakit.readers.records.record_framing import record_offsets
 from datakit.readers.video.converter import generations
 from datakit.readers.video.converter.part_files import sequence_example_bytes, write_part
 from datakit.readers.video.converter.shard_sets import ShardSets

@@ -31,9 +31,11 @@ read still surfaces as TensorFlow's own error.
 
 What goes inside a record (usually a ``tf.train.Example``) is
 :mod:`datakit.readers.records.tf_example`; writing shards is
-:mod:`datakit.readers.records.tfrecord_writer`. (About 370 lines: the checks
-and the reader share one walk over the files, kept together so that what is checked is
-what is read.)
+:mod:`datakit.readers.records.tfrecord_writer`; the walk over the record headers (and
+:class:`~datakit.readers.records.record_framing.RecordFileError`) is
+:mod:`datakit.readers.records.record_framing`, which needs no TensorFlow. (About 360
+lines: the checks and the reader share one walk over the files, kept together so that
+what is checked is what is read.)
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -52,7 +54,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import struct
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,30 +68,16 @@ from datakit.core.errors import DataError
 from datakit.core.file_facts import file_stamp
 from datakit.core.keywords import keywords
 from datakit.core.paths import FilesArg, PathArg, user_path
+from datakit.readers.records.record_framing import RecordFileError, record_offsets
 from datakit.readers.tables.file_set import check_file_set
 from datakit.readers.tables.unchanged_files import checked_path
 
-__all__ = ["record_shards", "record_offsets", "check_shards", "read_records"]
+__all__ = ["record_shards", "check_shards", "read_records"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 #: What the error for a shard changed after the build tells the user to do.
 _REWRITE = ("build the dataset again after the shards change, and write a new set into a new "
             "folder (ShardWriter) rather than over the one being read")
-
-
-class RecordFileError(DataError):
-    """A record file is missing, truncated, corrupted or disagrees with its manifest.
-
-    A :class:`datakit.core.errors.DataError`: ``path`` is the file, ``offset`` the
-    byte offset where known (else None).
-
-    >>> err = RecordFileError("a.tfrecord", "file ends inside a record", 48)
-    >>> isinstance(err, DataError), err.offset, str(err)
-    (True, 48, 'a.tfrecord (at byte 48): file ends inside a record')
-    """
-
-    def __init__(self, path: PathArg, reason: str, offset: int | None = None) -> None:
-        super().__init__(path, reason, offset=offset)
 
 
 def record_shards(directory: PathArg) -> dict:
@@ -131,38 +118,6 @@ def _tf_message(e: Exception) -> str:
     msg = getattr(e, "message", str(e))
     msg = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", msg)
     return re.sub(r"\s*\[Op:\w+\].*$", "", msg, flags=re.S).strip()
-
-
-def record_offsets(path: PathArg) -> list[int]:
-    """Byte offset where each record of an uncompressed TFRecord file starts, from its headers.
-
-    Each record is framed by 16 bytes: an 8-byte little-endian length, a 4-byte CRC of the
-    length, the data, a 4-byte CRC of the data. Walking the lengths costs one seek per record.
-    Raises :class:`RecordFileError` if the file does not end exactly at a record boundary
-    (TensorFlow itself silently drops a cut-off last record). CRCs are not checked.
-    """
-    size, pos = os.path.getsize(path), 0
-    starts: list[int] = []
-    with open(path, "rb") as f:
-        while pos < size:
-            f.seek(pos)
-            head = f.read(8)
-            if len(head) < 8 or size - pos < 16:
-                raise RecordFileError(path, f"file ends inside the header of record {len(starts)}:"
-                                      " it was cut mid-record", offset=pos)
-            (length,) = struct.unpack("<Q", head)
-            if pos + 16 + length > size:
-                raise RecordFileError(path, f"record {len(starts)} says it holds {length} bytes but"
-                                      f" the file ends {size - pos - 12} bytes after its header:"
-                                      " cut mid-record (or the length is corrupted)", offset=pos)
-            starts.append(pos)
-            pos += 16 + length
-    return starts
-
-
-def count_records(path: PathArg) -> int:
-    """Count the records of an uncompressed TFRecord file (see :func:`record_offsets`)."""
-    return len(record_offsets(path))
 
 
 def _count_with_tf(path: PathArg, compression: str | None) -> int:

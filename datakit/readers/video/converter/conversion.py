@@ -27,8 +27,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import tensorflow as tf
-
 from datakit.core.arguments import check_count, check_flag, check_on_bad
 from datakit.core.atomic import atomic_file, clean_leftovers, write_atomic
 from datakit.core.file_facts import file_stamp
@@ -254,6 +252,7 @@ def _reuse(part: Path, i: int, label: int, frames: int) -> bool:
     still holds, as id and label are not in it. In place, so that a set never
     needs the disk space of its parts twice.
     """
+    import tensorflow as tf  # only a rerun finding parts loads it
     from google.protobuf.message import DecodeError
 
     try:

@@ -29,7 +29,7 @@ from datakit.core import manifest
 from datakit.core.atomic import Staging
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
-from datakit.readers.records.tfrecords import record_offsets
+from datakit.readers.records.record_framing import record_offsets
 from datakit.readers.video.converter import generations
 
 __all__ = ["write_video_set"]

@@ -42,17 +42,24 @@ baseline), and :func:`random_starts` draws the starts from a NumPy generator
 (14, 22)
 >>> random_starts(np.random.default_rng(0), np.array([10, 4]), 4).tolist()
 [5, 0]
+
+TensorFlow is imported by the functions that build its ops, not with the module:
+:class:`~datakit.readers.video.options.clip_options.VideoOptions` checks a sampler
+against :data:`SAMPLERS` in a conversion's process, which otherwise never needs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import tensorflow as tf
 
 from datakit.core.arguments import check_count
+
+if TYPE_CHECKING:  # TensorFlow is imported by the functions that build its ops
+    import tensorflow as tf
 
 __all__ = ["clip_frames"]
 
@@ -73,6 +80,8 @@ class ClipSampler:
 
 
 def _random(last: tf.Tensor, key: tf.Tensor, k: int) -> tf.Tensor:
+    import tensorflow as tf
+
     if k == 1:
         return tf.reshape(tf.math.floormod(key, last + 1), [1])
     starts = tf.random.stateless_uniform([k], seed=tf.stack([key, tf.constant(1, tf.int64)]),
@@ -81,12 +90,16 @@ def _random(last: tf.Tensor, key: tf.Tensor, k: int) -> tf.Tensor:
 
 
 def _uniform(last: tf.Tensor, key: tf.Tensor, k: int) -> tf.Tensor:
+    import tensorflow as tf
+
     if k == 1:
         return _center(last, key, k)
     return tf.range(k, dtype=tf.int64) * last // (k - 1)
 
 
 def _center(last: tf.Tensor, key: tf.Tensor, k: int) -> tf.Tensor:
+    import tensorflow as tf
+
     return tf.reshape(last // 2, [1])
 
 
@@ -124,6 +137,8 @@ def clip_frames(n_frames: int | tf.Tensor, key: int | tf.Tensor, clip_len: int, 
     ``key``: an int64 (see :func:`video_key`), used by a keyed sampler only. The
     caller has checked ``n_frames >= clip_span(clip_len, frame_step)``.
     """
+    import tensorflow as tf
+
     n_frames, key = tf.cast(n_frames, tf.int64), tf.cast(key, tf.int64)
     last = n_frames - clip_span(clip_len, frame_step)  # the last possible start
     starts = SAMPLERS[sampler].starts(last, key, clips_per_video)
@@ -132,11 +147,15 @@ def clip_frames(n_frames: int | tf.Tensor, key: int | tf.Tensor, clip_len: int, 
 
 def epoch_keys(seed: int | None) -> tf.data.Dataset:
     """A dataset of one int64 per iteration: a new one each epoch, the same per ``seed``."""
+    import tensorflow as tf
+
     return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1)
 
 
 def video_key(epoch_key: int | tf.Tensor, index: int | tf.Tensor) -> tf.Tensor:
     """The random key of video ``index`` in the epoch of ``epoch_key`` (stateless)."""
+    import tensorflow as tf
+
     seed = tf.stack([tf.cast(epoch_key, tf.int64), tf.cast(index, tf.int64)])
     return tf.random.stateless_uniform([], seed=seed, minval=0, maxval=tf.int64.max,
                                        dtype=tf.int64)

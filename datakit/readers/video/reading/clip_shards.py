@@ -20,7 +20,7 @@ import tensorflow as tf
 from datakit.core import manifest
 from datakit.core.errors import DataError
 from datakit.core.paths import PathArg
-from datakit.readers.records.tfrecords import record_offsets
+from datakit.readers.records.record_framing import record_offsets
 from datakit.readers.video.converter import generations
 from datakit.readers.video.converter.shard_sets import video_set
 
