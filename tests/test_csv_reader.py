@@ -441,3 +441,38 @@ def test_column_stats_of_a_wide_csv_match_pandas_without_a_word_from_re2(tmp_pat
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["1500"]
     assert [line for line in run.stderr.splitlines() if "re2" in line.lower()] == []
+
+
+# -- no AutoGraph for the kit's own functions ------------------------------------
+
+
+def test_building_the_reader_converts_none_of_the_kits_functions(tmp_path, monkeypatch):
+    """AutoGraph rewrites each function handed to tf.data (about 35 ms of CPU each, 1.3 s
+    for the reader's first build in a process) for Python control flow on tensors, which
+    the kit's functions do not use: each is wrapped in ``graph_functions.as_written``. A
+    new kit function handed to tf.data unwrapped is named here. The spy calls AutoGraph's
+    own conversion and sees a learner's function still converted."""
+    from tensorflow.python.autograph.impl import api
+
+    from datakit.readers.csv_files.modes import PARSE_MODES
+    from datakit.readers.csv_files.shards import write_shards
+
+    real, converted = api._convert_actual, []
+
+    def spy(entity, program_ctx):
+        converted.append(f"{getattr(entity, '__module__', '?')}.{entity.__qualname__}")
+        return real(entity, program_ctx)
+
+    monkeypatch.setattr(api, "_convert_actual", spy)
+    paths = write_shards({"x": [1.0, 2.0, None, 4.0], "c": ["a", "b", "", "a"],
+                          "y": [10.0, 20.0, 30.0, 40.0]}, str(tmp_path), num_shards=2)
+    stats = column_stats(paths)
+    for parse in sorted(PARSE_MODES):
+        for on_bad_line in ("raise", "skip"):
+            ds = dc.csv_reader_dataset(paths, stats=stats, label="y", parse=parse,
+                                       on_bad_line=on_bad_line, batch_size=2)
+            assert next(iter(ds))[0].shape[0] == 2, (parse, on_bad_line)
+    kit = sorted({c for c in converted if c.startswith("datakit.")})
+    assert not kit, f"AutoGraph converted the kit's {kit}: wrap each in as_written"
+    next(iter(ds.map(lambda x, y: (x * 2, y))))  # a learner's function: converted as ever
+    assert any(c.startswith(__name__) for c in converted), converted

@@ -55,6 +55,7 @@ from datakit.readers.csv_files.file_checks import is_blank
 from datakit.readers.csv_files.grammar import BadLine, describe_bad_line, row_pattern
 from datakit.readers.csv_files.line_decoding import LINES_PER_CHUNK
 from datakit.readers.tables.block_reading import blocks_dataset
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["BLOCK_LINES", "SERVICE_HINT"]
@@ -248,6 +249,7 @@ def block_parse(parser: BlockParser,
     dtypes, features = parser.dtypes(), parser.features
     release_iterators_at_exit()  # blocks are parsed in Python: no hang at exit
 
+    @as_written
     def parse(path: tf.Tensor, start: tf.Tensor, end: tf.Tensor, first: tf.Tensor,
               lines: tf.Tensor) -> Any:
         out = tf.numpy_function(parser, [path, start, end, first, lines], dtypes,
@@ -328,8 +330,8 @@ def block_reading(parts: Any, opts: Any, *, fused: bool = True
                          blank=parts.blank, dialect=dialect_of(stats),
                          features=block_features(parts.kinds, opts) if fused else None)
     ranges_of = _ranges_by_file(list(parts.files), dialect_of(stats).header_lines)
-    return (lambda path: block_plan(path, ranges_of(path))), block_parse(parser,
-                                                                         parts.to_features)
+    plan_of = as_written(lambda path: block_plan(path, ranges_of(path)))
+    return plan_of, block_parse(parser, parts.to_features)
 
 
 def arrow_batches(files: list[str], parts: Any, opts: Any) -> tf.data.Dataset:

@@ -42,6 +42,7 @@ from datakit.readers.csv_files.grammar import (
     row_fields,
 )
 from datakit.readers.small_sources.text_lines import numbered_lines, without_bom
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.table_stats import NUMBER
 
 __all__ = ["blank", "unchanged"]
@@ -334,6 +335,7 @@ def unchanged(path: str | tf.Tensor, expected: Sequence[tf.Tensor], element: Any
     """
     size, rows = expected[0], expected[1]
 
+    @as_written
     def check(*_: tf.Tensor) -> tf.Tensor:
         content = tf.io.read_file(path)
         found = tf.strings.split(content, "\n")[header_lines:]  # after the header
@@ -366,6 +368,7 @@ def decoded_chunks(path: str | tf.Tensor, decode: Decode, *, chunk: int = LINES_
     ``header_lines``: 0 for a file without a header (``column_names``).
     """
 
+    @as_written
     def decode_chunk(k: tf.Tensor, lines: tf.Tensor) -> Any:
         if not header_lines:  # line 1 is a row: a byte order mark is not part of it
             lines = tf.cond(tf.equal(k, 0), lambda: tf.concat(
@@ -395,4 +398,6 @@ def checked_lines(path: str | tf.Tensor, expected: Sequence[tf.Tensor] | None = 
     if expected is not None:
         out = unchanged(path, expected, (tf.constant(""), tf.constant(0, tf.int64), path),
                         header_lines=header_lines).concatenate(out)
-    return out.filter(lambda line, *_: tf.logical_not(blank(line))) if skip_blank else out
+    if not skip_blank:
+        return out
+    return out.filter(as_written(lambda line, *_: tf.logical_not(blank(line))))

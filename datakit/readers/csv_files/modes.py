@@ -41,6 +41,7 @@ from datakit.readers.tables.block_reading import (
     file_order,
     interleave_files,
 )
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.table_options import TableOptions
 
 __all__ = ["PARSE_MODES"]
@@ -129,8 +130,8 @@ def _build_line(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) 
 
 
 def _build_batch(names: tf.data.Dataset, parts: ReaderParts, opts: TableOptions) -> tf.data.Dataset:
-    rows = _shuffled(interleave_files(names, lambda p: parts.chunks_of(p).unbatch(), opts), parts,
-                     opts)
+    read = as_written(lambda p: parts.chunks_of(p).unbatch())
+    rows = _shuffled(interleave_files(names, read, opts), parts, opts)
     return _traced(rows, "rows", parts).batch(opts.batch_size)
 
 

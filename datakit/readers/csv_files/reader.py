@@ -80,6 +80,7 @@ from datakit.readers.csv_files.options import ReadOptions
 from datakit.readers.csv_files.schema import kinds_for
 from datakit.readers.tables.block_reading import shuffle_buffer
 from datakit.readers.tables.file_set import FileSet
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.table_options import TABLE_FIELDS, TableOptions, table_options
 from datakit.readers.tables.table_stats import NUMBER, TEXT, TableStats
 
@@ -173,6 +174,7 @@ def build_preprocess(opts: ReadOptions, columns: list[str],
                              ignored=ignored_columns(columns, opts), dialect=dialect_of(stats))
     to_features = build_features(opts, kinds)
 
+    @as_written
     def preprocess(lines: tf.Tensor, numbers: tf.Tensor, paths: tf.Tensor) -> Any:
         return to_features(dict(zip(columns, decode(lines, numbers, paths), strict=True)))
 
@@ -224,16 +226,16 @@ def _reader_parts(checked: FileSet, opts: ReadOptions) -> ReaderParts:
     def drop_bad(lines: tf.data.Dataset) -> tf.data.Dataset:
         if not opts.skip:
             return lines
-        return lines.filter(lambda line, *_: matches(line))
+        return lines.filter(as_written(lambda line, *_: matches(line)))
 
     rows = sum(counts.values())
     return ReaderParts(
         preprocess=preprocess,
-        lines_of=lambda p: checked_lines(p, expected(p), skip_blank=bool(blank),
-                                         header_lines=dialect.header_lines),
-        chunks_of=lambda p: decoded_chunks(p, preprocess, expected=expected(p),
-                                           num_parallel_calls=opts.n_parse_threads,
-                                           header_lines=dialect.header_lines),
+        lines_of=as_written(lambda p: checked_lines(p, expected(p), skip_blank=bool(blank),
+                                                    header_lines=dialect.header_lines)),
+        chunks_of=as_written(lambda p: decoded_chunks(p, preprocess, expected=expected(p),
+                                                      num_parallel_calls=opts.n_parse_threads,
+                                                      header_lines=dialect.header_lines)),
         drop_bad=drop_bad,
         buffer=shuffle_buffer(opts, rows),
         rows=rows, to_features=build_features(opts, kinds), files=tuple(files),

@@ -39,6 +39,7 @@ from datakit.readers.csv_files.dialect import DEFAULT_NA_VALUES, Dialect
 from datakit.readers.csv_files.file_checks import csv_file_set
 from datakit.readers.csv_files.line_decoding import checked_decoder, decoded_chunks
 from datakit.readers.tables.column_choice import choose_columns
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.running_stats import add_numbers, finish_column
 from datakit.readers.tables.table_stats import NUMBER, TEXT, ColumnStats, TableStats
 
@@ -152,6 +153,7 @@ def column_stats(filepaths: FilesArg, *, columns: Sequence[str] | None = None,
     decode = checked_decoder(columns, kinds, set(), defaults, ignored=set(header) - set(chosen),
                              dialect=dialect)
 
+    @as_written
     def chunks_of(path: tf.Tensor) -> tf.data.Dataset:
         return decoded_chunks(path, decode, chunk=batch_size, header_lines=dialect.header_lines)
 

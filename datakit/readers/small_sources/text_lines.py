@@ -24,6 +24,7 @@ from datakit.core.arguments import check_flag
 from datakit.core.errors import DataError
 from datakit.core.file_facts import BUILD_AGAIN, file_facts
 from datakit.core.paths import PathArg, one_file
+from datakit.readers.tables.graph_functions import as_written
 from datakit.readers.tables.unchanged_files import read_checked
 
 __all__ = ["numbered_lines"]
@@ -84,4 +85,5 @@ def numbered_lines(path: PathArg, *, skip_header: bool = True) -> tf.data.Datase
     ds = tf.data.Dataset.zip((lines, numbers, paths))
     if skip_header:
         return ds.skip(1)
-    return ds.take(1).map(lambda line, n, p: (without_bom(line), n, p)).concatenate(ds.skip(1))
+    first = ds.take(1).map(as_written(lambda line, n, p: (without_bom(line), n, p)))
+    return first.concatenate(ds.skip(1))

@@ -35,6 +35,7 @@ from typing import Any
 import tensorflow as tf
 
 from datakit.core.arguments import check_count
+from datakit.readers.tables.graph_functions import as_written
 
 __all__ = ["shuffle_chunks"]
 
@@ -68,6 +69,7 @@ def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *,
     stream = stream.concatenate(tf.data.Dataset.from_tensors(
         (empty, tf.constant(0, tf.int64), tf.constant(True))))
 
+    @as_written
     def step(buffer: Any, element: tuple) -> tuple:
         chunk, r, last = element
         rows = tf.nest.map_structure(lambda b, c: tf.concat([b, c], 0), buffer, chunk)
@@ -79,5 +81,5 @@ def shuffle_chunks(chunks: tf.data.Dataset, buffer_size: int, *,
         return kept, out
 
     shuffled = stream.scan(empty, step)
-    return shuffled.filter(lambda *c: tf.shape(tf.nest.flatten(c)[0])[0] > 0)
+    return shuffled.filter(as_written(lambda *c: tf.shape(tf.nest.flatten(c)[0])[0] > 0))
 
