@@ -382,19 +382,20 @@ def test_the_command_line_offers_both_roles():
 
 @pytest.mark.timeout(120)
 def test_a_server_process_loads_tensorflow_without_keras_and_still_serves():
-    """What ``python -m datakit.cluster`` runs first (skip_keras) keeps Keras out of the
-    server's TensorFlow; a dispatcher and a worker started there still run a graph."""
+    """What ``python -m datakit.cluster`` runs first (import_tensorflow_lean) keeps Keras'
+    optimizers and JAX out of the server's TensorFlow; a dispatcher and a worker started
+    there still run a graph."""
     code = textwrap.dedent("""
         import sys
-        from datakit.cluster.serve import skip_keras
-        skip_keras()
+        from datakit.tensorflow_logs import NOT_FOR_TF_DATA, import_tensorflow_lean
+        import_tensorflow_lean()
         import tensorflow as tf
         s = tf.data.experimental.service
         d = s.DispatchServer()
         w = s.WorkerServer(s.WorkerConfig(dispatcher_address=d.target.split("://")[1]))
         ds = tf.data.Dataset.range(4).map(lambda x: x * 2)
         got = sorted(int(x) for x in ds.apply(s.distribute("parallel_epochs", d.target)))
-        print(sys.modules["keras"] is None, got)
+        print(not any(name in sys.modules for name in NOT_FOR_TF_DATA), got)
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)

@@ -20,21 +20,6 @@ from typing import Any
 __all__ = ["main"]
 
 
-def skip_keras() -> None:
-    """Keep ``import tensorflow`` from loading Keras in this process: a server only runs
-    dataset graphs (TensorFlow ops), never a Keras object.
-
-    TensorFlow's own ``__init__`` imports ``keras.src.optimizers`` eagerly (for SavedModel
-    registrations), about a fifth of the CPU of every server start and restart (~1 s of
-    ~4.5 s here); it skips that import when it raises ``ImportError``, which
-    ``sys.modules["keras"] = None`` makes it do. Called by ``python -m datakit.cluster``
-    only (a process of its own), and only when nothing has loaded Keras yet: never inside
-    a process that may want Keras later.
-    """
-    if "keras" not in sys.modules:
-        sys.modules["keras"] = None  # type: ignore[assignment]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m datakit.cluster dispatcher|worker ...``: serve until killed (Ctrl-C stops).
 

@@ -70,6 +70,7 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
     save_fingerprint,
     unfinished_caches,
 )
+from datakit.tensorflow_logs import import_tensorflow_lean
 
 __all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
            "shuffled_range", "to_numpy", "main"]
@@ -344,37 +345,12 @@ def _refusal(job: dict, dataset: tf.data.Dataset) -> Exception | None:
     return None
 
 
-# What ``import tensorflow`` loads for other APIs than tf.data, when installed: JAX (for
-# TFLite's converter) and Keras' optimizers (so a SavedModel finds them registered; they
-# bring Keras, pandas, SciPy's sparse matrices and Matplotlib along).
-_NOT_FOR_A_RESUME = ("jax", "keras.src.optimizers")
-
-
-def _import_tensorflow_lean() -> None:
-    """Import TensorFlow in the fresh process without :data:`_NOT_FOR_A_RESUME`.
-
-    They are about a third of TensorFlow's start, and the child only rebuilds a
-    pipeline and reads it: each resume starts that much sooner. They are kept out
-    during the import only (TensorFlow skips each when it is missing, as on a machine
-    without JAX); a recipe that uses ``tf.keras`` or imports JAX loads them as usual.
-    """
-    held = [name for name in _NOT_FOR_A_RESUME if name not in sys.modules]
-    for name in held:
-        sys.modules[name] = None  # type: ignore[assignment]  # "import name" fails for now
-    try:
-        import tensorflow  # noqa: F401
-    finally:
-        for name in held:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
-
-
 def main(argv: list[str]) -> None:
     """The fresh process: ``python -m datakit.readers.checkpoints.checkpoint job.pkl out.pkl``.
 
     (Its standard error, TensorFlow's start-up lines included, is shown only when it fails.)
     """
-    _import_tensorflow_lean()
+    import_tensorflow_lean()  # a resume only rebuilds a pipeline and reads it
     import tensorflow as tf
 
     with open(argv[0], "rb") as f:
