@@ -380,11 +380,28 @@ def test_the_command_line_offers_both_roles():
     assert run.returncode == 2 and "--dispatcher" in run.stderr
 
 
+@pytest.mark.timeout(60)
+def test_a_refused_command_answers_before_tensorflow_loads():
+    """``python -m datakit.cluster`` imports TensorFlow (seconds of start) only once its
+    arguments and port passed: a typo or ``--help`` answers at once."""
+    code = textwrap.dedent("""
+        import runpy, sys
+        sys.argv = ["datakit.cluster", "dispatcher", "--port", "99999"]
+        try:
+            runpy.run_module("datakit.cluster", run_name="__main__")
+        except SystemExit as e:
+            print(e.code, "tensorflow" in sys.modules)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert run.stdout.split() == ["2", "False"], run.stderr[-2000:]
+
+
 @pytest.mark.timeout(120)
 def test_a_server_process_loads_tensorflow_without_keras_and_still_serves():
-    """What ``python -m datakit.cluster`` runs first (import_tensorflow_lean) keeps Keras'
-    optimizers and JAX out of the server's TensorFlow; a dispatcher and a worker started
-    there still run a graph."""
+    """What ``python -m datakit.cluster`` imports TensorFlow with (import_tensorflow_lean,
+    once the arguments pass) keeps Keras' optimizers and JAX out of the server's TensorFlow;
+    a dispatcher and a worker started there still run a graph."""
     code = textwrap.dedent("""
         import sys
         from datakit.tensorflow_logs import NOT_FOR_TF_DATA, import_tensorflow_lean
