@@ -20,12 +20,18 @@ from typing import Any
 __all__ = ["main"]
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, *, lean: bool = False) -> None:
     """``python -m datakit.cluster dispatcher|worker ...``: serve until killed (Ctrl-C stops).
 
     ``dispatcher --port N [--work-dir D] [--worker-address HOST:PORT ...]`` and
     ``worker --dispatcher HOST:PORT --port M [--host NAME]``; ``--host`` is the
     name clients use to reach this machine (default: its fully qualified name).
+
+    TensorFlow is imported only once the arguments, the port and (for a worker) the
+    dispatcher have passed their checks: ``--help`` and a refused argument answer at
+    once, without its seconds of start. ``lean=True`` (what ``python -m
+    datakit.cluster`` passes: a process of its own) imports it without what a server
+    never uses (:func:`~datakit.tensorflow_logs.import_tensorflow_lean`).
     """
     parser = argparse.ArgumentParser(prog="python -m datakit.cluster", description=(
         "Run one tf.data service server until killed (Ctrl-C stops it)."))
@@ -49,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     _check_port_free(args.port)
     if args.role == "worker":
         _wait_for_dispatcher(args.dispatcher, args.dispatcher_timeout)
+    if lean:  # a server runs dataset graphs only
+        from datakit.tensorflow_logs import import_tensorflow_lean
+        import_tensorflow_lean()
 
     import tensorflow as tf
 
