@@ -55,6 +55,8 @@ for line in sys.stdin:
         except BaseException:
             traceback.print_exc()
             code = 1
+            if job["shutdown"]:  # as for an uncaught error: its traceback kept to the exit
+                sys.last_type, sys.last_value, sys.last_traceback = sys.exc_info()
         if job["shutdown"]:
             sys.exit(code)  # the interpreter shuts down as a fresh one would
         sys.stdout.flush(); sys.stderr.flush()
