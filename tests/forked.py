@@ -117,3 +117,5 @@ class Forker:
             except subprocess.TimeoutExpired:  # a child that hangs (a test timed out)
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()  # its answers' pipe: no ResourceWarning at exit

@@ -92,6 +92,8 @@ def run_script(code: str, d: Path, timeout: float = 90,
     shut down (for a script whose exit is the point). Its output goes beside ``d``."""
     from forked import Forker
     if not _PARENT or _PARENT[0].proc.poll() is not None:  # none yet, or killed by a hang
+        for dead in _PARENT:
+            dead.close()
         _PARENT[:] = [Forker(ROOT / "tests", PRELOAD,
                              {"PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"})]
     code, out, err = _PARENT[0].run(textwrap.dedent(code), (), d.parent, timeout=timeout,
