@@ -4,7 +4,9 @@ A test that measures a process's RSS needs a process where nothing else ran: in 
 worker, memory an earlier test frees while a report runs shrinks the growth it measures.
 A fresh Python gives that, at the price of importing TensorFlow again (3.5 s of CPU each,
 10 s of wall time on a loaded machine). :class:`Forker` pays the import once: a fresh
-Python imports TensorFlow and the given modules, runs nothing else (no op, no dataset: no
+Python imports TensorFlow (lean, :func:`datakit.tensorflow_logs.import_tensorflow_lean`:
+without Keras' optimizers and JAX, which the scripts' pipelines never use; a script that
+does loads them as usual) and the given modules, runs nothing else (no op, no dataset: no
 runtime thread pool exists yet, so forking it is safe), and forks one child per script.
 Each child starts from that state, as a fresh Python would after the same imports, runs
 the script and ends: as soon as its output is flushed (``os._exit``: shutting down an
@@ -31,7 +33,8 @@ from pathlib import Path
 _PARENT = r"""
 import importlib, json, os, sys, traceback
 sys.path.insert(0, sys.argv[1])
-import tensorflow
+from datakit.tensorflow_logs import import_tensorflow_lean
+import_tensorflow_lean()  # no script here trains: Keras' optimizers and JAX load if one does
 for name in sys.argv[2:]:
     importlib.import_module(name)
 answer = os.fdopen(os.dup(1), "w")
@@ -55,6 +58,8 @@ for line in sys.stdin:
         except BaseException:
             traceback.print_exc()
             code = 1
+            if job["shutdown"]:  # as for an uncaught error: its traceback kept to the exit
+                sys.last_type, sys.last_value, sys.last_traceback = sys.exc_info()
         if job["shutdown"]:
             sys.exit(code)  # the interpreter shuts down as a fresh one would
         sys.stdout.flush(); sys.stderr.flush()
@@ -112,3 +117,5 @@ class Forker:
             except subprocess.TimeoutExpired:  # a child that hangs (a test timed out)
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()  # its answers' pipe: no ResourceWarning at exit

@@ -4,8 +4,9 @@ Each case builds its input in its own folder and returns what the kit delivered
 (a multiset of rows) or raises. ``expect`` is either the multiset (a sorted list)
 or ``(exception type, [substrings the message must hold])``, where the
 substrings name the file (and line, column or offset where one exists). Cases
-that could crash, hang or be killed run in a subprocess with a hard timeout;
-the others run in this process under pytest's timeout.
+that could crash, hang or be killed run in a process of their own with a hard timeout
+(forked from one that imported TensorFlow once: :func:`run_script`); the others run in
+this process under pytest's timeout.
 """
 
 from __future__ import annotations
@@ -65,11 +66,39 @@ def write(d: Path, name: str, data) -> str:
     return str(p)
 
 
-def run_script(code: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (repo on the path); a hang fails the case."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+#: What the forking parent imports once (every script's imports): each child starts there.
+PRELOAD = ("datakit.core.atomic", "datakit.readers.csv_files.shards",
+           "datakit.readers.records.tf_example", "datakit.readers.records.tfrecord_writer",
+           "datakit.readers.records.tfrecords", "datakit.readers.video",
+           "datakit.readers.video.synthetic.mp4")
+_PARENT: list = []  # the forking parent (tests/forked.py), started by the first script
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forking_parent_closed():
+    yield
+    for parent in _PARENT:
+        parent.close()
+
+
+def run_script(code: str, d: Path, timeout: float = 90,
+               shutdown: bool = False) -> subprocess.CompletedProcess:
+    """Run ``code`` in a process of its own (repo on the path); a hang fails the case.
+
+    The process is forked from one that imported TensorFlow and the kit once
+    (:mod:`forked`), as clean as a fresh interpreter after the same imports: a fresh one
+    per script paid TensorFlow's import again (about 4 CPU s each). A killed writer is
+    killed there as anywhere; ``shutdown``: it exits the ordinary way, its interpreter
+    shut down (for a script whose exit is the point). Its output goes beside ``d``."""
+    from forked import Forker
+    if not _PARENT or _PARENT[0].proc.poll() is not None:  # none yet, or killed by a hang
+        for dead in _PARENT:
+            dead.close()
+        _PARENT[:] = [Forker(ROOT / "tests", PRELOAD,
+                             {"PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"})]
+    code, out, err = _PARENT[0].run(textwrap.dedent(code), (), d.parent, timeout=timeout,
+                                    shutdown=shutdown)
+    return subprocess.CompletedProcess(["forked"], code, out, err)
 
 
 # ---------------------------------------------------------------- CSV
@@ -346,7 +375,7 @@ KILL_SPLIT = """
 
 
 def _kill_split(d, st, k, after=False):
-    proc = run_script(KILL_SPLIT.format(d=str(d), k=k, after=after))
+    proc = run_script(KILL_SPLIT.format(d=str(d), k=k, after=after), d)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     got = {part: read(str(d / f"{part}_*.csv"), st) for part in ("train", "valid", "test")}
     rows = sorted(v for part in got.values() for v in part)
@@ -487,7 +516,7 @@ KILL_WRITER = """
 
 
 def _kill_writer(d, st, k=0, mid_write=0):
-    proc = run_script(KILL_WRITER.format(d=str(d), k=k, mid_write=mid_write))
+    proc = run_script(KILL_WRITER.format(d=str(d), k=k, mid_write=mid_write), d)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     hidden = [n for n in os.listdir(d) if n.endswith(".tmp")]
     got = ids(tfrecords.read_records(d))
@@ -610,12 +639,12 @@ VIDEO = """
         victim.write_bytes(victim.read_bytes()[:300])
     print("VICTIM", victim, flush=True)
     for batch in video.mp4_clip_dataset(d, clip_len=8, batch_size=2, shuffle_buffer_size=0):
-        pass  # the error is not caught: the interpreter must still exit
+        pass  # the error is not caught here: the interpreter must still exit
 """
 
 
 def _video(d, short):
-    proc = run_script(VIDEO.format(d=str(d), short=short), timeout=150)
+    proc = run_script(VIDEO.format(d=str(d), short=short), d, timeout=150, shutdown=True)
     victim = proc.stdout.split("VICTIM ", 1)[1].split()[0]
     assert proc.returncode == 1, proc.stderr[-2000:]
     return [victim in proc.stderr, "Traceback" in proc.stderr]

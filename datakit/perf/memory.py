@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import keras
 import numpy as np
 import psutil
 
 from datakit.core.arguments import check_count, check_number, check_ordered, check_seconds
 
 if TYPE_CHECKING:
+    import keras
     from matplotlib.axes import Axes
 
 __all__ = ["rss_bytes", "memory_logger", "compare_rss_growth"]
@@ -90,8 +90,11 @@ class RssSampler(threading.Thread):
 def memory_logger() -> keras.callbacks.Callback:
     """A Keras callback that records (seconds, RSS bytes) after every training step.
 
-    Read ``callback.seconds`` and ``callback.rss`` after ``fit()``.
+    Read ``callback.seconds`` and ``callback.rss`` after ``fit()``. Keras is imported here,
+    not with the module: the memory report and the benchmark read RSS in processes that
+    run pipelines only (a lean TensorFlow import, without Keras' optimizers and JAX).
     """
+    import keras
 
     class MemoryLogger(keras.callbacks.Callback):
         def on_train_begin(self, logs: dict | None = None) -> None:
