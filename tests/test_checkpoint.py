@@ -2,7 +2,10 @@
 
 Each case compares ``first + rest`` (read before saving here, read after
 restoring in another process) with an uninterrupted run of the same seeded
-pipeline: same elements, same order, and every record once per epoch.
+pipeline: same elements, same order, and every record once per epoch. The cases
+resume in one process of the module (:class:`~datakit.readers.checkpoints.checkpoint.
+ResumingProcess`: each checkpoint saved here, none by that process), which imports
+TensorFlow once; a resume that fails ends it, and the next case starts another.
 """
 
 from __future__ import annotations
@@ -28,20 +31,27 @@ from datakit.readers.csv_files.stats import column_stats
 pytestmark = pytest.mark.timeout(300)
 
 
-def check_resumes(recipe, kwargs, n_first, tmp_path):
+@pytest.fixture(scope="module")
+def child():
+    """The module's resuming process (started at its first resume)."""
+    with ck.ResumingProcess() as process:
+        yield process
+
+
+def check_resumes(child, recipe, kwargs, n_first, tmp_path):
     """Save after ``n_first`` elements, resume elsewhere; return (whole run, first + rest)."""
     build = ck.dataset_from_recipe(recipe, kwargs)
     whole = [ck.to_numpy(x) for x in build]
     first, path = ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), n_first, tmp_path)
-    rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+    rest = child.resume(recipe, path, kwargs=kwargs)
     assert len(first) == n_first and len(rest) == len(whole) - n_first
     assert_same_elements(whole, first + rest, context=recipe)
     return whole, first + rest
 
 
-def test_plain_pipeline_resumes_in_another_process(tmp_path):
-    whole, _ = check_resumes("checkpoint_recipes:plain_pipeline", {"n": 200, "seed": 7}, 5,
-                             tmp_path)
+def test_plain_pipeline_resumes_in_another_process(child, tmp_path):
+    whole, _ = check_resumes(child, "checkpoint_recipes:plain_pipeline", {"n": 200, "seed": 7},
+                             5, tmp_path)
     ids = np.concatenate([x for x, _ in whole])
     assert sorted(ids.tolist()) == list(range(200))   # exactly once over the epoch
     assert ids.tolist() != list(range(200))           # and it was shuffled
@@ -65,31 +75,32 @@ PARSE = [pytest.param("line", id="per-line"), pytest.param("batch", id="chunked"
 
 
 @pytest.mark.parametrize("parse", PARSE)
-def test_csv_reader_resumes_in_another_process(housing, tmp_path, parse):
+def test_csv_reader_resumes_in_another_process(child, housing, tmp_path, parse):
     parts, stats = housing
     kwargs = dict(filepaths=parts["valid"], stats=stats, label=LABEL, seed=1, parse=parse,
                   batch_size=64, shuffle_buffer_size=500)
     recipe = "datakit.readers.csv_files.reader:csv_reader_dataset"
-    whole, _ = check_resumes(recipe, kwargs, 7, tmp_path)
+    whole, _ = check_resumes(child, recipe, kwargs, 7, tmp_path)
     _rows_once(whole, parts["valid"])
 
 
-def test_a_py_function_is_refused_unless_declared_stateless(tmp_path):
+def test_a_py_function_is_refused_unless_declared_stateless(child, tmp_path):
     # The CSV reader's bad-line message is a numpy_function created stateful=False, so its
     # iterator saves as it is; an ordinary py_function needs ignore_external_state.
     with pytest.raises(ValueError, match="(?s)EagerPyFunc is stateful.*ignore_external_state"):
         ck.save_midway(py_function_pipeline(declared=False), 1, tmp_path / "refused")
-    whole, _ = check_resumes("checkpoint_recipes:py_function_pipeline", {"n": 30}, 4, tmp_path)
+    whole, _ = check_resumes(child, "checkpoint_recipes:py_function_pipeline", {"n": 30}, 4,
+                             tmp_path)
     assert sorted(int(x) for x in whole) == list(range(0, 60, 2))
 
 
-def test_clip_dataset_resumes_with_the_same_random_clips(videos, tmp_path):
+def test_clip_dataset_resumes_with_the_same_random_clips(child, videos, tmp_path):
     shards = tmp_path / "shards"
     video.write_video_records(videos, shards, class_names=video.CLASSES, num_shards=3)
     kwargs = dict(directory=str(shards), clip_len=8, batch_size=3, shuffle_buffer_size=5, seed=2,
                   with_ids=True)
-    whole, _ = check_resumes("datakit.readers.video.reading.clips:clip_dataset", kwargs, 2,
-                             tmp_path)
+    whole, _ = check_resumes(child, "datakit.readers.video.reading.clips:clip_dataset", kwargs,
+                             2, tmp_path)
     ids = np.concatenate([b["id"] for b in whole])
     assert sorted(ids.tolist()) == sorted(v_id for v_id in range(len(videos)))
 
@@ -128,10 +139,16 @@ def test_bad_calls_say_how_to_fix_them(tmp_path, call, error, match):
         call(tmp_path)
 
 
-def test_a_failing_resume_reports_the_child_error(tmp_path):
-    _, path = ck.save_midway(ck.shuffled_range(10, 2), 1, tmp_path)
-    with pytest.raises(RuntimeError, match="resuming process failed"):
-        ck.resume_in_fresh_process("datakit.readers.checkpoints.checkpoint:no_such_recipe", path)
+def test_a_failing_resume_reports_the_child_error_and_fails_alone(child, tmp_path):
+    """The recipe raises in the child: its traceback is in the error, that process has
+    ended, and the next resume (in another) reads the rest as ever."""
+    kwargs = {"n": 10, "buffer_size": 2}
+    first, path = ck.save_midway(ck.shuffled_range(**kwargs), 1, tmp_path)
+    with pytest.raises(RuntimeError, match=r"(?s)resuming process failed \(exit 1\).*"
+                                           "has no attribute 'no_such_recipe'"):
+        child.resume("datakit.readers.checkpoints.checkpoint:no_such_recipe", path)
+    rest = child.resume(RANGE, path, kwargs=kwargs)
+    assert [int(x) for x in first + rest] == [int(x) for x in ck.shuffled_range(**kwargs)]
 
 
 # ---- what a resume checks (the second bad-input sweep: each of these was silent or a bare
@@ -139,22 +156,21 @@ def test_a_failing_resume_reports_the_child_error(tmp_path):
 RANGE = "datakit.readers.checkpoints.checkpoint:shuffled_range"
 
 
-def test_saving_twice_into_one_folder_keeps_both(tmp_path):
+def test_saving_twice_into_one_folder_keeps_both(child, tmp_path):
     kwargs = {"n": 10, "buffer_size": 1}
     _, one = ck.save_midway(ck.shuffled_range(**kwargs), 2, tmp_path)
     _, two = ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
     assert one != two
-    rest_one = ck.resume_in_fresh_process(RANGE, one, kwargs=kwargs)
-    rest_two = ck.resume_in_fresh_process(RANGE, two, kwargs=kwargs)
+    rest_one = child.resume(RANGE, one, kwargs=kwargs)
+    rest_two = child.resume(RANGE, two, kwargs=kwargs)
     assert [int(x) for x in rest_one] == list(range(2, 10))
     assert [int(x) for x in rest_two] == list(range(5, 10))
 
 
-def test_a_pipeline_rebuilt_with_another_batch_size_is_refused(tmp_path):
+def test_a_pipeline_rebuilt_with_another_batch_size_is_refused(child, tmp_path):
     _, path = ck.save_midway(ck.shuffled_range(20, 4, batch_size=4), 1, tmp_path)
     with pytest.raises(ValueError, match="BatchDatasetV2 input 1: saved 4, rebuilt 3"):
-        ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 20, "buffer_size": 4,
-                                                         "batch_size": 3})
+        child.resume(RANGE, path, kwargs={"n": 20, "buffer_size": 4, "batch_size": 3})
 
 
 def test_a_tfrecord_set_rewritten_since_the_save_is_refused(tmp_path):
@@ -218,12 +234,12 @@ def test_a_damaged_checkpoint_is_named(tmp_path, how, message, part):
         ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 50, "buffer_size": 20})
 
 
-def test_a_damaged_checkpoint_without_its_record_is_named_by_the_child(tmp_path):
+def test_a_damaged_checkpoint_without_its_record_is_named_by_the_child(child, tmp_path):
     _, path = ck.save_midway(ck.shuffled_range(50, 20), 3, tmp_path)
     os.remove(path + ".datakit.json")   # as if saved by tf.train.Checkpoint itself
     _damage(path + ".index", "cut")
     with pytest.raises(DataError, match=re.escape(path) + ": this checkpoint cannot be restored"):
-        ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 50, "buffer_size": 20})
+        child.resume(RANGE, path, kwargs={"n": 50, "buffer_size": 20})
 
 
 def test_the_index_file_given_for_the_prefix_says_what_to_pass(tmp_path):
@@ -239,15 +255,15 @@ def test_a_from_generator_pipeline_says_what_to_do(tmp_path):
         ck.save_midway(ds, 1, tmp_path)
 
 
-def test_a_checkpoint_saved_by_tensorflow_itself_resumes_too(tmp_path):
+def test_a_checkpoint_saved_by_tensorflow_itself_resumes_too(child, tmp_path):
     it = iter(ck.shuffled_range(10, 1))
     first = [int(next(it)) for _ in range(3)]
     path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "iterator"))  # save_counter too
-    rest = ck.resume_in_fresh_process(RANGE, path, kwargs={"n": 10, "buffer_size": 1})
+    rest = child.resume(RANGE, path, kwargs={"n": 10, "buffer_size": 1})
     assert first + [int(x) for x in rest] == list(range(10))
 
 
-def test_a_global_seed_set_before_the_save_does_not_block_the_resume(tmp_path):
+def test_a_global_seed_set_before_the_save_does_not_block_the_resume(child, tmp_path):
     """A learner's tf.random.set_seed() at the top of a notebook: the fresh process sets none.
 
     TensorFlow resumes the saved pipeline with its saved seeds, so the rest of the epoch is
@@ -259,16 +275,16 @@ def test_a_global_seed_set_before_the_save_does_not_block_the_resume(tmp_path):
     try:
         whole = [int(x) for x in ck.shuffled_range(**kwargs)]
         first, path = ck.save_midway(ck.shuffled_range(**kwargs), 3, tmp_path / "a")
-        rest = ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+        rest = child.resume(recipe, path, kwargs=kwargs)
         assert [int(x) for x in first] + [int(x) for x in rest] == whole
         _, path = ck.save_midway(ck.shuffled_range(**kwargs), 3, tmp_path / "b")
         with pytest.raises(ValueError, match="ShuffleDatasetV3 input 3: saved 1, rebuilt 2"):
-            ck.resume_in_fresh_process(recipe, path, kwargs={**kwargs, "seed": 2})
+            child.resume(recipe, path, kwargs={**kwargs, "seed": 2})
     finally:
         tf.random.set_seed(None)
 
 
-def test_a_save_that_fails_midway_keeps_the_earlier_checkpoint(tmp_path, monkeypatch):
+def test_a_save_that_fails_midway_keeps_the_earlier_checkpoint(child, tmp_path, monkeypatch):
     """The checkpoint is written, then its record fails (a full disk, say): nothing of the
     failed save stays under a name, the first checkpoint resumes, the next save is whole."""
     kwargs = {"n": 10, "buffer_size": 1}
@@ -283,13 +299,13 @@ def test_a_save_that_fails_midway_keeps_the_earlier_checkpoint(tmp_path, monkeyp
         with pytest.raises(OSError, match="No space left"):
             ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
     assert sorted(os.listdir(tmp_path)) == before   # no iterator-2.*, no staging folder
-    assert [int(x) for x in ck.resume_in_fresh_process(RANGE, one, kwargs=kwargs)] == \
+    assert [int(x) for x in child.resume(RANGE, one, kwargs=kwargs)] == \
         list(range(2, 10))
     _, two = ck.save_midway(ck.shuffled_range(**kwargs), 5, tmp_path)
     assert os.path.basename(two) == "iterator-2" and ck.checkpoint_bytes(two) > 0
 
 
-def test_a_reader_with_a_cache_saves_once_the_cache_is_written(housing, tmp_path):
+def test_a_reader_with_a_cache_saves_once_the_cache_is_written(child, housing, tmp_path):
     """During the first pass the half-written cache belongs to the saving process: refused,
     saying why and the fix; after it, the checkpoint resumes from the finished cache."""
     parts, stats = housing
@@ -300,26 +316,26 @@ def test_a_reader_with_a_cache_saves_once_the_cache_is_written(housing, tmp_path
                                          r"without cache="):
         ck.save_midway(ck.dataset_from_recipe(recipe, kwargs), 1, tmp_path / "ck")
     assert not glob.glob(str(tmp_path / "ck" / "iterator-*"))
-    whole, _ = check_resumes(recipe, kwargs, 3, tmp_path / "ck")   # the cache is whole now
+    whole, _ = check_resumes(child, recipe, kwargs, 3, tmp_path / "ck")  # the cache is whole now
     _rows_once(whole, parts["valid"])
 
 
-def test_a_changed_seed_or_file_list_is_said_in_words(tmp_path):
+def test_a_changed_seed_or_file_list_is_said_in_words(child, tmp_path):
     kwargs = {"n": 8, "buffer_size": 4, "seed": 1}
     _, path = ck.save_midway(ck.shuffled_range(**kwargs), 1, tmp_path / "a")
     with pytest.raises(ValueError, match="(?s)the seed differs.*Pass the saved seed"):
-        ck.resume_in_fresh_process(RANGE, path, kwargs={**kwargs, "seed": 2})
+        child.resume(RANGE, path, kwargs={**kwargs, "seed": 2})
     files = [tmp_path / f"{c}.txt" for c in "abc"]
     for f in files:
         f.write_text("x\n")
     _, path = ck.save_midway(lines_pipeline([str(f) for f in files[:2]]), 1, tmp_path / "b")
     with pytest.raises(ValueError, match=r"the file list differs: 1 file\(s\) only in the "
                                          r"rebuilt one \(first: .*c\.txt\)"):
-        ck.resume_in_fresh_process("checkpoint_recipes:lines_pipeline", path,
-                                   kwargs={"path": [str(f) for f in files]})
+        child.resume("checkpoint_recipes:lines_pipeline", path,
+                     kwargs={"path": [str(f) for f in files]})
 
 
-def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(tmp_path):
+def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(child, tmp_path):
     folder = tmp_path / "videos"
     video.make_video_folder(folder, per_class=2, min_frames=24, max_frames=24, size=16, seed=0)
     kwargs = dict(directory=str(folder), clip_len=4, batch_size=2, frame_size=(16, 16), seed=1,
@@ -333,12 +349,12 @@ def test_a_video_folder_checkpoint_refuses_a_resume_after_a_video_was_replaced(t
     added = video.write_video(other, folder / "down" / "0-first.mp4")  # sorts first
     with pytest.raises(ValueError, match=r"the file list differs: 1 file\(s\) only in the "
                        r"rebuilt one \(first: .*0-first.mp4\)"):
-        ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+        child.resume(recipe, path, kwargs=kwargs)
     added.unlink()
     # another video of the same shape and length in place of one: a rebuilt reader accepts it
     video.write_video(other, files[-1])
     with pytest.raises(DataError, match="changed since the save") as e:
-        ck.resume_in_fresh_process(recipe, path, kwargs=kwargs)
+        child.resume(recipe, path, kwargs=kwargs)
     assert e.value.path == files[-1]
 
 
@@ -372,6 +388,8 @@ def test_the_shuffled_range_recipe_checks_its_arguments(call, error, match):
 
 FULL_DISK = r"""
 import json, os, sys
+from datakit.tensorflow_logs import import_tensorflow_lean
+import_tensorflow_lean()  # it only saves and resumes pipelines
 from datakit.readers.checkpoints import checkpoint as ck
 folder = sys.argv[1]
 kwargs = {"n": 10, "buffer_size": 1}

@@ -21,7 +21,9 @@ reader its checkpoint test by inheritance:
 A case that cannot apply to a reader says why (``Door.exempt``); a case a reader
 fails today is a known gap (``Door.gaps``), an ``xfail(strict=True)`` that fails
 once the reader holds it, so the list stays true. The files are tiny, made once
-per module and per reader, on first use; each reader resumes in one fresh process.
+per module and per reader, on first use; the readers resume one after another in one
+fresh process of the module (``ResumingProcess``: it saved none of the checkpoints), so
+TensorFlow is imported there once; a resume that fails ends it, the next starts another.
 """
 
 from __future__ import annotations
@@ -273,8 +275,9 @@ NOT_READERS = {
                                               "unchanged", "parse_example", "clip_frames"},
     "videos and data made in memory": {"CLASSES", "Video", "make_video", "make_videos",
                                        "iter_videos", "passengers", "small_video_model"},
-    "checkpoints": {"save_midway", "resume_in_fresh_process", "checkpoint_bytes",
-                    "ignore_external_state", "main", "to_numpy", "shuffled_range"},
+    "checkpoints": {"save_midway", "resume_in_fresh_process", "ResumingProcess",
+                    "checkpoint_bytes", "ignore_external_state", "main", "to_numpy",
+                    "shuffled_range"},
     "the package itself": {"DATA_DIR", "data_path", "__version__", "DataError", "benchmark",
                            "quiet_tensorflow"},
 }
@@ -363,12 +366,19 @@ def test_length_is_known_or_documented_unknown(door, made):
         assert n == len(ds) == len(_elements(ds)), door.name
 
 
+@pytest.fixture(scope="module")
+def child():
+    """The module's resuming process (started at its first resume)."""
+    with ck.ResumingProcess() as process:
+        yield process
+
+
 @pytest.mark.parametrize("door", _cases("resume"))
-def test_resumed_mid_epoch_in_a_fresh_process_gives_exactly_the_rest(door, made, tmp_path):
+def test_resumed_mid_epoch_in_a_fresh_process_gives_exactly_the_rest(door, made, child, tmp_path):
     call = {**made(door), **door.fields}
     whole = _elements(door.build(call))
     first, path = ck.save_midway(door.build(call), door.resume_after, tmp_path)
-    rest = ck.resume_in_fresh_process(door.recipe, path, kwargs=call)
+    rest = child.resume(door.recipe, path, kwargs=call)
     assert len(first) == door.resume_after and len(rest) == len(whole) - door.resume_after
     assert_same_elements(whole, first + rest, context=door.name)
 

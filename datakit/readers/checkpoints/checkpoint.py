@@ -1,4 +1,4 @@
-# About 370 lines on purpose: the save, the resume and the fresh process that resumes are one
+# About 500 lines on purpose: the save, the resume and the fresh process that resumes are one
 # protocol (the staged save, the record, the checks before a restore); split, each part would
 # reach into the others' private names.
 """Resume a ``tf.data`` pipeline mid-epoch: a checkpoint saved here, restored in a fresh process.
@@ -11,7 +11,8 @@ with the rest of the epoch. :func:`save_midway` takes ``n`` elements and
 saves; :func:`resume_in_fresh_process` starts another Python process that
 rebuilds the pipeline from a *recipe* (``"module:function"``, a function
 returning the dataset, called with ``kwargs``), restores, and returns what
-that process read; :func:`checkpoint_bytes` is what the checkpoint costs on
+that process read (:class:`ResumingProcess`: one such process for several
+checkpoints); :func:`checkpoint_bytes` is what the checkpoint costs on
 disk (a shuffle buffer is saved element by element).
 
 >>> import tempfile
@@ -40,14 +41,17 @@ bad-line message is a ``tf.numpy_function`` declared ``stateful=False``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,8 +76,8 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
 )
 from datakit.tensorflow_logs import import_tensorflow_lean
 
-__all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes", "ignore_external_state",
-           "shuffled_range", "to_numpy", "main"]
+__all__ = ["save_midway", "resume_in_fresh_process", "ResumingProcess", "checkpoint_bytes",
+           "ignore_external_state", "shuffled_range", "to_numpy", "main"]
 
 
 def to_numpy(element: Any) -> Any:
@@ -261,6 +265,7 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
     batch size, a buffer, a seed or a file list changed: TensorFlow would
     silently go on with the *saved* pipeline) and the files it reads (changed
     in place, or their set rewritten: one epoch would mix two versions).
+    To resume several checkpoints, :class:`ResumingProcess` starts one process for all.
 
     Args:
         recipe: ``"package.module:function"``, importable from the current directory.
@@ -277,34 +282,127 @@ def resume_in_fresh_process(recipe: str, path: str, *, kwargs: dict | None = Non
             that differs from the saved one (naming the op and the values).
         RuntimeError: the process failed otherwise; the message holds its error output.
     """
-    if not isinstance(recipe, str) or ":" not in recipe:
-        raise ValueError(f"recipe={recipe!r}: write it 'package.module:function'.")
-    if kwargs is not None and not isinstance(kwargs, Mapping):
-        raise TypeError(f"kwargs must be a dict of the recipe's arguments, got "
-                        f"{type(kwargs).__name__} {kwargs!r}: e.g. kwargs={{'seed': 1}}")
     timeout = check_seconds("timeout", timeout, positive=True, func="resume_in_fresh_process")
-    path = _check_prefix(os.fspath(path))
-    with tempfile.TemporaryDirectory() as tmp:
-        job, out = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
+    with ResumingProcess(timeout=timeout) as child:
+        return child.resume(recipe, path, kwargs=kwargs, max_elements=max_elements)
+
+
+class ResumingProcess:
+    """One fresh Python process that resumes checkpoints one after another.
+
+    Each :meth:`resume` is :func:`resume_in_fresh_process`'s (the same checks, the same
+    result, the same errors), run in a process that saved none of the checkpoints; the
+    process starts at the first resume and ends at :meth:`close` (or with the ``with``
+    block), so TensorFlow's import (about 3 CPU s) is paid once, not once a checkpoint.
+    A resume that fails otherwise (the recipe raises, the process dies or passes
+    ``timeout`` seconds) ends the process: the next resume starts another.
+
+    >>> import tempfile
+    >>> kwargs = {"n": 6, "buffer_size": 1}
+    >>> saved = [save_midway(shuffled_range(**kwargs), k, tempfile.mkdtemp())[1] for k in (2, 4)]
+    >>> with ResumingProcess() as child:
+    ...     [[int(x) for x in child.resume(RECIPE, p, kwargs=kwargs)] for p in saved]
+    [[2, 3, 4, 5], [4, 5]]
+    """
+
+    def __init__(self, *, timeout: float = 300) -> None:
+        self.timeout = check_seconds("timeout", timeout, positive=True, func="ResumingProcess")
+        self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> ResumingProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def resume(self, recipe: str, path: str, *, kwargs: dict | None = None,
+               max_elements: int | None = None) -> list[Any]:
+        """Restore ``path`` into ``recipe(**kwargs)`` in the process, read to the end (or
+        ``max_elements``): the elements it read; see :func:`resume_in_fresh_process`."""
+        if not isinstance(recipe, str) or ":" not in recipe:
+            raise ValueError(f"recipe={recipe!r}: write it 'package.module:function'.")
+        if kwargs is not None and not isinstance(kwargs, Mapping):
+            raise TypeError(f"kwargs must be a dict of the recipe's arguments, got "
+                            f"{type(kwargs).__name__} {kwargs!r}: e.g. kwargs={{'seed': 1}}")
+        path = _check_prefix(os.fspath(path))  # a refusal here costs no process
+        if self._process is None:
+            self._start()
+        self._jobs += 1
+        job, out = (os.path.join(self._folder, f"{kind}-{self._jobs}.pkl") for kind in "jo")
         with open(job, "wb") as f:
             pickle.dump({"recipe": recipe, "kwargs": kwargs or {}, "path": path,
                          "max_elements": max_elements}, f)
+        said_from = os.path.getsize(self._stderr)
+        answer = self._ask(f"{job}\t{out}\n")
+        if answer in (_DONE, _REFUSED):
+            with open(out, "rb") as f:
+                result = pickle.load(f)
+            if answer == _REFUSED:  # a checked problem: the child pickled the error
+                raise result
+            return result
+        process = self._process
+        assert process is not None
+        code = process.wait()  # it has ended (no answer): its error output is complete
+        with open(self._stderr, "rb") as f:
+            f.seek(said_from)
+            said = f.read().decode("utf-8", "replace")
+        self.close()
+        raise RuntimeError(f"the resuming process failed (exit {code}):\n" + said[-3000:])
+
+    def close(self) -> None:
+        """End the process (it reads no more checkpoints); a later resume starts another."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            process.stdin.close()  # type: ignore[union-attr]  # it ends at the end of its input
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _start(self) -> None:
+        self._folder = tempfile.mkdtemp(prefix="datakit-resume-")
+        self._stderr, self._jobs = os.path.join(self._folder, "stderr.txt"), 0
         # the child imports what this process can: same sys.path (the kit, the caller's folder)
         here = [os.getcwd(), str(Path(__file__).resolve().parents[3])]  # the kit's folder
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(here + [p for p in sys.path if p])}
-        done = subprocess.run([sys.executable, "-m", __name__, job, out], env=env,
-                              capture_output=True, text=True, timeout=timeout)
-        if done.returncode == _REFUSED:  # a checked problem: the child pickled the error
-            with open(out, "rb") as f:
-                raise pickle.load(f)
-        if done.returncode != 0:
-            raise RuntimeError(f"the resuming process failed (exit {done.returncode}):\n"
-                               + done.stderr[-3000:])
-        with open(out, "rb") as f:
-            return pickle.load(f)
+        with open(self._stderr, "wb") as err:
+            self._process = subprocess.Popen([sys.executable, "-m", __name__], env=env,
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=err, text=True)
+        self._answers: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_read_answers, args=(self._process.stdout, self._answers),
+                         daemon=True).start()
+
+    def _ask(self, line: str) -> str | None:
+        """Send a job's line: the child's answer, or None when it ended without one."""
+        process = self._process
+        assert process is not None and process.stdin is not None
+        try:
+            process.stdin.write(line)
+            process.stdin.flush()
+        except OSError:  # it has ended already (a broken pipe): its error output says why
+            return None
+        try:
+            return self._answers.get(timeout=self.timeout)
+        except queue.Empty:
+            process.kill()  # mid-job: it would not read the end of its input
+            self.close()
+            raise subprocess.TimeoutExpired(process.args, self.timeout) from None
 
 
-_REFUSED = 3  # the child's exit code when it refused the checkpoint with a named error
+def _read_answers(stream: Any, answers: queue.Queue) -> None:
+    """Each line the child writes, as a word on ``answers``; None once it has ended."""
+    for line in stream:
+        answers.put(line.strip())
+    answers.put(None)
+
+
+RECIPE = "datakit.readers.checkpoints.checkpoint:shuffled_range"  # the examples' recipe
+_DONE, _REFUSED = "done", "refused"  # the child's answers: read to the end; refused, named
 
 
 def _check_prefix(path: str) -> str:
@@ -345,16 +443,10 @@ def _refusal(job: dict, dataset: tf.data.Dataset) -> Exception | None:
     return None
 
 
-def main(argv: list[str]) -> None:
-    """The fresh process: ``python -m datakit.readers.checkpoints.checkpoint job.pkl out.pkl``.
-
-    (Its standard error, TensorFlow's start-up lines included, is shown only when it fails.)
-    """
-    import_tensorflow_lean()  # a resume only rebuilds a pipeline and reads it
+def _resume(job: dict) -> tuple[str, Any]:
+    """In the child: ``(_DONE, elements read)``, or ``(_REFUSED, the named error)``."""
     import tensorflow as tf
 
-    with open(argv[0], "rb") as f:
-        job = pickle.load(f)
     dataset = dataset_from_recipe(job["recipe"], job["kwargs"])
     problem = _refusal(job, dataset)
     it = iter(dataset)
@@ -367,22 +459,45 @@ def main(argv: list[str]) -> None:
             problem = DataError(job["path"], f"this checkpoint cannot be restored into the "
                                 f"pipeline ({type(e).__name__}: {reason}); save it again")
     if problem is not None:
-        with open(argv[1], "wb") as f:
-            pickle.dump(problem, f)
-        sys.exit(_REFUSED)
+        return _REFUSED, problem
     rest = []
     for x in it:
         rest.append(to_numpy(x))
         if job["max_elements"] is not None and len(rest) >= job["max_elements"]:
             break
-    with open(argv[1], "wb") as f:
-        pickle.dump(rest, f)
+    return _DONE, rest
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The fresh process: ``python -m datakit.readers.checkpoints.checkpoint``.
+
+    Reads a line ``job.pkl<TAB>out.pkl`` from its standard input for each resume, writes
+    the answer into ``out.pkl`` and a word (``done``, ``refused``) on its standard output;
+    ends at the end of its input. Whatever else it prints (TensorFlow's start-up lines, a
+    recipe's own) goes to its standard error, shown only when it fails. An error in a
+    recipe ends it, with the traceback. (``argv`` takes nothing: the jobs come on stdin.)
+    """
+    if argv:
+        raise SystemExit(f"usage: python -m {__name__} (the jobs come on standard input, "
+                         "from ResumingProcess), got arguments {argv}")
+    import_tensorflow_lean()  # a resume only rebuilds a pipeline and reads it
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # print() of a recipe: to the error output, not into the answers
+    for line in sys.stdin:
+        job_path, out = line.rstrip("\n").split("\t")
+        with open(job_path, "rb") as f:
+            job = pickle.load(f)
+        answer, result = _resume(job)
+        with open(out, "wb") as f:
+            pickle.dump(result, f)
+        answers.write(answer + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":
     main(sys.argv[1:])
-    # done: its answer is written and closed. Shutting down an interpreter that loaded
-    # TensorFlow costs about a second of CPU, for nothing here: end at once
+    # done: its input has ended, every answer written. Shutting down an interpreter that
+    # loaded TensorFlow costs about a second of CPU, for nothing here: end at once
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
