@@ -22,16 +22,19 @@ of the suite's 20 minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook wh
 Each tab is one JupyterLab page that opens its notebooks one after another (JupyterLab
 starts once per tab, not once per notebook). The notebooks whose setup cell leaves the
 process as it found it share one kernel per tab, started by the first of them: the next
-one's server session is created on that kernel, its namespace is cleared (``%reset -f``)
-and its setup cell runs there, with TensorFlow already imported (a kernel start and a
-TensorFlow import each cost seconds of a 2-core machine, 24 times over). A notebook whose
-setup cell changes the process for good (``os.chdir``, op determinism) is the shared kernel's
-last user: it joins it the same way, and the kernel is shut down after it (these notebooks
-come after the others, so each tab's shared kernel ends in one of them instead of the
-notebook starting a kernel of its own). A notebook with widgets, or whose setup cell must
-run before TensorFlow's runtime starts (logical devices, the Keras backend), gets a kernel
-of its own, as JupyterLab starts it, shut down after it; so does the shared kernel's last
-user when its tab has no shared kernel left.
+one's server session is created on that kernel, its working folder is set back to the
+notebooks' own (a setup cell may ``os.chdir`` to a scratch folder), its namespace is
+cleared (``%reset -f``) and its setup cell runs there, with TensorFlow already imported (a
+kernel start and a TensorFlow import each cost seconds of a 2-core machine, 24 times over).
+Widget notebooks share it too: their widgets talk to JupyterLab through that kernel's
+comms, and the slider check below sees the figure redrawn. A notebook whose setup cell
+changes the process for good (op determinism, mixed precision) is the shared kernel's last
+user: it joins it the same way, and the kernel is shut down after it (these notebooks come
+after the others, so each tab's shared kernel ends in one of them instead of the notebook
+starting a kernel of its own). A notebook whose setup cell must run before TensorFlow's
+runtime starts (logical devices, the Keras backend) gets a kernel of its own, as JupyterLab
+starts it, shut down after it; so does the shared kernel's last user when its tab has no
+shared kernel left.
 
 ``DATAKIT_BROWSER_NOTEBOOKS`` (a glob, default ``*.ipynb``) picks notebooks;
 ``DATAKIT_BROWSER_TABS`` (default 2) how many run at once, each in its own tab.
@@ -74,11 +77,12 @@ def _has_widgets(path: Path) -> bool:
 
 
 #: What in a setup cell changes the kernel's process for good: a notebook whose setup cell
-#: does one of these is the last user of the tab's shared kernel (shut down after it).
-CHANGES_THE_PROCESS = ("os.chdir(", "enable_op_determinism", "mixed_precision")
+#: does one of these is the last user of the tab's shared kernel (shut down after it). An
+#: ``os.chdir`` is not: the next notebook on the kernel starts in the notebooks' folder again.
+CHANGES_THE_PROCESS = ("enable_op_determinism", "mixed_precision")
 #: What in a setup cell must come before TensorFlow's runtime starts (or Keras is imported):
-#: such a notebook gets a fresh kernel of its own (so does a notebook with widgets, and every
-#: notebook under DATAKIT_BROWSER_RUN_ALL=1).
+#: such a notebook gets a fresh kernel of its own (so does every notebook under
+#: DATAKIT_BROWSER_RUN_ALL=1).
 NEEDS_A_FRESH_PROCESS = ("set_logical_device_configuration", "set_visible_devices",
                          "KERAS_BACKEND")
 SHARED, LAST, OWN = "shared", "last", "own"  # which kernel a notebook's setup cell runs in
@@ -87,7 +91,7 @@ SHARED, LAST, OWN = "shared", "last", "own"  # which kernel a notebook's setup c
 def _kernel_for(path: Path) -> str:
     """``SHARED``: this notebook's setup cell may run in the tab's shared kernel; ``LAST``: it
     may too, but the kernel is shut down after it; ``OWN``: it needs a fresh kernel."""
-    if RUN_ALL or _has_widgets(path):
+    if RUN_ALL:
         return OWN
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
              and "install-kit" not in c["metadata"].get("tags", [])]
@@ -99,6 +103,9 @@ def _kernel_for(path: Path) -> str:
 
 PER_NOTEBOOK_S = 600
 POLL_S, QUIET_POLLS = 0.5, 4  # a notebook is done once idle for 2 s
+#: How often the page checks while a kernel starts: Playwright's default, every animation
+#: frame, ran the notebook's state 60 times a second in each tab.
+POLL_MS = 100
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found (apt-get install chromium)"),
@@ -133,9 +140,11 @@ STATE_JS = """() => {
       widgetCells.push(i);
       if (count === null) widgetsUnrun += 1;
     }
-    for (const o of cell.model.outputs.toJSON()) {
-      if (o.output_type === 'error' && !tags.includes('raises-exception'))
-        errors.push([i, o.ename, String(o.evalue).slice(0, 300)]);
+    for (let k = 0; k < cell.model.outputs.length; k++) {  // only errors turned to JSON
+      const output = cell.model.outputs.get(k);
+      if (output.type !== 'error' || tags.includes('raises-exception')) continue;
+      const o = output.toJSON();
+      errors.push([i, o.ename, String(o.evalue).slice(0, 300)]);
     }
   });
   return {kernel: kernel ? kernel.status : 'none', kernelId: kernel ? kernel.id : null, busy,
@@ -161,7 +170,8 @@ def lab_overrides() -> str:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server over a temporary copy of notebooks/: yields its base URL and token."""
+    """A JupyterLab server over a temporary copy of notebooks/: yields its base URL, its token
+    and its root folder."""
     work = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", work / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -205,7 +215,7 @@ def lab(tmp_path_factory):
                     raise RuntimeError("JupyterLab did not start:\n"
                                        + (work / "lab.log").read_text()[-2000:]) from None
                 time.sleep(0.5)
-        yield url, token
+        yield url, token, work
     finally:
         proc.terminate()
         try:
@@ -229,7 +239,7 @@ class Tab:
 
     def __init__(self, browser, lab):
         self.lab, self.kernel_id = lab, None  # the shared kernel, once a notebook started it
-        url, token = lab
+        url, token, _ = lab
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
         self.page.goto(f"{url}/lab?reset&token={token}")
         self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell",
@@ -239,7 +249,7 @@ class Tab:
     def open(self, path: Path, shared: bool) -> None:
         """Open ``path`` in this page; on the shared kernel when ``shared`` and one runs."""
         if shared and self.kernel_id:  # the notebook's server session, on the shared kernel
-            url, token = self.lab
+            url, token, _ = self.lab
             body = {"path": f"notebooks/{path.name}", "type": "notebook", "name": path.name,
                     "kernel": {"id": self.kernel_id}}
             request = urllib.request.Request(
@@ -252,15 +262,20 @@ class Tab:
                                                    {path, factory: 'Notebook'});
         }""", f"notebooks/{path.name}")
         self.page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); "
-                                    "return s && s.kernel === 'idle'; }", timeout=120_000)
+                                    "return s && s.kernel === 'idle'; }", timeout=120_000,
+                                    polling=POLL_MS)
         state = self.page.evaluate(STATE_JS)
         if shared and self.kernel_id:
             assert state["kernelId"] == self.kernel_id, "the notebook did not join the kernel"
-            self.page.evaluate("""async () => {  // a fresh namespace; imported modules stay
+            # the folder JupyterLab starts the notebook's kernel in, and a fresh namespace
+            # (imported modules stay)
+            home = json.dumps(str(self.lab[2] / "notebooks"))
+            self.page.evaluate("""async (code) => {
               const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-              await kernel.requestExecute({code: '%reset -f', silent: true,
-                                           store_history: false}).done;
-            }""")
+              const done = await kernel.requestExecute({code, silent: true,
+                                                        store_history: false}).done;
+              if (done.content.status !== 'ok') throw new Error(JSON.stringify(done.content));
+            }""", f"__import__('os').chdir({home})\n%reset -f")
         elif shared:
             self.kernel_id = state["kernelId"]
 
@@ -268,7 +283,7 @@ class Tab:
         """Close the page and shut the shared kernel down."""
         self.page.close()
         if self.kernel_id:
-            url, token = self.lab
+            url, token, _ = self.lab
             urllib.request.urlopen(urllib.request.Request(
                 f"{url}/api/kernels/{self.kernel_id}", method="DELETE",
                 headers={"Authorization": f"token {token}"}), timeout=60).close()
@@ -423,11 +438,13 @@ def _slider_changes_the_figure(page):
 def test_make_lab_opens_on_the_start_page_rendered_with_both_editions(browser, lab):
     """`make lab` opens notebooks/START.md (its ``LabApp.default_url``), which its settings
     show rendered: a link to each route notebook in English and in Korean."""
-    url, token = lab
+    url, token, _ = lab
     assert "--LabApp.default_url=/lab/tree/START.md" in (ROOT / "Makefile").read_text()
     page = browser.new_page()
     try:
-        page.goto(f"{url}/lab/tree/notebooks/START.md?token={token}")
+        # a fresh workspace, as a learner's first `make lab` has (this server's holds the
+        # other test's last notebook, which JupyterLab would open again, with a kernel)
+        page.goto(f"{url}/lab/tree/notebooks/START.md?reset&token={token}")
         # rendered, not the editor's text: JupyterLab resolves each link to the server's file
         page.wait_for_selector(".jp-RenderedMarkdown a[href*='/notebooks/ko/01_datasets.ipynb']",
                                timeout=120_000)

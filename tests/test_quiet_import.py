@@ -27,11 +27,15 @@ def run_fresh(code: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=240)
 
 
-@pytest.mark.timeout(300)
-def test_importing_the_kit_and_its_helpers_changes_no_variable_and_no_tensorflow_option():
+@pytest.fixture(scope="module")
+def plain_import() -> tuple[subprocess.CompletedProcess, dict]:
+    """A plain ``import tensorflow`` (what it sets and writes itself), then the kit and its
+    helpers imported on top: one fresh Python for two tests (a TensorFlow import is seconds)."""
     run = run_fresh("""
         import json, os
+        env = dict(os.environ)
         import tensorflow as tf
+        own = sorted(set(os.environ.items()) ^ set(env.items()))  # what TensorFlow sets itself
         def state():
             return {"env": dict(os.environ),
                     "threads": [tf.config.threading.get_inter_op_parallelism_threads(),
@@ -46,16 +50,23 @@ def test_importing_the_kit_and_its_helpers_changes_no_variable_and_no_tensorflow
         from datakit.readers.csv_files import reader
         from datakit import doctor, see, perf
         after = state()
-        print(json.dumps({"before": before, "after": after}))
+        print(json.dumps({"own": own, "before": before, "after": after}))
     """)
     assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    return run, json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(300)
+def test_importing_the_kit_and_its_helpers_changes_no_variable_and_no_tensorflow_option(
+        plain_import):
+    out = plain_import[1]
     assert out["after"] == out["before"]
     assert "TF_ENABLE_ONEDNN_OPTS" not in out["after"]["env"]
 
 
 @pytest.mark.timeout(300)
-def test_quiet_tensorflow_hides_the_start_up_lines_keeps_onednn_and_sets_only_the_log_level():
+def test_quiet_tensorflow_hides_the_start_up_lines_keeps_onednn_and_sets_only_the_log_level(
+        plain_import):
     run = run_fresh("""
         import os, sys
         import datakit
@@ -66,23 +77,20 @@ def test_quiet_tensorflow_hides_the_start_up_lines_keeps_onednn_and_sets_only_th
         print(datakit.quiet_tensorflow())  # TensorFlow already loaded: nothing to do
         print(sorted(set(os.environ.items()) ^ set(before.items())))
     """)
-    plain = run_fresh("""
-        import os
-        before = dict(os.environ)
-        import tensorflow
-        print(sorted(set(os.environ.items()) ^ set(before.items())))
-    """)
-    assert run.returncode == plain.returncode == 0, run.stderr[-3000:] + plain.stderr[-3000:]
-    tensorflows_own = eval(plain.stdout.strip().splitlines()[-1])  # what TensorFlow sets itself
+    plain, out = plain_import
+    assert run.returncode == 0, run.stderr[-3000:]
+    tensorflows_own = {tuple(pair) for pair in out["own"]}  # what TensorFlow sets itself
     assert run.stdout.splitlines()[:3] == ["True True", "45", "False"]
-    changed = set(eval(run.stdout.splitlines()[3])) - set(tensorflows_own)
+    changed = set(eval(run.stdout.splitlines()[3])) - tensorflows_own
     assert changed == {("TF_CPP_MIN_LOG_LEVEL", "2")}
     # the plain import writes the absl banner, oneDNN's and the CPU's notes
     assert run.stderr == "" and "oneDNN custom operations are on" in plain.stderr, run.stderr
 
 
-@pytest.mark.timeout(300)
-def test_quiet_tensorflow_keeps_the_level_you_set_and_warnings_it_does_not_know():
+@pytest.fixture(scope="module")
+def your_level_and_onednn_off() -> list[str]:
+    """``quiet_tensorflow(onednn=False)`` where you set ``TF_CPP_MIN_LOG_LEVEL`` yourself:
+    one fresh Python for two tests (a TensorFlow import is seconds)."""
     run = run_fresh("""
         import os, sys
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
@@ -93,32 +101,33 @@ def test_quiet_tensorflow_keeps_the_level_you_set_and_warnings_it_does_not_know(
                             "WARNING: All log messages before absl::InitializeLog() is "
                             "called are written to STDERR\\n"]
                 if tensorflow_logs._worth_keeping(l, driver=False)]
-        datakit.quiet_tensorflow()
-        print(os.environ["TF_CPP_MIN_LOG_LEVEL"], len(kept), kept[0].split("] ")[1].strip())
-    """)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip() == "0 1 Cannot dlopen some GPU libraries."
-
-
-@pytest.mark.timeout(300)
-def test_onednn_false_is_asked_for_and_turns_onednn_off_before_tensorflow_loads():
-    """The memory notebooks ask for it: with oneDNN on, TensorFlow pools freed tensors and RSS
-    stops showing what a pipeline holds."""
-    run = run_fresh("""
-        import os
-        import datakit
         try:
             datakit.quiet_tensorflow(onednn="no")
         except TypeError as e:
             print("refused:", e)
         print(os.environ.get("TF_ENABLE_ONEDNN_OPTS"), datakit.quiet_tensorflow(onednn=False))
+        print(os.environ["TF_CPP_MIN_LOG_LEVEL"], len(kept), kept[0].split("] ")[1].strip())
         from tensorflow.python.util import _pywrap_util_port
         print(_pywrap_util_port.IsMklEnabled())
     """)
     assert run.returncode == 0, run.stderr[-3000:]
-    lines = run.stdout.splitlines()
+    return run.stdout.splitlines()
+
+
+@pytest.mark.timeout(300)
+def test_quiet_tensorflow_keeps_the_level_you_set_and_warnings_it_does_not_know(
+        your_level_and_onednn_off):
+    assert your_level_and_onednn_off[2] == "0 1 Cannot dlopen some GPU libraries."
+
+
+@pytest.mark.timeout(300)
+def test_onednn_false_is_asked_for_and_turns_onednn_off_before_tensorflow_loads(
+        your_level_and_onednn_off):
+    """The memory notebooks ask for it: with oneDNN on, TensorFlow pools freed tensors and RSS
+    stops showing what a pipeline holds."""
+    lines = your_level_and_onednn_off
     assert lines[0].startswith("refused: onednn='no'") and lines[1] == "None True", lines
-    assert lines[2] == "False"  # TensorFlow read the switch: its oneDNN kernels are off
+    assert lines[3] == "False"  # TensorFlow read the switch: its oneDNN kernels are off
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

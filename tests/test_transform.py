@@ -6,13 +6,17 @@ table is transformed once per module (the fixtures below) and every test reads t
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 
 import numpy as np
 import pytest
 
-pytest.importorskip("tensorflow_transform", reason="needs the transform extra")
+# Looked up, not imported: every pytest worker collects this file and one runs it
+# (tf.Transform's import, with Apache Beam's, is about 1 CPU s); the kit imports it in its calls.
+if importlib.util.find_spec("tensorflow_transform") is None:
+    pytest.skip("needs the transform extra", allow_module_level=True)
 
 import tensorflow as tf
 
