@@ -188,6 +188,45 @@ def test_an_endless_answer_with_an_unknown_length_is_cut_at_the_reference_rows()
     assert "it has more than 11 elements, the reference has 3" in str(feedback), str(feedback)
 
 
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda: tf.data.Dataset.range(7), id="ints"),
+    pytest.param(lambda: tf.data.Dataset.from_tensor_slices([b"a", "\xe9t\xe9".encode(), b""]),
+                 id="bytes"),
+    pytest.param(lambda: tf.data.Dataset.from_tensor_slices([["a", "b"], ["c", "d"]]), id="text"),
+    pytest.param(lambda: tf.data.Dataset.from_tensor_slices(
+        ((np.arange(3), {"z": np.ones((3, 2), np.uint8), "a": [True, False, True]}),
+         np.arange(3, dtype=np.float32))), id="nested"),
+])
+def test_plain_tensors_read_in_groups_are_the_values_read_one_by_one(make, monkeypatch):
+    from datakit.exercises import answers
+    assert answers._read_group(make().element_spec) > 1  # these take the grouped read
+
+    def described(values):  # each leaf's type, dtype, shape and values; dict keys in order
+        return [tf.nest.map_structure(lambda v: (type(v), v.dtype.str, v.shape, v.tolist()), x)
+                for x in values] + [list(x[0][1]) for x in values if isinstance(x, tuple)]
+
+    grouped = [answers.elements(make(), limit) for limit in (100, 2, 0)]
+    monkeypatch.setattr(answers, "_read_group", lambda spec: 1)  # one by one, as before
+    single = [answers.elements(make(), limit) for limit in (100, 2, 0)]
+    for (g, g_problem), (s, s_problem) in zip(grouped, single, strict=True):
+        assert described(g) == described(s) and g_problem == s_problem
+
+
+def test_a_grouped_read_takes_no_element_past_the_limit_and_one():
+    taken = []
+
+    def rows():
+        for i in itertools.count():
+            taken.append(i)
+            yield np.float32(i)
+
+    endless = tf.data.Dataset.from_generator(rows, output_signature=tf.TensorSpec((), tf.float32))
+    from datakit.exercises import answers
+    got, problem = answers.elements(endless, limit=5)
+    assert [float(x) for x in got] == [0, 1, 2, 3, 4] and problem == "it has more than 5 elements"
+    assert len(taken) == 6, taken
+
+
 def test_an_endless_reference_is_a_value_error_at_once():
     endless = pairs().repeat()
     with pytest.raises(ValueError, match="the reference does not end.*repeat=1"):

@@ -120,6 +120,9 @@ def elements(answer: Any, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
         if isinstance(answer, tf.data.Dataset):
             if int(answer.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
                 return [], "it never ends (repeat() without a count?)"
+            group = _read_group(answer.element_spec)
+            if group > 1:
+                return _grouped(answer, limit, group)
             answer = iter(answer)
     except ImportError:  # pragma: no cover - TensorFlow is a dependency
         pass
@@ -132,6 +135,41 @@ def elements(answer: Any, limit: int = MAX_ELEMENTS) -> tuple[list, str | None]:
         if len(out) == limit:
             return out, f"it has more than {limit:,} elements"
         out.append(plain(item))
+    return out, None
+
+
+#: Bytes of elements read in one group by :func:`_grouped` (a ``str`` counts as 64).
+GROUP_BYTES = 4 << 20
+
+
+def _read_group(spec: Any) -> int:
+    """How many elements of a dataset with element spec ``spec`` to read per step: more
+    than 1 only when every component is a plain tensor of a fully known shape (those batch
+    without changing a value); 1 for ragged, sparse, nested datasets or unknown shapes."""
+    import tensorflow as tf
+    specs = tf.nest.flatten(spec)
+    if not specs or not all(type(s) is tf.TensorSpec and s.shape.is_fully_defined()
+                            for s in specs):
+        return 1
+    size = sum(s.shape.num_elements() * (64 if s.dtype == tf.string else s.dtype.size)
+               for s in specs)
+    return int(min(1024, max(1, GROUP_BYTES // max(size, 1))))
+
+
+def _grouped(dataset: Any, limit: int, group: int) -> tuple[list, str | None]:
+    """:func:`elements` of a dataset of plain tensors, read ``group`` at a time: the same
+    values as one by one (each a NumPy array of the element's shape and dtype), without
+    a Python step per element (about 60 us each: a second for 20,000 elements). It reads
+    no element more than one by one would: ``limit`` and one more at most."""
+    import tensorflow as tf
+    out: list[Any] = []
+    spec = dataset.element_spec
+    for batch in dataset.take(limit + 1).batch(group):
+        leaves = [x.numpy() for x in tf.nest.flatten(batch)]
+        for i in range(len(leaves[0])):
+            out.append(plain(tf.nest.pack_sequence_as(spec, [np.asarray(x[i]) for x in leaves])))
+    if len(out) > limit:
+        return out[:limit], f"it has more than {limit:,} elements"
     return out, None
 
 

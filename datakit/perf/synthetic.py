@@ -49,6 +49,7 @@ def work(seconds: float, per_item: float = 0.0) -> Callable[[Any], Any]:
     check_seconds("seconds", seconds)
     check_seconds("per_item", per_item)
 
+    @tf.autograph.experimental.do_not_convert  # no Python control flow: traced as written
     def fn(x: tf.Tensor) -> tf.Tensor:
         n = tf.cast(tf.size(x), tf.float64)
         with tf.control_dependencies([sleep_op(seconds + per_item * n)]):
@@ -93,6 +94,7 @@ def synthetic_files(num_files: int = 2, rows_per_file: int = 4, *, open_time: fl
     check_seconds("open_time", open_time)
     check_seconds("read_time", read_time)
 
+    @tf.autograph.experimental.do_not_convert  # as written, the maps built inside it too
     def read_file(f: tf.Tensor) -> tf.data.Dataset:
         opened = tf.data.Dataset.from_tensors(f).map(  # opens lazily, in the thread that reads
             lambda f: stamp_around(lambda: sleep_op(open_time))[1])

@@ -49,7 +49,8 @@ def tag(dataset: tf.data.Dataset) -> tf.data.Dataset:
     """Start tracing: each element ``x`` becomes ``(x, trace)``, the trace holding its position."""
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"tag() takes a tf.data.Dataset, got {type(dataset).__name__}")
-    return dataset.enumerate().map(lambda i, x: (x, {TRACE: tf.cast(i, tf.float64)[None]}))
+    return dataset.enumerate().map(tf.autograph.experimental.do_not_convert(
+        lambda i, x: (x, {TRACE: tf.cast(i, tf.float64)[None]})))
 
 
 def timed(name: str, fn: Callable[..., Any] | None = None) -> Callable[..., Any]:
