@@ -275,7 +275,7 @@ NOT_READERS = {
                                               "unchanged", "parse_example", "clip_frames"},
     "videos and data made in memory": {"CLASSES", "Video", "make_video", "make_videos",
                                        "iter_videos", "passengers", "small_video_model"},
-    "checkpoints": {"save_midway", "resume_in_fresh_process", "ResumingProcess",
+    "checkpoints": {"save_midway", "resume_in_fresh_process",
                     "checkpoint_bytes", "ignore_external_state", "main", "to_numpy",
                     "shuffled_range"},
     "the package itself": {"DATA_DIR", "data_path", "__version__", "DataError", "benchmark",

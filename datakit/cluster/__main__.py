@@ -1,8 +1,8 @@
 """``python -m datakit.cluster dispatcher|worker ...``: see :mod:`datakit.cluster.serve`."""
 
-from datakit.cluster.serve import main
+from datakit.cluster.serve import serve_lean
 
 __all__: list[str] = []
 
 if __name__ == "__main__":
-    main(lean=True)  # TensorFlow without what a server never uses, once the arguments pass
+    serve_lean()  # TensorFlow without what a server never uses, once the arguments pass

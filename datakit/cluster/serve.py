@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["main"]
 
 
-def main(argv: Sequence[str] | None = None, *, lean: bool = False) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """``python -m datakit.cluster dispatcher|worker ...``: serve until killed (Ctrl-C stops).
 
     ``dispatcher --port N [--work-dir D] [--worker-address HOST:PORT ...]`` and
@@ -29,10 +29,21 @@ def main(argv: Sequence[str] | None = None, *, lean: bool = False) -> None:
 
     TensorFlow is imported only once the arguments, the port and (for a worker) the
     dispatcher have passed their checks: ``--help`` and a refused argument answer at
-    once, without its seconds of start. ``lean=True`` (what ``python -m
-    datakit.cluster`` passes: a process of its own) imports it without what a server
-    never uses (:func:`~datakit.tensorflow_logs.import_tensorflow_lean`).
+    once, without its seconds of start. ``python -m datakit.cluster``, a process of its
+    own, imports it without what a server never uses
+    (:func:`~datakit.tensorflow_logs.import_tensorflow_lean`; :func:`serve_lean`).
     """
+    _main(argv, lean=False)
+
+
+def serve_lean(argv: Sequence[str] | None = None) -> None:
+    """:func:`main` in a process of its own (``python -m datakit.cluster``): TensorFlow is
+    imported without what a server never uses, once the arguments pass. Not for a process
+    that goes on to train (the lean import leaves out Keras' optimizers)."""
+    _main(argv, lean=True)
+
+
+def _main(argv: Sequence[str] | None, *, lean: bool) -> None:
     parser = argparse.ArgumentParser(prog="python -m datakit.cluster", description=(
         "Run one tf.data service server until killed (Ctrl-C stops it)."))
     sub = parser.add_subparsers(dest="role", required=True)

@@ -76,7 +76,7 @@ from datakit.readers.checkpoints.checkpoint_fingerprint import (
 )
 from datakit.tensorflow_logs import import_tensorflow_lean
 
-__all__ = ["save_midway", "resume_in_fresh_process", "ResumingProcess", "checkpoint_bytes",
+__all__ = ["save_midway", "resume_in_fresh_process", "checkpoint_bytes",
            "ignore_external_state", "shuffled_range", "to_numpy", "main"]
 
 
