@@ -91,24 +91,21 @@ def housing(tmp_path_factory):
 # of tests, which sent the one-test browser file, 4 minutes, last of all). The longest units
 # start first so that none is left running alone at the end; the rest keep their order.
 # Seconds, from a clean-clone run's durations (three workers, 2 cores).
-SLOW_FIRST = {  # seconds each took in a clean-clone run (3 workers, 2 cores, 2026-12-07, loaded)
+SLOW_FIRST = {  # seconds each took in a clean-clone run (3 workers, 2 cores, 2026-12-07, late)
     # 246 s before its tabs shared their JupyterLab page and kernel: 0.42x the time and 0.49x
     # the CPU measured side by side (442 s against 185 s on a busy 2-core machine)
-    "tests/test_browser.py": 161,
-    "tests/test_checkpoint.py": 133,  # each resume in a fresh Python
-    "notebooks/18_scale_out.ipynb": 133,
-    "notebooks/19_pipeline_doctor.ipynb": 119,
-    "tests/test_bench.py": 115,
-    "tests/test_reader_contract.py": 110,
-    "tests/test_cluster.py": 102,
-    "tests/test_csv_dialects.py": 101,
-    "tests/test_transform.py": 100,
-    "notebooks/06_performance.ipynb": 99,
-    "tests/test_memory_report.py": 99,
-    "tests/test_sweep.py": 99,
-    "notebooks/10_your_own_videos.ipynb": 93,
-    "tests/test_wheel.py": 90,  # a fresh venv from the wheel, notebooks 01 and 10 run there
-    "tests/test_csv_reader.py": 86,
+    "notebooks/18_scale_out.ipynb": 130,  # eleven servers started, each a TensorFlow import
+    "tests/test_browser.py": 121,
+    "notebooks/06_performance.ipynb": 79,
+    "notebooks/09_video_out_of_core.ipynb": 78,
+    "notebooks/19_pipeline_doctor.ipynb": 77,
+    "tests/test_transform.py": 74,
+    "tests/test_memory_report.py": 73,
+    "tests/test_csv_dialects.py": 71,
+    "tests/test_cluster.py": 70,
+    "tests/test_wheel.py": 68,  # a fresh venv from the wheel, notebooks 01 and 10 run there
+    "tests/test_csv_reader.py": 56,
+    "notebooks/08_where_the_memory_goes.ipynb": 54,
 }
 
 
