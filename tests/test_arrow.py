@@ -115,6 +115,14 @@ def test_blank_lines_are_skipped_as_the_other_modes_skip_them(tmp_path):
 
 # -- bad input -------------------------------------------------------------------
 
+
+@pytest.fixture(scope="module")
+def five_stats(tmp_path_factory):
+    """The statistics of the first two of ``five_files``: every such set's (its bad line is
+    in the third file)."""
+    return column_stats(five_files(tmp_path_factory.mktemp("five"), "1,2,x")[:2])
+
+
 BAD = [("1,2", None, "found 2 field(s), expected 3"),
        ("1,2,x,4", None, "found 4 fields, expected 3"),
        ("1,abc,x", "b (2 of 3)", "expected a number, got `abc`"),
@@ -126,10 +134,10 @@ BAD = [("1,2", None, "found 2 field(s), expected 3"),
 
 @pytest.mark.parametrize("raw, column, reason", [pytest.param(*b, id=b[2].split(",")[0][:20])
                                                  for b in BAD])
-def test_bad_line_error_names_file_line_column_and_raw_line(tmp_path, raw, column, reason):
+def test_bad_line_error_names_file_line_column_and_raw_line(tmp_path, five_stats, raw, column,
+                                                            reason):
     """What pyarrow would accept (a bare quote, a tab before a number) is bad here too."""
-    paths = five_files(tmp_path, raw)
-    stats = column_stats(paths[:2])
+    paths, stats = five_files(tmp_path, raw), five_stats
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         read_all(dc.csv_reader_dataset(paths, stats=stats, label="a", parse="arrow", seed=0))
     msg = str(info.value).replace('\\"', '"').replace("\\t", "\t")
@@ -165,23 +173,22 @@ def test_parsing_after_the_interleave_gives_the_batches_of_a_parse_map_per_file(
     assert sorted(y.tolist()) == sorted(2 * list(range(n)))
 
 
-def test_bad_line_in_a_later_block_has_its_own_line_number(tmp_path):
+def test_bad_line_in_a_later_block_has_its_own_line_number(tmp_path, five_stats):
     n = 2 * arrow.BLOCK_LINES + 50
     lines = [f"{i},{i * 0.5},t" for i in range(n)]
     lines[2 * arrow.BLOCK_LINES + 7] = "1,oops,t"  # file line 2 * BLOCK + 9
     path = tmp_path / "long.csv"
     path.write_text("a,b,c\n" + "\n".join(lines) + "\n")
-    stats = column_stats(five_files(tmp_path, "1,2,x")[:1])
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=f"long.csv, line {2 * arrow.BLOCK_LINES + 9}, column b"):
-        read_all(dc.csv_reader_dataset(str(path), stats=stats, label="a", parse="arrow"))
+        read_all(dc.csv_reader_dataset(str(path), stats=five_stats, label="a", parse="arrow"))
 
 
-def test_skip_bad_lines_warns_per_file_and_keeps_the_rest(tmp_path):
+def test_skip_bad_lines_warns_per_file_and_keeps_the_rest(tmp_path, five_stats):
     paths = five_files(tmp_path, "1,abc,x")
     with open(paths[4], "a") as f:
         f.write("2,3\n9,zzz,t\n")
-    stats = column_stats(paths[:2])
+    stats = five_stats
     with pytest.warns(UserWarning, match=r"skipping 3 bad line\(s\) \(part_2.csv: 1, "
                       r"part_4.csv: 2\)"):
         ds = dc.csv_reader_dataset(paths, stats=stats, label="a", on_bad_line="skip", seed=0,
@@ -189,9 +196,8 @@ def test_skip_bad_lines_warns_per_file_and_keeps_the_rest(tmp_path):
     assert sorted(read_all(ds)[1].tolist()) == [float(2 * k) for k in range(45)]
 
 
-def test_a_file_changed_after_the_check_is_an_error_not_a_short_epoch(tmp_path):
-    paths = five_files(tmp_path, "1,2,x")
-    stats = column_stats(paths[:2])
+def test_a_file_changed_after_the_check_is_an_error_not_a_short_epoch(tmp_path, five_stats):
+    paths, stats = five_files(tmp_path, "1,2,x"), five_stats
     ds = dc.csv_reader_dataset(paths, stats=stats, label="a", parse="arrow", seed=0)
     with open(paths[1], "a") as f:
         f.write("7,8,z\n")
@@ -199,9 +205,10 @@ def test_a_file_changed_after_the_check_is_an_error_not_a_short_epoch(tmp_path):
         read_all(ds)
 
 
-def test_the_parse_runs_python_so_the_op_says_it_cannot_run_on_tf_data_service(tmp_path):
+def test_the_parse_runs_python_so_the_op_says_it_cannot_run_on_tf_data_service(tmp_path,
+                                                                               five_stats):
     paths = five_files(tmp_path, "1,2,x")
-    ds = dc.csv_reader_dataset(paths, stats=column_stats(paths[:2]), label="a", parse="arrow")
+    ds = dc.csv_reader_dataset(paths, stats=five_stats, label="a", parse="arrow")
     graph = ds._as_serialized_graph().numpy()  # what the service would send to its workers
     assert arrow.SERVICE_HINT.encode() in graph and b"PyFuncStateless" in graph
 
@@ -267,7 +274,9 @@ def test_a_killed_writers_leftovers_are_removed_with_a_warning(tmp_path):
                          num_shards=2)
     stats_file = tmp_path / "stats.pkl"
     pd.to_pickle(column_stats(paths), stats_file)
-    code = ("import os, pandas as pd; import datakit\n"
+    code = ("from datakit.tensorflow_logs import import_tensorflow_lean\n"
+            "import_tensorflow_lean()  # trains nothing: no Keras optimizers, JAX\n"
+            "import os, pandas as pd; import datakit\n"
             "from datakit.readers import csv_files as dc\n"
             f"ds = dc.csv_reader_dataset({paths!r}, stats=pd.read_pickle({str(stats_file)!r}), "
             f"label='y', parse='arrow', batch_size=100, cache={str(tmp_path / 'cache')!r})\n"
@@ -281,9 +290,8 @@ def test_a_killed_writers_leftovers_are_removed_with_a_warning(tmp_path):
     assert sorted(read_all(ds)[1].tolist()) == list(range(n))
 
 
-def test_cache_needs_a_mode_that_parses_before_the_shuffle(tmp_path):
-    paths = five_files(tmp_path, "1,2,x")
-    stats = column_stats(paths[:2])
+def test_cache_needs_a_mode_that_parses_before_the_shuffle(tmp_path, five_stats):
+    paths, stats = five_files(tmp_path, "1,2,x"), five_stats
     with pytest.raises(ValueError, match="cache=.*parse='arrow'"):
         dc.csv_reader_dataset(paths, stats=stats, label="a", parse="line", cache=tmp_path / "c")
     (tmp_path / "afile").write_text("")

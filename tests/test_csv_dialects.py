@@ -19,6 +19,10 @@ pytestmark = pytest.mark.timeout(300)
 
 PARSES = ["line", "batch", "vectorized", "chunk", "arrow"]
 
+# What does not depend on the parse mode (the files, their statistics, find_bad_lines,
+# pandas' reading) is computed once per module, in a fixture, and checked in a test of its
+# own; each parse mode's case checks only what its reader yields or raises.
+
 
 def write(folder, name, text):
     path = folder / name
@@ -26,17 +30,31 @@ def write(folder, name, text):
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("dialects")
+
+
 # -- a label is never missing -------------------------------------------------------
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_nan_or_inf_label_is_a_located_bad_line_or_a_counted_skip(tmp_path, parse):
-    train = write(tmp_path, "train.csv", "x,y\n1,10\n2,20\n3,30\n")
-    new = write(tmp_path, "new.csv", "x,y\n1,10\n2,nan\n3,NaN\n4,40\n5,inf\n6,-Infinity\n")
-    stats = dc.column_stats(train)
+@pytest.fixture(scope="module")
+def nan_labels(folder):
+    train = write(folder, "train.csv", "x,y\n1,10\n2,20\n3,30\n")
+    new = write(folder, "new.csv", "x,y\n1,10\n2,nan\n3,NaN\n4,40\n5,inf\n6,-Infinity\n")
+    return new, dc.column_stats(train)
+
+
+def test_a_nan_or_inf_label_is_a_located_bad_line(nan_labels):
+    new, stats = nan_labels
     assert [b.reason for b in dc.find_bad_lines(new, stats, label="y")] == [
         f"the label is `{y}`, not a finite number (a label is never missing)"
-        for y in ("nan", "NaN", "inf", "-Infinity")]  # arrow took an inf label
+        for y in ("nan", "NaN", "inf", "-Infinity")]
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_nan_or_inf_label_is_a_located_bad_line_or_a_counted_skip(nan_labels, parse):
+    new, stats = nan_labels  # arrow took an inf label
     with pytest.raises(tf.errors.InvalidArgumentError, match="new.csv, line 3, column y"):
         read_all(dc.csv_reader_dataset(new, stats=stats, label="y", parse=parse,
                                        shuffle_buffer_size=None))
@@ -106,17 +124,27 @@ def test_a_line_break_inside_a_field_is_refused_by_the_writer_and_the_splitter(t
     assert not (tmp_path / "w").exists() or not any((tmp_path / "w").glob("*.csv"))
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_line_break_inside_a_field_is_refused_by_the_statistics_and_the_reader(tmp_path,
-                                                                                 parse):
-    good = write(tmp_path, "good.csv", 'id,note,y\n1,"one line",10\n')
-    multi = write(tmp_path, "multi.csv", MULTILINE)
-    stats = dc.column_stats(good)
-    named = "multi.csv, line 3: a quoted field holds a line break"
-    for call in (lambda: dc.column_stats(multi), lambda: dc.find_bad_lines(multi, stats),
-                 lambda: dc.csv_reader_dataset(multi, stats=stats, label="y", parse=parse)):
-        with pytest.raises(DataError, match=named):
+@pytest.fixture(scope="module")
+def multiline(folder):
+    good = write(folder, "good.csv", 'id,note,y\n1,"one line",10\n')
+    return write(folder, "multi.csv", MULTILINE), dc.column_stats(good)
+
+
+MULTILINE_NAMED = "multi.csv, line 3: a quoted field holds a line break"
+
+
+def test_a_line_break_inside_a_field_is_refused_by_the_statistics(multiline):
+    multi, stats = multiline
+    for call in (lambda: dc.column_stats(multi), lambda: dc.find_bad_lines(multi, stats)):
+        with pytest.raises(DataError, match=MULTILINE_NAMED):
             call()
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_line_break_inside_a_field_is_refused_by_the_reader(multiline, parse):
+    multi, stats = multiline
+    with pytest.raises(DataError, match=MULTILINE_NAMED):
+        dc.csv_reader_dataset(multi, stats=stats, label="y", parse=parse)
 
 
 def test_a_stray_quote_stays_a_located_bad_line(tmp_path):
@@ -149,10 +177,11 @@ def test_a_date_column_is_warned_about(tmp_path):
 DIALECTS = [(",", ""), (";", "NA"), ("\t", "n/a")]
 
 
-@pytest.mark.parametrize("sep, marker", DIALECTS, ids=["comma", "semicolon-NA", "tab-n/a"])
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tmp_path, parse,
-                                                                              sep, marker):
+@pytest.fixture(scope="module", params=DIALECTS, ids=["comma", "semicolon-NA", "tab-n/a"])
+def round_trip(request, tmp_path_factory):
+    """The table's shards in one dialect, their statistics, and pandas' reading of them."""
+    sep, marker = request.param
+    tmp_path = tmp_path_factory.mktemp("round_trip")
     table = pd.DataFrame({
         "name": ['Rice, Mrs. "Ellen"', "김 민준", "", "O'Brien", 'a ""b""', "x"] * 5,
         "age": [22.0, None, 35.5, 1.0, float("nan"), 80.0] * 5,
@@ -168,9 +197,21 @@ def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tm
     back = pd.concat([pd.read_csv(p, sep=sep, keep_default_na=False,
                                   na_values={"age": list(dc.DEFAULT_NA_VALUES) + [""]})
                       for p in paths])
+    return paths, stats, back
+
+
+def test_a_table_with_quotes_commas_empties_and_unicode_has_the_statistics_of_pandas(
+        round_trip):
+    _, stats, back = round_trip
     assert back["name"].fillna("").tolist() == ['Rice, Mrs. "Ellen"', "김 민준", "", "O'Brien",
                                                 'a ""b""', "x"] * 5
     assert stats["age"].kind == NUMBER and stats["age"].missing == 10
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(round_trip,
+                                                                              parse):
+    paths, stats, back = round_trip
     ds = dc.csv_reader_dataset(paths, stats=stats, label="y", output="dict", parse=parse,
                                n_readers=1, shuffle_buffer_size=None, batch_size=7)
     features, ys = [], []
@@ -186,25 +227,35 @@ def test_a_table_with_quotes_commas_empties_and_unicode_round_trips_as_pandas(tm
     assert ys == [sorted("abc").index(v) for v in back["y"]]
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_stray_quote_in_a_column_left_out_never_rejects_the_line(tmp_path, parse):
+@pytest.fixture(scope="module")
+def stray_quotes(folder):
     # A bare field with a quote inside (`5" tall`), as pandas reads it, in a column that
-    # columns= leaves out: the line is read, in every mode, and counted by no check.
-    path = write(tmp_path, "notes.csv",
+    # columns= leaves out; and a quote that opens a field and never closes it.
+    path = write(folder, "notes.csv",
                  'x,note,y\n1,fine,10\n2,"ok",20\n3,5" tall,30\n4,"a, ""b""",40\n')
-    stats = dc.column_stats(write(tmp_path, "train.csv", "x,note,y\n1,a,1\n3,b,2\n"),
+    broken = write(folder, "broken.csv", 'x,note,y\n1,fine,10\n3,"5 tall,30\n')
+    stats = dc.column_stats(write(folder, "stray_train.csv", "x,note,y\n1,a,1\n3,b,2\n"),
                             columns=["x", "y"])
+    return path, broken, stats
+
+
+def test_a_stray_quote_in_a_column_left_out_is_counted_by_no_check(stray_quotes):
+    path, broken, stats = stray_quotes
     assert dc.find_bad_lines(path, stats, label="y") == []
-    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
-                                          shuffle_buffer_size=None, n_readers=1))
-    assert y.tolist() == [10.0, 20.0, 30.0, 40.0] and x.ravel().tolist() == [-1, 0, 1, 2]
     assert dc.column_stats(path, columns=["x", "y"])["x"].count == 4
     # A quote that opens a field and never closes it still breaks the line: named as such.
-    broken = write(tmp_path, "broken.csv", 'x,note,y\n1,fine,10\n3,"5 tall,30\n')
     [bad] = dc.find_bad_lines(broken, stats, label="y")
     assert (bad.line, bad.column) == (3, "note (2 of 3)")
     assert "columns= leaves this column out, but every field of a line is still parsed" in (
         bad.reason)
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_stray_quote_in_a_column_left_out_never_rejects_the_line(stray_quotes, parse):
+    path, broken, stats = stray_quotes  # the line is read, in every mode
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None, n_readers=1))
+    assert y.tolist() == [10.0, 20.0, 30.0, 40.0] and x.ravel().tolist() == [-1, 0, 1, 2]
     with pytest.raises(tf.errors.InvalidArgumentError, match="columns= leaves this column out"):
         read_all(dc.csv_reader_dataset(broken, stats=stats, label="y", parse=parse,
                                        shuffle_buffer_size=None))
@@ -224,16 +275,25 @@ def marked_file(folder, n=1500, late=1200):
     return write(folder, "marked.csv", "x,city,y\n" + "\n".join(rows) + "\n"), marks
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_missing_value_markers_in_a_number_column_read_as_missing(tmp_path, parse):
-    path, marks = marked_file(tmp_path)
-    stats = dc.column_stats(path, label="y")
+@pytest.fixture(scope="module")
+def marked(folder):
+    path, marks = marked_file(folder)
     want = pd.read_csv(path, keep_default_na=False,
                        na_values={"x": list(dc.DEFAULT_NA_VALUES) + [""]})
+    return path, marks, dc.column_stats(path, label="y"), want
+
+
+def test_missing_value_markers_in_a_number_column_are_missing_in_the_statistics(marked):
+    _, marks, stats, want = marked
     assert stats["x"].kind == NUMBER and stats["x"].missing == len(marks)
     assert stats["x"].mean == pytest.approx(want["x"].mean())
     assert stats["x"].std == pytest.approx(want["x"].std(ddof=0))
     assert stats["city"].vocabulary == {"rome": 1125, "NA": 375}  # text: a marker stays a value
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_missing_value_markers_in_a_number_column_read_as_missing(marked, parse):
+    path, marks, stats, want = marked
     x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
                                           shuffle_buffer_size=None, n_readers=1))
     filled = (want["x"].fillna(stats["x"].mean) - stats["x"].mean) / stats["x"].std
@@ -241,13 +301,22 @@ def test_missing_value_markers_in_a_number_column_read_as_missing(tmp_path, pars
     assert y.tolist() == list(range(1500)) and x[sorted(marks), 0].tolist() == [0.0] * 6
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_first_marker_after_row_1000_is_missing_not_a_failure(tmp_path, parse):
+@pytest.fixture(scope="module")
+def late_marker(folder):
     rows = ["NA" if i == 1300 else str(i % 7) for i in range(1500)]
-    path = write(tmp_path, "late.csv", "x,y\n" + "".join(f"{v},{i}\n" for i, v in
-                                                       enumerate(rows)))
-    stats = dc.column_stats(path, label="y")
+    path = write(folder, "late.csv", "x,y\n" + "".join(f"{v},{i}\n" for i, v in
+                                                     enumerate(rows)))
+    return path, dc.column_stats(path, label="y")
+
+
+def test_a_first_marker_after_row_1000_is_missing_in_the_statistics(late_marker):
+    _, stats = late_marker
     assert (stats["x"].kind, stats["x"].missing, stats["x"].count) == (NUMBER, 1, 1499)
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_first_marker_after_row_1000_is_missing_not_a_failure(late_marker, parse):
+    path, stats = late_marker
     x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
                                           shuffle_buffer_size=None, n_readers=1))
     assert x[1300, 0] == 0.0 and y.tolist() == list(range(1500))
@@ -268,12 +337,17 @@ def test_na_values_replaces_the_markers(tmp_path):
     assert back == stats and dialect_of(back).na_values == ("?", "-999")
 
 
+@pytest.fixture(scope="module")
+def marker_label(folder):
+    stats = dc.column_stats(write(folder, "t.csv", "x,y\n1,10\n2,20\n"), label="y")
+    return write(folder, "marker_label.csv", "x,y\nNA,10\n2,NA\n"), stats
+
+
 @pytest.mark.parametrize("parse", PARSES)
-def test_a_marker_as_a_label_is_a_bad_line(tmp_path, parse):
-    stats = dc.column_stats(write(tmp_path, "t.csv", "x,y\n1,10\n2,20\n"), label="y")
-    new = write(tmp_path, "new.csv", "x,y\nNA,10\n2,NA\n")
+def test_a_marker_as_a_label_is_a_bad_line(marker_label, parse):
+    new, stats = marker_label
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="new.csv, line 3, column y .*the label is `NA`"):
+                       match="marker_label.csv, line 3, column y .*the label is `NA`"):
         read_all(dc.csv_reader_dataset(new, stats=stats, label="y", parse=parse,
                                        shuffle_buffer_size=None))
 
@@ -281,26 +355,36 @@ def test_a_marker_as_a_label_is_a_bad_line(tmp_path, parse):
 # -- delimiter= : ';' and tab separated files ----------------------------------------
 
 
-@pytest.mark.parametrize("sep", [";", "\t"])
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_file_separated_by_another_character_reads_with_delimiter(tmp_path, sep, parse):
+@pytest.fixture(scope="module", params=[";", "\t"], ids=[";", "\t"])
+def separated(request, tmp_path_factory):
+    sep = request.param
     table = pd.DataFrame({"x": [1.5, None, 3.0, 4.0], "note": ["a;b", "t\tab", "c,d", ""],
                           "y": [1.0, 2.0, 3.0, 4.0]})
-    path = tmp_path / "t.csv"
+    path = tmp_path_factory.mktemp("separated") / "t.csv"
     table.to_csv(path, sep=sep, index=False)
+    return sep, path, dc.column_stats(path, delimiter=sep)
+
+
+def test_a_file_separated_by_another_character_is_named_and_read_with_delimiter(separated,
+                                                                               tmp_path):
+    sep, path, stats = separated
     with pytest.raises(DataError, match=re.escape(f"pass delimiter={sep!r}")):
         dc.column_stats(path)
-    stats = dc.column_stats(path, delimiter=sep)
     assert stats.columns == ["x", "note", "y"] and stats["x"].mean == pytest.approx(17 / 6)
     assert stats["note"].vocabulary == {"a;b": 1, "c,d": 1, "t\tab": 1}
+    bad = write(tmp_path, "bad.csv", f"x{sep}note{sep}y\n1{sep}a{sep}1\n2,b{sep}2\n")
+    assert [(b.line, b.reason) for b in dc.find_bad_lines(bad, stats)] == [
+        (3, "expected a number, got `2,b`")]
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_file_separated_by_another_character_reads_with_delimiter(separated, parse):
+    _, path, stats = separated
     ds = dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse, output="dict",
                                shuffle_buffer_size=None, batch_size=4)
     x, y = next(iter(ds))
     assert [v.decode() for v in x["note"].numpy()] == ["a;b", "t\tab", "c,d", ""]
     assert y.numpy().tolist() == [1.0, 2.0, 3.0, 4.0] and float(x["x"][1]) == 0.0
-    bad = write(tmp_path, "bad.csv", f"x{sep}note{sep}y\n1{sep}a{sep}1\n2,b{sep}2\n")
-    assert [(b.line, b.reason) for b in dc.find_bad_lines(bad, stats)] == [
-        (3, "expected a number, got `2,b`")]
 
 
 @pytest.mark.parametrize("sep", [";", "\t"])
@@ -320,32 +404,50 @@ def test_the_writer_and_the_splitter_keep_the_delimiter(tmp_path, sep):
 # -- column_names= : a file without a header -----------------------------------------
 
 
-@pytest.mark.parametrize("parse", PARSES)
-def test_a_file_without_a_header_reads_with_column_names(tmp_path, parse):
-    path = write(tmp_path, "raw.csv", "1.5,a,10\n2.5,b,20\n3.5,a,30\n")
+@pytest.fixture(scope="module")
+def headerless(folder):
+    path = write(folder, "raw.csv", "1.5,a,10\n2.5,b,20\n3.5,a,30\n")
+    bad = write(folder, "headerless_bad.csv", "1,a,10\nx,b,20\n")
+    return path, bad, dc.column_stats(path, column_names=["x", "c", "y"], label="y")
+
+
+def test_a_file_without_a_header_has_statistics_with_column_names(headerless, tmp_path):
+    _, bad, stats = headerless
     with pytest.warns(UserWarning, match=r"column_stats\(\.\.\., column_names=\[\.\.\.\]\)"):
         dc.column_stats(write(tmp_path, "nums.csv", "1.5,2,10\n2.5,3,20\n"))
-    stats = dc.column_stats(path, column_names=["x", "c", "y"], label="y")
     assert (stats.rows, stats["x"].mean, stats["c"].vocabulary) == (3, 2.5, {"a": 2, "b": 1})
-    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
-                                          shuffle_buffer_size=None))
-    assert y.tolist() == [10.0, 20.0, 30.0] and len(x) == 3
-    bad = write(tmp_path, "bad.csv", "1,a,10\nx,b,20\n")
-    with pytest.raises(tf.errors.InvalidArgumentError, match="bad.csv, line 2, column x"):
-        read_all(dc.csv_reader_dataset(bad, stats=stats, label="y", parse=parse,
-                                       shuffle_buffer_size=None))
     assert [b.line for b in dc.find_bad_lines(bad, stats, label="y")] == [2]
 
 
 @pytest.mark.parametrize("parse", PARSES)
-def test_a_byte_order_mark_in_a_file_without_a_header_is_read_as_pandas_reads_it(tmp_path,
-                                                                                parse):
-    path = tmp_path / "bom.csv"
+def test_a_file_without_a_header_reads_with_column_names(headerless, parse):
+    path, bad, stats = headerless
+    x, y = read_all(dc.csv_reader_dataset(path, stats=stats, label="y", parse=parse,
+                                          shuffle_buffer_size=None))
+    assert y.tolist() == [10.0, 20.0, 30.0] and len(x) == 3
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="headerless_bad.csv, line 2, column x"):
+        read_all(dc.csv_reader_dataset(bad, stats=stats, label="y", parse=parse,
+                                       shuffle_buffer_size=None))
+
+
+@pytest.fixture(scope="module")
+def bom(folder):
+    path = folder / "bom.csv"
     path.write_bytes("\ufeff1.5,a,10\n2.5,b,20\n3.5,a,30\n".encode())
     df = pd.read_csv(path, header=None, names=["x", "c", "y"])
-    stats = dc.column_stats(str(path), column_names=["x", "c", "y"], label="y")
+    return path, df, dc.column_stats(str(path), column_names=["x", "c", "y"], label="y")
+
+
+def test_a_byte_order_mark_in_a_file_without_a_header_is_counted_as_pandas_counts(bom):
+    path, df, stats = bom
     assert (stats["x"].count, stats["x"].mean) == (3, df["x"].mean())
     assert dc.find_bad_lines(str(path), stats, label="y") == []
+
+
+@pytest.mark.parametrize("parse", PARSES)
+def test_a_byte_order_mark_in_a_file_without_a_header_is_read_as_pandas_reads_it(bom, parse):
+    path, df, stats = bom
     ds = dc.csv_reader_dataset(str(path), stats=stats, label="y", parse=parse, output="dict",
                                shuffle_buffer_size=None, n_readers=1)
     x, y = next(iter(ds))
