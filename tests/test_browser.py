@@ -14,10 +14,11 @@ the notebooks with widgets, every widget cell runs too (after the first code cel
 one self-contained call such as ``widgets.batch_explorer()``; wait until no cell is queued
 or running and the kernel is idle, then read the outputs JupyterLab holds): a widget works
 only through the browser, and nothing else checks it. In one of them a slider is moved and
-the drawn figure must change (compared as screenshots); screenshots go to
-``build/screenshots/`` (git-ignored). Running the other cells here would repeat what nbval
-does in the same ``make test`` with the same kernel (running whole notebooks cost about 7
-of the suite's 20 minutes); ``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook whole.
+the drawn figure must change (compared as screenshots); those, and a screenshot of each
+notebook with a problem, go to ``build/screenshots/`` (git-ignored). Running the other
+cells here would repeat what nbval does in the same ``make test`` with the same kernel
+(running whole notebooks cost about 7 of the suite's 20 minutes);
+``DATAKIT_BROWSER_RUN_ALL=1`` runs every notebook whole.
 
 Each tab is one JupyterLab page that opens its notebooks one after another (JupyterLab
 starts once per tab, not once per notebook). The notebooks whose setup cell leaves the
@@ -399,7 +400,6 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
             del running[i]
             took[path.name] = round(time.perf_counter() - started)
             try:
-                page.screenshot(path=str(SHOTS / f"{path.stem}.png"))
                 if state is None:
                     problems.append(f"{path.name}: still running after {PER_NOTEBOOK_S} s")
                 elif state["errors"]:
@@ -408,6 +408,12 @@ def test_every_notebook_opens_and_runs_in_jupyterlab_without_errors(browser, lab
                     _slider_changes_the_figure(page)
             except Exception as e:  # report every notebook, then fail
                 problems.append(f"{path.name}: {type(e).__name__}: {e}")
+            try:  # what JupyterLab showed, for a notebook with a problem only (a screenshot
+                # costs Chromium a full paint and a PNG, 24 times over)
+                if any(p.startswith(f"{path.name}: ") for p in problems):
+                    page.screenshot(path=str(SHOTS / f"{path.stem}.png"))
+            except Exception as e:
+                problems.append(f"{path.name}: its screenshot: {type(e).__name__}: {e}")
             finally:
                 tabs[i].close(shared and state is not None)
     for tab in tabs:
