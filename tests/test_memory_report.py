@@ -5,6 +5,7 @@ Elements are 1 MB (250,000 float32), so every holding is tens of MB: above the r
 own noise (a few MB), small enough for a fast suite. No test asserts a time.
 """
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -188,6 +189,8 @@ def test_bad_arguments_are_named(call, error):
 SECOND_REPORT = """
 import sys
 import tensorflow as tf
+from tensorflow.python.util import _pywrap_util_port
+assert _pywrap_util_port.IsMklEnabled(), "oneDNN is off in this process: nothing to see"
 sys.path.insert(0, sys.argv[1])
 from test_memory_report import one_mb_elements, assert_within_margin, MB
 from datakit.doctor.memory_use import memory_report
@@ -202,10 +205,15 @@ print(round(reports[1].rss_growth_bytes / MB), round(reports[1].tensor_peak_byte
 
 @pytest.mark.timeout(180)
 def test_a_second_report_in_the_same_process_still_sees_the_cache(run_alone):
-    # With oneDNN on (TensorFlow's default on x86, as in a learner's JupyterLab; this suite
-    # turns it off), the CPU allocator keeps freed tensors' memory in a pool: a second cache
-    # reuses the first one's pages and RSS hardly moves. The allocator's own count does.
-    out = run_alone(SECOND_REPORT, TF_ENABLE_ONEDNN_OPTS="1")
+    # With oneDNN on (TensorFlow's default on x86, as in a learner's JupyterLab), the CPU
+    # allocator keeps freed tensors' memory in a pool: a second cache reuses the first one's
+    # pages and RSS hardly moves. The allocator's own count does. Where this process has it
+    # on, so has run_alone's usual parent (the same environment): no second parent, no
+    # second TensorFlow import; else one with it turned on.
+    from tensorflow.python.util import _pywrap_util_port
+    on = _pywrap_util_port.IsMklEnabled() and os.environ.get("TF_ENABLE_ONEDNN_OPTS") in (
+        None, "1")
+    out = run_alone(SECOND_REPORT, **({} if on else {"TF_ENABLE_ONEDNN_OPTS": "1"}))
     rss, tensors = map(int, out.split())
     assert tensors >= 30 and rss < tensors / 2, out  # the pool, seen and measured
 

@@ -261,9 +261,9 @@ def _device() -> str:
     return str(details.get("device_name", "GPU:0"))
 
 
-def _batch_bytes(dataset: Any) -> int:
-    first = tf.nest.flatten(next(iter(dataset.take(1))))[0]
-    return int(first.numpy().nbytes)
+def _batch_bytes(batch: Any) -> int:
+    """Bytes of a batch's first component (its inputs) as the pipeline gives it."""
+    return int(tf.nest.flatten(batch)[0].numpy().nbytes)
 
 
 def model_device(model: Any) -> str:
@@ -351,6 +351,7 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
         if not cached:
             raise ValueError(_fix("dataset") + "the dataset gave no batch: pass the one you "
                              "train on")
+        batch_bytes = _batch_bytes(cached[0])  # its first batch: no new iterator for it
         step = _train_step(model)
 
         def sync() -> None:
@@ -378,7 +379,7 @@ def input_wait(model: Any, dataset: Any, *, steps: int = 40, warmup: int = 3,
                        pipeline_step_s=pipe_step, memory_cores=mem_cores,
                        pipeline_cores=pipe_cores, input_cpu_per_batch_s=cpu_batch,
                        input_alone_step_s=alone_step, host_cores=cpu_cores(),
-                       batch_bytes=_batch_bytes(dataset))
+                       batch_bytes=batch_bytes)
     chain = stage_facts(chain_of(dataset))  # each stage read once
     stages = [s.kind for s in chain if s.kind != "options"]
     x_dtype = tf.nest.flatten(dataset.element_spec)[0].dtype

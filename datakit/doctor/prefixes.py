@@ -45,8 +45,12 @@ def group_size(dataset: tf.data.Dataset, seconds: float) -> int:
 
 
 def time_run(dataset: tf.data.Dataset, seconds: float, group: int) -> Run:
-    """One run of ``dataset`` with the runtime's help off, counted in its own elements."""
-    if group > 1:
+    """One run of ``dataset`` with the runtime's help off, counted in its own elements.
+
+    A dataset known to hold no more than one group (its cardinality) goes one by one at
+    once: grouped, it would give one element, too few to time, and be run again."""
+    known = int(dataset.cardinality())
+    if group > 1 and not 0 <= known <= group:
         try:
             r = measure(serial(dataset.batch(group)), seconds)
             if r.elements:  # else too short to group: one by one
