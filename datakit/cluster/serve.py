@@ -55,18 +55,20 @@ def servers_alone() -> Any:
 
     A server runs the dataset graphs trainers send it in TensorFlow's C++ runtime, which
     loading ``server_lib`` loads whole (every op and kernel): none of TensorFlow's Python
-    API runs there. Loading it alone takes about 1.4 CPU s, where ``import tensorflow``
+    API runs there. Loading it alone takes about 1.5 CPU s, where ``import tensorflow``
     (even :func:`~datakit.tensorflow_logs.import_tensorflow_lean`) takes about 3; each
     server a LocalCluster starts or restarts saves the difference. The packages above it
     are entered without running their ``__init__`` (each would import all of TensorFlow),
     so after this call ``import tensorflow`` in this process gives a bare package.
 
     It also loads the two modules a ``tf.py_function`` sent to a server meets (the eager
-    context and TensorFlow's registry of Python functions), so that one fails as on a
-    server that imported all of TensorFlow, with TensorFlow's own error (the function lives
-    in the trainer's process): without them the server crashed. On a TensorFlow whose files
-    are laid out otherwise, it imports TensorFlow whole, without what a server never uses,
-    and says so in the server's log.
+    context and TensorFlow's registry of Python functions, which holds none of a trainer's),
+    so that one fails as on a server that imported all of TensorFlow, with TensorFlow's own
+    error (the function lives in the trainer's process): without them the server crashed
+    (``py_func.cc``: no eager context). That context sees no GPU
+    (a worker runs dataset graphs on its CPU), so a server takes no GPU memory. On a
+    TensorFlow whose files are laid out otherwise, it imports TensorFlow whole, without
+    what a server never uses, and says so in the server's log.
     """
     if "tensorflow" in sys.modules:  # imported already (main() in a learner's process)
         import tensorflow as tf
@@ -87,7 +89,7 @@ def servers_alone() -> Any:
             entered.append(name)
         from tensorflow.python.data.experimental.service import server_lib
         from tensorflow.python.eager import context
-        from tensorflow.python.ops import script_ops  # noqa: F401  (its registry, below)
+        from tensorflow.python.ops import script_ops  # noqa: F401  (registers its registry)
     except (ImportError, AttributeError, OSError) as e:
         for name in [*entered, *(m for m in sys.modules if m.startswith("tensorflow."))]:
             sys.modules.pop(name, None)
@@ -98,7 +100,9 @@ def servers_alone() -> Any:
         import tensorflow as tf
 
         return tf.data.experimental.service
-    context.ensure_initialized()  # what a py_function sent here needs to fail as it should
+    eager = context.context()  # what a py_function sent here needs to fail as it should
+    eager.set_visible_devices([], "GPU")  # it runs no op: no GPU memory taken by a server
+    eager.ensure_initialized()
     return server_lib
 
 
