@@ -29,9 +29,9 @@ What it hides and what it keeps:
   differ in the last digits.
 
 A process of the kit's own that only builds and runs ``tf.data`` pipelines (a
-checkpoint's resume, a tf.data service server) imports TensorFlow with
-:func:`import_tensorflow_lean`: without what TensorFlow loads for its other APIs, about a
-third of its start.
+checkpoint's resume) imports TensorFlow with :func:`import_tensorflow_lean`: without what
+TensorFlow loads for its other APIs, about a third of its start. (A tf.data service
+server, which builds no pipeline, loads less still: ``datakit.cluster.serve``.)
 
 This module imports nothing from the kit, and TensorFlow only inside the calls.
 """
@@ -159,8 +159,8 @@ NOT_FOR_TF_DATA = ("jax", "keras.src.optimizers")
 
 def import_tensorflow_lean() -> None:
     """Import TensorFlow without :data:`NOT_FOR_TF_DATA`, in a fresh process of the kit's
-    own that only builds and reads pipelines (a checkpoint's resume, a tf.data service
-    server; never a learner's process).
+    own that only builds and reads pipelines (a checkpoint's resume; a tf.data service
+    server when its server library does not load alone; never a learner's process).
 
     They are about a third of TensorFlow's start (4.5 CPU s against 2.9 here), so each such
     process starts that much sooner. They are kept out during the import only (TensorFlow

@@ -8,7 +8,7 @@ real cluster by changing only the target. Measuring what a trainer receives
 and drawing it live in :mod:`datakit.cluster.measure`; the command line in
 :mod:`datakit.cluster.serve`.
 
-    with LocalCluster(workers=2) as cluster:      # 3 processes, ~10-20 s to start
+    with LocalCluster(workers=2) as cluster:      # 3 processes, a few seconds to start
         ds = ds.apply(tf.data.experimental.service.distribute(
             "distributed_epoch", cluster.target))  # "grpc://127.0.0.1:PORT"
 

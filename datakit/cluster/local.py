@@ -57,7 +57,8 @@ class LocalCluster:
         worker_timeout: seconds without a heartbeat before the dispatcher drops a worker.
         restart_workers: restart a worker that dies on the same address (what
             turns a dead worker into a bounded loss instead of a stuck trainer).
-        start_timeout: seconds each process may take to serve (importing TF is most of it).
+        start_timeout: seconds each process may take to serve (loading TensorFlow's
+            runtime is most of it).
 
     Raises:
         TypeError: ``workers`` is not an int.

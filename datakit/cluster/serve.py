@@ -30,17 +30,80 @@ def main(argv: Sequence[str] | None = None) -> None:
     TensorFlow is imported only once the arguments, the port and (for a worker) the
     dispatcher have passed their checks: ``--help`` and a refused argument answer at
     once, without its seconds of start. ``python -m datakit.cluster``, a process of its
-    own, imports it without what a server never uses
-    (:func:`~datakit.tensorflow_logs.import_tensorflow_lean`; :func:`serve_lean`).
+    own, loads only TensorFlow's server library (:func:`serve_lean`).
     """
     _main(argv, lean=False)
 
 
 def serve_lean(argv: Sequence[str] | None = None) -> None:
-    """:func:`main` in a process of its own (``python -m datakit.cluster``): TensorFlow is
-    imported without what a server never uses, once the arguments pass. Not for a process
-    that goes on to train (the lean import leaves out Keras' optimizers)."""
+    """:func:`main` in a process of its own (``python -m datakit.cluster``): once the
+    arguments pass, it loads TensorFlow's server library alone (:func:`servers_alone`),
+    not TensorFlow's Python API. Not for a process that goes on to use TensorFlow."""
     _main(argv, lean=True)
+
+
+#: The packages above TensorFlow's server library whose ``__init__`` would import all of
+#: TensorFlow's Python API (``tensorflow/__init__.py`` and ``tensorflow/python/data``'s).
+_ABOVE_SERVER_LIB = ("", "python", "python/data", "python/data/experimental",
+                     "python/data/experimental/service")
+
+
+def servers_alone() -> Any:
+    """TensorFlow's ``server_lib`` (``DispatchServer``, ``WorkerServer`` and their configs,
+    the very classes of ``tf.data.experimental.service``), loaded without the rest of
+    TensorFlow's Python, in a server process that never imports TensorFlow itself.
+
+    A server runs the dataset graphs trainers send it in TensorFlow's C++ runtime, which
+    loading ``server_lib`` loads whole (every op and kernel): none of TensorFlow's Python
+    API runs there. Loading it alone takes about 1.5 CPU s, where ``import tensorflow``
+    (even :func:`~datakit.tensorflow_logs.import_tensorflow_lean`) takes about 3; each
+    server a LocalCluster starts or restarts saves the difference. The packages above it
+    are entered without running their ``__init__`` (each would import all of TensorFlow),
+    so after this call ``import tensorflow`` in this process gives a bare package.
+
+    It also loads the two modules a ``tf.py_function`` sent to a server meets (the eager
+    context and TensorFlow's registry of Python functions, which holds none of a trainer's),
+    so that one fails as on a server that imported all of TensorFlow, with TensorFlow's own
+    error (the function lives in the trainer's process): without them the server crashed
+    (``py_func.cc``: no eager context). That context sees no GPU
+    (a worker runs dataset graphs on its CPU), so a server takes no GPU memory. On a
+    TensorFlow whose files are laid out otherwise, it imports TensorFlow whole, without
+    what a server never uses, and says so in the server's log.
+    """
+    if "tensorflow" in sys.modules:  # imported already (main() in a learner's process)
+        import tensorflow as tf
+
+        return tf.data.experimental.service
+    import importlib.util
+    import types
+
+    spec = importlib.util.find_spec("tensorflow")
+    root = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else ""
+    entered = []
+    try:
+        for folder in _ABOVE_SERVER_LIB:
+            name = ".".join(["tensorflow", *folder.split("/")]) if folder else "tensorflow"
+            package = types.ModuleType(name)
+            package.__path__ = [os.path.join(root, folder)]
+            sys.modules[name] = package
+            entered.append(name)
+        from tensorflow.python.data.experimental.service import server_lib
+        from tensorflow.python.eager import context
+        from tensorflow.python.ops import script_ops  # noqa: F401  (registers its registry)
+    except (ImportError, AttributeError, OSError) as e:
+        for name in [*entered, *(m for m in sys.modules if m.startswith("tensorflow."))]:
+            sys.modules.pop(name, None)
+        print(f"datakit.cluster: TensorFlow's server library did not load alone "
+              f"({type(e).__name__}: {e}); importing all of TensorFlow", flush=True)
+        from datakit.tensorflow_logs import import_tensorflow_lean
+        import_tensorflow_lean()
+        import tensorflow as tf
+
+        return tf.data.experimental.service
+    eager = context.context()  # what a py_function sent here needs to fail as it should
+    eager.set_visible_devices([], "GPU")  # it runs no op: no GPU memory taken by a server
+    eager.ensure_initialized()
+    return server_lib
 
 
 def _main(argv: Sequence[str] | None, *, lean: bool) -> None:
@@ -66,14 +129,14 @@ def _main(argv: Sequence[str] | None, *, lean: bool) -> None:
     _check_port_free(args.port)
     if args.role == "worker":
         _wait_for_dispatcher(args.dispatcher, args.dispatcher_timeout)
-    if lean:  # a server runs dataset graphs only
-        from datakit.tensorflow_logs import import_tensorflow_lean
-        import_tensorflow_lean()
+    if lean:  # a server runs dataset graphs only, in TensorFlow's C++ runtime
+        service = servers_alone()
+    else:
+        import tensorflow as tf
 
-    import tensorflow as tf
-
+        service = tf.data.experimental.service
     try:
-        server = _serve(tf.data.experimental.service, args)
+        server = _serve(service, args)
     except Exception as e:  # TensorFlow's "Failed to add port", said plainly
         sys.exit(f"datakit.cluster: the {args.role} could not start on port {args.port} "
                  f"({type(e).__name__}: {str(e).strip()[:300]}); is the port in use? pass "
