@@ -94,7 +94,7 @@ def housing(tmp_path_factory):
 SLOW_FIRST = {  # seconds each took in a clean-clone run (3 workers, 2 cores, 2026-12-07, late)
     # 246 s before its tabs shared their JupyterLab page and kernel: 0.42x the time and 0.49x
     # the CPU measured side by side (442 s against 185 s on a busy 2-core machine)
-    "notebooks/18_scale_out.ipynb": 130,  # eleven servers started, each a TensorFlow import
+    "notebooks/18_scale_out.ipynb": 130,  # eleven servers started
     "tests/test_browser.py": 121,
     "notebooks/06_performance.ipynb": 79,
     "notebooks/09_video_out_of_core.ipynb": 78,
