@@ -65,8 +65,9 @@ def servers_alone() -> Any:
     context and TensorFlow's registry of Python functions, which holds none of a trainer's),
     so that one fails as on a server that imported all of TensorFlow, with TensorFlow's own
     error (the function lives in the trainer's process): without them the server crashed
-    (``py_func.cc``: no eager context). That context sees no GPU
-    (a worker runs dataset graphs on its CPU), so a server takes no GPU memory. On a
+    (``py_func.cc``: no eager context). That context is told to see no GPU (a worker runs
+    dataset graphs on its CPU), so that a server takes no GPU memory (not yet checked on a
+    GPU machine). On a
     TensorFlow whose files are laid out otherwise, it imports TensorFlow whole, without
     what a server never uses, and says so in the server's log.
     """
