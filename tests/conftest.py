@@ -89,32 +89,25 @@ def housing(tmp_path_factory):
 # `make test` hands out whole files (and whole notebooks) to three workers (`--dist loadfile`),
 # in collection order (`--no-loadscope-reorder`; by default xdist orders files by their number
 # of tests, which sent the one-test browser file, 4 minutes, last of all). The longest units
-# start first, in this order, so that none is left running alone at the end; the rest keep
-# their order. Seconds each took in a clean-clone run (three workers, 2 cores, 2026-12-08),
-# and the cores each keeps busy: units that mostly wait (servers, the lesson's sleeps) start
-# beside busy ones (notebooks 18 and 06 started together beside the browser test: a quarter
-# to a third of the CPU idle in the run's first minutes).
-SLOW_FIRST = (
-    "tests/test_browser.py",                    # 108 s, 1.1 cores (Chromium, JupyterLab)
-    "notebooks/18_scale_out.ipynb",             # 107 s, 0.3: eleven servers started
-    "notebooks/19_pipeline_doctor.ipynb",       # 74 s, 0.85
-    "tests/test_transform.py",                  # 63 s, 0.9: Beam
-    "notebooks/06_performance.ipynb",           # 69 s, 0.3: slow stages that sleep
-    "tests/test_wheel.py",                      # 62 s, 1: a venv from the wheel
-    "notebooks/21_reproducible_run.ipynb",      # 68 s, 0.7
-    "tests/test_memory_report.py",              # 66 s, 0.65
-    "notebooks/15_tfrecords_in_production.ipynb",  # 64 s
-    "tests/test_sweep.py",                      # 62 s, 0.6
-    "notebooks/08_where_the_memory_goes.ipynb",  # 56 s, 0.5: cells that run for set times
-    "tests/test_video_exit.py",                 # 51 s, 0.9
-    "notebooks/09_video_out_of_core.ipynb",     # 53 s
-    "notebooks/10_your_own_videos.ipynb",       # 49 s
-    "tests/test_csv_reader.py",                 # 48 s
-    "notebooks/11_shuffle_mixing.ipynb",        # 43 s
-    "tests/test_cluster.py",                    # 42 s, 0.45: servers
-)
+# start first so that none is left running alone at the end; the rest keep their order.
+# Seconds, from a clean-clone run's durations (three workers, 2 cores).
+SLOW_FIRST = {  # seconds each took in a clean-clone run (3 workers, 2 cores, 2026-12-07, late)
+    # 246 s before its tabs shared their JupyterLab page and kernel: 0.42x the time and 0.49x
+    # the CPU measured side by side (442 s against 185 s on a busy 2-core machine)
+    "notebooks/18_scale_out.ipynb": 130,  # eleven servers started
+    "tests/test_browser.py": 121,
+    "notebooks/06_performance.ipynb": 79,
+    "notebooks/09_video_out_of_core.ipynb": 78,
+    "notebooks/19_pipeline_doctor.ipynb": 77,
+    "tests/test_transform.py": 74,
+    "tests/test_memory_report.py": 73,
+    "tests/test_csv_dialects.py": 71,
+    "tests/test_cluster.py": 70,
+    "tests/test_wheel.py": 68,  # a fresh venv from the wheel, notebooks 01 and 10 run there
+    "tests/test_csv_reader.py": 56,
+    "notebooks/08_where_the_memory_goes.ipynb": 54,
+}
 
 
 def pytest_collection_modifyitems(config, items):
-    first = {unit: k for k, unit in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(first)))  # stable
+    items.sort(key=lambda item: -SLOW_FIRST.get(item.nodeid.split("::")[0], 0))  # stable
